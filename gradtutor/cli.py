@@ -1,0 +1,368 @@
+"""The `gradtutor` command line: thin commands over the core, and the one error boundary.
+
+`run()` is the only place that turns exceptions into a message and an exit code; `--debug`
+(or GRADTUTOR_DEBUG=1) lets the traceback through instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.text import Text
+
+from gradtutor import __version__
+from gradtutor import progress as prog
+from gradtutor.env import Environment
+from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
+from gradtutor.lessons.course import Course, check_files, lesson_files, load_course
+from gradtutor.lessons.load import display_path
+from gradtutor.lessons.model import Lesson
+from gradtutor.store import ProgressStore
+from gradtutor.ui import render
+
+app = typer.Typer(
+    name="gradtutor",
+    help="Learn how PyTorch's .grad really behaves, one step at a time, in your terminal.",
+    epilog="Start here:  gradtutor start",
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _complete_lesson(incomplete: str) -> list[str]:
+    try:
+        return [lesson.id for lesson in load_course().lessons if lesson.id.startswith(incomplete)]
+    except GradtutorError:
+        return []
+
+
+LessonsOpt = Annotated[Optional[Path], typer.Option(
+    "--lessons", metavar="DIR", help="Load lessons from this folder instead of the built-in ones.",
+    envvar="GRADTUTOR_LESSONS", file_okay=False)]
+PlainOpt = Annotated[bool, typer.Option(
+    "--plain", help="No colour and no box drawing (also: NO_COLOR=1 or TERM=dumb).")]
+LessonArg = Annotated[str, typer.Argument(
+    metavar="LESSON", help="A lesson id, as `gradtutor list` shows it.",
+    autocompletion=_complete_lesson)]
+
+
+def _env(ctx: typer.Context) -> Environment:
+    env = ctx.find_root().obj
+    if not isinstance(env, Environment):
+        env = Environment.from_os()
+        ctx.find_root().obj = env
+    return env
+
+
+def _store(env: Environment) -> ProgressStore:
+    return ProgressStore(env.home, env.error)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gradtutor {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Show the version and exit.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")] = False,
+) -> None:
+    """Learn how PyTorch's `.grad` really behaves, one step at a time, in your terminal.
+
+    Example: `gradtutor start`
+    """
+    _env(ctx).debug = debug
+
+
+def _choose_lesson(course: Course, lesson_id: str | None, progress: prog.Progress) -> Lesson:
+    if lesson_id:
+        return course.find(lesson_id)
+    return prog.next_lesson(course.lessons, progress)
+
+
+def _ask_finished(env: Environment, lesson: Lesson, plain: bool) -> str:
+    """A finished lesson: review it, start over, or quit. Returns 'r', 's' or 'q'."""
+    console = env.console(plain)
+    console.print(Text.assemble(("You have finished ", ""), (lesson.title, "bold"), (".", "")))
+    console.print("  r  review it from the first step\n  s  start over (clears your place)\n"
+                  "  q  quit")
+    while True:
+        console.print("Your choice [r/s/q]: ", end="")
+        console.file.flush()
+        if env.interactive:
+            from gradtutor.ui.keys import key_reader
+
+            key = key_reader(env.stdin)()
+            console.print(key if len(key) == 1 else "")
+        else:
+            key = env.stdin.readline().strip().lower()[:1] or "q"
+        if key in ("r", "s", "q"):
+            return key
+        if key in ("ctrl-c", "eof", "esc"):
+            return "q"
+
+
+@app.command()
+def start(
+    ctx: typer.Context,
+    lesson_id: Annotated[Optional[str], typer.Argument(
+        metavar="[LESSON]", help="A lesson id; default: the next unfinished lesson.",
+        autocompletion=_complete_lesson, show_default=False)] = None,
+    lessons: LessonsOpt = None,
+    plain: PlainOpt = False,
+) -> None:
+    """Open the walkthrough, where you left off.
+
+    One step per screen: → or n for next, ← or b for back, ? for help, q to quit (your
+    place is saved). Without a terminal it reads one command per line.
+
+    Example: `gradtutor start grad`
+    """
+    from gradtutor.ui.walkthrough import run
+
+    env = _env(ctx)
+    course = load_course(lessons)
+    store = _store(env)
+    saved = store.load()
+    lesson = _choose_lesson(course, lesson_id, saved)
+    state = saved.of(lesson.id)
+    plain = env.plain(plain)
+    start_at = prog.resume_index(lesson, state)
+    if state.finished:
+        choice = _ask_finished(env, lesson, plain)
+        if choice == "q":
+            return
+        if choice == "s":
+            store.update(lambda p: prog.restart(p, lesson.id))
+        start_at = 0
+    final = run(lesson, start_at, env, store, plain)
+    console = env.console(plain)
+    if final.outcome == "finished":
+        console.print(Text(f"{render.Look(plain).ok} You finished “{lesson.title}”. "
+                           f"`gradtutor list` shows the course.", style="bold green"))
+    else:
+        console.print(f"Your place is saved at step {final.index + 1} of {len(lesson.steps)}. "
+                      f"Run `gradtutor start {lesson.id}` to go on.")
+
+
+@app.command("list")
+def list_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = False) -> None:
+    """List the lessons with your progress in each.
+
+    Example: `gradtutor list`
+    """
+    env = _env(ctx)
+    course = load_course(lessons)
+    saved = _store(env).load()
+    plain = env.plain(plain)
+    env.console(plain).print(render.lessons_table(course.lessons, dict(saved.lessons),
+                                                  render.Look(plain)))
+
+
+def _step_index(lesson: Lesson, step: str) -> int:
+    if step.isdigit():
+        number = int(step)
+        if 1 <= number <= len(lesson.steps):
+            return number - 1
+        raise GradtutorError(f"lesson '{lesson.id}' has steps 1 to {len(lesson.steps)}, not {number}",
+                             f"try `gradtutor show {lesson.id} --step 1`")
+    index = lesson.index_of(step)
+    if index is None:
+        import difflib
+
+        close = difflib.get_close_matches(step, [s.id for s in lesson.steps], n=1)
+        hint = f"did you mean '{close[0]}'?" if close else "use a step number, starting at 1"
+        raise GradtutorError(f"lesson '{lesson.id}' has no step '{step}'",
+                             f"{hint} (`gradtutor show {lesson.id}` lists them)")
+    return index
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    lesson_id: LessonArg,
+    step: Annotated[Optional[str], typer.Option(
+        "--step", "-s", metavar="N|ID", help="Only this step: a number from 1, or a step id.")] = None,
+    lessons: LessonsOpt = None,
+    plain: PlainOpt = False,
+) -> None:
+    """Print a lesson, or one step of it, without interaction: for reading and piping.
+
+    Quiz answers are not shown; take the quiz with `gradtutor quiz`.
+
+    Example: `gradtutor show grad --step 3 --plain`
+    """
+    env = _env(ctx)
+    lesson = load_course(lessons).find(lesson_id)
+    indexes = [_step_index(lesson, step)] if step else range(len(lesson.steps))
+    plain = env.plain(plain) or not env.stdout_tty
+    console = env.console(plain)
+    for index in indexes:
+        console.print(render.step_for_reading(lesson, index, console.width, render.Look(plain)))
+
+
+@app.command()
+def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
+         plain: PlainOpt = False) -> None:
+    """Take a lesson's quick check on its own; your score is saved.
+
+    Example: `gradtutor quiz grad`
+    """
+    from gradtutor.ui.walkthrough import run
+
+    env = _env(ctx)
+    lesson = load_course(lessons).find(lesson_id)
+    quizzes = lesson.quizzes
+    if not quizzes:
+        raise GradtutorError(f"lesson '{lesson.id}' has no quiz", "`gradtutor list` shows the lessons")
+    only_quiz = lesson.model_copy(update={"steps": quizzes})
+    plain = env.plain(plain)
+    final = run(only_quiz, 0, env, _store(env), plain, keep_place=False)
+    if final.outcome != "finished":
+        env.console(plain).print("Quiz left unfinished; no score was saved.")
+
+
+@app.command("progress")
+def progress_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = False) -> None:
+    """Show your progress: where you are in each lesson and your quiz scores.
+
+    Example: `gradtutor progress`
+    """
+    env = _env(ctx)
+    course = load_course(lessons)
+    store = _store(env)
+    saved = store.load()
+    plain = env.plain(plain)
+    look = render.Look(plain)
+    console = env.console(plain)
+    for lesson in course.lessons:
+        state = saved.of(lesson.id)
+        seen = len(state.seen & {s.id for s in lesson.steps})
+        line = Text.assemble((f"{lesson.id}", "bold"), f"  {lesson.title}: ",
+                             render.status_text(lesson, state, look),
+                             f"; {seen} of {len(lesson.steps)} steps seen")
+        best = render.quiz_text(lesson, state)
+        if best != "-":
+            line.append(f"; best quiz score {best}")
+        console.print(line)
+    console.print(Text(f"Saved in {store.path}", style="grey50"))
+
+
+@app.command()
+def reset(
+    ctx: typer.Context,
+    lesson_id: Annotated[Optional[str], typer.Argument(
+        metavar="[LESSON]", help="Only this lesson; default: all progress.",
+        autocompletion=_complete_lesson, show_default=False)] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    lessons: LessonsOpt = None,
+) -> None:
+    """Forget your progress in one lesson, or in all of them.
+
+    Example: `gradtutor reset grad --yes`
+    """
+    env = _env(ctx)
+    if lesson_id is not None:
+        load_course(lessons).find(lesson_id)  # a typo must not silently reset nothing
+    what = f"your progress in '{lesson_id}'" if lesson_id else "all your progress"
+    if not yes:
+        if not env.stdin_tty:
+            raise GradtutorError(f"refusing to reset {what} without confirmation",
+                                 "add --yes to confirm")
+        if not typer.confirm(f"Reset {what}?", default=False):
+            env.console(False).print("Nothing was reset.")
+            return
+    _store(env).update(lambda p: prog.reset(p, lesson_id))
+    env.console(env.plain()).print(f"Reset {what}.")
+
+
+@app.command()
+def validate(
+    ctx: typer.Context,
+    path: Annotated[Optional[Path], typer.Argument(
+        metavar="[PATH]", help="A lesson file or folder; default: the lessons in use.",
+        show_default=False)] = None,
+    lessons: LessonsOpt = None,
+) -> None:
+    """Check lesson files and report every problem at once, as `file:line:col: message`.
+
+    Exit code 0 when all is well, 2 when there are problems.
+
+    Example: `gradtutor validate lessons/`
+    """
+    from gradtutor.lessons.course import default_lessons_dir
+
+    env = _env(ctx)
+    target = path or lessons or default_lessons_dir()
+    files = lesson_files(target)
+    if not files:
+        raise GradtutorError(f"no lesson files (*.yaml) in {display_path(target)}",
+                             "name a lesson file or a folder that holds some")
+    found, problems = check_files(files)
+    if problems:
+        raise LessonProblems(problems)
+    steps = sum(len(lesson.steps) for lesson in found)
+    look = render.Look(env.plain())
+    env.console(env.plain()).print(
+        f"{look.ok} {len(found)} lesson{'s' if len(found) != 1 else ''} OK ({steps} steps)")
+
+
+def run(argv: list[str], env: Environment) -> int:
+    """Run the CLI on `argv`; the single place where errors become messages and exit codes."""
+    debug = "--debug" in argv or env.environ.get("GRADTUTOR_DEBUG") == "1"
+    try:
+        result = app(args=argv, prog_name="gradtutor", standalone_mode=False, obj=env)
+        return int(result) if isinstance(result, int) else 0
+    except LessonProblems as exc:
+        if debug:
+            raise
+        for problem in exc.problems:
+            env.error(str(problem))
+        env.error(f"gradtutor: {exc.message} ({exc.hint})")
+        return int(exc.exit_code)
+    except GradtutorError as exc:
+        if debug:
+            raise
+        hint = f" (hint: {exc.hint})" if exc.hint else ""
+        env.error(f"gradtutor: error: {exc.message}{hint}")
+        return int(exc.exit_code)
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except (KeyboardInterrupt, typer.Abort):
+        env.error("gradtutor: interrupted; your progress is saved")
+        return int(ExitCode.INTERRUPTED)
+    except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback without --debug
+        if _is_usage_error(exc):
+            command = _command_of(argv)
+            env.error(f"gradtutor: error: {exc.format_message()} "  # type: ignore[attr-defined]
+                      f"(hint: see `gradtutor {command + ' ' if command else ''}--help`)")
+            return int(ExitCode.USAGE)
+        if debug:
+            raise
+        env.error(f"gradtutor: internal error: {type(exc).__name__}: {exc} "
+                  f"(hint: rerun with --debug and report it)")
+        return 70
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    # Click's usage errors (vendored inside newer Typer releases): they know how to word
+    # themselves and carry an exit code.
+    return callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code")
+
+
+def _command_of(argv: list[str]) -> str:
+    commands = {"start", "list", "show", "quiz", "progress", "reset", "validate"}
+    return next((a for a in argv if a in commands), "")
+
+
+def main() -> None:
+    sys.exit(run(sys.argv[1:], Environment.from_os()))

@@ -1,0 +1,87 @@
+"""Process-wide things in one object: streams, whether they are terminals, environment
+variables, where progress lives, and the consoles built from them. Tests pass their own.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+
+from gradtutor.store import default_home
+
+MAX_WIDTH = 100
+
+
+@dataclass
+class Environment:
+    stdin: TextIO
+    stdout: TextIO
+    stderr: TextIO
+    environ: Mapping[str, str]
+    stdin_tty: bool
+    stdout_tty: bool
+    width: int | None = None  # None: follow the terminal
+    debug: bool = False
+    _consoles: dict[bool, Console] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_os(cls) -> Environment:
+        return cls(stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr, environ=os.environ,
+                   stdin_tty=_isatty(sys.stdin), stdout_tty=_isatty(sys.stdout))
+
+    @property
+    def home(self) -> Path:
+        return default_home(self.environ)
+
+    @property
+    def interactive(self) -> bool:
+        """Single key presses are possible: both ends are a real terminal."""
+        return self.stdin_tty and self.stdout_tty and self.environ.get("TERM") != "dumb"
+
+    def plain(self, asked: bool = False) -> bool:
+        """No colour and no box drawing: asked for, NO_COLOR set, or a dumb terminal."""
+        return (asked or "NO_COLOR" in self.environ and self.environ["NO_COLOR"] != ""
+                or self.environ.get("TERM") == "dumb")
+
+    def columns(self) -> int:
+        if self.width is not None:
+            return self.width
+        if "COLUMNS" in self.environ and self.environ["COLUMNS"].isdigit():
+            return int(self.environ["COLUMNS"])
+        return shutil.get_terminal_size((80, 24)).columns
+
+    def console(self, plain: bool) -> Console:
+        """The console for stdout; text never runs wider than MAX_WIDTH columns."""
+        console = self._consoles.get(plain)
+        if console is None:
+            console = Console(
+                file=self.stdout,
+                no_color=plain,
+                color_system=None if plain or not self.stdout_tty else "auto",
+                force_terminal=self.stdout_tty and not plain,
+                emoji=False,
+                highlight=False,
+                legacy_windows=False,
+            )
+            self._consoles[plain] = console
+        console.width = max(20, min(self.columns(), MAX_WIDTH))
+        return console
+
+    def error(self, line: str) -> None:
+        """One line on stderr."""
+        self.stderr.write(line.rstrip("\n") + "\n")
+        self.stderr.flush()
+
+
+def _isatty(stream: TextIO | None) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (ValueError, OSError):
+        return False

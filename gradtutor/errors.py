@@ -1,0 +1,49 @@
+"""The exceptions the core raises for the CLI's one error boundary to render, and exit codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILED = 1  # a check or quiz did not pass
+    USAGE = 2  # bad input: unknown lesson, broken lesson file, bad option
+    INTERRUPTED = 130
+
+
+class GradtutorError(Exception):
+    """A problem the user can fix: a one-line message and a hint on what to do."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a lesson file, located at 1-based line and column."""
+
+    path: str
+    line: int
+    col: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.message}"
+
+
+class LessonProblems(GradtutorError):
+    """A lesson file or folder that does not validate: every problem found, each located."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        count = len(problems)
+        super().__init__(
+            f"{count} problem{'s' if count != 1 else ''} in lesson files",
+            "fix each line above, then run `gradtutor validate` again",
+        )
+        self.problems = problems

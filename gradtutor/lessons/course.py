@@ -1,0 +1,85 @@
+"""A course is every lesson file in one folder, in their `order`."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from gradtutor.errors import GradtutorError, LessonProblems, Problem
+from gradtutor.lessons.load import display_path, load_lesson_file
+from gradtutor.lessons.model import Lesson
+
+LESSON_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Course:
+    folder: Path
+    lessons: tuple[Lesson, ...]
+
+    def find(self, lesson_id: str) -> Lesson:
+        """The lesson with this id, or an error that suggests the closest id."""
+        for lesson in self.lessons:
+            if lesson.id == lesson_id:
+                return lesson
+        ids = [lesson.id for lesson in self.lessons]
+        close = difflib.get_close_matches(lesson_id, ids, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"lessons here: {', '.join(ids)}"
+        raise GradtutorError(f"no lesson '{lesson_id}'", f"{hint} (see `gradtutor list`)")
+
+
+def default_lessons_dir() -> Path:
+    """The lessons shipped in the package, or the repository's `lessons/` in a source checkout."""
+    here = Path(__file__).resolve().parent.parent
+    shipped = here / "_lessons"
+    return shipped if shipped.is_dir() else here.parent / "lessons"
+
+
+def lesson_files(target: Path) -> list[Path]:
+    """The lesson files a path names: the file itself, or the YAML files in a folder."""
+    if target.is_file():
+        return [target]
+    if target.is_dir():
+        return sorted(p for p in target.iterdir()
+                      if p.suffix in LESSON_SUFFIXES and p.is_file() and not p.name.startswith("."))
+    raise GradtutorError(f"no such file or folder: {display_path(target)}",
+                         "check the path, or leave it out to use the built-in lessons")
+
+
+def check_files(files: list[Path]) -> tuple[list[Lesson], list[Problem]]:
+    """Load every file, collecting all problems, including clashes between lessons."""
+    lessons: list[Lesson] = []
+    problems: list[Problem] = []
+    seen_ids: dict[str, str] = {}
+    seen_orders: dict[int, str] = {}
+    for path in files:
+        lesson, found = load_lesson_file(path)
+        problems += found
+        if lesson is None:
+            continue
+        shown = display_path(path)
+        if lesson.id in seen_ids:
+            problems.append(Problem(shown, 1, 1, f"lesson id '{lesson.id}' is also used by "
+                                                 f"{seen_ids[lesson.id]}; give each lesson its own id"))
+        elif lesson.order in seen_orders:
+            problems.append(Problem(shown, 1, 1, f"order {lesson.order} is also used by "
+                                                 f"{seen_orders[lesson.order]}; give each lesson its own order"))
+        else:
+            seen_ids[lesson.id] = shown
+            seen_orders[lesson.order] = shown
+            lessons.append(lesson)
+    return sorted(lessons, key=lambda lesson: lesson.order), problems
+
+
+def load_course(folder: Path | None = None) -> Course:
+    """Every lesson in `folder` (default: the built-in course); LessonProblems if any is broken."""
+    folder = folder or default_lessons_dir()
+    files = lesson_files(folder)
+    if not files:
+        raise GradtutorError(f"no lesson files (*.yaml) in {display_path(folder)}",
+                             "point --lessons at a folder of lesson YAML files")
+    lessons, problems = check_files(files)
+    if problems:
+        raise LessonProblems(problems)
+    return Course(folder, tuple(lessons))

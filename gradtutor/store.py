@@ -1,0 +1,128 @@
+"""The progress file on disk: atomic writes, a lock shared by every running tutor, and
+recovery from a file that cannot be read.
+
+`update` re-reads the file under the lock and applies a pure transition to it, so two tutors
+open at once each add their own changes instead of overwriting the other's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from gradtutor.errors import GradtutorError
+from gradtutor.progress import Progress, ProgressFormatError, from_json, to_json
+
+FILE_NAME = "progress.json"
+LOCK_TIMEOUT_S = 10.0
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename itself durable; directories cannot be opened this way on Windows.
+    if os.name != "posix":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace `path` with `text` so that a reader sees the old file or the new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+class ProgressStore:
+    """Progress kept in `folder/progress.json`; `warn` receives one line when a file is set aside."""
+
+    def __init__(self, folder: Path, warn: Callable[[str], None]) -> None:
+        self.folder = folder
+        self.path = folder / FILE_NAME
+        self._warn = warn
+        self._lock = FileLock(str(folder / f"{FILE_NAME}.lock"), timeout=LOCK_TIMEOUT_S)
+
+    def load(self) -> Progress:
+        """The saved progress; an empty one if there is none or it had to be set aside."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return Progress()
+        except OSError as exc:
+            return self._set_aside(f"it could not be read ({exc.strerror})")
+        try:
+            return from_json(json.loads(raw.decode("utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return self._set_aside("it is not valid JSON")
+        except (ProgressFormatError, RecursionError) as exc:
+            return self._set_aside(str(exc))
+
+    def update(self, change: Callable[[Progress], Progress]) -> Progress:
+        """Apply `change` to the freshest saved progress and save the result atomically."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with self._lock:
+                progress = change(self.load())
+                write_atomic(self.path, json.dumps(to_json(progress), indent=2) + "\n")
+                return progress
+        except Timeout:
+            raise GradtutorError(
+                "progress is locked by another gradtutor that is not answering",
+                f"close other gradtutor windows, or delete {self._lock.lock_file}",
+            ) from None
+        except OSError as exc:
+            raise GradtutorError(
+                f"cannot save progress in {self.folder} ({exc.strerror})",
+                "set GRADTUTOR_HOME to a folder you can write to",
+            ) from None
+
+    def _set_aside(self, reason: str) -> Progress:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        backup = self.path.with_name(f"progress.{stamp}.bak.json")
+        n = 1
+        while backup.exists():
+            n += 1
+            backup = self.path.with_name(f"progress.{stamp}-{n}.bak.json")
+        try:
+            os.replace(self.path, backup)
+        except OSError as exc:
+            self._warn(f"warning: saved progress is unusable ({reason}) and could not be moved "
+                       f"aside ({exc.strerror}); starting fresh without saving over it")
+            raise GradtutorError(f"cannot move aside the unusable progress file {self.path}",
+                                 "move or delete it yourself, then try again") from None
+        self._warn(f"warning: saved progress was unusable ({reason}); "
+                   f"kept it as {backup} and started fresh")
+        return Progress()
+
+
+def default_home(environ: dict[str, str] | os._Environ[str]) -> Path:
+    """GRADTUTOR_HOME, else the per-user data directory of this OS."""
+    override = environ.get("GRADTUTOR_HOME")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("gradtutor", appauthor=False))

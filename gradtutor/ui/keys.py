@@ -1,0 +1,86 @@
+"""Single key presses from a real terminal, as names: "right", "left", "enter", "a", ...
+
+POSIX terminals are put in cbreak mode only while a key is read, so a crash or Ctrl-C
+never leaves the learner's terminal broken. Windows reads through msvcrt.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+_ESCAPES = {
+    "[A": "up", "[B": "down", "[C": "right", "[D": "left",
+    "OA": "up", "OB": "down", "OC": "right", "OD": "left",
+}
+
+
+def _name(char: str) -> str:
+    if char in ("\r", "\n"):
+        return "enter"
+    if char == "\x03":
+        return "ctrl-c"
+    if char in ("\x04", ""):
+        return "eof"
+    if char in ("\x7f", "\x08"):
+        return "backspace"
+    if char == " ":
+        return "space"
+    return char
+
+
+def posix_reader(stream: TextIO) -> Callable[[], str]:
+    import select
+    import termios
+    import tty
+
+    fd = stream.fileno()
+
+    def read_key() -> str:
+        saved = termios.tcgetattr(fd)
+        try:
+            tty.setcbreak(fd, termios.TCSANOW)
+            # cbreak leaves ISIG on; turn it off so Ctrl-C arrives as a key we handle calmly
+            attrs = termios.tcgetattr(fd)
+            attrs[3] &= ~termios.ISIG
+            termios.tcsetattr(fd, termios.TCSANOW, attrs)
+            char = os.read(fd, 1).decode("utf-8", "replace")
+            if char != "\x1b":
+                if char and ord(char[0]) >= 0xC0:  # rest of a multi-byte UTF-8 character
+                    return char
+                return _name(char)
+            # An escape sequence: ESC, then '[' or 'O', parameters, and one final byte
+            # (0x40-0x7E). Read exactly that much so keys typed after it are not lost.
+            seq = ""
+            while select.select([fd], [], [], 0.05)[0]:
+                seq += os.read(fd, 1).decode("ascii", "replace")
+                if seq[0] not in "[O" or (len(seq) > 1 and "@" <= seq[-1] <= "~"):
+                    break
+            return _ESCAPES.get(seq, "esc")
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+    return read_key
+
+
+def windows_reader() -> Callable[[], str]:
+    import msvcrt
+
+    arrows = {"H": "up", "P": "down", "M": "right", "K": "left"}
+
+    def read_key() -> str:
+        char = msvcrt.getwch()  # type: ignore[attr-defined]
+        if char in ("\x00", "\xe0"):
+            return arrows.get(msvcrt.getwch(), "")  # type: ignore[attr-defined]
+        return _name(char)
+
+    return read_key
+
+
+def key_reader(stream: TextIO) -> Callable[[], str]:
+    """A function that blocks for one key press on `stream` (a terminal)."""
+    if sys.platform == "win32":
+        return windows_reader()
+    return posix_reader(stream)

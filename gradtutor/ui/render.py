@@ -1,0 +1,241 @@
+"""Lesson model -> Rich renderables. Pure: nothing here prints or reads keys.
+
+Two looks: `fancy` (colour, boxes, highlighted code) and `plain` (no colour, no box drawing,
+markdown shown as written) for NO_COLOR, TERM=dumb, --plain and pipes. Meaning never rests
+on colour alone: pass and fail always carry a word and a symbol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.markdown import Markdown
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from gradtutor.lessons.model import LETTERS, Choice, Lesson, Question, Quiz, Slide
+from gradtutor.progress import LessonProgress
+
+MAX_WIDTH = 100
+
+
+@dataclass(frozen=True)
+class Look:
+    plain: bool
+
+    @property
+    def ok(self) -> str:
+        return "[OK]" if self.plain else "✓"
+
+    @property
+    def bad(self) -> str:
+        return "[X]" if self.plain else "✗"
+
+
+def progress_bar(position: int, total: int, width: int, look: Look) -> Text:
+    """`━━━━───── step 4 of 17`, or `[####-----] step 4 of 17` in plain look."""
+    label = f" step {position} of {total}"
+    cells = max(4, min(40, width - len(label) - 2))
+    filled = round(cells * position / total) if total else 0
+    if look.plain:
+        return Text(f"[{'#' * filled}{'-' * (cells - filled)}]{label}")
+    bar = Text("━" * filled, style="green") + Text("─" * (cells - filled), style="grey50")
+    return bar + Text(label, style="bold")
+
+
+def markdown(body: str, look: Look) -> RenderableType:
+    # Plain look shows the markdown source: it is already readable text, and it pipes well.
+    return Text(body.strip()) if look.plain else Markdown(body.strip())
+
+
+def code_block(code: str, look: Look) -> RenderableType:
+    code = code.rstrip()
+    if look.plain:
+        return Padding(Text(code), (0, 0, 0, 4))
+    return Panel(Syntax(code, "python", theme="ansi_dark", background_color="default",
+                        word_wrap=True), box=box.ROUNDED, border_style="grey50", expand=False)
+
+
+def rule(title: str, look: Look) -> RenderableType:
+    if look.plain:
+        return Rule(title, characters="-", style="none", align="left")
+    return Rule(Text(title, style="bold cyan"), style="cyan", align="left")
+
+
+def header(lesson: Lesson, index: int, width: int, look: Look) -> RenderableType:
+    step = lesson.steps[index]
+    return Group(
+        rule(lesson.title, look),
+        Text(step.title, style="bold"),
+        progress_bar(index + 1, len(lesson.steps), width, look),
+        Text(""),
+    )
+
+
+def legend(keys: Iterable[tuple[str, str]], look: Look) -> RenderableType:
+    """The key legend at the foot of a screen: `n/→/Enter next · b/← back · ...`."""
+    sep = " | " if look.plain else " · "
+    parts = Text()
+    for i, (key, what) in enumerate(keys):
+        if i:
+            parts.append(sep, style="grey50")
+        parts.append(key, style="bold")
+        parts.append(f" {what}")
+    return Group(Text(""), parts)
+
+
+def slide_body(slide: Slide, look: Look) -> RenderableType:
+    parts: list[RenderableType] = [markdown(slide.body, look)]
+    if slide.code:
+        parts += [Text(""), code_block(slide.code, look)]
+    if slide.notes:
+        parts += [Text(""), Text.assemble(("Note: ", "bold"), (slide.notes.strip(), "italic"))]
+    return Group(*parts)
+
+
+def _mark(question: Question, index: int, selected: frozenset[int], look: Look) -> str:
+    chosen = index in selected
+    if question.multiple:
+        return "[x]" if chosen else "[ ]"
+    return ("(*)" if look.plain else "(•)") if chosen else "( )"
+
+
+def question_body(question: Question, number: int, total: int, selected: frozenset[int],
+                  look: Look) -> RenderableType:
+    """A question waiting for an answer, with the learner's current selection marked."""
+    how = "choose all that apply" if question.multiple else "choose one"
+    parts: list[RenderableType] = [
+        Text(f"Question {number} of {total} ({how})", style="bold"),
+        Text(""),
+        markdown(question.prompt, look),
+    ]
+    if question.code:
+        parts += [Text(""), code_block(question.code, look)]
+    parts.append(Text(""))
+    for i, choice in enumerate(question.choices):
+        line = Text(f"  {_mark(question, i, selected, look)} {LETTERS[i]}) ")
+        line.append(choice.text.strip(), style="bold" if i in selected else "")
+        parts.append(line)
+    return Group(*parts)
+
+
+def _feedback_line(choice: Choice, i: int, question: Question, selected: frozenset[int],
+                   look: Look) -> Text:
+    right = i in question.correct
+    chosen = i in selected
+    if right:
+        symbol, word, style = look.ok, "correct answer", "green"
+    else:
+        symbol, word, style = (look.bad, "wrong", "red") if chosen else ("-", "wrong", "grey50")
+    picked = "you chose it; " if chosen else ""
+    line = Text(f"  {symbol} {LETTERS[i]}) ", style=style)
+    line.append(choice.text.strip(), style="bold")
+    line.append(f"  ({picked}{word})\n      ", style=style)
+    line.append(choice.why.strip())
+    return line
+
+
+def answer_is_right(question: Question, selected: frozenset[int]) -> bool:
+    return selected == question.correct
+
+
+def feedback_body(question: Question, number: int, total: int, selected: frozenset[int],
+                  look: Look) -> RenderableType:
+    """The verdict on one answer, and why each choice is right or wrong."""
+    right = answer_is_right(question, selected)
+    letters = ", ".join(LETTERS[i] for i in sorted(question.correct))
+    verdict = (Text(f"{look.ok} Correct!", style="bold green") if right else
+               Text(f"{look.bad} Not quite: the answer is {letters}.", style="bold red"))
+    parts: list[RenderableType] = [
+        Text(f"Question {number} of {total}", style="bold"),
+        Text(""),
+        markdown(question.prompt, look),
+        Text(""),
+        verdict,
+        Text(""),
+    ]
+    parts += [_feedback_line(c, i, question, selected, look) for i, c in enumerate(question.choices)]
+    return Group(*parts)
+
+
+def score_body(quiz: Quiz, score: int, total: int, look: Look) -> RenderableType:
+    passed = total and score / total >= quiz.pass_mark
+    verdict = (Text(f"{look.ok} Passed", style="bold green") if passed else
+               Text(f"{look.bad} Not passed yet: go back over the slides and try again",
+                    style="bold yellow"))
+    return Group(Text(f"Your score: {score} of {total}", style="bold"), Text(""), verdict)
+
+
+def quiz_overview(quiz: Quiz, look: Look) -> RenderableType:
+    """The quiz for reading (show): questions and choices, answers not revealed."""
+    parts: list[RenderableType] = []
+    if quiz.intro:
+        parts += [markdown(quiz.intro, look), Text("")]
+    for n, question in enumerate(quiz.questions, start=1):
+        parts += [question_body(question, n, len(quiz.questions), frozenset(), look), Text("")]
+    return Group(*parts)
+
+
+def step_for_reading(lesson: Lesson, index: int, width: int, look: Look) -> RenderableType:
+    """One step as `gradtutor show` prints it: header and content, no key legend."""
+    step = lesson.steps[index]
+    if isinstance(step, Slide):
+        body = slide_body(step, look)
+    elif isinstance(step, Quiz):
+        body = quiz_overview(step, look)
+    else:
+        body = practice_preview(step, look)
+    return Group(header(lesson, index, width, look), body, Text(""))
+
+
+def practice_preview(step: object, look: Look) -> RenderableType:
+    """Practice steps (exercise, predict, parsons, demo) shown as text until they can run."""
+    text = getattr(step, "prompt", None) or getattr(step, "body", "")
+    parts: list[RenderableType] = [markdown(str(text), look)]
+    code = getattr(step, "code", None) or getattr(step, "starter", None)
+    if code:
+        parts += [Text(""), code_block(str(code), look)]
+    kind = getattr(step, "kind", "practice")
+    parts += [Text(""), Text(f"(A {kind} step: it becomes interactive in a later version.)",
+                             style="italic")]
+    return Group(*parts)
+
+
+def lessons_table(lessons: tuple[Lesson, ...], states: dict[str, LessonProgress],
+                  look: Look) -> Table:
+    """The course with the learner's progress in each lesson."""
+    table = Table(box=None if look.plain else box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("#", justify="right")
+    table.add_column("lesson")
+    table.add_column("title")
+    table.add_column("progress")
+    table.add_column("quiz", justify="right")
+    for lesson in lessons:
+        state = states.get(lesson.id, LessonProgress())
+        table.add_row(str(lesson.order), lesson.id, lesson.title,
+                      status_text(lesson, state, look), quiz_text(lesson, state))
+    return table
+
+
+def status_text(lesson: Lesson, state: LessonProgress, look: Look) -> str:
+    if state.finished:
+        return f"{look.ok} finished"
+    if state.step is None:
+        return "not started"
+    index = lesson.index_of(state.step)
+    position = (index + 1) if index is not None else 1
+    return f"step {position} of {len(lesson.steps)}"
+
+
+def quiz_text(lesson: Lesson, state: LessonProgress) -> str:
+    scores = [state.best_quiz[q.id] for q in lesson.quizzes if q.id in state.best_quiz]
+    if not scores:
+        return "-"
+    return ", ".join(f"{s.score}/{s.total}" for s in scores)

@@ -1,0 +1,234 @@
+"""The walkthrough as a pure state machine: (lesson, state, event) -> (state, effects).
+
+Events come from key presses or typed lines; effects are what the shell must save. Nothing
+here reads keys, prints or touches the disk, so every path through a lesson is testable
+without a terminal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal, Union
+
+from gradtutor.lessons.model import LETTERS, Lesson, Question, Quiz
+
+Nav = Literal["next", "back", "quit", "help", "submit"]
+
+
+@dataclass(frozen=True)
+class Choose:
+    """Toggle (multiple answers) or pick (single answer) choice `index`."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A whole answer at once, as a typed line gives it; it is submitted straight away."""
+
+    indexes: frozenset[int]
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """Input that means nothing here; `text` is what the learner typed or pressed."""
+
+    text: str
+
+
+Event = Union[Nav, Choose, Answer, Unknown]
+
+
+@dataclass(frozen=True)
+class Visit:
+    step_id: str
+
+
+@dataclass(frozen=True)
+class QuizDone:
+    quiz_id: str
+    score: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Finished:
+    pass
+
+
+Effect = Union[Visit, QuizDone, Finished]
+
+
+@dataclass(frozen=True)
+class QuizView:
+    """Where the learner is inside a quiz. `answers` holds one submitted answer per question."""
+
+    question: int = 0
+    selected: frozenset[int] = frozenset()
+    answers: tuple[frozenset[int], ...] = ()
+
+    def submitted(self) -> bool:
+        return len(self.answers) > self.question
+
+    def score(self, quiz: Quiz) -> int:
+        return sum(answer == q.correct for answer, q in zip(self.answers, quiz.questions))
+
+
+@dataclass(frozen=True)
+class WalkState:
+    index: int
+    quiz: QuizView | None = None
+    help: bool = False
+    notice: str = ""
+    outcome: Literal["quit", "finished"] | None = None
+
+
+def begin(lesson: Lesson, index: int) -> WalkState:
+    """The state on opening step `index`."""
+    index = max(0, min(index, len(lesson.steps) - 1))
+    step = lesson.steps[index]
+    return WalkState(index=index, quiz=QuizView() if isinstance(step, Quiz) else None)
+
+
+def _go(lesson: Lesson, index: int) -> tuple[WalkState, list[Effect]]:
+    state = begin(lesson, index)
+    return state, [Visit(lesson.steps[state.index].id)]
+
+
+def _forward(lesson: Lesson, state: WalkState) -> tuple[WalkState, list[Effect]]:
+    if state.index + 1 >= len(lesson.steps):
+        return replace(state, outcome="finished", notice=""), [Finished()]
+    return _go(lesson, state.index + 1)
+
+
+def _backward(lesson: Lesson, state: WalkState) -> tuple[WalkState, list[Effect]]:
+    if state.index == 0:
+        return replace(state, notice="This is the first step."), []
+    return _go(lesson, state.index - 1)
+
+
+def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, list[Effect]]:
+    """Apply one event; return the new state and what must be saved."""
+    if event == "quit":
+        return replace(state, outcome="quit"), []
+    if event == "help":
+        return replace(state, help=not state.help, notice=""), []
+    state = replace(state, help=False, notice="")
+    step = lesson.steps[state.index]
+    if isinstance(step, Quiz) and state.quiz is not None:
+        return _handle_quiz(lesson, step, state, state.quiz, event)
+    if event in ("next", "submit"):
+        return _forward(lesson, state)
+    if event == "back":
+        return _backward(lesson, state)
+    return replace(state, notice=_unknown_notice(event)), []
+
+
+def _unknown_notice(event: Event) -> str:
+    shown = event.text if isinstance(event, Unknown) else "that"
+    return f"'{shown}' does nothing here: press ? for the keys."
+
+
+def _handle_quiz(lesson: Lesson, quiz: Quiz, state: WalkState, view: QuizView,
+                 event: Event) -> tuple[WalkState, list[Effect]]:
+    total = len(quiz.questions)
+    if view.question >= total:  # the score screen
+        if event in ("next", "submit"):
+            return _forward(lesson, state)
+        if event == "back":
+            return replace(state, quiz=replace(view, question=total - 1)), []
+        return replace(state, notice=_unknown_notice(event)), []
+
+    question = quiz.questions[view.question]
+    if view.submitted():
+        if event in ("next", "submit"):
+            after = replace(view, question=view.question + 1, selected=frozenset())
+            effects: list[Effect] = []
+            if after.question >= total:
+                effects.append(QuizDone(quiz.id, after.score(quiz), total))
+            return replace(state, quiz=after), effects
+        if event == "back":
+            return _quiz_back(lesson, state, view)
+        return replace(state, notice="Press Enter for the next question."), []
+
+    if isinstance(event, Choose) and 0 <= event.index < len(question.choices):
+        return replace(state, quiz=replace(view, selected=_toggle(question, view.selected,
+                                                                    event.index))), []
+    if isinstance(event, Answer):
+        if not event.indexes or max(event.indexes) >= len(question.choices):
+            last = LETTERS[len(question.choices) - 1]
+            return replace(state, notice=f"Answer with letters a-{last}."), []
+        if len(event.indexes) > 1 and not question.multiple:
+            return replace(state, notice="Choose only one letter for this question."), []
+        view = replace(view, selected=event.indexes)
+        event = "submit"
+    if event in ("next", "submit"):
+        if not view.selected:
+            last = LETTERS[len(question.choices) - 1]
+            return replace(state, notice=f"Choose an answer first: press a letter a-{last}."), []
+        submitted = replace(view, answers=view.answers[: view.question] + (view.selected,))
+        return replace(state, quiz=submitted), []
+    if event == "back":
+        return _quiz_back(lesson, state, view)
+    return replace(state, notice=_unknown_notice(event)), []
+
+
+def _quiz_back(lesson: Lesson, state: WalkState, view: QuizView) -> tuple[WalkState, list[Effect]]:
+    if view.question == 0:
+        return _backward(lesson, state)
+    previous = view.question - 1
+    return replace(state, quiz=replace(view, question=previous,
+                                       selected=view.answers[previous])), []
+
+
+def _toggle(question: Question, selected: frozenset[int], index: int) -> frozenset[int]:
+    if not question.multiple:
+        return frozenset({index})
+    return selected - {index} if index in selected else selected | {index}
+
+
+def choosing(lesson: Lesson, state: WalkState) -> Question | None:
+    """The question waiting for an answer, if the learner is on one."""
+    step = lesson.steps[state.index]
+    view = state.quiz
+    if isinstance(step, Quiz) and view is not None and view.question < len(step.questions):
+        if not view.submitted():
+            return step.questions[view.question]
+    return None
+
+
+_NAV_WORDS: dict[str, Nav] = {
+    "n": "next", "next": "next", "b": "back", "back": "back", "q": "quit", "quit": "quit",
+    "?": "help", "h": "help", "help": "help",
+}
+_NAV_KEYS: dict[str, Nav] = {
+    "right": "next", "enter": "submit", "space": "next", "left": "back", "ctrl-c": "quit",
+    "eof": "quit", "esc": "quit", "n": "next", "b": "back", "q": "quit", "?": "help",
+}
+
+
+def key_event(lesson: Lesson, state: WalkState, key: str) -> Event:
+    """A key press as an event; on an open question, its choice letters pick answers."""
+    question = choosing(lesson, state)
+    if question is not None and len(key) == 1 and key.lower() in LETTERS[: len(question.choices)]:
+        return Choose(LETTERS.index(key.lower()))
+    if key == "space" and question is not None:
+        return Unknown("space")
+    return _NAV_KEYS.get(key, Unknown(key))
+
+
+def line_event(lesson: Lesson, state: WalkState, line: str) -> Event:
+    """A typed line as an event: `n`, `b`, `q`, `?`, empty for Enter, or letters such as `a c`."""
+    text = line.strip().lower()
+    question = choosing(lesson, state)
+    if not text:
+        return "submit"
+    letters = [c for c in text if c not in " ,;"]
+    answer = Answer(frozenset(LETTERS.index(c) for c in letters if c in LETTERS))
+    if question is not None and all(c in LETTERS[: len(question.choices)] for c in letters):
+        return answer
+    if text in _NAV_WORDS:
+        return _NAV_WORDS[text]
+    if question is not None and all(c in LETTERS for c in letters):
+        return answer  # letters beyond the last choice: handle() explains the range
+    return Unknown(line.strip())
