@@ -96,7 +96,7 @@ def _ask_finished(env: Environment, lesson: Lesson, plain: bool) -> str:
     console.print("  r  review it from the first step\n  s  start over (clears your place)\n"
                   "  q  quit")
     while True:
-        console.print("Your choice [r/s/q]: ", end="")
+        console.print("Your choice [r/s/q]: ", end="", markup=False)
         console.file.flush()
         if env.interactive:
             from gradtutor.ui.keys import key_reader
@@ -278,8 +278,11 @@ def reset(
         if not env.stdin_tty:
             raise GradtutorError(f"refusing to reset {what} without confirmation",
                                  "add --yes to confirm")
-        if not typer.confirm(f"Reset {what}?", default=False):
-            env.console(False).print("Nothing was reset.")
+        console = env.console(env.plain())
+        console.print(f"Reset {what}? [y/N]: ", end="")
+        console.file.flush()
+        if env.stdin.readline().strip().lower() not in ("y", "yes"):
+            console.print("Nothing was reset.")
             return
     _store(env).update(lambda p: prog.reset(p, lesson_id))
     env.console(env.plain()).print(f"Reset {what}.")

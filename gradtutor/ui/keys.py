@@ -46,10 +46,15 @@ def posix_reader(stream: TextIO) -> Callable[[], str]:
             attrs = termios.tcgetattr(fd)
             attrs[3] &= ~termios.ISIG
             termios.tcsetattr(fd, termios.TCSANOW, attrs)
-            char = os.read(fd, 1).decode("utf-8", "replace")
+            first = os.read(fd, 1)
+            if first and first[0] >= 0xC0:  # the lead byte of a multi-byte UTF-8 character
+                rest = b""
+                need = 1 if first[0] < 0xE0 else 2 if first[0] < 0xF0 else 3
+                while len(rest) < need and select.select([fd], [], [], 0.05)[0]:
+                    rest += os.read(fd, need - len(rest))
+                return (first + rest).decode("utf-8", "replace")
+            char = first.decode("utf-8", "replace")
             if char != "\x1b":
-                if char and ord(char[0]) >= 0xC0:  # rest of a multi-byte UTF-8 character
-                    return char
                 return _name(char)
             # An escape sequence: ESC, then '[' or 'O', parameters, and one final byte
             # (0x40-0x7E). Read exactly that much so keys typed after it are not lost.

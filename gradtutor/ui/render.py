@@ -55,6 +55,19 @@ def markdown(body: str, look: Look) -> RenderableType:
     return Text(body.strip()) if look.plain else Markdown(body.strip())
 
 
+def inline(text: str, look: Look, style: str = "") -> Text:
+    """One line of text in which `code` spans are highlighted (shown as written when plain)."""
+    text = " ".join(text.split())
+    if look.plain:
+        return Text(text, style=style)
+    out = Text(style=style)
+    for n, part in enumerate(text.split("`")):
+        out.append(part, style="bold cyan" if n % 2 else "")
+    if text.count("`") % 2:  # an unpaired backtick: show the text untouched
+        return Text(text, style=style)
+    return out
+
+
 def code_block(code: str, look: Look) -> RenderableType:
     code = code.rstrip()
     if look.plain:
@@ -84,6 +97,8 @@ def legend(keys: Iterable[tuple[str, str]], look: Look) -> RenderableType:
     sep = " | " if look.plain else " · "
     parts = Text()
     for i, (key, what) in enumerate(keys):
+        if look.plain:  # arrows are not in every dumb terminal's font
+            key = key.replace("←", "Left").replace("→", "Right")
         if i:
             parts.append(sep, style="grey50")
         parts.append(key, style="bold")
@@ -96,7 +111,7 @@ def slide_body(slide: Slide, look: Look) -> RenderableType:
     if slide.code:
         parts += [Text(""), code_block(slide.code, look)]
     if slide.notes:
-        parts += [Text(""), Text.assemble(("Note: ", "bold"), (slide.notes.strip(), "italic"))]
+        parts += [Text(""), Text.assemble(("Note: ", "bold"), inline(slide.notes, look, "italic"))]
     return Group(*parts)
 
 
@@ -119,15 +134,24 @@ def question_body(question: Question, number: int, total: int, selected: frozens
     if question.code:
         parts += [Text(""), code_block(question.code, look)]
     parts.append(Text(""))
+    grid = _hanging()
     for i, choice in enumerate(question.choices):
-        line = Text(f"  {_mark(question, i, selected, look)} {LETTERS[i]}) ")
-        line.append(choice.text.strip(), style="bold" if i in selected else "")
-        parts.append(line)
+        grid.add_row(f"{_mark(question, i, selected, look)} {LETTERS[i]})",
+                     inline(choice.text, look, "bold" if i in selected else ""))
+    parts.append(Padding(grid, (0, 0, 0, 2)))
     return Group(*parts)
 
 
+def _hanging() -> Table:
+    """Two columns, label and text, so wrapped text keeps its indent."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1)
+    return grid
+
+
 def _feedback_line(choice: Choice, i: int, question: Question, selected: frozenset[int],
-                   look: Look) -> Text:
+                   look: Look) -> tuple[Text, Text]:
     right = i in question.correct
     chosen = i in selected
     if right:
@@ -135,11 +159,11 @@ def _feedback_line(choice: Choice, i: int, question: Question, selected: frozens
     else:
         symbol, word, style = (look.bad, "wrong", "red") if chosen else ("-", "wrong", "grey50")
     picked = "you chose it; " if chosen else ""
-    line = Text(f"  {symbol} {LETTERS[i]}) ", style=style)
-    line.append(choice.text.strip(), style="bold")
-    line.append(f"  ({picked}{word})\n      ", style=style)
-    line.append(choice.why.strip())
-    return line
+    text = inline(choice.text, look, "bold")
+    text.append(f"  ({picked}{word})", style=style)
+    text.append("\n")
+    text.append_text(inline(choice.why, look))
+    return Text(f"{symbol} {LETTERS[i]})", style=style), text
 
 
 def answer_is_right(question: Question, selected: frozenset[int]) -> bool:
@@ -161,7 +185,10 @@ def feedback_body(question: Question, number: int, total: int, selected: frozens
         verdict,
         Text(""),
     ]
-    parts += [_feedback_line(c, i, question, selected, look) for i, c in enumerate(question.choices)]
+    grid = _hanging()
+    for i, choice in enumerate(question.choices):
+        grid.add_row(*_feedback_line(choice, i, question, selected, look))
+    parts.append(Padding(grid, (0, 0, 0, 2)))
     return Group(*parts)
 
 

@@ -1,0 +1,41 @@
+"""Shared fixtures: a fixture course, and an Environment whose streams are strings."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from gradtutor.env import Environment
+
+FIXTURE_COURSE = Path(__file__).parent / "fixtures" / "course"
+
+
+class Cli:
+    """Runs the real CLI in-process with captured streams and its own GRADTUTOR_HOME."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    def __call__(self, *argv: str, stdin: str = "", tty: bool = False, width: int = 80,
+                 environ: dict[str, str] | None = None) -> tuple[int, str, str]:
+        from gradtutor.cli import run
+
+        env = Environment(
+            stdin=io.StringIO(stdin), stdout=io.StringIO(), stderr=io.StringIO(),
+            environ={"GRADTUTOR_HOME": str(self.home), **(environ or {})},
+            stdin_tty=tty, stdout_tty=False, width=width,
+        )
+        code = run(list(argv), env)
+        return code, env.stdout.getvalue(), env.stderr.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return Cli(tmp_path / "home")
+
+
+@pytest.fixture
+def course_dir() -> Path:
+    return FIXTURE_COURSE

@@ -1,0 +1,254 @@
+"""Every command through the real CLI: exit codes, messages, and what gets saved."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradtutor import __version__
+
+COURSE = ["--lessons", str(Path(__file__).parent / "fixtures" / "course")]
+
+
+def saved(cli) -> dict:
+    return json.loads((cli.home / "progress.json").read_text())
+
+
+def test_version(cli, capsys):
+    code, _, _ = cli("--version")
+    assert code == 0
+    assert capsys.readouterr().out == f"gradtutor {__version__}\n"
+
+
+@pytest.mark.parametrize("command", ["start", "list", "show", "quiz", "progress", "reset",
+                                     "validate"])
+def test_every_command_has_help_with_an_example(cli, capsys, command):
+    code, _, _ = cli(command, "--help")
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "Example:" in out
+    assert f"gradtutor {command}" in out
+
+
+def test_list_shows_lessons_and_progress(cli):
+    code, out, err = cli("list", *COURSE)
+    assert (code, err) == (0, "")
+    assert "basics" in out and "Gradient basics" in out and "not started" in out
+    cli("start", "basics", *COURSE, stdin="n\nq\n")
+    _, out, _ = cli("list", *COURSE)
+    assert "step 2 of 5" in out
+
+
+def test_start_walks_a_lesson_by_lines_and_saves_every_step(cli):
+    code, out, err = cli("start", *COURSE, stdin="n\nn\nq\n")
+    assert (code, err) == (0, "")
+    assert "step 3 of 5" in out
+    assert "Your place is saved at step 3 of 5. Run `gradtutor start basics` to go on." in out
+    assert saved(cli)["lessons"]["basics"]["step"] == "accumulate"
+
+
+def test_start_resumes_where_the_learner_stopped(cli):
+    cli("start", "basics", *COURSE, stdin="n\nn\nq\n")
+    _, out, _ = cli("start", "basics", *COURSE, stdin="q\n")
+    assert "step 3 of 5" in out
+    assert "step 1 of 5" not in out
+
+
+def test_end_of_input_quits_and_keeps_the_place(cli):
+    code, out, _ = cli("start", "basics", *COURSE, stdin="n\n")
+    assert code == 0
+    assert saved(cli)["lessons"]["basics"]["step"] == "requires-grad"
+
+
+def test_finishing_the_lesson_records_quiz_and_completion(cli):
+    code, out, _ = cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    assert code == 0
+    assert "Your score: 2 of 2" in out
+    assert "You finished “Gradient basics”" in out
+    lesson = saved(cli)["lessons"]["basics"]
+    assert lesson["finished"] is True
+    assert lesson["best_quiz"]["check"]["score"] == 2
+    _, out, _ = cli("start", *COURSE, stdin="q\n")
+    assert "Practising gradients" in out  # the next unfinished lesson
+
+
+def test_a_finished_lesson_offers_review_or_start_over(cli):
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    _, out, _ = cli("start", "basics", *COURSE, stdin="r\nq\n")
+    assert "You have finished Gradient basics." in out
+    assert "step 1 of 5" in out
+    assert saved(cli)["lessons"]["basics"]["finished"] is True
+    cli("start", "basics", *COURSE, stdin="s\nq\n")
+    lesson = saved(cli)["lessons"]["basics"]
+    assert (lesson["finished"], lesson["step"]) == (False, "welcome")
+    assert lesson["best_quiz"]["check"]["score"] == 2
+
+
+def test_quiz_alone_scores_without_moving_the_place(cli):
+    cli("start", "basics", *COURSE, stdin="n\nq\n")
+    code, out, _ = cli("quiz", "basics", *COURSE, stdin="a\n\na c\n\n\n")
+    assert code == 0
+    assert "Your score: 1 of 2" in out
+    lesson = saved(cli)["lessons"]["basics"]
+    assert lesson["step"] == "requires-grad"
+    assert lesson["last_quiz"]["check"]["score"] == 1
+
+
+def test_quiz_on_a_lesson_without_one(cli, tmp_path):
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "l.yaml").write_text(
+        "id: noquiz\ntitle: T\nsummary: S\norder: 1\nsteps:\n"
+        "  - {kind: slide, id: a, title: A, body: b}\n")
+    code, _, err = cli("quiz", "noquiz", "--lessons", str(folder))
+    assert code == 2
+    assert err == ("gradtutor: error: lesson 'noquiz' has no quiz "
+                   "(hint: `gradtutor list` shows the lessons)\n")
+
+
+def test_show_prints_every_step_without_answers(cli):
+    code, out, _ = cli("show", "basics", *COURSE, "--plain")
+    assert code == 0
+    for n in range(1, 6):
+        assert f"step {n} of 5" in out
+    assert "Question 2 of 2" in out
+    assert "correct answer" not in out and "Gradients accumulate until" not in out
+
+
+@pytest.mark.parametrize(("step", "title"), [("2", "Asking for gradients"),
+                                             ("wrap-up", "Wrap-up")])
+def test_show_one_step_by_number_or_id(cli, step, title):
+    code, out, _ = cli("show", "basics", "--step", step, *COURSE)
+    assert code == 0
+    assert out.splitlines()[1] == title
+    assert out.count("step ") == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["show", "basic"], "gradtutor: error: no lesson 'basic' "
+                        "(hint: did you mean 'basics'? (see `gradtutor list`))"),
+    (["show", "basics", "--step", "9"], "gradtutor: error: lesson 'basics' has steps 1 to 5, "
+                                        "not 9 (hint: try `gradtutor show basics --step 1`)"),
+    (["show", "basics", "--step", "wrapup"],
+     "gradtutor: error: lesson 'basics' has no step 'wrapup' "
+     "(hint: did you mean 'wrap-up'? (`gradtutor show basics` lists them))"),
+    (["show"], "gradtutor: error: Missing argument 'LESSON'. "
+               "(hint: see `gradtutor show --help`)"),
+    (["bogus"], "gradtutor: error: No such command 'bogus'. (hint: see `gradtutor --help`)"),
+    (["reset", "basics"], "gradtutor: error: refusing to reset your progress in 'basics' "
+                          "without confirmation (hint: add --yes to confirm)"),
+    (["start", "nope"], "gradtutor: error: no lesson 'nope' "
+                        "(hint: lessons here: basics, second (see `gradtutor list`))"),
+])
+def test_user_errors_are_one_line_with_a_hint(cli, args, message):
+    code, out, err = cli(*args, *COURSE)
+    assert code == 2
+    assert err == message + "\n"
+    assert "Traceback" not in out + err
+
+
+def test_missing_lessons_folder(cli, tmp_path):
+    code, _, err = cli("list", "--lessons", str(tmp_path / "missing"))
+    assert code == 2
+    assert err.startswith("gradtutor: error: no such file or folder: ")
+    assert err.count("\n") == 1
+
+
+def test_reset_with_yes_forgets_one_lesson(cli):
+    cli("start", "basics", *COURSE, stdin="n\nq\n")
+    cli("start", "second", *COURSE, stdin="n\nq\n")
+    code, out, _ = cli("reset", "basics", "--yes", *COURSE)
+    assert code == 0
+    assert "Reset your progress in 'basics'." in out
+    assert set(saved(cli)["lessons"]) == {"second"}
+
+
+def test_reset_asks_on_a_terminal_and_no_keeps_everything(cli):
+    cli("start", "basics", *COURSE, stdin="n\nq\n")
+    code, out, _ = cli("reset", *COURSE, stdin="n\n", tty=True)
+    assert code == 0
+    assert "Nothing was reset." in out
+    assert set(saved(cli)["lessons"]) == {"basics"}
+    code, out, _ = cli("reset", *COURSE, stdin="y\n", tty=True)
+    assert "Reset all your progress." in out
+    assert saved(cli)["lessons"] == {}
+
+
+def test_progress_lists_each_lesson(cli):
+    cli("start", "basics", *COURSE, stdin="n\nn\nq\n")
+    code, out, _ = cli("progress", *COURSE)
+    assert code == 0
+    assert "basics  Gradient basics: step 3 of 5; 3 of 5 steps seen" in out
+    assert "second  Practising gradients: not started; 0 of 4 steps seen" in out
+    assert "progress.json" in out
+
+
+def test_corrupt_progress_gives_one_warning_and_carries_on(cli):
+    cli.home.mkdir(parents=True)
+    (cli.home / "progress.json").write_text("{oops")
+    code, out, err = cli("list", *COURSE)
+    assert code == 0
+    assert err.count("\n") == 1
+    assert err.startswith("warning: saved progress was unusable (it is not valid JSON); kept it as ")
+    assert "not started" in out
+    assert len(list(cli.home.glob("progress.*.bak.json"))) == 1
+
+
+def test_validate_the_shipped_course(cli):
+    code, out, err = cli("validate")
+    assert (code, err) == (0, "")
+    assert out.startswith("✓ 1 lesson OK (")
+
+
+def test_validate_reports_every_problem_then_a_summary(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text(
+        "id: bad\ntitle: T\nsumary: S\norder: 1\nsteps:\n"
+        "  - {kind: slid, id: a, title: A, body: b}\n")
+    code, out, err = cli("validate", "bad.yaml")
+    assert code == 2
+    assert err.splitlines() == [
+        "bad.yaml:1:1: missing required key 'summary' in the lesson; add `summary:`",
+        "bad.yaml:3:1: unknown key 'sumary'; did you mean 'summary'?",
+        "bad.yaml:6:11: unknown step kind 'slid'; did you mean 'slide'?",
+        "gradtutor: 3 problems in lesson files "
+        "(fix each line above, then run `gradtutor validate` again)",
+    ]
+
+
+def test_a_broken_lesson_folder_stops_start_with_located_problems(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.yaml").write_text("id: x\ntitle: [unclosed\n")
+    code, _, err = cli("start", "--lessons", ".")
+    assert code == 2
+    assert err.splitlines()[0].startswith("x.yaml:3:1: YAML syntax error:")
+    assert "Traceback" not in err
+
+
+def test_internal_errors_are_one_line_unless_debug(cli, monkeypatch):
+    from gradtutor.lessons import course
+
+    def broken(folder=None):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("gradtutor.cli.load_course", broken)
+    code, _, err = cli("list")
+    assert code == 70
+    assert err == ("gradtutor: internal error: RuntimeError: boom "
+                   "(hint: rerun with --debug and report it)\n")
+    with pytest.raises(RuntimeError):
+        cli("--debug", "list")
+    assert course.load_course is not broken
+
+
+def test_python_dash_m_runs_the_same_cli(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "gradtutor", "show", "nope"],
+                            capture_output=True, text=True, timeout=60,
+                            env={"GRADTUTOR_HOME": str(tmp_path), "PATH": "",
+                                 "SYSTEMROOT": __import__("os").environ.get("SYSTEMROOT", "")})
+    assert result.returncode == 2
+    assert result.stderr.startswith("gradtutor: error: no lesson 'nope'")

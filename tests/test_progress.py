@@ -1,0 +1,182 @@
+"""Progress transitions, its JSON form, and the store that keeps it safe on disk."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gradtutor import progress as prog
+from gradtutor.lessons.load import load_lesson
+from gradtutor.store import ProgressStore
+
+FIXTURES = Path(__file__).parent / "fixtures" / "course"
+NOW = "2026-01-01T00:00:00+00:00"
+
+
+def make_store(folder: Path) -> tuple[ProgressStore, list[str]]:
+    warnings: list[str] = []
+    return ProgressStore(folder, warnings.append), warnings
+
+
+def test_visit_remembers_the_place_and_what_was_seen():
+    p = prog.visit(prog.Progress(), "grad", "intro", NOW)
+    p = prog.visit(p, "grad", "none-first", NOW)
+    assert p.of("grad").step == "none-first"
+    assert p.of("grad").seen == {"intro", "none-first"}
+
+
+def test_quiz_keeps_the_best_and_the_last_score():
+    p = prog.record_quiz(prog.Progress(), "grad", "check", 5, 7, NOW)
+    p = prog.record_quiz(p, "grad", "check", 3, 7, NOW)
+    state = p.of("grad")
+    assert (state.best_quiz["check"].score, state.last_quiz["check"].score) == (5, 3)
+
+
+def test_restart_forgets_the_place_but_keeps_quiz_history():
+    p = prog.finish(prog.visit(prog.Progress(), "grad", "recap", NOW), "grad", NOW)
+    p = prog.record_quiz(p, "grad", "check", 7, 7, NOW)
+    state = prog.restart(p, "grad").of("grad")
+    assert (state.step, state.finished, state.best_quiz["check"].score) == (None, False, 7)
+
+
+def test_reset_one_lesson_leaves_the_others():
+    p = prog.visit(prog.visit(prog.Progress(), "a", "s1", NOW), "b", "s2", NOW)
+    assert set(prog.reset(p, "a").lessons) == {"b"}
+    assert prog.reset(p).lessons == {}
+
+
+def test_resume_index_falls_back_to_the_first_step_when_the_step_is_gone():
+    lesson = load_lesson(FIXTURES / "basics.yaml")
+    assert prog.resume_index(lesson, prog.LessonProgress(step="accumulate")) == 2
+    assert prog.resume_index(lesson, prog.LessonProgress(step="renamed-away")) == 0
+
+
+def test_next_lesson_is_the_first_unfinished():
+    lessons = (load_lesson(FIXTURES / "basics.yaml"), load_lesson(FIXTURES / "second.yaml"))
+    p = prog.finish(prog.Progress(), "basics", NOW)
+    assert prog.next_lesson(lessons, p).id == "second"
+    assert prog.next_lesson(lessons, prog.finish(p, "second", NOW)).id == "basics"
+
+
+def test_json_round_trip():
+    p = prog.visit(prog.Progress(), "grad", "intro", NOW)
+    p = prog.record_quiz(prog.finish(p, "grad", NOW), "grad", "check", 6, 7, NOW)
+    assert prog.from_json(json.loads(json.dumps(prog.to_json(p)))) == p
+
+
+@pytest.mark.parametrize(("raw", "reason"), [
+    ([], "the file has the wrong type"),
+    ({}, "it has no format version"),
+    ({"version": 99, "lessons": {}}, "it was written by a newer gradtutor (format 99)"),
+    ({"version": 1, "lessons": {"g": {"seen": "abc"}}}, "lessons.g.seen has the wrong type"),
+    ({"version": 1, "lessons": {"g": {"finished": "yes"}}}, "lessons.g.finished has the wrong type"),
+])
+def test_unreadable_json_is_named(raw, reason):
+    with pytest.raises(prog.ProgressFormatError, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        prog.from_json(raw)
+
+
+# --- the store ------------------------------------------------------------------------
+
+
+def test_update_saves_and_a_new_store_reads_it_back(tmp_path):
+    store, _ = make_store(tmp_path)
+    store.update(lambda p: prog.visit(p, "grad", "intro", NOW))
+    again, warnings = make_store(tmp_path)
+    assert again.load().of("grad").step == "intro"
+    assert warnings == []
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    (b"{not json", "it is not valid JSON"),
+    (b"\xff\xfe\x00", "it is not valid JSON"),
+    (b'{"version": 7, "lessons": {}}', "it was written by a newer gradtutor (format 7)"),
+    (b"[1, 2]", "the file has the wrong type"),
+])
+def test_a_corrupt_file_is_kept_aside_with_one_warning(tmp_path, content, reason):
+    (tmp_path / "progress.json").write_bytes(content)
+    store, warnings = make_store(tmp_path)
+    assert store.load() == prog.Progress()
+    assert len(warnings) == 1
+    assert reason in warnings[0]
+    backups = list(tmp_path.glob("progress.*.bak.json"))
+    assert len(backups) == 1
+    assert backups[0].read_bytes() == content  # nothing the learner had is lost
+    assert str(backups[0]) in warnings[0]
+    assert not (tmp_path / "progress.json").exists()
+
+
+def test_after_setting_aside_saving_starts_fresh(tmp_path):
+    (tmp_path / "progress.json").write_text("garbage")
+    store, warnings = make_store(tmp_path)
+    store.update(lambda p: prog.visit(p, "grad", "intro", NOW))
+    assert store.load().of("grad").step == "intro"
+    assert len(warnings) == 1
+
+
+def _visit_many(folder: str, lesson: str, count: int) -> None:
+    store = ProgressStore(Path(folder), lambda line: None)
+    for i in range(count):
+        store.update(lambda p, i=i: prog.visit(p, lesson, f"step-{i}", NOW))
+
+
+@pytest.mark.slow
+def test_two_tutors_at_once_keep_both_lessons(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_visit_many, args=(str(tmp_path), name, 40))
+               for name in ("alpha", "beta")]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+        assert w.exitcode == 0
+    store, warnings = make_store(tmp_path)
+    saved = store.load()
+    assert warnings == []
+    assert saved.of("alpha").seen == {f"step-{i}" for i in range(40)}
+    assert saved.of("beta").seen == {f"step-{i}" for i in range(40)}
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from gradtutor import progress as prog
+    from gradtutor.store import ProgressStore
+    store = ProgressStore(Path(sys.argv[1]), lambda line: None)
+    i = 0
+    print("ready", flush=True)
+    while True:
+        i += 1
+        store.update(lambda p: prog.visit(p, "grad", "x" * (i % 500) + str(i), "t"))
+""")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+@settings(max_examples=8, deadline=None)
+@given(delay=st.floats(min_value=0.0, max_value=0.3))
+def test_a_save_killed_at_any_moment_leaves_readable_progress(tmp_path_factory, delay):
+    folder = tmp_path_factory.mktemp("killed")
+    child = subprocess.Popen([sys.executable, "-c", WRITER, str(folder)], stdout=subprocess.PIPE)
+    assert child.stdout is not None
+    assert child.stdout.readline() == b"ready\n"
+    time.sleep(delay)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    child.stdout.close()
+    store, warnings = make_store(folder)
+    state = store.load().of("grad")
+    assert warnings == []
+    if (folder / "progress.json").exists():
+        assert state.step is not None and state.step.endswith(tuple("0123456789"))
