@@ -279,7 +279,7 @@ def reset(
             raise GradtutorError(f"refusing to reset {what} without confirmation",
                                  "add --yes to confirm")
         console = env.console(env.plain())
-        console.print(f"Reset {what}? [y/N]: ", end="")
+        console.print(f"Reset {what}? [y/N]: ", end="", markup=False)
         console.file.flush()
         if env.stdin.readline().strip().lower() not in ("y", "yes"):
             console.print("Nothing was reset.")

@@ -28,13 +28,21 @@ class Environment:
     stdin_tty: bool
     stdout_tty: bool
     width: int | None = None  # None: follow the terminal
+    utf8: bool = True  # can stdout show box drawing and symbols?
     debug: bool = False
     _consoles: dict[bool, Console] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_os(cls) -> Environment:
+        for stream in (sys.stdout, sys.stderr):
+            # A console that cannot encode a character shows "?" instead of crashing.
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                reconfigure(errors="replace")
+        encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
         return cls(stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr, environ=os.environ,
-                   stdin_tty=_isatty(sys.stdin), stdout_tty=_isatty(sys.stdout))
+                   stdin_tty=_isatty(sys.stdin), stdout_tty=_isatty(sys.stdout),
+                   utf8=encoding in ("utf8", "cp65001"))
 
     @property
     def home(self) -> Path:
@@ -46,9 +54,10 @@ class Environment:
         return self.stdin_tty and self.stdout_tty and self.environ.get("TERM") != "dumb"
 
     def plain(self, asked: bool = False) -> bool:
-        """No colour and no box drawing: asked for, NO_COLOR set, or a dumb terminal."""
-        return (asked or "NO_COLOR" in self.environ and self.environ["NO_COLOR"] != ""
-                or self.environ.get("TERM") == "dumb")
+        """No colour and no box drawing: asked for, NO_COLOR set, a dumb terminal, or an
+        output that cannot encode the symbols."""
+        return (asked or self.environ.get("NO_COLOR", "") != ""
+                or self.environ.get("TERM") == "dumb" or not self.utf8)
 
     def columns(self) -> int:
         if self.width is not None:
@@ -67,6 +76,7 @@ class Environment:
                 color_system=None if plain or not self.stdout_tty else "auto",
                 force_terminal=self.stdout_tty and not plain,
                 emoji=False,
+                markup=False,  # lesson text and file names are never markup
                 highlight=False,
                 legacy_windows=False,
             )

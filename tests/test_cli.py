@@ -208,13 +208,14 @@ def test_validate_reports_every_problem_then_a_summary(cli, tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.yaml").write_text(
         "id: bad\ntitle: T\nsumary: S\norder: 1\nsteps:\n"
-        "  - {kind: slid, id: a, title: A, body: b}\n")
+        "  - {kind: slid, id: a, title: A, body: b}\n"
+        "  - {kind: slide, id: b, body: b}\n")
     code, out, err = cli("validate", "bad.yaml")
     assert code == 2
     assert err.splitlines() == [
-        "bad.yaml:1:1: missing required key 'summary' in the lesson; add `summary:`",
         "bad.yaml:3:1: unknown key 'sumary'; did you mean 'summary'?",
-        "bad.yaml:6:11: unknown step kind 'slid'; did you mean 'slide'?",
+        "bad.yaml:6:12: unknown step kind 'slid'; did you mean 'slide'?",
+        "bad.yaml:7:5: missing required key 'title' in steps[2]; add `title:`",
         "gradtutor: 3 problems in lesson files "
         "(fix each line above, then run `gradtutor validate` again)",
     ]

@@ -8,6 +8,7 @@ problem, never a call.
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterator
@@ -33,7 +34,9 @@ _PLAIN_TAGS = {
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _MAX_BYTES = 2_000_000
-_MAX_VALUES = 200_000  # values after aliases are expanded: stops a 'billion laughs' file
+_MAX_VALUES = 100_000  # values after aliases are expanded: stops a 'billion laughs' file
+_MAX_DEPTH = 100  # lessons nest about six levels; far deeper would overflow Python's stack
+_TOO_DEEP = "values are nested too deeply here; lessons need only a few levels"
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,14 @@ def _pos(mark: yaml.Mark) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1)
 
 
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # the line breaks PyYAML counts
+
+
 def _text_pos(text: str, index: int) -> tuple[int, int]:
-    """The 1-based (line, col) of character `index` in `text`."""
-    line_start = text.rfind("\n", 0, index) + 1
-    return (text.count("\n", 0, index) + 1, index - line_start + 1)
+    """The 1-based (line, col) of character `index` in `text`, counted as PyYAML counts marks."""
+    breaks = list(_LINE_BREAK.finditer(text, 0, index))
+    line_start = breaks[-1].end() if breaks else 0
+    return (len(breaks) + 1, index - line_start + 1)
 
 
 def _syntax_problem(exc: yaml.MarkedYAMLError, path: str) -> Problem:
@@ -93,9 +100,9 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, path: str) -> Problem:
 class _TooBig(Exception):
     """Raised inside conversion when aliases expand the document beyond `_MAX_VALUES`."""
 
-    def __init__(self, node: yaml.Node) -> None:
+    def __init__(self, loc: Loc) -> None:
         super().__init__()
-        self.node = node
+        self.loc = loc
 
 
 def parse_yaml(text: str, path: str) -> tuple[Parsed | None, list[Problem]]:
@@ -115,11 +122,10 @@ def parse_yaml(text: str, path: str) -> tuple[Parsed | None, list[Problem]]:
         return None, [_syntax_problem(exc, path)]
     except yaml.YAMLError as exc:
         message = " ".join(str(exc).split())
-        return None, [Problem(path, 1, 1, f"not valid YAML ({message}); check the file's encoding and syntax")]
-    except RecursionError:
-        line, col = _pos(loader.get_mark())
-        return None, [Problem(path, line, col, "values are nested too deeply here; "
-                                               "lessons need only a few levels")]
+        return None, [Problem(path, 1, 1, f"not valid YAML ({message}); "
+                                          f"check the file's encoding and syntax")]
+    except RecursionError:  # PyYAML composes recursively: far deeper than `_MAX_DEPTH`
+        return None, [Problem(path, *_pos(loader.get_mark()), _TOO_DEEP)]
     finally:
         loader.dispose()
     if node is None:
@@ -134,9 +140,12 @@ def parse_yaml(text: str, path: str) -> tuple[Parsed | None, list[Problem]]:
         nonlocal count
         count += 1
         if count > _MAX_VALUES:
-            raise _TooBig(node)
+            raise _TooBig(loc)
         value_at[loc] = _pos(node.start_mark)
         if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            if len(loc) >= _MAX_DEPTH:
+                problems.append(Problem(path, *_pos(node.start_mark), _TOO_DEEP))
+                return None
             if id(node) in inside:
                 problems.append(Problem(path, *_pos(node.start_mark),
                                         "a YAML alias (*name) refers to the value that contains "
@@ -187,11 +196,11 @@ def parse_yaml(text: str, path: str) -> tuple[Parsed | None, list[Problem]]:
     try:
         data = convert(node, ())
     except _TooBig as exc:
-        return None, [Problem(path, *_pos(exc.node.start_mark),
+        # at the top-level value that grew too big: a deeper position would be arbitrary
+        return None, [Problem(path, *value_at.get(exc.loc[:1], (1, 1)),
                               f"the file holds more than {_MAX_VALUES} values once YAML aliases "
-                              f"(*name) are expanded; write the values out, and keep lessons short")]
-    except RecursionError:
-        return None, [Problem(path, 1, 1, "values are nested too deeply; lessons need only a few levels")]
+                              f"(*name) are expanded; write the values out, and keep lessons "
+                              f"short")]
     return Parsed(data, value_at, key_at), problems
 
 
@@ -232,7 +241,11 @@ def _data_loc(loc: Loc, data: Any) -> Loc:
     """Drop the parts of a pydantic loc that are not in the data (union tags, validator names)."""
     kept: list[str | int] = []
     node = data
-    for part in loc:
+    parts = list(loc)
+    for n, part in enumerate(parts):
+        if (n == 2 and kept == ["steps", parts[1]] and isinstance(node, dict)
+                and part == node.get("kind")):
+            continue  # the step's kind, which pydantic puts in the loc; even if a key has its name
         if isinstance(node, dict) and part in node:
             kept.append(part)
             node = node[part]
@@ -251,9 +264,32 @@ def _describe(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def _number(value: Any) -> str:
+    """A limit or value as an author would write it: `1`, not `1.0`."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _value(data: Any, loc: Loc) -> Any:
+    """The value at a loc that `_data_loc` returned."""
+    for part in loc:
+        data = data[part]
+    return data
+
+
 def _field_name(loc: Loc) -> str:
     names = [str(p) for p in loc if isinstance(p, str)]
     return names[-1] if names else "lesson"
+
+
+def _label(loc: Loc) -> str:
+    """The field a value belongs to, with the item number for a list item: `hints[2]`."""
+    parts = list(loc)
+    index = ""
+    while parts and isinstance(parts[-1], int):
+        index = f"[{parts.pop() + 1}]" + index
+    return _field_name(tuple(parts)) + index
 
 
 def _where(loc: Loc) -> str:
@@ -264,30 +300,49 @@ def _where(loc: Loc) -> str:
     return out or "the lesson"
 
 
+def _close_key(error: Any) -> str | None:
+    """For an unknown key, the allowed key it is probably a typo of."""
+    model = _model_at(tuple(error["loc"])[:-1])
+    names = sorted(model.model_fields) if model else []
+    allowed = ["with" if name == "with_" else name for name in names]
+    close = difflib.get_close_matches(_field_name(tuple(error["loc"])), allowed, n=1)
+    return close[0] if close else None
+
+
+_LIMITS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than"),
+           "less_than_equal": ("le", "at most"), "less_than": ("lt", "less than")}
+
+
 def _explain(error: Any, loc: Loc, parsed: Parsed) -> tuple[str, tuple[int, int]]:
     """Turn one pydantic error into (message with a fix, position)."""
     kind = error["type"]
     value_loc = _data_loc(tuple(error["loc"]), parsed.data)
     field = _field_name(tuple(error["loc"]))
+    label = _label(tuple(error["loc"]))
     ctx = error.get("ctx") or {}
     if kind == "extra_forbidden":
         model = _model_at(tuple(error["loc"])[:-1])
         allowed = sorted(model.model_fields) if model else []
         allowed = ["with" if name == "with_" else name for name in allowed]
-        close = difflib.get_close_matches(field, allowed, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(allowed)}"
+        close = _close_key(error)
+        hint = f"did you mean '{close}'?" if close else f"allowed keys: {', '.join(allowed)}"
         return f"unknown key '{field}'; {hint}", parsed.position(value_loc, key=True)
     if kind == "missing":
+        field = "with" if field == "with_" else field
         where = _where(value_loc)
         return (f"missing required key '{field}' in {where}; add `{field}:`",
                 parsed.position(value_loc))
     if kind == "union_tag_invalid":
         tag = ctx.get("tag", "")
+        step = _value(parsed.data, value_loc)
+        if isinstance(step, dict) and not isinstance(step.get("kind"), str):
+            return (f"'kind' must be one of: {', '.join(STEP_KINDS)}, not "
+                    f"{_describe(step.get('kind'))}", parsed.position(value_loc + ("kind",)))
         close = difflib.get_close_matches(str(tag), STEP_KINDS, n=1)
         hint = f"did you mean '{close[0]}'?" if close else f"use one of: {', '.join(STEP_KINDS)}"
         return f"unknown step kind '{tag}'; {hint}", parsed.position(value_loc + ("kind",))
     if kind == "union_tag_not_found":
-        return (f"step {_where(value_loc)} has no 'kind'; add `kind:` with one of: "
+        return (f"missing required key 'kind' in {_where(value_loc)}; add `kind:` with one of: "
                 f"{', '.join(STEP_KINDS)}", parsed.position(value_loc))
     if kind == "string_pattern_mismatch":
         got = error.get("input")
@@ -295,32 +350,82 @@ def _explain(error: Any, loc: Loc, parsed: Parsed) -> tuple[str, tuple[int, int]
             return (f"'answer' must be a letter a-z, not {got!r}; write for example `answer: b`",
                     parsed.position(value_loc))
         if field in {"id", "fails", "checker"} or "after" in value_loc:
-            return (f"'{field}' {got!r} is not a valid id; use lowercase letters, digits and "
+            return (f"'{label}' {got!r} is not a valid id; use lowercase letters, digits and "
                     f"single dashes, like `zero-grad`", parsed.position(value_loc))
-        return f"'{field}' {got!r} is not valid here", parsed.position(value_loc)
-    if kind in {"too_short", "too_long"}:
-        limit = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
-        word = "at least" if kind == "too_short" else "at most"
-        return (f"'{field}' needs {word} {limit} item{'s' if limit != 1 else ''}",
-                parsed.position(value_loc))
+        if field == "function":
+            return (f"'function' {got!r} is not a Python function name; use letters, digits and "
+                    f"underscores, not starting with a digit, like `zero_grad`",
+                    parsed.position(value_loc))
+        return f"'{label}' {got!r} is not valid here", parsed.position(value_loc)
+    if kind == "too_short":
+        limit = ctx.get("min_length")
+        return (f"'{label}' needs at least {limit} item{'s' if limit != 1 else ''}, "
+                f"but has {ctx.get('actual_length')}", parsed.position(value_loc))
+    if kind == "too_long":
+        return (f"'{label}' has {ctx.get('actual_length')} items; at most "
+                f"{ctx.get('max_length')} are allowed", parsed.position(value_loc))
     if kind == "string_too_short":
-        return f"'{field}' must not be empty; write some text", parsed.position(value_loc)
-    if kind in {"string_type", "int_type", "int_parsing", "float_type", "float_parsing",
-                "list_type", "bool_type", "model_type", "model_attributes_type",
+        return f"'{label}' must not be empty; write some text", parsed.position(value_loc)
+    if kind == "string_too_long":
+        return (f"'{label}' must be at most {ctx.get('max_length')} characters long, "
+                f"not {len(str(error.get('input')))}", parsed.position(value_loc))
+    if kind in {"string_type", "int_type", "int_parsing", "int_from_float", "float_type",
+                "float_parsing", "list_type", "bool_type", "model_type", "model_attributes_type",
                 "dict_type", "literal_error"}:
         wanted = {"string_type": "text", "int_type": "a whole number",
-                  "int_parsing": "a whole number", "float_type": "a number",
+                  "int_parsing": "a whole number", "int_from_float": "a whole number",
+                  "float_type": "a number",
                   "float_parsing": "a number", "list_type": "a list", "bool_type": "true or false",
                   "model_type": "a mapping of keys", "model_attributes_type": "a mapping of keys",
                   "dict_type": "a mapping of keys",
                   "literal_error": f"one of {ctx.get('expected', '')}"}[kind]
-        got = _describe(error.get("input"))
-        hint = " (quote it if it is text)" if wanted == "text" else ""
-        return f"'{field}' must be {wanted}, not {got}{hint}", parsed.position(value_loc)
-    if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
-        return f"'{field}' {error['msg'].lower()}", parsed.position(value_loc)
+        value = error.get("input")
+        got = repr(value) if kind == "int_from_float" else _describe(value)
+        hint = ""
+        if wanted == "text" and isinstance(value, (bool, int, float)):
+            hint = " (quote it if it is text)"  # YAML read `yes`, `3` or `1.0` as a non-text value
+        elif wanted == "text" and value is None:
+            hint = "; write some text"
+        return f"'{label}' must be {wanted}, not {got}{hint}", parsed.position(value_loc)
+    if kind in _LIMITS:
+        key, words = _LIMITS[kind]
+        return (f"'{label}' must be {words} {_number(ctx.get(key))}, not "
+                f"{_number(error.get('input'))}", parsed.position(value_loc))
     message = str(error["msg"]).removeprefix("Value error, ")
-    return f"'{field}' {message}", parsed.position(value_loc)
+    message = message[:1].lower() + message[1:]
+    return f"'{label}' {message}", parsed.position(value_loc)
+
+
+def _answer_union(loc: Loc) -> Loc | None:
+    """For an error in `answer: <letter> | [<letters>]`, the loc of the answer; else None.
+
+    pydantic reports such an error once per union member, under a member label
+    (`constrained-str`, `list[constrained-str]`) that means nothing to an author.
+    """
+    for n in range(len(loc) - 1):
+        if loc[n] == "answer" and isinstance(loc[n + 1], str):
+            return loc[: n + 1]
+    return None
+
+
+def _is_letter(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 1 and value in LETTERS
+
+
+def _answer_messages(answer_loc: Loc, parsed: Parsed) -> Iterator[tuple[str, tuple[int, int]]]:
+    """One message per wrong part of an answer that is neither a letter nor a list of letters."""
+    loc = _data_loc(answer_loc, parsed.data)
+    value = _value(parsed.data, loc)
+    if isinstance(value, list):
+        for j, item in enumerate(value):
+            if not _is_letter(item):
+                got = repr(item) if isinstance(item, str) else _describe(item)
+                yield (f"'answer' lists {got}, which is not a letter a-z; write for example "
+                       f"`answer: [a, c]`", parsed.position(loc + (j,)))
+        return
+    got = repr(value) if isinstance(value, str) else _describe(value)
+    yield (f"'answer' must be a letter a-z or a list of letters, not {got}; write for example "
+           f"`answer: b` or `answer: [a, c]`", parsed.position(loc))
 
 
 def _semantic_problems(data: Any) -> Iterator[tuple[str, Loc]]:
@@ -341,8 +446,9 @@ def _semantic_problems(data: Any) -> Iterator[tuple[str, Loc]]:
                        f"step ids must be unique in a lesson", ("steps", i, "id"))
             else:
                 seen[step_id] = i
-        questions = step.get("questions") if step.get("kind") == "quiz" else [step]
-        if step.get("kind") in {"quiz", "predict"} and isinstance(questions, list):
+        kind = step.get("kind")
+        questions = step.get("questions") if kind == "quiz" else [step]
+        if kind in ("quiz", "predict") and isinstance(questions, list):
             base: Loc = ("steps", i, "questions") if step.get("kind") == "quiz" else ("steps", i)
             question_ids: set[str] = set()
             for q, question in enumerate(questions):
@@ -387,7 +493,7 @@ def _parsons_problems(lines: list[Any], loc: Loc) -> Iterator[tuple[str, Loc]]:
                 close = difflib.get_close_matches(ref, sorted(known), n=1)
                 hint = f"did you mean '{close[0]}'?" if close else "name a line of this step"
                 yield f"'after' names unknown line '{ref}'; {hint}", loc + (n, "after", m)
-    graph = {line["id"]: [r for r in line.get("after", []) if r in known]
+    graph = {line["id"]: [r for r in line.get("after", []) if isinstance(r, str) and r in known]
              for line in lines
              if isinstance(line, dict) and isinstance(line.get("id"), str)
              and isinstance(line.get("after", []), list)}
@@ -396,20 +502,26 @@ def _parsons_problems(lines: list[Any], loc: Loc) -> Iterator[tuple[str, Loc]]:
 
 
 def _has_cycle(graph: dict[str, list[str]]) -> bool:
-    state: dict[str, int] = {}
-
-    def visit(node: str) -> bool:
-        if state.get(node) == 1:
-            return True
-        if state.get(node) == 2:
-            return False
-        state[node] = 1
-        if any(visit(nxt) for nxt in graph.get(node, []) if isinstance(nxt, str)):
-            return True
-        state[node] = 2
-        return False
-
-    return any(visit(node) for node in graph)
+    """Whether following `after` references can come back to a line (iterative: no recursion
+    limit however long the chain of lines)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for start in graph:
+        if state.get(start):
+            continue
+        state[start] = 1
+        stack = [(start, iter(graph[start]))]
+        while stack:
+            node, refs = stack[-1]
+            nxt = next(refs, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return True
+            elif not state.get(nxt):
+                state[nxt] = 1
+                stack.append((nxt, iter(graph.get(nxt, []))))
+    return False
 
 
 def validate(parsed: Parsed, path: str) -> tuple[Lesson | None, list[Problem]]:
@@ -422,8 +534,25 @@ def validate(parsed: Parsed, path: str) -> tuple[Lesson | None, list[Problem]]:
     try:
         lesson = Lesson.model_validate(parsed.data)
     except ValidationError as exc:
-        for error in exc.errors(include_url=False):
-            message, (line, col) = _explain(error, tuple(error["loc"]), parsed)
+        errors = exc.errors(include_url=False)
+        # a typo like `bdy:` is reported as "did you mean 'body'?"; "missing 'body'" would repeat it
+        typos = {(_data_loc(tuple(e["loc"])[:-1], parsed.data), _close_key(e))
+                 for e in errors if e["type"] == "extra_forbidden"}
+        answers: list[Loc] = []
+        for error in errors:
+            loc = tuple(error["loc"])
+            answer_loc = _answer_union(loc)
+            if answer_loc is not None:
+                if answer_loc not in answers:
+                    answers.append(answer_loc)
+                    for message, (line, col) in _answer_messages(answer_loc, parsed):
+                        problems.append(Problem(path, line, col, message))
+                continue
+            if error["type"] == "missing":
+                name = "with" if loc[-1] == "with_" else loc[-1]
+                if (_data_loc(loc[:-1], parsed.data), name) in typos:
+                    continue
+            message, (line, col) = _explain(error, loc, parsed)
             problems.append(Problem(path, line, col, message))
     for message, loc in _semantic_problems(parsed.data):
         line, col = parsed.position(_data_loc(loc, parsed.data))
@@ -451,11 +580,13 @@ def read_lesson_text(path: Path) -> tuple[str | None, list[Problem]]:
         return None, [Problem(shown, 1, 1, f"cannot read the file ({exc.strerror}); check its path and permissions")]
     if len(raw) > _MAX_BYTES:
         return None, [Problem(shown, 1, 1, f"the file is {len(raw)} bytes; lessons are limited to {_MAX_BYTES}")]
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark is allowed, not text
     try:
-        return raw.decode("utf-8-sig"), []
+        return raw.decode("utf-8"), []
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        # the bytes before the bad one are valid UTF-8: count characters, not bytes
+        before = raw[: exc.start].decode("utf-8")
+        line, col = _text_pos(before, len(before))
         return None, [Problem(shown, line, col, "the file is not UTF-8; save it as UTF-8")]
 
 

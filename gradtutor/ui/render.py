@@ -78,7 +78,7 @@ def code_block(code: str, look: Look) -> RenderableType:
 
 def rule(title: str, look: Look) -> RenderableType:
     if look.plain:
-        return Rule(title, characters="-", style="none", align="left")
+        return Rule(Text(title), characters="-", style="none", align="left")  # not markup
     return Rule(Text(title, style="bold cyan"), style="cyan", align="left")
 
 
@@ -136,7 +136,8 @@ def question_body(question: Question, number: int, total: int, selected: frozens
     parts.append(Text(""))
     grid = _hanging()
     for i, choice in enumerate(question.choices):
-        grid.add_row(f"{_mark(question, i, selected, look)} {LETTERS[i]})",
+        # Text, not a str: add_row would read a str as markup and drop "[x]" as a tag
+        grid.add_row(Text(f"{_mark(question, i, selected, look)} {LETTERS[i]})"),
                      inline(choice.text, look, "bold" if i in selected else ""))
     parts.append(Padding(grid, (0, 0, 0, 2)))
     return Group(*parts)
@@ -246,7 +247,7 @@ def lessons_table(lessons: tuple[Lesson, ...], states: dict[str, LessonProgress]
     table.add_column("quiz", justify="right")
     for lesson in lessons:
         state = states.get(lesson.id, LessonProgress())
-        table.add_row(str(lesson.order), lesson.id, lesson.title,
+        table.add_row(str(lesson.order), lesson.id, Text(lesson.title),  # a title is not markup
                       status_text(lesson, state, look), quiz_text(lesson, state))
     return table
 

@@ -1,0 +1,179 @@
+"""How long gradtutor takes to start, against the bare cost of importing its UI libraries.
+
+    python benchmarks/startup.py [--runs 15] [--lessons DIR] [--lesson grad]
+
+Each case runs as a fresh `python` process, the cases taken in turn (round robin) after one
+warm-up round, so a slow moment of the machine falls on all of them alike. Times are wall
+times from starting the process to its end, or, for the walkthrough, to its first slide on
+a real pseudo-terminal (POSIX only; needs pexpect).
+
+The target: the first slide within 1.5x the bare UI import. It also checks, with
+`python -X importtime`, that --help, list and show never import torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+TARGET = 1.5
+UI_IMPORTS = ("import rich, typer, yaml, rich.console, rich.markdown, rich.syntax, rich.panel, "
+              "rich.table")
+
+
+def child_env(home: str, lessons: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NO_COLOR", "COLUMNS", "LINES", "PYTHONIMPORTTIME", "GRADTUTOR_DEBUG")}
+    env.update(GRADTUTOR_HOME=home, TERM="xterm-256color")
+    if lessons:
+        env["GRADTUTOR_LESSONS"] = lessons
+    return env
+
+
+def timed_process(argv: list[str], lessons: str | None) -> Callable[[], float]:
+    def run() -> float:
+        with tempfile.TemporaryDirectory() as home:
+            env = child_env(home, lessons)
+            began = time.perf_counter()
+            result = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            took = time.perf_counter() - began
+        if result.returncode != 0:
+            raise SystemExit(f"`{' '.join(argv)}` failed ({result.returncode}):\n"
+                             f"{result.stderr.decode(errors='replace')}")
+        return took
+    return run
+
+
+def timed_first_slide(lesson: str, lessons: str | None) -> Callable[[], float]:
+    import pexpect
+
+    def run() -> float:
+        with tempfile.TemporaryDirectory() as home:
+            began = time.perf_counter()
+            child = pexpect.spawn(sys.executable, ["-m", "gradtutor", "start", lesson],
+                                  env=child_env(home, lessons), dimensions=(40, 100),
+                                  encoding="utf-8", timeout=30)
+            try:
+                child.expect("step 1 of")
+                took = time.perf_counter() - began
+                child.send("q")
+                child.expect(pexpect.EOF)
+            except (pexpect.TIMEOUT, pexpect.EOF):
+                raise SystemExit(f"no first slide from `gradtutor start {lesson}`:\n"
+                                 f"{child.before}") from None
+            finally:
+                child.close(force=True)
+        return took
+    return run
+
+
+def torch_imported(args: list[str], lessons: str | None) -> bool:
+    """Whether `python -m gradtutor *args` imports torch, from its -X importtime log."""
+    with tempfile.TemporaryDirectory() as home:
+        result = subprocess.run([sys.executable, "-X", "importtime", "-m", "gradtutor", *args],
+                                env=child_env(home, lessons), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"`gradtutor {' '.join(args)}` failed:\n{result.stderr[-2000:]}")
+    modules = [line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
+               if line.startswith("import time:") and "|" in line]
+    if "gradtutor.cli" not in modules:
+        raise SystemExit("could not read the -X importtime log")
+    return any(m == "torch" or m.startswith("torch.") for m in modules)
+
+
+def p95(samples: list[float]) -> float:
+    """The nearest-rank 95th percentile: with few runs, the slowest or nearly so."""
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("model name", "Hardware", "cpu model")):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=15, help="timed runs of each case (15)")
+    parser.add_argument("--lessons", metavar="DIR",
+                        help="lessons folder (default: GRADTUTOR_LESSONS, else the built-in one)")
+    parser.add_argument("--lesson", default="grad", help="the lesson to show and start (grad)")
+    options = parser.parse_args()
+    if options.runs < 1:
+        parser.error("--runs must be at least 1")
+    lessons = options.lessons or os.environ.get("GRADTUTOR_LESSONS")
+    py = [sys.executable]
+    gt = [*py, "-m", "gradtutor"]
+
+    cases: dict[str, Callable[[], float]] = {
+        "a": timed_process([*py, "-c", UI_IMPORTS], lessons),
+        "b": timed_process([*gt, "--help"], lessons),
+        "c": timed_process([*gt, "list"], lessons),
+        "d": timed_process([*gt, "show", options.lesson, "--step", "1", "--plain"], lessons),
+        "f": timed_process([*py, "-c", "import torch"], lessons),
+    }
+    labels = {
+        "a": "bare UI import (rich, typer, yaml + slide modules)",
+        "b": "gradtutor --help",
+        "c": "gradtutor list",
+        "d": f"gradtutor show {options.lesson} --step 1 --plain",
+        "e": f"gradtutor start {options.lesson}: first slide (pty)",
+        "f": "import torch (reference)",
+    }
+    try:
+        if sys.platform == "win32":
+            raise ImportError("no pseudo-terminal on Windows")
+        cases["e"] = timed_first_slide(options.lesson, lessons)
+    except ImportError as exc:
+        print(f"(e) skipped: {exc}")
+    order = sorted(cases)
+
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores; {platform.system()} "
+          f"{platform.release()}; Python {platform.python_version()} ({sys.executable})")
+    print(f"runs: {options.runs} of each case, after one warm-up round; lesson "
+          f"'{options.lesson}' from {lessons or 'the built-in course'}")
+    print()
+    for key in order:  # warm-up: page cache, .pyc files
+        cases[key]()
+    samples: dict[str, list[float]] = {key: [] for key in order}
+    for _ in range(options.runs):
+        for key in order:
+            samples[key].append(cases[key]())
+
+    width = max(len(labels[key]) for key in order) + 4
+    print(f"{'case':<{width}} {'median':>9} {'p95':>9}  {'x (a)':>6}")
+    base = statistics.median(samples["a"])
+    for key in order:
+        median = statistics.median(samples[key])
+        print(f"{f'({key}) ' + labels[key]:<{width}} {median * 1000:>7.0f}ms "
+              f"{p95(samples[key]) * 1000:>7.0f}ms  {median / base:>6.2f}")
+    print()
+    for key, what in (("e", "first slide"), ("d", "show one step")):
+        if key in samples:
+            ratio = statistics.median(samples[key]) / base
+            verdict = "met" if ratio <= TARGET else "NOT met"
+            print(f"{what} / bare UI import = {ratio:.2f}x  (target <= {TARGET}x: {verdict})")
+    print()
+    for args in (["--help"], ["list"], ["show", options.lesson, "--step", "1", "--plain"]):
+        imported = torch_imported(args, lessons)
+        print(f"torch imported by `gradtutor {' '.join(args)}`: {'YES' if imported else 'no'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Start-up stays light: the commands that only read lessons and progress never import torch.
+
+Each command runs under `python -X importtime`, whose log on stderr names every module
+imported. This is not a timed test; `benchmarks/startup.py` measures the times.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradtutor.errors import GradtutorError, LessonProblems
+from gradtutor.lessons.course import load_course
+
+FIXTURES = str(Path(__file__).parent / "fixtures" / "course")
+
+
+def imported_modules(args: list[str], home: Path) -> list[str]:
+    """Every module `python -m gradtutor *args` imports; the command must succeed."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONIMPORTTIME"}
+    env["GRADTUTOR_HOME"] = str(home)
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "gradtutor", *args],
+                            capture_output=True, text=True, encoding="utf-8", env=env,
+                            stdin=subprocess.DEVNULL, timeout=60)
+    log = [line for line in result.stderr.splitlines() if line.startswith("import time:")]
+    others = [line for line in result.stderr.splitlines() if not line.startswith("import time:")]
+    assert result.returncode == 0, "\n".join(others)
+    # import time: self [us] | cumulative | imported package   (nested imports are indented)
+    modules = [line.rsplit("|", 1)[1].strip() for line in log[1:]]
+    assert "gradtutor.cli" in modules  # the log was read right
+    return modules
+
+
+def shipped_course_has_grad() -> None:
+    folder = os.environ.get("GRADTUTOR_LESSONS")
+    try:
+        course = load_course(Path(folder) if folder else None)
+    except LessonProblems:
+        raise
+    except GradtutorError as exc:
+        pytest.skip(f"no shipped course yet: {exc.message}")
+    if "grad" not in {lesson.id for lesson in course.lessons}:
+        pytest.skip("the shipped course has no 'grad' lesson yet")
+
+
+@pytest.mark.parametrize("args", [
+    ["--help"],
+    ["list"],
+    ["show", "grad", "--step", "1", "--plain"],
+    ["validate"],
+])
+def test_the_shipped_course_never_imports_torch(args: list[str], tmp_path: Path) -> None:
+    if args != ["--help"]:
+        shipped_course_has_grad()
+    torch = [m for m in imported_modules(args, tmp_path) if m == "torch" or m.startswith("torch.")]
+    assert torch == [], f"`gradtutor {' '.join(args)}` imports torch"
+
+
+@pytest.mark.parametrize("args", [
+    ["list", "--lessons", FIXTURES],
+    ["show", "basics", "--step", "2", "--plain", "--lessons", FIXTURES],
+    ["show", "second", "--lessons", FIXTURES],  # every kind of practice step
+    ["validate", FIXTURES],
+])
+def test_the_fixture_course_never_imports_torch(args: list[str], tmp_path: Path) -> None:
+    torch = [m for m in imported_modules(args, tmp_path) if m == "torch" or m.startswith("torch.")]
+    assert torch == [], f"`gradtutor {' '.join(args)}` imports torch"
