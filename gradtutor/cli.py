@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -224,7 +225,7 @@ def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
     quizzes = lesson.quizzes
     if not quizzes:
         raise GradtutorError(f"lesson '{lesson.id}' has no quiz", "`gradtutor list` shows the lessons")
-    only_quiz = lesson.model_copy(update={"steps": quizzes})
+    only_quiz = dataclasses.replace(lesson, steps=tuple(quizzes))
     plain = env.plain(plain)
     final = run(only_quiz, 0, env, _store(env), plain, keep_place=False)
     if final.outcome != "finished":

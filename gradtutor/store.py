@@ -10,12 +10,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-
-from filelock import FileLock, Timeout
 
 from gradtutor.errors import GradtutorError
 from gradtutor.progress import Progress, ProgressFormatError, from_json, to_json
@@ -41,6 +38,8 @@ def _fsync_dir(folder: Path) -> None:
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace `path` with `text` so that a reader sees the old file or the new, never half."""
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -63,7 +62,7 @@ class ProgressStore:
         self.folder = folder
         self.path = folder / FILE_NAME
         self._warn = warn
-        self._lock = FileLock(str(folder / f"{FILE_NAME}.lock"), timeout=LOCK_TIMEOUT_S)
+        self.lock_path = folder / f"{FILE_NAME}.lock"
 
     def load(self) -> Progress:
         """The saved progress; an empty one if there is none or it had to be set aside."""
@@ -82,16 +81,19 @@ class ProgressStore:
 
     def update(self, change: Callable[[Progress], Progress]) -> Progress:
         """Apply `change` to the freshest saved progress and save the result atomically."""
+        # imported here, not at start-up: the first slide shows before anything is saved
+        from filelock import FileLock, Timeout
+
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            with self._lock:
+            with FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT_S):
                 progress = change(self.load())
                 write_atomic(self.path, json.dumps(to_json(progress), indent=2) + "\n")
                 return progress
         except Timeout:
             raise GradtutorError(
                 "progress is locked by another gradtutor that is not answering",
-                f"close other gradtutor windows, or delete {self._lock.lock_file}",
+                f"close other gradtutor windows, or delete {self.lock_path}",
             ) from None
         except OSError as exc:
             raise GradtutorError(

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import difflib
 import re
-import types
-import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
 import yaml
-from pydantic import BaseModel, ValidationError
 
 from gradtutor.errors import LessonProblems, Problem
 from gradtutor.lessons.model import LETTERS, STEP_KINDS, Lesson
+from gradtutor.lessons.schema import Issue, build
 
 Loc = tuple[Union[str, int], ...]
 
@@ -59,6 +57,24 @@ class Parsed:
 
 class _Composer(yaml.SafeLoader):
     """SafeLoader used only to compose nodes; its constructor is used for plain scalars."""
+
+
+_FastComposer: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+
+
+def _compose_fast(text: str) -> tuple[Any, yaml.Node | None] | None:
+    """Nodes composed by libyaml, about 10x faster than pure Python; None if libyaml is
+    missing or finds anything wrong, so that problems are always worded and located by
+    the pure-Python parser."""
+    if _FastComposer is None:
+        return None
+    loader = _FastComposer(text)
+    try:
+        return loader, loader.get_single_node()
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    finally:
+        loader.dispose()
 
 
 def _pos(mark: yaml.Mark) -> tuple[int, int]:
@@ -108,26 +124,30 @@ class _TooBig(Exception):
 def parse_yaml(text: str, path: str) -> tuple[Parsed | None, list[Problem]]:
     """Compose `text` into plain data with positions; problems for anything unsafe or malformed."""
     problems: list[Problem] = []
-    try:
-        loader = _Composer(text)
-    except yaml.reader.ReaderError as exc:
-        # raised before any parsing: a character YAML forbids anywhere in a file
-        line, col = _text_pos(text, exc.position)
-        return None, [Problem(path, line, col, f"the file contains the control character "
-                                               f"U+{exc.character:04X}, which YAML does not allow; "
-                                               f"delete it")]
-    try:
-        node = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        return None, [_syntax_problem(exc, path)]
-    except yaml.YAMLError as exc:
-        message = " ".join(str(exc).split())
-        return None, [Problem(path, 1, 1, f"not valid YAML ({message}); "
-                                          f"check the file's encoding and syntax")]
-    except RecursionError:  # PyYAML composes recursively: far deeper than `_MAX_DEPTH`
-        return None, [Problem(path, *_pos(loader.get_mark()), _TOO_DEEP)]
-    finally:
-        loader.dispose()
+    fast = _compose_fast(text)
+    if fast is not None:
+        loader, node = fast
+    else:
+        try:
+            loader = _Composer(text)
+        except yaml.reader.ReaderError as exc:
+            # raised before any parsing: a character YAML forbids anywhere in a file
+            line, col = _text_pos(text, exc.position)
+            return None, [Problem(path, line, col, f"the file contains the control character "
+                                                   f"U+{exc.character:04X}, which YAML does not allow; "
+                                                   f"delete it")]
+        try:
+            node = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            return None, [_syntax_problem(exc, path)]
+        except yaml.YAMLError as exc:
+            message = " ".join(str(exc).split())
+            return None, [Problem(path, 1, 1, f"not valid YAML ({message}); "
+                                              f"check the file's encoding and syntax")]
+        except RecursionError:  # PyYAML composes recursively: far deeper than `_MAX_DEPTH`
+            return None, [Problem(path, *_pos(loader.get_mark()), _TOO_DEEP)]
+        finally:
+            loader.dispose()
     if node is None:
         return None, [Problem(path, 1, 1, "the lesson file is empty; start it with `id:`, `title:` and `steps:`")]
 
@@ -201,61 +221,10 @@ def parse_yaml(text: str, path: str) -> tuple[Parsed | None, list[Problem]]:
                               f"the file holds more than {_MAX_VALUES} values once YAML aliases "
                               f"(*name) are expanded; write the values out, and keep lessons "
                               f"short")]
+    if any(p.message == _TOO_DEEP for p in problems):
+        # as when the parser itself gives up: the structure is not worth validating
+        return None, [p for p in problems if p.message == _TOO_DEEP][:1]
     return Parsed(data, value_at, key_at), problems
-
-
-def _unwrap(annotation: Any) -> list[Any]:
-    """The concrete types an annotation may hold: Optional/Union/Annotated are opened up."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _unwrap(typing.get_args(annotation)[0])
-    if origin is Union or origin is types.UnionType:
-        return [t for arg in typing.get_args(annotation) for t in _unwrap(arg)]
-    return [annotation]
-
-
-def _model_at(loc: Loc) -> type[BaseModel] | None:
-    """The model class that validates the mapping at `loc` (as pydantic reports it)."""
-    candidates: list[Any] = [Lesson]
-    for part in loc:
-        next_candidates: list[Any] = []
-        for candidate in candidates:
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                if isinstance(part, str) and part in candidate.model_fields:
-                    next_candidates += _unwrap(candidate.model_fields[part].annotation)
-                elif isinstance(part, str):
-                    # a discriminator tag in the loc: keep the union member it names
-                    field = candidate.model_fields.get("kind")
-                    if field is not None and typing.get_args(field.annotation) == (part,):
-                        next_candidates.append(candidate)
-            elif typing.get_origin(candidate) is list and isinstance(part, int):
-                next_candidates += _unwrap(typing.get_args(candidate)[0])
-        candidates = next_candidates
-        if not candidates:
-            return None
-    models = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
-    return models[0] if len(models) == 1 else None
-
-
-def _data_loc(loc: Loc, data: Any) -> Loc:
-    """Drop the parts of a pydantic loc that are not in the data (union tags, validator names)."""
-    kept: list[str | int] = []
-    node = data
-    parts = list(loc)
-    for n, part in enumerate(parts):
-        if (n == 2 and kept == ["steps", parts[1]] and isinstance(node, dict)
-                and part == node.get("kind")):
-            continue  # the step's kind, which pydantic puts in the loc; even if a key has its name
-        if isinstance(node, dict) and part in node:
-            kept.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            kept.append(part)
-            node = node[part]
-        elif isinstance(node, dict) and part == "with_" and "with" in node:
-            kept.append("with")
-            node = node["with"]
-    return tuple(kept)
 
 
 def _describe(value: Any) -> str:
@@ -269,13 +238,6 @@ def _number(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def _value(data: Any, loc: Loc) -> Any:
-    """The value at a loc that `_data_loc` returned."""
-    for part in loc:
-        data = data[part]
-    return data
 
 
 def _field_name(loc: Loc) -> str:
@@ -300,132 +262,89 @@ def _where(loc: Loc) -> str:
     return out or "the lesson"
 
 
-def _close_key(error: Any) -> str | None:
+_WANTED = {"text": "text", "integer": "a whole number", "number": "a number",
+           "list": "a list", "mapping": "a mapping of keys", "boolean": "true or false",
+           "empty": "empty"}
+_BOUNDS = {"ge": "at least", "gt": "more than", "le": "at most"}
+_ANSWER_FIX = "write for example `answer: b` or `answer: [a, c]`"
+
+
+def _close_key(issue: Issue) -> str | None:
     """For an unknown key, the allowed key it is probably a typo of."""
-    model = _model_at(tuple(error["loc"])[:-1])
-    names = sorted(model.model_fields) if model else []
-    allowed = ["with" if name == "with_" else name for name in names]
-    close = difflib.get_close_matches(_field_name(tuple(error["loc"])), allowed, n=1)
+    close = difflib.get_close_matches(str(issue.loc[-1]), issue.detail["allowed"], n=1)
     return close[0] if close else None
 
 
-_LIMITS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than"),
-           "less_than_equal": ("le", "at most"), "less_than": ("lt", "less than")}
+def _is_quiz_answer(loc: Loc) -> bool:
+    """Whether `loc` is (in) a quiz question's answer, which may be a letter or a list."""
+    return "questions" in loc and "answer" in loc[-2:]
 
 
-def _explain(error: Any, loc: Loc, parsed: Parsed) -> tuple[str, tuple[int, int]]:
-    """Turn one pydantic error into (message with a fix, position)."""
-    kind = error["type"]
-    value_loc = _data_loc(tuple(error["loc"]), parsed.data)
-    field = _field_name(tuple(error["loc"]))
-    label = _label(tuple(error["loc"]))
-    ctx = error.get("ctx") or {}
-    if kind == "extra_forbidden":
-        model = _model_at(tuple(error["loc"])[:-1])
-        allowed = sorted(model.model_fields) if model else []
-        allowed = ["with" if name == "with_" else name for name in allowed]
-        close = _close_key(error)
-        hint = f"did you mean '{close}'?" if close else f"allowed keys: {', '.join(allowed)}"
-        return f"unknown key '{field}'; {hint}", parsed.position(value_loc, key=True)
-    if kind == "missing":
-        field = "with" if field == "with_" else field
-        where = _where(value_loc)
-        return (f"missing required key '{field}' in {where}; add `{field}:`",
-                parsed.position(value_loc))
-    if kind == "union_tag_invalid":
-        tag = ctx.get("tag", "")
-        step = _value(parsed.data, value_loc)
-        if isinstance(step, dict) and not isinstance(step.get("kind"), str):
-            return (f"'kind' must be one of: {', '.join(STEP_KINDS)}, not "
-                    f"{_describe(step.get('kind'))}", parsed.position(value_loc + ("kind",)))
-        close = difflib.get_close_matches(str(tag), STEP_KINDS, n=1)
+def _explain(issue: Issue, parsed: Parsed) -> tuple[str, tuple[int, int]]:
+    """Turn one validation issue into (message with a fix, position)."""
+    loc, detail = issue.loc, issue.detail
+    label = _label(loc)
+    at = parsed.position(loc)
+    if issue.kind == "unknown_key":
+        close = _close_key(issue)
+        allowed = ", ".join(sorted(detail["allowed"]))
+        hint = f"did you mean '{close}'?" if close else f"allowed keys: {allowed}"
+        return f"unknown key '{loc[-1]}'; {hint}", parsed.position(loc, key=True)
+    if issue.kind == "missing":
+        key = detail["key"]
+        return f"missing required key '{key}' in {_where(loc)}; add `{key}:`", at
+    if issue.kind == "missing_kind":
+        return (f"missing required key 'kind' in {_where(loc)}; add `kind:` with one of: "
+                f"{', '.join(STEP_KINDS)}", at)
+    if issue.kind == "unknown_kind":
+        got = detail["got"]
+        if not isinstance(got, str):
+            return f"'kind' must be one of: {', '.join(STEP_KINDS)}, not {_describe(got)}", at
+        close = difflib.get_close_matches(got, STEP_KINDS, n=1)
         hint = f"did you mean '{close[0]}'?" if close else f"use one of: {', '.join(STEP_KINDS)}"
-        return f"unknown step kind '{tag}'; {hint}", parsed.position(value_loc + ("kind",))
-    if kind == "union_tag_not_found":
-        return (f"missing required key 'kind' in {_where(value_loc)}; add `kind:` with one of: "
-                f"{', '.join(STEP_KINDS)}", parsed.position(value_loc))
-    if kind == "string_pattern_mismatch":
-        got = error.get("input")
-        if field == "answer" or (value_loc and value_loc[-2:-1] == ("answer",)):
-            return (f"'answer' must be a letter a-z, not {got!r}; write for example `answer: b`",
-                    parsed.position(value_loc))
-        if field in {"id", "fails", "checker"} or "after" in value_loc:
-            return (f"'{label}' {got!r} is not a valid id; use lowercase letters, digits and "
-                    f"single dashes, like `zero-grad`", parsed.position(value_loc))
-        if field == "function":
-            return (f"'function' {got!r} is not a Python function name; use letters, digits and "
-                    f"underscores, not starting with a digit, like `zero_grad`",
-                    parsed.position(value_loc))
-        return f"'{label}' {got!r} is not valid here", parsed.position(value_loc)
-    if kind == "too_short":
-        limit = ctx.get("min_length")
-        return (f"'{label}' needs at least {limit} item{'s' if limit != 1 else ''}, "
-                f"but has {ctx.get('actual_length')}", parsed.position(value_loc))
-    if kind == "too_long":
-        return (f"'{label}' has {ctx.get('actual_length')} items; at most "
-                f"{ctx.get('max_length')} are allowed", parsed.position(value_loc))
-    if kind == "string_too_short":
-        return f"'{label}' must not be empty; write some text", parsed.position(value_loc)
-    if kind == "string_too_long":
-        return (f"'{label}' must be at most {ctx.get('max_length')} characters long, "
-                f"not {len(str(error.get('input')))}", parsed.position(value_loc))
-    if kind in {"string_type", "int_type", "int_parsing", "int_from_float", "float_type",
-                "float_parsing", "list_type", "bool_type", "model_type", "model_attributes_type",
-                "dict_type", "literal_error"}:
-        wanted = {"string_type": "text", "int_type": "a whole number",
-                  "int_parsing": "a whole number", "int_from_float": "a whole number",
-                  "float_type": "a number",
-                  "float_parsing": "a number", "list_type": "a list", "bool_type": "true or false",
-                  "model_type": "a mapping of keys", "model_attributes_type": "a mapping of keys",
-                  "dict_type": "a mapping of keys",
-                  "literal_error": f"one of {ctx.get('expected', '')}"}[kind]
-        value = error.get("input")
-        got = repr(value) if kind == "int_from_float" else _describe(value)
+        return f"unknown step kind '{got}'; {hint}", at
+    if _is_quiz_answer(loc) and issue.kind in ("type", "pattern"):
+        got = detail["got"]
+        shown = repr(got) if isinstance(got, str) else _describe(got)
+        if loc[-1] != "answer":
+            return (f"'answer' lists {shown}, which is not a letter a-z; write for example "
+                    f"`answer: [a, c]`", at)
+        return f"'answer' must be a letter a-z or a list of letters, not {shown}; {_ANSWER_FIX}", at
+    if issue.kind == "pattern":
+        got, what = detail["got"], detail["what"]
+        if what == "letter":
+            return f"'{label}' must be a letter a-z, not {got!r}; write for example `answer: b`", at
+        if what == "python name":
+            return (f"'{label}' {got!r} is not a Python function name; use letters, digits and "
+                    f"underscores, not starting with a digit, like `zero_grad`", at)
+        return (f"'{label}' {got!r} is not a valid id; use lowercase letters, digits and "
+                f"single dashes, like `zero-grad`", at)
+    if issue.kind == "type":
+        got, wanted = detail["got"], _WANTED.get(detail["want"], detail["want"])
+        shown = repr(got) if wanted == "a whole number" and isinstance(got, float) else _describe(got)
         hint = ""
-        if wanted == "text" and isinstance(value, (bool, int, float)):
+        if wanted == "text" and isinstance(got, (bool, int, float)):
             hint = " (quote it if it is text)"  # YAML read `yes`, `3` or `1.0` as a non-text value
-        elif wanted == "text" and value is None:
+        elif wanted == "text" and got is None:
             hint = "; write some text"
-        return f"'{label}' must be {wanted}, not {got}{hint}", parsed.position(value_loc)
-    if kind in _LIMITS:
-        key, words = _LIMITS[kind]
-        return (f"'{label}' must be {words} {_number(ctx.get(key))}, not "
-                f"{_number(error.get('input'))}", parsed.position(value_loc))
-    message = str(error["msg"]).removeprefix("Value error, ")
-    message = message[:1].lower() + message[1:]
-    return f"'{label}' {message}", parsed.position(value_loc)
-
-
-def _answer_union(loc: Loc) -> Loc | None:
-    """For an error in `answer: <letter> | [<letters>]`, the loc of the answer; else None.
-
-    pydantic reports such an error once per union member, under a member label
-    (`constrained-str`, `list[constrained-str]`) that means nothing to an author.
-    """
-    for n in range(len(loc) - 1):
-        if loc[n] == "answer" and isinstance(loc[n + 1], str):
-            return loc[: n + 1]
-    return None
-
-
-def _is_letter(value: Any) -> bool:
-    return isinstance(value, str) and len(value) == 1 and value in LETTERS
-
-
-def _answer_messages(answer_loc: Loc, parsed: Parsed) -> Iterator[tuple[str, tuple[int, int]]]:
-    """One message per wrong part of an answer that is neither a letter nor a list of letters."""
-    loc = _data_loc(answer_loc, parsed.data)
-    value = _value(parsed.data, loc)
-    if isinstance(value, list):
-        for j, item in enumerate(value):
-            if not _is_letter(item):
-                got = repr(item) if isinstance(item, str) else _describe(item)
-                yield (f"'answer' lists {got}, which is not a letter a-z; write for example "
-                       f"`answer: [a, c]`", parsed.position(loc + (j,)))
-        return
-    got = repr(value) if isinstance(value, str) else _describe(value)
-    yield (f"'answer' must be a letter a-z or a list of letters, not {got}; write for example "
-           f"`answer: b` or `answer: [a, c]`", parsed.position(loc))
+        return f"'{label}' must be {wanted}, not {shown}{hint}", at
+    if issue.kind == "too_short":
+        if _is_quiz_answer(loc):
+            return "'answer' needs at least one letter, for example [a, c]", at
+        low = detail["min"]
+        return (f"'{label}' needs at least {low} item{'s' if low != 1 else ''}, "
+                f"but has {detail['got']}", at)
+    if issue.kind == "too_long":
+        return f"'{label}' has {detail['got']} items; at most {detail['max']} are allowed", at
+    if issue.kind == "empty":
+        return f"'{label}' must not be empty; write some text", at
+    if issue.kind == "too_many_chars":
+        return (f"'{label}' must be at most {detail['max']} characters long, "
+                f"not {detail['got']}", at)
+    if issue.kind == "range":
+        return (f"'{label}' must be {_BOUNDS[detail['bound']]} {_number(detail['limit'])}, "
+                f"not {_number(detail['got'])}", at)
+    return f"'{label}' is not valid here", at  # pragma: no cover - every kind is handled above
 
 
 def _semantic_problems(data: Any) -> Iterator[tuple[str, Loc]]:
@@ -526,41 +445,23 @@ def _has_cycle(graph: dict[str, list[str]]) -> bool:
 
 def validate(parsed: Parsed, path: str) -> tuple[Lesson | None, list[Problem]]:
     """Validate plain data into a Lesson; all problems, sorted by position."""
-    problems: list[Problem] = []
-    lesson: Lesson | None = None
     if not isinstance(parsed.data, dict):
         return None, [Problem(path, 1, 1, f"a lesson must be a mapping of keys (id, title, "
                                           f"steps, ...), not {_describe(parsed.data)}")]
-    try:
-        lesson = Lesson.model_validate(parsed.data)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        # a typo like `bdy:` is reported as "did you mean 'body'?"; "missing 'body'" would repeat it
-        typos = {(_data_loc(tuple(e["loc"])[:-1], parsed.data), _close_key(e))
-                 for e in errors if e["type"] == "extra_forbidden"}
-        answers: list[Loc] = []
-        for error in errors:
-            loc = tuple(error["loc"])
-            answer_loc = _answer_union(loc)
-            if answer_loc is not None:
-                if answer_loc not in answers:
-                    answers.append(answer_loc)
-                    for message, (line, col) in _answer_messages(answer_loc, parsed):
-                        problems.append(Problem(path, line, col, message))
-                continue
-            if error["type"] == "missing":
-                name = "with" if loc[-1] == "with_" else loc[-1]
-                if (_data_loc(loc[:-1], parsed.data), name) in typos:
-                    continue
-            message, (line, col) = _explain(error, loc, parsed)
-            problems.append(Problem(path, line, col, message))
-    for message, loc in _semantic_problems(parsed.data):
-        line, col = parsed.position(_data_loc(loc, parsed.data))
+    lesson, issues = build(Lesson, parsed.data)
+    # a typo like `bdy:` is reported as "did you mean 'body'?"; "missing 'body'" would repeat it
+    typos = {(i.loc[:-1], _close_key(i)) for i in issues if i.kind == "unknown_key"}
+    problems: list[Problem] = []
+    for issue in issues:
+        if issue.kind == "missing" and (issue.loc, issue.detail["key"]) in typos:
+            continue
+        message, (line, col) = _explain(issue, parsed)
         problems.append(Problem(path, line, col, message))
-    if problems:
-        lesson = None
+    for message, loc in _semantic_problems(parsed.data):
+        line, col = parsed.position(loc)
+        problems.append(Problem(path, line, col, message))
     unique = sorted(set(problems), key=lambda p: (p.line, p.col, p.message))
-    return lesson, unique
+    return (lesson if not unique else None), unique
 
 
 def display_path(path: Path) -> str:

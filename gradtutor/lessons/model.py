@@ -1,186 +1,176 @@
 """The typed lesson model: what a lesson YAML file becomes once it validates.
 
-Every model forbids unknown keys so that a typo is reported instead of silently ignored.
+Frozen dataclasses; the rules each field obeys are in its metadata and enforced by
+`schema.build`, which rejects unknown keys so a typo is reported instead of ignored.
 The model holds data only; nothing here runs code.
 """
 
-from __future__ import annotations
-
 import string
-from typing import Annotated, Literal, Union
+from dataclasses import dataclass, field
+from typing import Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
-
-Id = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=60)]
-Text = Annotated[str, StringConstraints(min_length=1)]
-Letter = Annotated[str, StringConstraints(pattern=r"^[a-z]$")]
+from gradtutor.lessons.schema import rules
 
 LETTERS = string.ascii_lowercase
 
+ID = rules(pattern=r"[a-z0-9]+(-[a-z0-9]+)*", max_chars=60, what="id")
+TEXT = rules(nonempty=True)
+LETTER = rules(pattern=r"[a-z]", what="letter")
+PY_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="python name")
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def _items(low: int, high: int | None = None, **more: object) -> dict[str, object]:
+    return {**rules(min_items=low, max_items=high), **{k: v for k, v in more.items()}}
 
-
-class Choice(Model):
+@dataclass(frozen=True)
+class Choice:
     """One answer a learner can pick, and why it is right or wrong."""
 
-    text: Text
-    why: Text
+    text: str = field(metadata=TEXT)
+    why: str = field(metadata=TEXT)
 
-
-class Question(Model):
+@dataclass(frozen=True)
+class Question:
     """A multiple-choice question; `answer` is one letter or a list of letters (a, b, ...)."""
 
-    id: Id
-    prompt: Text
-    code: str | None = None
-    choices: list[Choice] = Field(min_length=2, max_length=len(LETTERS))
-    answer: Letter | list[Letter]
+    id: str = field(metadata=ID)
+    prompt: str = field(metadata=TEXT)
+    choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)))
+    answer: Union[str, tuple[str, ...]] = field(metadata={**LETTER, "min_items": 1})
+    code: Optional[str] = None
 
-    @field_validator("answer")
-    @classmethod
-    def _no_empty_answer(cls, value: str | list[str]) -> str | list[str]:
-        if isinstance(value, list) and not value:
-            raise ValueError("needs at least one letter, for example [a, c]")
-        return value
+    @property
+    def letters(self) -> tuple[str, ...]:
+        return (self.answer,) if isinstance(self.answer, str) else self.answer
 
     @property
     def correct(self) -> frozenset[int]:
         """Indexes of the correct choices."""
-        letters = [self.answer] if isinstance(self.answer, str) else self.answer
-        return frozenset(LETTERS.index(letter) for letter in letters)
+        return frozenset(LETTERS.index(letter) for letter in self.letters)
 
     @property
     def multiple(self) -> bool:
-        return isinstance(self.answer, list) and len(set(self.answer)) > 1
+        return len(set(self.letters)) > 1
 
-
-class Slide(Model):
+@dataclass(frozen=True)
+class Slide:
     """A page of explanation: markdown, an optional code sample that runs as shown, notes."""
 
     kind: Literal["slide"]
-    id: Id
-    title: Text
-    body: Text
-    code: str | None = None
-    notes: str | None = None
+    id: str = field(metadata=ID)
+    title: str = field(metadata=TEXT)
+    body: str = field(metadata=TEXT)
+    code: Optional[str] = None
+    notes: Optional[str] = None
 
-
-class Quiz(Model):
+@dataclass(frozen=True)
+class Quiz:
     """The quick check: questions answered by letter, scored at the end."""
 
     kind: Literal["quiz"]
-    id: Id
-    title: Text
-    intro: str | None = None
-    questions: list[Question] = Field(min_length=1)
-    pass_mark: float = Field(default=0.7, ge=0, le=1)
+    id: str = field(metadata=ID)
+    title: str = field(metadata=TEXT)
+    questions: tuple[Question, ...] = field(metadata=_items(1))
+    intro: Optional[str] = None
+    pass_mark: float = field(default=0.7, metadata=rules(ge=0, le=1))
 
-
-class Mutant(Model):
-    """A real mistake a learner makes: the solution with edits, and the check it must fail."""
-
-    id: Id
-    mistake: Text
-    replace: list[Replacement] = Field(min_length=1)
-    fails: Id
-
-
-class Replacement(Model):
+@dataclass(frozen=True)
+class Replacement:
     """Replace the text `find`, which must occur in the solution exactly once, by `with`."""
 
-    find: Text
-    with_: str = Field(alias="with")
+    find: str = field(metadata=TEXT)
+    with_: str = field(metadata=rules(key="with"))
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+@dataclass(frozen=True)
+class Mutant:
+    """A real mistake a learner makes: the solution with edits, and the check it must fail."""
 
+    id: str = field(metadata=ID)
+    mistake: str = field(metadata=TEXT)
+    replace: tuple[Replacement, ...] = field(metadata=_items(1))
+    fails: str = field(metadata=ID)
 
-class Exercise(Model):
+@dataclass(frozen=True)
+class Exercise:
     """Write one function in a file; a checker from the registry judges what it does."""
 
     kind: Literal["exercise"]
-    id: Id
-    title: Text
-    prompt: Text
-    checker: Id
-    function: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-    starter: Text
-    solution: Text
-    hints: list[Text] = Field(min_length=3)
-    mutants: list[Mutant] = Field(min_length=4)
-    why: Text
-    timeout: float = Field(default=10.0, gt=0, le=120)
+    id: str = field(metadata=ID)
+    title: str = field(metadata=TEXT)
+    prompt: str = field(metadata=TEXT)
+    checker: str = field(metadata=ID)
+    function: str = field(metadata=PY_NAME)
+    starter: str = field(metadata=TEXT)
+    solution: str = field(metadata=TEXT)
+    hints: tuple[str, ...] = field(metadata=_items(3, None, nonempty=True))
+    mutants: tuple[Mutant, ...] = field(metadata=_items(4))
+    why: str = field(metadata=TEXT)
+    timeout: float = field(default=10.0, metadata=rules(gt=0, le=120))
 
-
-class Predict(Model):
+@dataclass(frozen=True)
+class Predict:
     """Guess what a snippet produces; the snippet then runs and the real value is shown."""
 
     kind: Literal["predict"]
-    id: Id
-    title: Text
-    prompt: Text
-    code: Text
-    show: Text = Field(description="an expression evaluated after `code`; its value is shown")
-    choices: list[Choice] = Field(min_length=2, max_length=len(LETTERS))
-    answer: Letter
+    id: str = field(metadata=ID)
+    title: str = field(metadata=TEXT)
+    prompt: str = field(metadata=TEXT)
+    code: str = field(metadata=TEXT)
+    show: str = field(metadata=TEXT)  # an expression evaluated after `code`; its value is shown
+    choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)))
+    answer: str = field(metadata=LETTER)
 
-
-class ParsonsLine(Model):
+@dataclass(frozen=True)
+class ParsonsLine:
     """One line to put in order; `after` names the lines that must come before it."""
 
-    id: Id
-    code: Text
-    after: list[Id] = Field(default_factory=list)
-    why: Text
+    id: str = field(metadata=ID)
+    code: str = field(metadata=TEXT)
+    why: str = field(metadata=TEXT)
+    after: tuple[str, ...] = field(default=(), metadata=ID)
 
-
-class Parsons(Model):
+@dataclass(frozen=True)
+class Parsons:
     """Put shuffled lines in an order that satisfies their `after` constraints."""
 
     kind: Literal["parsons"]
-    id: Id
-    title: Text
-    prompt: Text
-    lines: list[ParsonsLine] = Field(min_length=2)
+    id: str = field(metadata=ID)
+    title: str = field(metadata=TEXT)
+    prompt: str = field(metadata=TEXT)
+    lines: tuple[ParsonsLine, ...] = field(metadata=_items(2))
 
-
-class Chart(Model):
+@dataclass(frozen=True)
+class Chart:
     """Series the demo's code leaves in named variables, drawn as a chart."""
 
-    series: list[Text] = Field(min_length=1)
-    title: Text
+    series: tuple[str, ...] = field(metadata=_items(1, None, nonempty=True))
+    title: str = field(metadata=TEXT)
     x_label: str = "step"
     y_label: str = "loss"
 
-
-class Demo(Model):
+@dataclass(frozen=True)
+class Demo:
     """Real code that runs and shows its result, optionally as a chart."""
 
     kind: Literal["demo"]
-    id: Id
-    title: Text
-    body: Text
-    code: Text
-    chart: Chart | None = None
+    id: str = field(metadata=ID)
+    title: str = field(metadata=TEXT)
+    body: str = field(metadata=TEXT)
+    code: str = field(metadata=TEXT)
+    chart: Optional[Chart] = None
 
-
-Step = Annotated[
-    Union[Slide, Quiz, Exercise, Predict, Parsons, Demo],
-    Field(discriminator="kind"),
-]
+Step = Union[Slide, Quiz, Exercise, Predict, Parsons, Demo]
 STEP_KINDS: tuple[str, ...] = ("slide", "quiz", "exercise", "predict", "parsons", "demo")
 
-
-class Lesson(Model):
+@dataclass(frozen=True)
+class Lesson:
     """One lesson: metadata and an ordered list of steps with stable ids."""
 
-    id: Id
-    title: Text
-    summary: Text
-    order: int = Field(ge=1)
-    minutes: int | None = Field(default=None, ge=1)
-    steps: list[Step] = Field(min_length=1)
+    id: str = field(metadata=ID)
+    title: str = field(metadata=TEXT)
+    summary: str = field(metadata=TEXT)
+    order: int = field(metadata=rules(ge=1))
+    steps: tuple[Step, ...] = field(metadata=_items(1))
+    minutes: Optional[int] = field(default=None, metadata=rules(ge=1))
 
     def index_of(self, step_id: str) -> int | None:
         """The 0-based position of the step with this id, or None if the lesson has none."""
@@ -192,6 +182,3 @@ class Lesson(Model):
     @property
     def quizzes(self) -> list[Quiz]:
         return [step for step in self.steps if isinstance(step, Quiz)]
-
-
-Mutant.model_rebuild()

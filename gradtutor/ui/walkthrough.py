@@ -166,10 +166,12 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
 
         store.update(change)
 
-    save([Visit(lesson.steps[state.index].id)])
+    opened: list[Effect] = [Visit(lesson.steps[state.index].id)]  # saved once it is on screen
     try:
         while state.outcome is None:
             io.show(screen(lesson, state, io.console.width, io.keys, look))
+            save(opened)
+            opened = []
             state, effects = handle(lesson, state, io.read_event(lesson, state))
             save(effects)
     except KeyboardInterrupt:

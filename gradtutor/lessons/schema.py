@@ -1,0 +1,202 @@
+"""Plain data -> frozen dataclasses, with every problem collected rather than the first.
+
+A small, typed validator for the lesson model. It exists instead of a general library
+because the lesson model is loaded before every slide is shown, and importing and building
+a general validation library costs more than the whole UI start-up budget.
+
+A field's rules sit in its metadata (see `rules`); its Python type says the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, Union
+
+Loc = tuple[Union[str, int], ...]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One validation problem: what went wrong, where, and the details a message needs."""
+
+    kind: str  # unknown_key, missing, type, pattern, too_short, too_long, empty, range, tag
+    loc: Loc
+    detail: dict[str, Any]
+
+
+def rules(*, pattern: str | None = None, min_items: int | None = None,
+          max_items: int | None = None, nonempty: bool = False, ge: float | None = None,
+          gt: float | None = None, le: float | None = None, max_chars: int | None = None,
+          key: str | None = None, what: str = "") -> dict[str, Any]:
+    """Field metadata: constraints on a value, and the YAML key when it differs from the name."""
+    return {"pattern": pattern, "min_items": min_items, "max_items": max_items,
+            "nonempty": nonempty, "ge": ge, "gt": gt, "le": le, "max_chars": max_chars,
+            "key": key, "what": what}
+
+
+def key_of(field: dataclasses.Field[Any]) -> str:
+    return field.metadata.get("key") or field.name
+
+
+def keys_of(cls: type) -> list[str]:
+    return [key_of(f) for f in dataclasses.fields(cls)]
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls, include_extras=False)
+    return _HINTS[cls]
+
+
+def _options(annotation: Any) -> list[Any]:
+    origin = typing.get_origin(annotation)
+    if origin is Union or origin is types.UnionType:
+        return list(typing.get_args(annotation))
+    return [annotation]
+
+
+def _kind_tag(cls: type) -> str | None:
+    """The `kind` literal of a step class, if it has one."""
+    hint = _hints(cls).get("kind") if dataclasses.is_dataclass(cls) else None
+    if hint is not None and typing.get_origin(hint) is Literal:
+        return str(typing.get_args(hint)[0])
+    return None
+
+
+def build(cls: type[T], data: Any, loc: Loc = ()) -> tuple[T | None, list[Issue]]:
+    """An instance of dataclass `cls` from plain data, or None and every issue found."""
+    issues: list[Issue] = []
+    value = _convert(cls, data, loc, {}, issues)
+    return (value if not issues else None), issues
+
+
+def _convert(annotation: Any, value: Any, loc: Loc, meta: dict[str, Any] | typing.Mapping[str, Any],
+             issues: list[Issue]) -> Any:
+    options = _options(annotation)
+    if len(options) > 1:
+        return _convert_union(options, value, loc, meta, issues)
+    annotation = options[0]
+    origin = typing.get_origin(annotation)
+    if annotation is type(None):
+        if value is not None:
+            issues.append(Issue("type", loc, {"want": "empty", "got": value}))
+        return None
+    if origin is Literal:
+        allowed = typing.get_args(annotation)
+        if value not in allowed:
+            issues.append(Issue("literal", loc, {"allowed": allowed, "got": value}))
+        return value
+    if origin in (list, tuple):
+        return _convert_list(typing.get_args(annotation)[0], value, loc, meta, issues)
+    if dataclasses.is_dataclass(annotation):
+        return _convert_record(annotation, value, loc, issues)
+    return _convert_scalar(annotation, value, loc, meta, issues)
+
+
+def _convert_union(options: list[Any], value: Any, loc: Loc, meta: typing.Mapping[str, Any],
+                   issues: list[Issue]) -> Any:
+    if value is None and type(None) in options:
+        return None
+    options = [o for o in options if o is not type(None)]
+    tagged = {tag: o for o in options if (tag := _kind_tag(o)) is not None}
+    if tagged:  # a step: the `kind` key picks the class
+        if not isinstance(value, dict):
+            issues.append(Issue("type", loc, {"want": "mapping", "got": value}))
+            return None
+        if "kind" not in value:
+            issues.append(Issue("missing_kind", loc, {"allowed": tuple(tagged)}))
+            return None
+        kind = value["kind"]
+        if not isinstance(kind, str) or kind not in tagged:
+            issues.append(Issue("unknown_kind", loc + ("kind",), {"allowed": tuple(tagged),
+                                                                  "got": kind}))
+            return None
+        return _convert(tagged[kind], value, loc, meta, issues)
+    # An untagged union such as `str | list[str]`: the first option the value's shape fits.
+    for option in options:
+        shape = typing.get_origin(option) or option
+        shape = list if shape is tuple else shape  # YAML sequences arrive as lists
+        shape = dict if dataclasses.is_dataclass(shape) else shape
+        if isinstance(value, shape) and not (shape is int and isinstance(value, bool)):
+            return _convert(option, value, loc, meta, issues)
+    issues.append(Issue("type", loc, {"want": " or ".join(_word(o) for o in options),
+                                      "got": value}))
+    return None
+
+
+def _convert_list(item: Any, value: Any, loc: Loc, meta: typing.Mapping[str, Any],
+                  issues: list[Issue]) -> Any:
+    if not isinstance(value, list):
+        issues.append(Issue("type", loc, {"want": "list", "got": value}))
+        return None
+    if meta.get("min_items") is not None and len(value) < meta["min_items"]:
+        issues.append(Issue("too_short", loc, {"min": meta["min_items"], "got": len(value)}))
+    if meta.get("max_items") is not None and len(value) > meta["max_items"]:
+        issues.append(Issue("too_long", loc, {"max": meta["max_items"], "got": len(value)}))
+    item_meta = {k: v for k, v in meta.items() if k not in ("min_items", "max_items")}
+    return tuple(_convert(item, v, loc + (i,), item_meta, issues) for i, v in enumerate(value))
+
+
+def _convert_record(cls: type, value: Any, loc: Loc, issues: list[Issue]) -> Any:
+    if not isinstance(value, dict):
+        issues.append(Issue("type", loc, {"want": "mapping", "got": value}))
+        return None
+    before = len(issues)
+    fields = dataclasses.fields(cls)
+    known = {key_of(f) for f in fields}
+    for key in value:
+        if key not in known:
+            issues.append(Issue("unknown_key", loc + (key,), {"allowed": keys_of(cls)}))
+    hints = _hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in fields:
+        key = key_of(f)
+        if key not in value:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                issues.append(Issue("missing", loc, {"key": key}))
+            continue
+        kwargs[f.name] = _convert(hints[f.name], value[key], loc + (key,), f.metadata, issues)
+    if len(issues) > before:
+        return None
+    return cls(**kwargs)
+
+
+_SCALARS: dict[type, tuple[type, ...]] = {str: (str,), int: (int,), float: (int, float),
+                                          bool: (bool,)}
+
+
+def _word(annotation: Any) -> str:
+    if typing.get_origin(annotation) in (list, tuple):
+        return "list"
+    return {str: "text", int: "integer", float: "number", bool: "boolean"}.get(annotation, "mapping")
+
+
+def _convert_scalar(annotation: Any, value: Any, loc: Loc, meta: typing.Mapping[str, Any],
+                    issues: list[Issue]) -> Any:
+    accepted = _SCALARS.get(annotation, (annotation,))
+    if not isinstance(value, accepted) or (annotation is not bool and isinstance(value, bool)):
+        issues.append(Issue("type", loc, {"want": _word(annotation), "got": value}))
+        return None
+    if isinstance(value, str):
+        if meta.get("nonempty") and not value.strip():
+            issues.append(Issue("empty", loc, {}))
+        elif meta.get("pattern") and not re.fullmatch(meta["pattern"], value):
+            issues.append(Issue("pattern", loc, {"got": value, "what": meta.get("what", "")}))
+        elif meta.get("max_chars") and len(value) > meta["max_chars"]:
+            issues.append(Issue("too_many_chars", loc, {"max": meta["max_chars"],
+                                                        "got": len(value)}))
+        return value
+    for bound, test in (("ge", lambda a, b: a >= b), ("gt", lambda a, b: a > b),
+                        ("le", lambda a, b: a <= b)):
+        limit = meta.get(bound)
+        if limit is not None and not test(value, limit):
+            issues.append(Issue("range", loc, {"bound": bound, "limit": limit, "got": value}))
+    return float(value) if annotation is float else value
