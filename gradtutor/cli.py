@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.text import Text
@@ -42,7 +42,7 @@ def _complete_lesson(incomplete: str) -> list[str]:
         return []
 
 
-LessonsOpt = Annotated[Optional[Path], typer.Option(
+LessonsOpt = Annotated[Path | None, typer.Option(
     "--lessons", metavar="DIR", help="Load lessons from this folder instead of the built-in ones.",
     envvar="GRADTUTOR_LESSONS", file_okay=False)]
 PlainOpt = Annotated[bool, typer.Option(
@@ -115,7 +115,7 @@ def _ask_finished(env: Environment, lesson: Lesson, plain: bool) -> str:
 @app.command()
 def start(
     ctx: typer.Context,
-    lesson_id: Annotated[Optional[str], typer.Argument(
+    lesson_id: Annotated[str | None, typer.Argument(
         metavar="[LESSON]", help="A lesson id; default: the next unfinished lesson.",
         autocompletion=_complete_lesson, show_default=False)] = None,
     lessons: LessonsOpt = None,
@@ -191,7 +191,7 @@ def _step_index(lesson: Lesson, step: str) -> int:
 def show(
     ctx: typer.Context,
     lesson_id: LessonArg,
-    step: Annotated[Optional[str], typer.Option(
+    step: Annotated[str | None, typer.Option(
         "--step", "-s", metavar="N|ID", help="Only this step: a number from 1, or a step id.")] = None,
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
@@ -261,7 +261,7 @@ def progress_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = 
 @app.command()
 def reset(
     ctx: typer.Context,
-    lesson_id: Annotated[Optional[str], typer.Argument(
+    lesson_id: Annotated[str | None, typer.Argument(
         metavar="[LESSON]", help="Only this lesson; default: all progress.",
         autocompletion=_complete_lesson, show_default=False)] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
@@ -292,7 +292,7 @@ def reset(
 @app.command()
 def validate(
     ctx: typer.Context,
-    path: Annotated[Optional[Path], typer.Argument(
+    path: Annotated[Path | None, typer.Argument(
         metavar="[PATH]", help="A lesson file or folder; default: the lessons in use.",
         show_default=False)] = None,
     lessons: LessonsOpt = None,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import yaml
 
@@ -20,7 +20,7 @@ from gradtutor.errors import LessonProblems, Problem
 from gradtutor.lessons.model import LETTERS, STEP_KINDS, Lesson
 from gradtutor.lessons.schema import Issue, build
 
-Loc = tuple[Union[str, int], ...]
+Loc = tuple[str | int, ...]
 
 _PLAIN_TAGS = {
     "tag:yaml.org,2002:str",

@@ -7,7 +7,7 @@ The model holds data only; nothing here runs code.
 
 import string
 from dataclasses import dataclass, field
-from typing import Literal, Optional, Union
+from typing import Literal, Union
 
 from gradtutor.lessons.schema import rules
 
@@ -35,8 +35,8 @@ class Question:
     id: str = field(metadata=ID)
     prompt: str = field(metadata=TEXT)
     choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)))
-    answer: Union[str, tuple[str, ...]] = field(metadata={**LETTER, "min_items": 1})
-    code: Optional[str] = None
+    answer: str | tuple[str, ...] = field(metadata={**LETTER, "min_items": 1})
+    code: str | None = None
 
     @property
     def letters(self) -> tuple[str, ...]:
@@ -59,8 +59,8 @@ class Slide:
     id: str = field(metadata=ID)
     title: str = field(metadata=TEXT)
     body: str = field(metadata=TEXT)
-    code: Optional[str] = None
-    notes: Optional[str] = None
+    code: str | None = None
+    notes: str | None = None
 
 @dataclass(frozen=True)
 class Quiz:
@@ -70,7 +70,7 @@ class Quiz:
     id: str = field(metadata=ID)
     title: str = field(metadata=TEXT)
     questions: tuple[Question, ...] = field(metadata=_items(1))
-    intro: Optional[str] = None
+    intro: str | None = None
     pass_mark: float = field(default=0.7, metadata=rules(ge=0, le=1))
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ class Demo:
     title: str = field(metadata=TEXT)
     body: str = field(metadata=TEXT)
     code: str = field(metadata=TEXT)
-    chart: Optional[Chart] = None
+    chart: Chart | None = None
 
 Step = Union[Slide, Quiz, Exercise, Predict, Parsons, Demo]
 STEP_KINDS: tuple[str, ...] = ("slide", "quiz", "exercise", "predict", "parsons", "demo")
@@ -170,7 +170,7 @@ class Lesson:
     summary: str = field(metadata=TEXT)
     order: int = field(metadata=rules(ge=1))
     steps: tuple[Step, ...] = field(metadata=_items(1))
-    minutes: Optional[int] = field(default=None, metadata=rules(ge=1))
+    minutes: int | None = field(default=None, metadata=rules(ge=1))
 
     def index_of(self, step_id: str) -> int | None:
         """The 0-based position of the step with this id, or None if the lesson has none."""

@@ -16,7 +16,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union
 
-Loc = tuple[Union[str, int], ...]
+Loc = tuple[str | int, ...]
 T = TypeVar("T")
 
 
