@@ -174,7 +174,8 @@ def _step_index(lesson: Lesson, step: str) -> int:
         number = int(step)
         if 1 <= number <= len(lesson.steps):
             return number - 1
-        raise GradtutorError(f"lesson '{lesson.id}' has steps 1 to {len(lesson.steps)}, not {number}",
+        raise GradtutorError(
+            f"lesson '{lesson.id}' has steps 1 to {len(lesson.steps)}, not {number}",
                              f"try `gradtutor show {lesson.id} --step 1`")
     index = lesson.index_of(step)
     if index is None:
@@ -192,7 +193,8 @@ def show(
     ctx: typer.Context,
     lesson_id: LessonArg,
     step: Annotated[str | None, typer.Option(
-        "--step", "-s", metavar="N|ID", help="Only this step: a number from 1, or a step id.")] = None,
+        "--step", "-s", metavar="N|ID",
+        help="Only this step: a number from 1, or a step id.")] = None,
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
@@ -224,7 +226,8 @@ def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
     lesson = load_course(lessons).find(lesson_id)
     quizzes = lesson.quizzes
     if not quizzes:
-        raise GradtutorError(f"lesson '{lesson.id}' has no quiz", "`gradtutor list` shows the lessons")
+        raise GradtutorError(f"lesson '{lesson.id}' has no quiz",
+                             "`gradtutor list` shows the lessons")
     only_quiz = dataclasses.replace(lesson, steps=tuple(quizzes))
     plain = env.plain(plain)
     final = run(only_quiz, 0, env, _store(env), plain, keep_place=False)

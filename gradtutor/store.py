@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -56,7 +56,7 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 class ProgressStore:
-    """Progress kept in `folder/progress.json`; `warn` receives one line when a file is set aside."""
+    """Progress kept in `folder/progress.json`; `warn` gets one line if a file is set aside."""
 
     def __init__(self, folder: Path, warn: Callable[[str], None]) -> None:
         self.folder = folder
@@ -120,7 +120,7 @@ class ProgressStore:
         return Progress()
 
 
-def default_home(environ: dict[str, str] | os._Environ[str]) -> Path:
+def default_home(environ: Mapping[str, str]) -> Path:
     """GRADTUTOR_HOME, else the per-user data directory of this OS."""
     override = environ.get("GRADTUTOR_HOME")
     if override:

@@ -8,7 +8,7 @@ without a terminal.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal, Union
+from typing import Literal
 
 from gradtutor.lessons.model import LETTERS, Lesson, Question, Quiz
 
@@ -36,7 +36,7 @@ class Unknown:
     text: str
 
 
-Event = Union[Nav, Choose, Answer, Unknown]
+Event = Nav | Choose | Answer | Unknown
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Finished:
     pass
 
 
-Effect = Union[Visit, QuizDone, Finished]
+Effect = Visit | QuizDone | Finished
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,8 @@ class QuizView:
         return len(self.answers) > self.question
 
     def score(self, quiz: Quiz) -> int:
-        return sum(answer == q.correct for answer, q in zip(self.answers, quiz.questions))
+        pairs = zip(self.answers, quiz.questions, strict=False)  # unanswered ones score 0
+        return sum(answer == question.correct for answer, question in pairs)
 
 
 @dataclass(frozen=True)
@@ -191,9 +192,9 @@ def choosing(lesson: Lesson, state: WalkState) -> Question | None:
     """The question waiting for an answer, if the learner is on one."""
     step = lesson.steps[state.index]
     view = state.quiz
-    if isinstance(step, Quiz) and view is not None and view.question < len(step.questions):
-        if not view.submitted():
-            return step.questions[view.question]
+    if (isinstance(step, Quiz) and view is not None and view.question < len(step.questions)
+            and not view.submitted()):
+        return step.questions[view.question]
     return None
 
 

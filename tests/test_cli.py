@@ -193,7 +193,8 @@ def test_corrupt_progress_gives_one_warning_and_carries_on(cli):
     code, out, err = cli("list", *COURSE)
     assert code == 0
     assert err.count("\n") == 1
-    assert err.startswith("warning: saved progress was unusable (it is not valid JSON); kept it as ")
+    assert err.startswith(
+        "warning: saved progress was unusable (it is not valid JSON); kept it as ")
     assert "not started" in out
     assert len(list(cli.home.glob("progress.*.bak.json"))) == 1
 

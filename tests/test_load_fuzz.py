@@ -161,7 +161,7 @@ def written_in(data: Any, loaded: Any) -> bool:
             key in loaded and written_in(value, loaded[key]) for key, value in data.items())
     if isinstance(data, list):
         return (isinstance(loaded, list) and len(data) == len(loaded)
-                and all(written_in(a, b) for a, b in zip(data, loaded)))
+                and all(written_in(a, b) for a, b in zip(data, loaded, strict=True)))
     same_type = type(data) is type(loaded) or (type(data), type(loaded)) == (int, float)
     return same_type and data == loaded
 

@@ -60,11 +60,13 @@ def check_files(files: list[Path]) -> tuple[list[Lesson], list[Problem]]:
             continue
         shown = display_path(path)
         if lesson.id in seen_ids:
-            problems.append(Problem(shown, 1, 1, f"lesson id '{lesson.id}' is also used by "
-                                                 f"{seen_ids[lesson.id]}; give each lesson its own id"))
+            clash = (f"lesson id '{lesson.id}' is also used by {seen_ids[lesson.id]}; "
+                     f"give each lesson its own id")
+            problems.append(Problem(shown, 1, 1, clash))
         elif lesson.order in seen_orders:
-            problems.append(Problem(shown, 1, 1, f"order {lesson.order} is also used by "
-                                                 f"{seen_orders[lesson.order]}; give each lesson its own order"))
+            clash = (f"order {lesson.order} is also used by {seen_orders[lesson.order]}; "
+                     f"give each lesson its own order")
+            problems.append(Problem(shown, 1, 1, clash))
         else:
             seen_ids[lesson.id] = shown
             seen_orders[lesson.order] = shown

@@ -55,7 +55,7 @@ class Parsed:
         return (1, 1)
 
 
-class _Composer(yaml.SafeLoader):
+class _Composer(yaml.SafeLoader):  # type: ignore[misc]
     """SafeLoader used only to compose nodes; its constructor is used for plain scalars."""
 
 
@@ -134,7 +134,8 @@ def parse_yaml(text: str, path: str) -> tuple[Parsed | None, list[Problem]]:
             # raised before any parsing: a character YAML forbids anywhere in a file
             line, col = _text_pos(text, exc.position)
             return None, [Problem(path, line, col, f"the file contains the control character "
-                                                   f"U+{exc.character:04X}, which YAML does not allow; "
+                                                   f"U+{exc.character:04X}, which YAML does not "
+                                                   f"allow; "
                                                    f"delete it")]
         try:
             node = loader.get_single_node()
@@ -149,7 +150,8 @@ def parse_yaml(text: str, path: str) -> tuple[Parsed | None, list[Problem]]:
         finally:
             loader.dispose()
     if node is None:
-        return None, [Problem(path, 1, 1, "the lesson file is empty; start it with `id:`, `title:` and `steps:`")]
+        return None, [Problem(path, 1, 1, "the lesson file is empty; start it with `id:`, "
+                                          "`title:` and `steps:`")]
 
     value_at: dict[Loc, tuple[int, int]] = {}
     key_at: dict[Loc, tuple[int, int]] = {}
@@ -191,7 +193,8 @@ def parse_yaml(text: str, path: str) -> tuple[Parsed | None, list[Problem]]:
             for key_node, value_node in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     problems.append(Problem(path, *_pos(key_node.start_mark),
-                                            "YAML merge keys (<<) are not supported; write the keys out"))
+                                            "YAML merge keys (<<) are not supported; "
+                                            "write the keys out"))
                     continue
                 key = convert(key_node, loc + ("<key>",))
                 if not isinstance(key, str):
@@ -250,7 +253,7 @@ def _label(loc: Loc) -> str:
     parts = list(loc)
     index = ""
     while parts and isinstance(parts[-1], int):
-        index = f"[{parts.pop() + 1}]" + index
+        index = f"[{int(parts.pop()) + 1}]" + index
     return _field_name(tuple(parts)) + index
 
 
@@ -300,8 +303,8 @@ def _explain(issue: Issue, parsed: Parsed) -> tuple[str, tuple[int, int]]:
         got = detail["got"]
         if not isinstance(got, str):
             return f"'kind' must be one of: {', '.join(STEP_KINDS)}, not {_describe(got)}", at
-        close = difflib.get_close_matches(got, STEP_KINDS, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else f"use one of: {', '.join(STEP_KINDS)}"
+        kinds = difflib.get_close_matches(got, STEP_KINDS, n=1)
+        hint = f"did you mean '{kinds[0]}'?" if kinds else f"use one of: {', '.join(STEP_KINDS)}"
         return f"unknown step kind '{got}'; {hint}", at
     if _is_quiz_answer(loc) and issue.kind in ("type", "pattern"):
         got = detail["got"]
@@ -321,7 +324,8 @@ def _explain(issue: Issue, parsed: Parsed) -> tuple[str, tuple[int, int]]:
                 f"single dashes, like `zero-grad`", at)
     if issue.kind == "type":
         got, wanted = detail["got"], _WANTED.get(detail["want"], detail["want"])
-        shown = repr(got) if wanted == "a whole number" and isinstance(got, float) else _describe(got)
+        fraction = wanted == "a whole number" and isinstance(got, float)
+        shown = repr(got) if fraction else _describe(got)
         hint = ""
         if wanted == "text" and isinstance(got, (bool, int, float)):
             hint = " (quote it if it is text)"  # YAML read `yes`, `3` or `1.0` as a non-text value
@@ -392,11 +396,11 @@ def _answer_problems(question: dict[str, Any], loc: Loc) -> Iterator[tuple[str, 
     last = LETTERS[min(len(choices), len(LETTERS)) - 1]
     letters = answer if isinstance(answer, list) else [answer]
     for j, letter in enumerate(letters):
-        if isinstance(letter, str) and len(letter) == 1 and letter in LETTERS:
-            if LETTERS.index(letter) >= len(choices):
-                where = loc + ("answer", j) if isinstance(answer, list) else loc + ("answer",)
-                yield (f"answer '{letter}' is out of range: there are {len(choices)} choices "
-                       f"(a-{last}); point it at one of them", where)
+        if (isinstance(letter, str) and len(letter) == 1 and letter in LETTERS
+                and LETTERS.index(letter) >= len(choices)):
+            where = loc + ("answer", j) if isinstance(answer, list) else loc + ("answer",)
+            yield (f"answer '{letter}' is out of range: there are {len(choices)} choices "
+                   f"(a-{last}); point it at one of them", where)
     if isinstance(answer, list) and len(set(map(str, answer))) != len(answer):
         yield "answer lists a letter twice; list each correct letter once", loc + ("answer",)
 
@@ -478,9 +482,11 @@ def read_lesson_text(path: Path) -> tuple[str | None, list[Problem]]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        return None, [Problem(shown, 1, 1, f"cannot read the file ({exc.strerror}); check its path and permissions")]
+        return None, [Problem(shown, 1, 1, f"cannot read the file ({exc.strerror}); "
+                                           f"check its path and permissions")]
     if len(raw) > _MAX_BYTES:
-        return None, [Problem(shown, 1, 1, f"the file is {len(raw)} bytes; lessons are limited to {_MAX_BYTES}")]
+        return None, [Problem(shown, 1, 1, f"the file is {len(raw)} bytes; lessons are "
+                                           f"limited to {_MAX_BYTES}")]
     raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark is allowed, not text
     try:
         return raw.decode("utf-8"), []

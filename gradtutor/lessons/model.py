@@ -7,7 +7,7 @@ The model holds data only; nothing here runs code.
 
 import string
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 from gradtutor.lessons.schema import rules
 
@@ -158,7 +158,7 @@ class Demo:
     code: str = field(metadata=TEXT)
     chart: Chart | None = None
 
-Step = Union[Slide, Quiz, Exercise, Predict, Parsons, Demo]
+Step = Slide | Quiz | Exercise | Predict | Parsons | Demo
 STEP_KINDS: tuple[str, ...] = ("slide", "quiz", "exercise", "predict", "parsons", "demo")
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ def _convert(annotation: Any, value: Any, loc: Loc, meta: dict[str, Any] | typin
         return value
     if origin in (list, tuple):
         return _convert_list(typing.get_args(annotation)[0], value, loc, meta, issues)
-    if dataclasses.is_dataclass(annotation):
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         return _convert_record(annotation, value, loc, issues)
     return _convert_scalar(annotation, value, loc, meta, issues)
 
@@ -176,7 +176,16 @@ _SCALARS: dict[type, tuple[type, ...]] = {str: (str,), int: (int,), float: (int,
 def _word(annotation: Any) -> str:
     if typing.get_origin(annotation) in (list, tuple):
         return "list"
-    return {str: "text", int: "integer", float: "number", bool: "boolean"}.get(annotation, "mapping")
+    words = {str: "text", int: "integer", float: "number", bool: "boolean"}
+    return words.get(annotation, "mapping")
+
+
+def _within(value: float, bound: str, limit: float) -> bool:
+    if bound == "ge":
+        return value >= limit
+    if bound == "gt":
+        return value > limit
+    return value <= limit
 
 
 def _convert_scalar(annotation: Any, value: Any, loc: Loc, meta: typing.Mapping[str, Any],
@@ -194,9 +203,8 @@ def _convert_scalar(annotation: Any, value: Any, loc: Loc, meta: typing.Mapping[
             issues.append(Issue("too_many_chars", loc, {"max": meta["max_chars"],
                                                         "got": len(value)}))
         return value
-    for bound, test in (("ge", lambda a, b: a >= b), ("gt", lambda a, b: a > b),
-                        ("le", lambda a, b: a <= b)):
+    for bound in ("ge", "gt", "le"):
         limit = meta.get(bound)
-        if limit is not None and not test(value, limit):
+        if limit is not None and not _within(value, bound, limit):
             issues.append(Issue("range", loc, {"bound": bound, "limit": limit, "got": value}))
     return float(value) if annotation is float else value
