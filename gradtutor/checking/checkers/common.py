@@ -1,0 +1,82 @@
+"""Pieces the checkers share: named losses (built in the worker) and pure comparisons and
+evidence tables (used by the judges in the tutor's process)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from gradtutor.checking.verdict import Table
+
+RTOL = 1.3e-6  # torch.testing's float32 defaults; values travel as float64 lists
+ATOL = 1e-5
+
+# Losses by name, so cases stay plain data: each maps a tensor to a scalar tensor.
+LOSSES: dict[str, str] = {
+    "squares": "(w ** 2).sum()",
+    "weighted": "(w * torch.arange(1, w.numel() + 1, dtype=w.dtype)).sum()",
+    "cubes-mean": "(w ** 3).mean()",
+    "sin": "torch.sin(w).sum()",
+}
+
+
+def build_loss(name: str) -> Callable[[Any], Any]:
+    """The named loss as a function of one tensor (worker side: imports torch)."""
+    import torch
+
+    expression = compile(LOSSES[name], f"<loss {name}>", "eval")
+    return lambda w: eval(expression, {"torch": torch, "w": w})  # noqa: S307 - our own table
+
+
+def flat(values: Any) -> list[float] | None:
+    """Nested lists of numbers flattened; None for anything that is not such a list."""
+    if isinstance(values, (int, float)) and not isinstance(values, bool):
+        return [float(values)]
+    if isinstance(values, list):
+        out: list[float] = []
+        for item in values:
+            inner = flat(item)
+            if inner is None:
+                return None
+            out += inner
+        return out
+    return None
+
+
+def close(actual: Any, expected: Any, rtol: float = RTOL, atol: float = ATOL) -> bool:
+    """torch.testing.assert_close-style comparison of plain values (same shape, close)."""
+    if actual is None or expected is None:
+        return actual is None and expected is None
+    a, e = flat(actual), flat(expected)
+    if a is None or e is None or len(a) != len(e) or shape(actual) != shape(expected):
+        return False
+    return all((math.isnan(x) and math.isnan(y)) or abs(x - y) <= atol + rtol * abs(y)
+               for x, y in zip(a, e, strict=True))
+
+
+def shape(values: Any) -> tuple[int, ...]:
+    if isinstance(values, list):
+        return (len(values),) + (shape(values[0]) if values else ())
+    return ()
+
+
+def count(events: list[dict[str, Any]], kind: str) -> int:
+    return sum(1 for e in events if e.get("event") == kind)
+
+
+def fmt(values: Any, digits: int = 4) -> str:
+    """A short rendering of plain values for evidence tables."""
+    if values is None:
+        return "None"
+    if isinstance(values, dict):
+        return f"<{values.get('not_a_tensor', 'object')}>"
+    numbers = flat(values)
+    if numbers is None:
+        return str(values)[:40]
+    shown = ", ".join(f"{x:.{digits}g}" for x in numbers[:6])
+    return f"[{shown}{', ...' if len(numbers) > 6 else ''}]"
+
+
+def grad_table(w: Any, expected: Any, got: Any) -> Table:
+    return Table(("w", "expected gradient", "yours"), ((fmt(w), fmt(expected), fmt(got)),))

@@ -1,0 +1,135 @@
+"""What learner code did to gradients, as an event trace of plain data. Runs in the worker.
+
+`install()` must run before any learner code is loaded: it keeps references to the real
+torch functions (so a learner who replaces `Tensor.backward` cannot hide from it), wraps the
+calls that have no hook (backward, zero_grad), and registers PyTorch's global hooks
+(optimizer step, module forward). Per-parameter post-accumulate-grad hooks are added by
+`Trace.watch` for the tensors a checker builds.
+
+Events are dicts: {"event": "backward"}, {"event": "zero_grad", "by": "optimizer"|"module",
+"set_to_none": bool}, {"event": "forward"}, {"event": "step", "grads": {name: values|None}},
+{"event": "accumulate", "param": name, "grad": values}.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch  # this module only ever runs in the checking worker
+from torch.nn.modules.module import register_module_forward_hook
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
+
+
+class Trace:
+    """The event log of one case, with snapshots taken through the real torch functions."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.names: dict[int, str] = {}  # id(tensor) -> the name the checker gave it
+        self._handles: list[Any] = []
+        self._tensor_type = torch.Tensor
+        self._tolist = torch.Tensor.tolist
+        self._detach = torch.Tensor.detach
+        self._clone = torch.Tensor.clone
+
+    def is_tensor(self, value: Any) -> bool:
+        # type() is the real one even if learner code rebinds torch.is_tensor or isinstance tricks
+        return isinstance(value, self._tensor_type) and issubclass(type(value), self._tensor_type)
+
+    def values(self, value: Any) -> Any:
+        """A tensor as nested lists of floats (a plain copy), None as None; else a description."""
+        if value is None:
+            return None
+        if not self.is_tensor(value):
+            return {"not_a_tensor": type(value).__name__}
+        return self._tolist(self._clone(self._detach(value)).double())
+
+    def watch(self, named: dict[str, torch.Tensor]) -> None:
+        """Record every gradient accumulated into these leaf tensors, by name."""
+        for name, tensor in named.items():
+            self.names[id(tensor)] = name
+
+            def hook(param: torch.Tensor, name: str = name) -> None:
+                self.events.append({"event": "accumulate", "param": name,
+                                    "grad": self.values(param.grad)})
+
+            self._handles.append(tensor.register_post_accumulate_grad_hook(hook))
+
+    def grads(self, params: list[torch.Tensor]) -> dict[str, Any]:
+        return {self.names.get(id(p), f"param{i}"): self.values(p.grad)
+                for i, p in enumerate(params)}
+
+    def close(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+
+
+_current: list[Trace] = []
+
+
+def current() -> Trace | None:
+    return _current[-1] if _current else None
+
+
+def start() -> Trace:
+    """Begin a fresh trace for one case; events go to it until the next start()."""
+    trace = Trace()
+    _current[:] = [trace]
+    return trace
+
+
+def _record(event: dict[str, Any]) -> None:
+    trace = current()
+    if trace is not None:
+        trace.events.append(event)
+
+
+def install() -> None:
+    """Wrap and hook torch once, before learner code exists."""
+    real_backward = torch.Tensor.backward
+    real_autograd_backward = torch.autograd.backward
+    real_opt_zero = torch.optim.Optimizer.zero_grad
+    real_mod_zero = torch.nn.Module.zero_grad
+
+    def backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        _record({"event": "backward"})
+        return real_backward(self, *args, **kwargs)
+
+    def autograd_backward(*args: Any, **kwargs: Any) -> Any:
+        _record({"event": "backward"})
+        return real_autograd_backward(*args, **kwargs)
+
+    def opt_zero_grad(self: torch.optim.Optimizer, set_to_none: bool = True) -> None:
+        _record({"event": "zero_grad", "by": "optimizer", "set_to_none": bool(set_to_none)})
+        real_opt_zero(self, set_to_none=set_to_none)
+
+    def mod_zero_grad(self: torch.nn.Module, set_to_none: bool = True) -> None:
+        _record({"event": "zero_grad", "by": "module", "set_to_none": bool(set_to_none)})
+        real_mod_zero(self, set_to_none=set_to_none)
+
+    def after_step(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        trace = current()
+        if trace is not None:
+            params = [p for group in optimizer.param_groups for p in group["params"]]
+            trace.events.append({"event": "step", "grads": trace.grads(params)})
+
+    def before_step(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        trace = current()
+        if trace is not None:
+            params = [p for group in optimizer.param_groups for p in group["params"]]
+            trace.events.append({"event": "before_step", "grads": trace.grads(params)})
+
+    def after_forward(module: torch.nn.Module, args: Any, output: Any) -> None:
+        _record({"event": "forward", "module": type(module).__name__})
+
+    torch.Tensor.backward = backward  # type: ignore[method-assign]
+    torch.autograd.backward = autograd_backward
+    torch.optim.Optimizer.zero_grad = opt_zero_grad  # type: ignore[method-assign]
+    torch.nn.Module.zero_grad = mod_zero_grad  # type: ignore[method-assign]
+    register_optimizer_step_pre_hook(before_step)
+    register_optimizer_step_post_hook(after_step)
+    register_module_forward_hook(after_forward)
