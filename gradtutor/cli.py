@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
@@ -23,6 +23,9 @@ from gradtutor.lessons.load import display_path
 from gradtutor.lessons.model import Lesson
 from gradtutor.store import ProgressStore
 from gradtutor.ui import render
+
+if TYPE_CHECKING:
+    from gradtutor.checking.verdict import Verdict
 
 app = typer.Typer(
     name="gradtutor",
@@ -292,6 +295,106 @@ def reset(
     env.console(env.plain()).print(f"Reset {what}.")
 
 
+WorkspaceOpt = Annotated[Path | None, typer.Option(
+    "--workspace", metavar="DIR", envvar="GRADTUTOR_WORKSPACE", file_okay=False,
+    help="The folder of exercise files, one EXERCISE.py each; default: in your data folder.")]
+
+
+def workspace_dir(env: Environment, chosen: Path | None) -> Path:
+    return chosen if chosen is not None else env.home / "workspace"
+
+
+def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
+               timeout: float | None) -> Verdict:
+    from gradtutor.checking.runner import run_check
+
+    return run_check(course.find_exercise(exercise_id), path, seed=seed, timeout=timeout)
+
+
+@app.command()
+def check(
+    ctx: typer.Context,
+    exercise_id: Annotated[str | None, typer.Argument(
+        metavar="[EXERCISE]", help="An exercise id, such as read-grad.",
+        show_default=False)] = None,
+    file: Annotated[Path | None, typer.Argument(
+        metavar="[FILE]", help="Your Python file; default: the exercise's workspace file.",
+        show_default=False, dir_okay=False)] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Check every exercise.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", min=0, help="Reproduce a run: the inputs come from this seed.")] = None,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", min=0.1, metavar="SECONDS", help="Wall-clock limit for your code.")] = None,
+    workspace: WorkspaceOpt = None,
+    lessons: LessonsOpt = None,
+    plain: PlainOpt = False,
+) -> None:
+    """Run your code for an exercise and say what it did right and wrong.
+
+    Exit code 0 when it passes, 1 when it does not (wrong answer, crash, timeout, a file that
+    is not valid Python), 2 for a usage error. `--json` prints the result as one JSON object
+    (docs/check-format.md); `--all` checks every exercise, for autograding.
+
+    Example: `gradtutor check read-grad my_read_grad.py --seed 7`
+    """
+    import json
+    import secrets
+
+    env = _env(ctx)
+    course = load_course(lessons)
+    folder = workspace_dir(env, workspace)
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    if all_:
+        if exercise_id is not None or file is not None:
+            raise GradtutorError("--all checks every exercise's workspace file",
+                                 "leave out EXERCISE and FILE, or drop --all")
+        verdicts = [_check_one(eid, folder / f"{eid}.py", course, seed, timeout)
+                    if (folder / f"{eid}.py").is_file() else missing_verdict(eid, folder, seed)
+                    for eid in course.exercises()]
+    else:
+        if exercise_id is None:
+            raise GradtutorError("name the exercise to check",
+                                 f"for example `gradtutor check read-grad FILE`; exercises: "
+                                 f"{', '.join(course.exercises())}")
+        course.find_exercise(exercise_id)
+        path = file if file is not None else folder / f"{exercise_id}.py"
+        if not path.is_file():
+            where = "" if file is not None else " (your workspace file for it)"
+            raise GradtutorError(f"no such file: {path}{where}",
+                                 "pass the path of your Python file as FILE")
+        verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
+    passed = all(v.passed for v in verdicts)
+    if as_json:
+        from gradtutor.checking.verdict import to_json
+
+        payload = (to_json(verdicts[0]) if not all_ else {
+            "passed": passed, "total": len(verdicts),
+            "passed_count": sum(v.passed for v in verdicts), "seed": seed,
+            "exercises": [to_json(v) for v in verdicts]})
+        env.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    else:
+        from gradtutor.ui.check_view import verdict_view
+
+        plain = env.plain(plain)
+        console = env.console(plain)
+        for verdict in verdicts:
+            console.print(verdict_view(verdict, render.Look(plain)))
+            console.print()
+        if all_:
+            console.print(f"{sum(v.passed for v in verdicts)} of {len(verdicts)} exercises passed")
+    raise typer.Exit(int(ExitCode.OK if passed else ExitCode.FAILED))
+
+
+def missing_verdict(exercise_id: str, folder: Path, seed: int) -> Verdict:
+    """--all with no file for an exercise: a failed result, so a class report stays complete."""
+    from gradtutor.checking.verdict import Check, Verdict
+
+    return Verdict(exercise_id, "error", (Check(
+        "file", "error", f"there is no file {folder / (exercise_id + '.py')}",
+        "write your solution there, or point --workspace at your folder"),), seed, 0)
+
+
 @app.command()
 def validate(
     ctx: typer.Context,
@@ -299,10 +402,14 @@ def validate(
         metavar="[PATH]", help="A lesson file or folder; default: the lessons in use.",
         show_default=False)] = None,
     lessons: LessonsOpt = None,
+    run_code: Annotated[bool, typer.Option(
+        "--run/--no-run", help="Also prove exercises and answer keys by running them.")] = True,
 ) -> None:
     """Check lesson files and report every problem at once, as `file:line:col: message`.
 
-    Exit code 0 when all is well, 2 when there are problems.
+    With code to run, it also proves each exercise (the starter fails, the solution passes,
+    each mutant fails on the check it names) and each answer key that has code. Exit code
+    0 when all is well, 2 when there are problems.
 
     Example: `gradtutor validate lessons/`
     """
@@ -317,10 +424,22 @@ def validate(
     found, problems = check_files(files)
     if problems:
         raise LessonProblems(problems)
-    steps = sum(len(lesson.steps) for lesson in found)
+    steps = sum(len(lesson.steps) for lesson, _ in found)
+    proofs = ""
+    if run_code:
+        from gradtutor.checking.safety import jobs_for, prove
+
+        runs = sum(1 for lesson, path in found for _ in jobs_for(lesson, path))
+        if runs:
+            env.error(f"running {runs} proofs of exercises and answer keys ...")
+            problems = prove(found)
+            if problems:
+                raise LessonProblems(problems)
+            proofs = f"; {runs} proofs passed"
     look = render.Look(env.plain())
     env.console(env.plain()).print(
-        f"{look.ok} {len(found)} lesson{'s' if len(found) != 1 else ''} OK ({steps} steps)")
+        f"{look.ok} {len(found)} lesson{'s' if len(found) != 1 else ''} OK "
+        f"({steps} steps{proofs})")
 
 
 def run(argv: list[str], env: Environment) -> int:
@@ -367,7 +486,7 @@ def _is_usage_error(exc: Exception) -> bool:
 
 
 def _command_of(argv: list[str]) -> str:
-    commands = {"start", "list", "show", "quiz", "progress", "reset", "validate"}
+    commands = {"start", "list", "show", "quiz", "progress", "reset", "validate", "check"}
     return next((a for a in argv if a in commands), "")
 
 

@@ -88,7 +88,7 @@ def test_fixture_basics_lesson_loads_into_the_typed_model() -> None:
 def test_fixture_second_lesson_has_every_other_step_kind() -> None:
     lesson = load_lesson(FIXTURE / "second.yaml")
     exercise, predict, parsons, demo = lesson.steps
-    assert isinstance(exercise, Exercise) and exercise.function == "square_grad"
+    assert isinstance(exercise, Exercise) and exercise.function == "read_grad"
     assert len(exercise.hints) == 3 and len(exercise.mutants) == 4 and exercise.timeout == 5
     assert exercise.mutants[0].replace[0].with_ == ""
     for mutant in exercise.mutants:  # each edit must apply to the solution exactly once
@@ -174,7 +174,7 @@ def test_unknown_key_with_no_close_match_lists_the_allowed_keys() -> None:
 
 def test_unknown_key_in_a_replacement_suggests_with_not_the_python_name() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace(
-        '            with: "return x"', '            wiht: "return x"')
+        '            with: "return w"', '            wiht: "return w"')
     assert problems(text) == ["lesson.yaml:47:13: unknown key 'wiht'; did you mean 'with'?"]
 
 
@@ -317,7 +317,7 @@ def test_id_too_long() -> None:
 
 def test_bad_function_name_in_an_exercise() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace(
-        "function: square_grad", "function: 2nd_grad")
+        "function: read_grad", "function: 2nd_grad")
     assert problems(text) == [
         "lesson.yaml:11:15: 'function' '2nd_grad' is not a Python function name; use letters, "
         "digits and underscores, not starting with a digit, like `zero_grad`"]
@@ -508,7 +508,7 @@ def test_too_few_mutants() -> None:
 
 
 def test_replacement_without_with() -> None:
-    text = (FIXTURE / "second.yaml").read_text().replace('            with: "return x"\n', "")
+    text = (FIXTURE / "second.yaml").read_text().replace('            with: "return w"\n', "")
     assert problems(text) == [
         "lesson.yaml:46:13: missing required key 'with' in steps[1].mutants[4].replace[1]; "
         "add `with:`"]

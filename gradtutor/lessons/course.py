@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gradtutor.errors import GradtutorError, LessonProblems, Problem
 from gradtutor.lessons.load import display_path, load_lesson_file
-from gradtutor.lessons.model import Lesson
+from gradtutor.lessons.model import Exercise, Lesson
 
 LESSON_SUFFIXES = (".yaml", ".yml")
 
@@ -29,6 +29,22 @@ class Course:
         raise GradtutorError(f"no lesson '{lesson_id}'", f"{hint} (see `gradtutor list`)")
 
 
+    def exercises(self) -> dict[str, Exercise]:
+        """Every exercise in the course by id, in course order (ids are unique course-wide)."""
+        return {step.id: step for lesson in self.lessons for step in lesson.steps
+                if isinstance(step, Exercise)}
+
+    def find_exercise(self, exercise_id: str) -> Exercise:
+        """The exercise with this id, or an error that suggests the closest id."""
+        found = self.exercises()
+        if exercise_id in found:
+            return found[exercise_id]
+        close = difflib.get_close_matches(exercise_id, list(found), n=1)
+        hint = (f"did you mean '{close[0]}'?" if close
+                else f"exercises: {', '.join(found) or 'none in these lessons'}")
+        raise GradtutorError(f"no exercise '{exercise_id}'", hint)
+
+
 def default_lessons_dir() -> Path:
     """The lessons shipped in the package, or the repository's `lessons/` in a source checkout."""
     here = Path(__file__).resolve().parent.parent
@@ -47,9 +63,11 @@ def lesson_files(target: Path) -> list[Path]:
                          "check the path, or leave it out to use the built-in lessons")
 
 
-def check_files(files: list[Path]) -> tuple[list[Lesson], list[Problem]]:
-    """Load every file, collecting all problems, including clashes between lessons."""
-    lessons: list[Lesson] = []
+def check_files(files: list[Path]) -> tuple[list[tuple[Lesson, Path]], list[Problem]]:
+    """Load every file, collecting all problems, including clashes between lessons; the
+    lessons in course order, each with its file."""
+    lessons: list[tuple[Lesson, Path]] = []
+    seen_exercises: dict[str, str] = {}
     problems: list[Problem] = []
     seen_ids: dict[str, str] = {}
     seen_orders: dict[int, str] = {}
@@ -70,8 +88,15 @@ def check_files(files: list[Path]) -> tuple[list[Lesson], list[Problem]]:
         else:
             seen_ids[lesson.id] = shown
             seen_orders[lesson.order] = shown
-            lessons.append(lesson)
-    return sorted(lessons, key=lambda lesson: lesson.order), problems
+            lessons.append((lesson, path))
+        for step in lesson.steps:
+            if isinstance(step, Exercise):
+                if step.id in seen_exercises and seen_exercises[step.id] != shown:
+                    problems.append(Problem(shown, 1, 1, (
+                        f"exercise id '{step.id}' is also used in {seen_exercises[step.id]}; "
+                        f"exercise ids are unique across all lessons")))
+                seen_exercises.setdefault(step.id, shown)
+    return sorted(lessons, key=lambda pair: pair[0].order), problems
 
 
 def load_course(folder: Path | None = None) -> Course:
@@ -84,4 +109,4 @@ def load_course(folder: Path | None = None) -> Course:
     lessons, problems = check_files(files)
     if problems:
         raise LessonProblems(problems)
-    return Course(folder, tuple(lessons))
+    return Course(folder, tuple(lesson for lesson, _ in lessons))

@@ -18,6 +18,7 @@ import yaml
 
 from gradtutor.errors import LessonProblems, Problem
 from gradtutor.lessons.model import LETTERS, STEP_KINDS, Lesson
+from gradtutor.checking.checkers import CHECKERS
 from gradtutor.lessons.schema import Issue, build
 
 Loc = tuple[str | int, ...]
@@ -386,6 +387,8 @@ def _semantic_problems(data: Any) -> Iterator[tuple[str, Loc]]:
                 yield from _answer_problems(question, qloc)
         if step.get("kind") == "parsons" and isinstance(step.get("lines"), list):
             yield from _parsons_problems(step["lines"], ("steps", i, "lines"))
+        if step.get("kind") == "exercise":
+            yield from _exercise_problems(step, ("steps", i))
 
 
 def _answer_problems(question: dict[str, Any], loc: Loc) -> Iterator[tuple[str, Loc]]:
@@ -403,6 +406,27 @@ def _answer_problems(question: dict[str, Any], loc: Loc) -> Iterator[tuple[str, 
                    f"(a-{last}); point it at one of them", where)
     if isinstance(answer, list) and len(set(map(str, answer))) != len(answer):
         yield "answer lists a letter twice; list each correct letter once", loc + ("answer",)
+
+
+def _exercise_problems(step: dict[str, Any], loc: Loc) -> Iterator[tuple[str, Loc]]:
+    """An exercise names a registered checker, and each mutant's edits apply to the solution."""
+    checker = step.get("checker")
+    if isinstance(checker, str) and checker not in CHECKERS:
+        close = difflib.get_close_matches(checker, sorted(CHECKERS), n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"checkers: {', '.join(CHECKERS)}"
+        yield f"unknown checker '{checker}'; {hint}", loc + ("checker",)
+    solution = step.get("solution")
+    mutants = step.get("mutants")
+    if not isinstance(solution, str) or not isinstance(mutants, list):
+        return
+    for m, mutant in enumerate(mutants):
+        edits = mutant.get("replace") if isinstance(mutant, dict) else None
+        for e, edit in enumerate(edits if isinstance(edits, list) else []):
+            find = edit.get("find") if isinstance(edit, dict) else None
+            if isinstance(find, str) and find and solution.count(find) != 1:
+                times = solution.count(find)
+                yield (f"'find' occurs {times} times in the solution, not once; quote a longer, "
+                       f"unique piece of it", loc + ("mutants", m, "replace", e, "find"))
 
 
 def _parsons_problems(lines: list[Any], loc: Loc) -> Iterator[tuple[str, Loc]]:
