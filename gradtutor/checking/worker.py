@@ -3,19 +3,23 @@
 `evaluate` does one check in the current process: references first (real torch, before any
 learner code exists), then the learner's file, then the checker's observations. `main` wraps
 it as a child process (see runner.py): limits, quiet torch, and results on a private pipe.
+
+This module imports torch only inside `main` and `evaluate`, so that `main` can silence
+torch's import-time warnings and so that the tutor can read the exit codes below cheaply.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import linecache
+import os
 import sys
 import traceback
 import types
 from collections.abc import Callable
 from typing import Any
 
-from gradtutor.checking import trace
 from gradtutor.checking.checkers import load as load_checker
 
 MAX_TRACEBACK_CHARS = 4000
@@ -82,6 +86,8 @@ def evaluate(checker_name: str, function: str, source: str, filename: str, seed:
     then either {"type": "learner_error", ...} or {"type": "observed", "observed": [...]}.
     `trace.install()` must have run first.
     """
+    from gradtutor.checking import trace  # imports torch
+
     checker = load_checker(checker_name)
     cases = checker.cases(seed)
     send({"type": "expected", "cases": cases,
@@ -108,10 +114,164 @@ def evaluate(checker_name: str, function: str, source: str, filename: str, seed:
     send({"type": "observed", "observed": observed})
 
 
-def main() -> None:  # pragma: no cover - replaced by the process wrapper in runner.py's design
-    raise SystemExit("gradtutor.checking.worker is started by gradtutor check")
+# How the worker ends when it could not say so on the result channel (runner.py reads these).
+EXIT_WORKER_ERROR = 70  # the worker itself failed; it sends a "worker_error" first if it can
+EXIT_OUT_OF_MEMORY = 71  # memory ran out outside the learner's own calls
+EXIT_CHANNEL_LOST = 72  # the result channel was closed or broken, so nothing more can be said
+
+
+class ChannelLost(Exception):
+    """The result pipe cannot be written (learner code closed it, or the tutor went away)."""
+
+
+def result_sender(fd: int) -> Callable[[dict[str, Any]], None]:
+    """`send` for `evaluate`: one JSON line per message on the private result pipe `fd`.
+
+    The encoder and `os.write` are bound now, before learner code exists, so a learner who
+    replaces `json.dumps` or `os.write` later cannot change what the tutor receives."""
+    encode = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+    write = os.write
+
+    def send(message: dict[str, Any]) -> None:
+        view = memoryview((encode(message) + "\n").encode("ascii"))
+        try:
+            while view:
+                view = view[write(fd, view):]
+        except OSError as exc:
+            raise ChannelLost(str(exc)) from None
+
+    return send
+
+
+def _lower_limit(which: int, value: int) -> None:
+    """Set soft and hard limit to `value` (or the existing hard limit, if lower). Lowering
+    the hard limit cannot be undone by an unprivileged process, so learner code cannot lift it."""
+    import resource
+
+    _, hard = resource.getrlimit(which)
+    value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
+def limit_files(file_bytes: int) -> None:
+    """No core dumps, and no file bigger than `file_bytes` (POSIX; elsewhere nothing)."""
+    if os.name != "posix":
+        return
+    import resource
+    import signal
+
+    _lower_limit(resource.RLIMIT_CORE, 0)
+    _lower_limit(resource.RLIMIT_FSIZE, file_bytes)
+    # a write past the limit then fails with an OSError the learner sees, instead of a signal
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def mapped_bytes() -> int | None:
+    """The address space this process has mapped now (Linux /proc), else None."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            pages = int(statm.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def limit_memory(budget: int | None) -> None:
+    """Allow `budget` bytes of address space beyond what is mapped now (torch included).
+
+    Only where RLIMIT_AS works and what is mapped can be read: Linux. macOS ignores
+    RLIMIT_AS for most allocations; Windows has no rlimits (a job object would do it)."""
+    if budget is None or os.name != "posix" or sys.platform == "darwin":
+        return
+    import resource
+
+    mapped = mapped_bytes()
+    if mapped is not None:
+        _lower_limit(resource.RLIMIT_AS, mapped + budget)
+
+
+def import_torch_quietly() -> None:
+    """Import torch and install the trace with every warning swallowed: a learner must never
+    see torch's own import-time warnings (the NumPy one, deprecations) as if they were theirs.
+
+    `showwarning` is replaced rather than the filters, so that the filters torch and NumPy
+    install while importing stay in force for the learner's code afterwards."""
+    import warnings
+
+    shown = warnings.showwarning
+    warnings.showwarning = lambda *args, **kwargs: None
+    try:
+        import torch
+
+        from gradtutor.checking import trace
+
+        torch.set_num_threads(1)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:
+            pass  # already set, or inter-op work already ran: one thread is only a preference
+        trace.install()
+    finally:
+        warnings.showwarning = shown
+
+
+def _flush_output() -> None:
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()  # type: ignore[union-attr]
+        except BaseException:  # noqa: BLE001, S110 - learner code may have replaced the stream
+            pass
+
+
+def run_request(request: dict[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
+    """Everything the worker does for one request, in the order that makes it safe."""
+    sys.argv = [request["filename"]]  # as if the learner ran their own file
+    limit_files(int(request["file_bytes"]))
+    import_torch_quietly()
+    limit_memory(request.get("memory_bytes"))
+    evaluate(request["checker"], request["function"], request["source"], request["filename"],
+             int(request["seed"]), send)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The child process: `python -m gradtutor.checking.worker REQUEST.json`.
+
+    The request names the checker, the learner's source and the result pipe's fd. Results
+    go to that pipe only; stdout and stderr belong to the learner. Whatever happens, the
+    process ends with `os._exit`: no traceback of ours on stderr, no waiting for threads the
+    learner left running, no atexit handlers of theirs."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        with open(args[0], encoding="utf-8") as file:
+            request = json.load(file)
+        if "result_handle" in request:  # Windows passes a handle, not an fd
+            import msvcrt
+
+            fd = msvcrt.open_osfhandle(int(request["result_handle"]), 0)
+        else:
+            fd = int(request["result_fd"])
+        send = result_sender(fd)
+    except BaseException:  # noqa: BLE001 - nothing to report on, nowhere to report it
+        os._exit(EXIT_WORKER_ERROR)
+    code = EXIT_WORKER_ERROR
+    try:
+        run_request(request, send)
+        code = 0
+    except ChannelLost:
+        code = EXIT_CHANNEL_LOST
+    except MemoryError:
+        code = EXIT_OUT_OF_MEMORY
+    except BaseException as exc:  # noqa: BLE001 - reported as data, never as a traceback
+        try:
+            send({"type": "worker_error", "error": {
+                "type": type(exc).__name__, "message": str(exc)[:1000],
+                "traceback": "".join(traceback.format_exception(exc))[-MAX_TRACEBACK_CHARS:]}})
+        except BaseException:  # noqa: BLE001, S110
+            pass
+    finally:
+        _flush_output()
+        os._exit(code)
 
 
 if __name__ == "__main__":
     main()
-    sys.exit(0)

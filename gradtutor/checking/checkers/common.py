@@ -15,7 +15,7 @@ ATOL = 1e-5
 # Losses by name, so cases stay plain data: each maps a tensor to a scalar tensor.
 LOSSES: dict[str, str] = {
     "squares": "(w ** 2).sum()",
-    "weighted": "(w * torch.arange(1, w.numel() + 1, dtype=w.dtype)).sum()",
+    "weighted": "(w * torch.arange(1, w.numel() + 1, dtype=w.dtype).reshape(w.shape)).sum()",
     "cubes-mean": "(w ** 3).mean()",
     "sin": "torch.sin(w).sum()",
 }

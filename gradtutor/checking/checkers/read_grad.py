@@ -5,91 +5,114 @@ Worker side (`cases`, `expected`, `observe`) builds the tensors; tutor side (`ju
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
-from gradtutor.checking.checkers.common import (
-    LOSSES,
-    build_loss,
-    close,
-    count,
-    grad_table,
+from gradtutor.checking.checkers.common import build_loss, close, shape
+from gradtutor.checking.checkers.grad_reading import (
+    backward_runs,
+    evidence,
+    fresh_leaf,
+    leaf_cases,
+    multiple_of,
+    not_the_grad,
+    plain,
+    ran,
+    reference,
 )
 from gradtutor.checking.verdict import Check
 
 FUNCTION = "read_grad"
 ARITY = 2
-CASES = 4
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
-    rng = random.Random(seed)
-    out = []
-    for _ in range(CASES):
-        size = rng.randint(2, 5)
-        out.append({"w": [round(rng.uniform(-2, 2), 3) for _ in range(size)],
-                    "loss": rng.choice(sorted(LOSSES))})
-    return out
+    return leaf_cases(seed)
 
 
 def expected(case: dict[str, Any]) -> dict[str, Any]:
-    import torch
-
-    w = torch.tensor(case["w"], dtype=torch.float64, requires_grad=True)
-    (grad,) = torch.autograd.grad(build_loss(case["loss"])(w), w)
-    return {"grad": grad.tolist()}
+    return reference(case)
 
 
 def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
-    import torch
-
-    w = torch.tensor(case["w"], dtype=torch.float64, requires_grad=True)
+    w = fresh_leaf(case)
     trace.watch({"w": w})
     returned = fn(w, build_loss(case["loss"]))
-    return {"returned": trace.values(returned), "grad_after": trace.values(w.grad),
-            "events": list(trace.events)}
+    return {"returned": plain(trace, returned), "returned_is_grad": returned is w.grad,
+            "grad_after": trace.values(w.grad), "events": list(trace.events)}
 
 
 def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
           observed: list[dict[str, Any]]) -> list[Check]:
-    checks: list[Check] = []
-    backward_counts = [count(o["events"], "accumulate") for o in observed]
-    if any(n == 0 for n in backward_counts):
-        checks.append(Check(
-            "runs-backward", "fail",
-            "Your function never ran backward on loss_fn(w), so no gradient reached w.grad.",
-            "call loss_fn(w).backward() before you read w.grad"))
-    elif any(n > 1 for n in backward_counts):
-        checks.append(Check(
-            "runs-backward", "fail",
-            f"backward ran {max(backward_counts)} times: each call adds into w.grad, so the "
-            f"gradient you read is {max(backward_counts)}x too large.",
-            "call backward exactly once"))
-    else:
-        checks.append(Check("runs-backward", "pass", "backward ran exactly once"))
+    runs = [backward_runs(o) for o in observed]
+    checks = [runs_backward(cases, expected, observed, runs)]
 
-    wrong_return = [i for i, (e, o) in enumerate(zip(expected, observed, strict=True))
-                    if not close(o["returned"], e["grad"])]
-    if wrong_return:
-        i = wrong_return[0]
-        returned = observed[i]["returned"]
-        if returned is None:
-            message = "You returned None: return the gradient, w.grad, after backward."
-        elif isinstance(returned, dict):
-            message = f"You returned a {returned['not_a_tensor']}, not the gradient tensor."
-        else:
-            message = "The tensor you returned is not the gradient of the loss with respect to w."
-        checks.append(Check("returns-grad", "fail", message, "return w.grad",
-                            grad_table(cases[i]["w"], expected[i]["grad"], returned)))
+    wrong = [i for i, (e, o) in enumerate(zip(expected, observed, strict=True))
+             if not close(o["returned"], e["grad"])]
+    if wrong:
+        i = wrong[0]
+        o = observed[i]
+        checks.append(Check(
+            "returns-grad", "fail",
+            not_the_grad("You returned", o["returned"], cases[i], expected[i], runs[i],
+                         o["returned_is_grad"]),
+            "after backward, return w.grad",
+            evidence(cases[i], ("gradient", "you returned"), expected[i]["grad"],
+                     o["returned"])))
     else:
         checks.append(Check("returns-grad", "pass", "you returned the gradient"))
 
     stale = [i for i, (e, o) in enumerate(zip(expected, observed, strict=True))
              if not close(o["grad_after"], e["grad"])]
-    if stale and not wrong_return:
-        checks.append(Check("grad-kept", "fail",
-                            "Afterwards w.grad no longer holds the gradient: leave it in place.",
-                            "read w.grad without clearing or changing it"))
-    elif not stale:
+    if not stale:
         checks.append(Check("grad-kept", "pass", "w.grad holds the gradient afterwards"))
+    elif not wrong:  # a wrong return already names the mistake; say one thing at a time
+        i = stale[0]
+        checks.append(Check("grad-kept", "fail", grad_not_kept(cases[i], expected[i],
+                                                              observed[i]),
+                            "read w.grad and leave it as it is",
+                            evidence(cases[i], ("gradient", "w.grad afterwards"),
+                                     expected[i]["grad"], observed[i]["grad_after"])))
     return checks
+
+
+def runs_backward(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
+                  observed: list[dict[str, Any]], runs: list[int]) -> Check:
+    """Exactly one backward pass reached w, in every case."""
+    if all(n == 1 for n in runs):
+        return Check("runs-backward", "pass", "backward ran exactly once")
+    if any(n == 0 for n in runs):
+        i = runs.index(0)
+        if close(observed[i]["grad_after"], expected[i]["grad"]):
+            return Check(
+                "runs-backward", "fail",
+                "w.grad holds the gradient, but no backward pass put it there: your code "
+                "assigned w.grad itself (torch.autograd.grad, for one, returns the gradient "
+                "without touching .grad).",
+                "call loss_fn(w).backward(): it fills w.grad for you")
+        return Check("runs-backward", "fail",
+                     "Your function never ran backward on loss_fn(w), so no gradient "
+                     "reached w.grad.",
+                     "call loss_fn(w).backward() before you read w.grad")
+    most = max(runs)
+    return Check("runs-backward", "fail",
+                 f"backward {ran(most)}: each call adds into w.grad, so the gradient you "
+                 f"read is {most}x too large.",
+                 "call backward exactly once")
+
+
+def grad_not_kept(case: dict[str, Any], expected: dict[str, Any],
+                  observed: dict[str, Any]) -> str:
+    after = observed["grad_after"]
+    if after is None:
+        return ("Afterwards w.grad was None: your function cleared it (w.grad = None or "
+                "zero_grad()) after reading it. Leave the gradient in w.grad.")
+    k = multiple_of(after, expected["grad"])
+    if k == 0:
+        return ("Afterwards w.grad was all zeros: your function cleared it in place "
+                "(w.grad.zero_()) after reading it. Leave the gradient in w.grad.")
+    if k is not None and k > 1:
+        return (f"Afterwards w.grad was {k}x the gradient: backward ran again after you "
+                f"read it, and added into w.grad.")
+    if shape(after) != shape(case["w"]):
+        return "Afterwards w.grad no longer had w's shape: leave w.grad as backward left it."
+    return "Afterwards w.grad no longer held the gradient: leave it as backward left it."

@@ -1,0 +1,292 @@
+"""`fix-the-loop`: one optimizer step per batch, each using only that batch's gradient, and the
+batch losses returned as a list of floats.
+
+The reference is the correct loop run with the real torch. A step can only be compared with
+it while the learner's parameters still equal the reference's, so every step also records
+the parameters it started from (a step pre-hook on the case's optimizer); the first step
+that went wrong is diagnosed, and the steps after it are not judged.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from gradtutor.checking.checkers.common import close, fmt
+from gradtutor.checking.checkers.training import (
+    Vector,
+    add,
+    build,
+    grads_of,
+    join,
+    kept_events,
+    model_case,
+    multiple,
+    near,
+    per_param_table,
+    sub,
+    times,
+    usable,
+)
+from gradtutor.checking.verdict import Check, Table
+
+FUNCTION = "train"
+ARITY = 4
+CASES = 4
+
+
+def cases(seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    fresh, grouped = rng.sample(range(CASES), 2)  # one case without leftovers, one with 2 groups
+    out = []
+    for i in range(CASES):
+        case = model_case(rng, groups=2 if i == grouped else None)
+        case.update(batches=rng.randint(2, 5), rows=rng.randint(1, 4), leftovers=i != fresh)
+        out.append(case)
+    return out
+
+
+def setup(case: dict[str, Any]) -> Any:
+    return build(case, case["batches"], case["rows"])
+
+
+def expected(case: dict[str, Any]) -> dict[str, Any]:
+    """The correct loop: per step, the parameters it starts from, its gradient and its loss."""
+    import torch
+
+    s = setup(case)
+    params = s.params
+    leftovers = {name: g.tolist() for name, g in s.leftovers.items()} or None
+    steps = []
+    for x, y in s.batches:
+        start = {name: p.detach().tolist() for name, p in params.items()}
+        loss = s.loss_fn(s.model(x), y)
+        grads = grads_of(loss, params)
+        steps.append({"params": start, "grads": grads, "loss": loss.item()})
+        for name, p in params.items():
+            p.grad = torch.tensor(grads[name], dtype=p.dtype)
+        s.optimizer.step()
+    return {"names": list(params), "leftovers": leftovers, "steps": steps}
+
+
+def plain_losses(value: Any, trace: Any) -> Any:
+    """The returned losses as plain data: a list of floats, or a description of what it was."""
+    if type(value) is not list:
+        return {"not_a_list": type(value).__name__}
+    out: list[Any] = []
+    for item in value:
+        if isinstance(item, float):
+            out.append(float.__float__(item))  # the real value, whatever a subclass claims
+        elif trace.is_tensor(item):
+            out.append({"type": "Tensor"})
+        else:
+            out.append({"type": type(item).__name__})
+    return out
+
+
+def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
+    s = setup(case)
+    params = s.params
+    trace.watch(params)
+
+    def snapshot(optimizer: Any, args: Any, kwargs: Any) -> None:
+        # runs right after the trace's global before_step event for this optimizer
+        trace.events.append({"event": "params",
+                             "values": {name: trace.values(p) for name, p in params.items()}})
+
+    s.optimizer.register_step_pre_hook(snapshot)
+    returned = fn(s.model, s.optimizer, s.loss_fn, s.batches)
+    return {"events": kept_events(trace.events), "losses": plain_losses(returned, trace)}
+
+
+# --- judge: plain data only ---------------------------------------------------------------
+
+def _steps(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each optimizer step: the gradients it used, the parameters it started from (if our
+    optimizer took it), and the events since the previous step."""
+    out: list[dict[str, Any]] = []
+    since = 0
+    for i, event in enumerate(events):
+        if event.get("event") != "before_step":
+            continue
+        following = events[i + 1] if i + 1 < len(events) else {}
+        out.append({"grads": event["grads"],
+                    "params": following.get("values") if following.get("event") == "params"
+                    else None,
+                    "window": events[since:i]})
+        since = i + 1
+    return out
+
+
+def _order_problem(window: list[dict[str, Any]]) -> str:
+    """Why a step saw an empty or stale gradient, read from what happened before it."""
+    kinds = [e.get("event") for e in window]
+    if "accumulate" not in kinds:
+        return "optimizer.step() ran before backward"
+    last_backward = max(i for i, k in enumerate(kinds) if k == "accumulate")
+    if "zero_grad" in kinds[last_backward:]:
+        return "zero_grad() ran after backward and before step()"
+    return ".grad was cleared after backward"
+
+
+def _step_table(rows: list[tuple[int, Vector | None, Vector]]) -> Table:
+    """Per step: the gradient it used next to the one it should have used."""
+    return Table(("step", "gradient it used", "gradient of its batch"),
+                 tuple((str(k + 1), fmt(used), fmt(ref)) for k, used, ref in rows))
+
+
+def _analyse(case: dict[str, Any], exp: dict[str, Any],
+             obs: dict[str, Any]) -> dict[str, Any]:
+    """Per-case findings: step count, leftover and per-batch problems, comparable steps."""
+    names = exp["names"]
+    ref_steps = exp["steps"]
+    steps = _steps(obs["events"])
+    found: dict[str, Any] = {"steps": len(steps), "comparable": 1, "leftover": None,
+                             "batch": None}
+    leftovers = join(exp["leftovers"], names)
+    rows: list[tuple[int, Vector | None, Vector]] = []
+    previous: Vector | None = None
+    for k, step in enumerate(steps[:len(ref_steps)]):
+        ref = ref_steps[k]
+        start = join(step["params"], names)
+        if step["params"] is not None:
+            if start is None or not close(start, join(ref["params"], names)):
+                break  # parameters already differ: this step's batch gradient is unknown
+        elif k > 0 and found["batch"] is not None:
+            break
+        found["comparable"] = k + 1
+        g = join(ref["grads"], names)
+        assert g is not None
+        used = join(step["grads"], names)
+        rows.append((k, used, g))
+        if used is not None and close(used, g):
+            previous = used
+            continue
+        if k == 0 and leftovers is not None and used is not None:
+            c = multiple(sub(used, leftovers), g)
+            if c is not None or close(used, leftovers):
+                found["leftover"] = Check(
+                    "clears-leftovers", "fail",
+                    "The first step used leftover gradients from before your function was "
+                    "called: clear them first.",
+                    "call optimizer.zero_grad() at the top of each step, before backward",
+                    per_param_table(names, ("leftover .grad before your call", "step 1 used",
+                                            "gradient of batch 1"),
+                                    exp["leftovers"], step["grads"], ref["grads"]))
+                if c is not None and near(c, 1.0):
+                    break  # batch 1's own gradient was right; the trajectory now differs
+                used = sub(used, leftovers)
+        found["batch"] = _batch_problem(k, used, g, previous, step["window"])
+        found["rows"] = rows
+        break
+    found.setdefault("rows", rows)
+    return found
+
+
+def _batch_problem(k: int, used: Vector | None, g: Vector, previous: Vector | None,
+                   window: list[dict[str, Any]]) -> tuple[str, str]:
+    """(message, help) for step k, whose gradient was not its batch's gradient."""
+    step = f"Step {k + 1}"
+    if used is None or not any(used):
+        return (f"{step} used none of batch {k + 1}'s gradient: {_order_problem(window)}.",
+                "in each step: zero_grad(), forward, loss, backward(), then step()")
+    if previous is not None and close(used, previous) and "accumulate" not in [
+            e.get("event") for e in window]:
+        return (f"optimizer.step() ran before backward: {step.lower()} used the previous "
+                f"gradient, batch {k}'s.",
+                "call loss.backward() before optimizer.step()")
+    if previous is not None and close(used, add(previous, g)):
+        return (f"{step} used the gradient of batch {k} plus batch {k + 1}: .grad was not "
+                f"cleared before backward.",
+                "call optimizer.zero_grad() in every step, before loss.backward()")
+    c = multiple(used, g)
+    if c is not None:
+        return (f"{step} used {times(c)}× the gradient of batch {k + 1}.",
+                "run backward once per batch, on that batch's loss")
+    return (f"{step} used a gradient that is not the gradient of batch {k + 1}'s loss.",
+            "each step: zero_grad(), loss = loss_fn(model(x), y), loss.backward(), step()")
+
+
+def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
+                    comparable: int) -> Check | None:
+    count = case["batches"]
+    if isinstance(losses, dict):
+        kind = losses["not_a_list"]
+        message = ("You returned None: collect loss.item() for each batch in a list and return "
+                   "it." if kind == "NoneType" else
+                   f"You returned a {kind}, not a list of the batch losses.")
+        return Check("returns-losses", "fail", message, "return a list: one loss.item() per batch")
+    if len(losses) != count:
+        return Check("returns-losses", "fail",
+                     f"You returned {len(losses)} losses for {count} batches: return one per "
+                     f"batch.", "append loss.item() once in each step")
+    kinds = {item["type"] for item in losses if isinstance(item, dict)}
+    if "Tensor" in kinds:
+        return Check("returns-losses", "fail",
+                     "Your list holds tensors, not floats: append loss.item(). Keeping the loss "
+                     "tensors also keeps each batch's graph in memory.",
+                     "losses.append(loss.item())")
+    if kinds:
+        return Check("returns-losses", "fail",
+                     f"Your list holds {', '.join(sorted(kinds))} values, not floats.",
+                     "losses.append(loss.item())")
+    ref = [step["loss"] for step in exp["steps"]]
+    wrong = [k for k in range(min(comparable, count)) if not close(losses[k], ref[k])]
+    if not wrong:
+        return None
+    return Check("returns-losses", "fail",
+                 f"Loss {wrong[0] + 1} you returned is not the loss of batch {wrong[0] + 1} "
+                 f"(computed before its step).",
+                 "append loss.item() right after computing each batch's loss",
+                 Table(("batch", "you returned", "its loss"),
+                       tuple((str(k + 1), fmt(losses[k]), fmt(ref[k]))
+                             for k in range(min(comparable, count)))))
+
+
+def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
+          observed: list[dict[str, Any]]) -> list[Check]:
+    ran = usable(observed)
+    found = {i: _analyse(cases[i], expected[i], observed[i]) for i in ran}
+    checks: list[Check] = []
+
+    wrong_count = [i for i in ran if found[i]["steps"] != cases[i]["batches"]]
+    if wrong_count:
+        i = wrong_count[0]
+        steps, count = found[i]["steps"], cases[i]["batches"]
+        message = ("optimizer.step() never ran, so the weights never changed." if steps == 0
+                   else f"optimizer.step() ran {steps} time{'s' if steps != 1 else ''} for "
+                        f"{count} batches: step once per batch, inside the loop.")
+        checks.append(Check("one-step-per-batch", "fail", message,
+                            "call optimizer.step() once in each step, after backward"))
+    else:
+        checks.append(Check("one-step-per-batch", "pass", "one optimizer step per batch"))
+
+    leftover = [found[i]["leftover"] for i in ran if found[i]["leftover"] is not None]
+    if leftover:
+        checks.append(leftover[0])
+    elif any(cases[i]["leftovers"] and found[i]["steps"] for i in ran):
+        checks.append(Check("clears-leftovers", "pass",
+                            "leftover gradients did not reach the first step"))
+    else:
+        checks.append(Check("clears-leftovers", "skip", "not judged: no step to look at"))
+
+    # with too few or too many steps, a step has no batch of its own to compare with
+    right_count = [i for i in ran if i not in wrong_count]
+    wrong_batch = [i for i in right_count if found[i]["batch"] is not None]
+    if wrong_batch:
+        i = wrong_batch[0]
+        message, help_ = found[i]["batch"]
+        checks.append(Check("per-batch-gradient", "fail", message, help_,
+                            _step_table(found[i]["rows"])))
+    elif right_count:
+        checks.append(Check("per-batch-gradient", "pass",
+                            "each step used only its own batch's gradient"))
+    else:
+        checks.append(Check("per-batch-gradient", "skip",
+                            "not judged: there was not one step per batch to look at"))
+
+    losses = [_losses_problem(cases[i], expected[i], observed[i]["losses"],
+                              found[i]["comparable"]) for i in ran]
+    checks.append(next((c for c in losses if c is not None),
+                       Check("returns-losses", "pass", "you returned each batch's loss")))
+    return checks

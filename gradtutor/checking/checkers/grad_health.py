@@ -1,0 +1,302 @@
+"""`grad-health`: after backward, classify each named parameter's gradient as "dead" (None or
+all zeros), "exploding" (any nan/inf, or a 2-norm above max_norm) or "ok".
+
+Each case is a model after a real backward pass whose gradients were then set to chosen
+kinds: unused layers (None), all zeros, nan or inf entries, norms just above and just below
+max_norm, huge norms, entries that sum to zero without being zero, tiny but nonzero ones.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from gradtutor.checking.checkers.training import usable
+from gradtutor.checking.verdict import Check, Table
+
+FUNCTION = "grad_report"
+ARITY = 2
+CASES = 4
+CLASSES = ("dead", "exploding", "ok")
+# The kinds of gradient a case sets up, and the class each one belongs to.
+KINDS = {"ok": "ok", "below": "ok", "sum-zero": "ok", "tiny": "ok", "above": "exploding",
+         "huge": "exploding", "nan": "exploding", "inf": "exploding", "zero": "dead",
+         "none": "dead"}
+LAYER_NAMES = ("encoder", "decoder", "head", "proj", "gate", "embed", "mixer", "out",
+               "hidden", "skip")
+
+
+def param_names(layer: dict[str, Any]) -> list[str]:
+    """The names nn.Module gives this layer's parameters, in order."""
+    linears = [f"{layer['name']}.0", f"{layer['name']}.2"] if layer["block"] else [layer["name"]]
+    kinds = ("weight", "bias") if layer["bias"] else ("weight",)
+    return [f"{linear}.{kind}" for linear in linears for kind in kinds]
+
+
+def cases(seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    with_unused = rng.sample(range(CASES), 2)
+    out = []
+    for i in range(CASES):
+        layers = [{"name": name, "block": rng.random() < 0.3, "bias": rng.random() < 0.8,
+                   "used": True} for name in rng.sample(LAYER_NAMES, rng.randint(3, 4))]
+        if i in with_unused:
+            rng.choice(layers)["used"] = False
+        out.append({"seed": rng.randrange(2**31), "dim": rng.randint(2, 4),
+                    "max_norm": round(rng.uniform(0.5, 20.0), 3), "layers": layers,
+                    "kinds": {name: "none" for layer in layers if not layer["used"]
+                              for name in param_names(layer)}})
+    # Every kind appears for every seed, at random places; the other parameters get any kind.
+    slots = [(case, name) for case in out for layer in case["layers"] if layer["used"]
+             for name in param_names(layer)]
+    rng.shuffle(slots)
+    designed = [kind for kind in KINDS if kind != "none"]
+    for n, (case, name) in enumerate(slots):
+        case["kinds"][name] = designed[n] if n < len(designed) else rng.choice(designed)
+    for case in out:  # in the order nn.Module names them
+        case["kinds"] = {name: case["kinds"][name] for layer in case["layers"]
+                         for name in param_names(layer)}
+    return out
+
+
+def _designed(kind: str, shape: Any, max_norm: float, gen: Any) -> Any:
+    """A gradient of the given kind (float32, like an ordinary model's)."""
+    import torch
+
+    numel = math.prod(shape)
+    direction = torch.randn(shape, generator=gen, dtype=torch.float64)
+    direction /= direction.norm()
+    fraction = float(torch.rand((), generator=gen, dtype=torch.float64))
+    if kind in ("below", "above"):
+        # equal-sized entries: every entry is far below max_norm, only the 2-norm is near it
+        signs = torch.randint(0, 2, shape, generator=gen).to(torch.float64) * 2 - 1
+        even = signs * (1 + 0.1 * torch.rand(shape, generator=gen, dtype=torch.float64))
+        margin = 0.003 + 0.03 * fraction
+        grad = even / even.norm() * max_norm * (1 - margin if kind == "below" else 1 + margin)
+    elif kind == "huge":
+        grad = direction * max_norm * 10 ** (3 + 3 * fraction)
+    elif kind == "tiny":
+        grad = direction * max_norm * 1e-4
+    elif kind == "zero":
+        grad = torch.zeros(shape, dtype=torch.float64)
+    elif kind == "sum-zero":
+        # +a/-a pairs of quarters scaled by a power of two: the sum is exactly 0 in any order
+        half = torch.randint(1, 5, (numel // 2,), generator=gen).to(torch.float64) / 4
+        values = torch.cat([half, -half, torch.zeros(numel % 2, dtype=torch.float64)])
+        values = values[torch.randperm(numel, generator=gen)]
+        power = math.floor(math.log2(0.8 * max_norm / float(values.norm())))
+        grad = (values * 2.0 ** power).reshape(shape)
+    else:
+        grad = direction * max_norm * (0.05 + 0.75 * fraction)
+        if kind in ("nan", "inf"):
+            flat = grad.reshape(-1)
+            picks = torch.randperm(numel, generator=gen)[:min(numel, 1 + int(fraction * 2))]
+            for j, index in enumerate(picks.tolist()):
+                flat[index] = math.nan if kind == "nan" else (-math.inf if j % 2 else math.inf)
+    return grad.to(torch.float32)
+
+
+def setup(case: dict[str, Any]) -> Any:
+    """The model after backward, with each parameter's .grad set to its case's kind."""
+    import torch
+    from torch import nn
+
+    gen = torch.Generator().manual_seed(case["seed"])
+    dim = case["dim"]
+    layers: dict[str, nn.Module] = {}
+    for layer in case["layers"]:
+        layers[layer["name"]] = (
+            nn.Sequential(nn.Linear(dim, dim, bias=layer["bias"]), nn.ReLU(),
+                          nn.Linear(dim, dim, bias=layer["bias"]))
+            if layer["block"] else nn.Linear(dim, dim, bias=layer["bias"]))
+    model = nn.ModuleDict(layers)
+    h = torch.randn(3, dim, generator=gen)
+    for layer in case["layers"]:
+        if layer["used"]:
+            h = model[layer["name"]](h)
+    h.pow(2).mean().backward()
+    for name, p in model.named_parameters():
+        kind = case["kinds"][name]
+        p.grad = None if kind == "none" else _designed(kind, tuple(p.shape), case["max_norm"], gen)
+    return model
+
+
+def expected(case: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    model = setup(case)
+    params: dict[str, Any] = {}
+    for name, p in model.named_parameters():
+        g = p.grad
+        info: dict[str, Any] = {"kind": case["kinds"][name], "class": KINDS[case["kinds"][name]],
+                                "numel": p.numel(), "none": g is None, "nan": 0, "inf": 0,
+                                "norm": None}
+        if g is not None:
+            info.update(nan=int(torch.isnan(g).sum()), inf=int(torch.isinf(g).sum()))
+            if torch.isfinite(g).all():
+                info["norm"] = float(g.double().norm())
+        params[name] = info
+    assert list(params) == [n for layer in case["layers"] for n in param_names(layer)]
+    return {"params": params}
+
+
+def plain_report(value: Any) -> dict[str, Any]:
+    """The returned dict as plain data; keys must be real str, values are read as str."""
+    if not isinstance(value, dict):
+        return {"not_a_dict": type(value).__name__}
+    entries: dict[str, Any] = {}
+    bad_keys: list[str] = []
+    for key, item in dict.items(value):  # the real contents, whatever a subclass claims
+        if type(key) is not str:
+            bad_keys.append(type(key).__name__)
+        else:
+            entries[key] = str.__str__(item) if isinstance(item, str) else {
+                "type": type(item).__name__}
+    return {"entries": entries, "bad_keys": bad_keys}
+
+
+def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
+    model = setup(case)
+    try:
+        returned = fn(model, case["max_norm"])
+    except (AttributeError, TypeError) as exc:
+        # Reading .norm() (or the like) of a None gradient: report which parameter it was.
+        if "NoneType" not in str(exc) or "none" not in case["kinds"].values():
+            raise
+        return {"crashed_on_none": f"{type(exc).__name__}: {str(exc)[:200]}"}
+    return {"report": plain_report(returned)}
+
+
+# --- judge: plain data only ---------------------------------------------------------------
+
+def describe(info: dict[str, Any], max_norm: float) -> str:
+    """A parameter's gradient in a few words, for the evidence table."""
+    if info["none"]:
+        return "None"
+    if info["nan"] or info["inf"]:
+        parts = [f"{info[k]} {k}" for k in ("nan", "inf") if info[k]]
+        return f"{' and '.join(parts)} of {info['numel']} entries"
+    if info["norm"] == 0:
+        return "all zeros"
+    return f"norm {info['norm']:.6g} (max_norm {max_norm:g})"
+
+
+def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> str:
+    """The misconception behind one misclassification, in the learner's terms."""
+    kind, right = info["kind"], info["class"]
+    norm = f"{info['norm']:.6g}" if info["norm"] is not None else ""
+    if kind == "nan":
+        return (f"'{name}' has nan entries, so it is exploding: its norm is nan, and "
+                f"nan > max_norm is False. Check torch.isfinite(grad).all() as well.")
+    if kind == "inf":
+        return f"'{name}' has an inf entry, so it is exploding."
+    if kind == "none":
+        return f"'{name}'.grad is None: it got no gradient at all, so it is dead."
+    if kind == "zero":
+        return (f"'{name}' has a gradient of all zeros: it is dead. A zero gradient is a "
+                f"tensor, not None, so test (grad == 0).all() too.")
+    if kind in ("above", "huge"):
+        return (f"'{name}' has a gradient norm of {norm}, above max_norm {max_norm:g}: it is "
+                f"exploding. Compare each parameter's own 2-norm, grad.norm(), with max_norm.")
+    if kind == "sum-zero" and got == "dead":
+        return (f"The entries of '{name}'.grad add up to zero, but they are not all zero: it is "
+                f"ok. Test every entry: (grad == 0).all(), not grad.sum() == 0.")
+    if kind == "tiny" and got == "dead":
+        return (f"'{name}' has a tiny gradient (norm {norm}), but not a zero one: it is ok. "
+                f"Dead means every entry is exactly zero.")
+    if got == "exploding" and info["norm"] is not None:
+        return (f"'{name}' has a gradient norm of {norm}, not above max_norm {max_norm:g}: it "
+                f"is ok. Use each parameter's own 2-norm, grad.norm(): not the largest entry, "
+                f"the sum of absolute values, or a total over all parameters.")
+    return f"'{name}' is {right}, not {got}."
+
+
+def _returns_dict(exp: dict[str, Any], obs: dict[str, Any]) -> Check | None:
+    report = obs["report"]
+    if "not_a_dict" in report:
+        kind = report["not_a_dict"]
+        return Check("returns-dict", "fail",
+                     "You returned None: build a dict and return it." if kind == "NoneType"
+                     else f"You returned a {kind}, not a dict.",
+                     "report = {}; report[name] = 'dead' / 'exploding' / 'ok'; return report")
+    if report["bad_keys"]:
+        return Check("returns-dict", "fail",
+                     f"Your dict has {report['bad_keys'][0]} keys: use the parameter names, "
+                     f"the strings model.named_parameters() gives.",
+                     "for name, p in model.named_parameters(): report[name] = ...")
+    names = list(exp["params"])
+    entries = report["entries"]
+    missing = [n for n in names if n not in entries]
+    if missing:
+        unused = all(exp["params"][n]["none"] for n in missing)
+        return Check("returns-dict", "fail",
+                     f"Your dict has no entry for {', '.join(repr(n) for n in missing[:4])}"
+                     + (": parameters whose .grad is None belong in it too, as dead."
+                        if unused else ": give every parameter an entry."),
+                     "one entry per name in model.named_parameters()")
+    extra = [n for n in entries if n not in exp["params"]]
+    if extra:
+        return Check("returns-dict", "fail",
+                     f"Your dict has names that are not parameter names: "
+                     f"{', '.join(repr(n) for n in extra[:4])}.",
+                     "use the names model.named_parameters() gives, such as 'head.weight'")
+    odd = sorted({str(v) if isinstance(v, str) else f"a {v['type']}" for v in entries.values()
+                  if not (isinstance(v, str) and v in CLASSES)})
+    if odd:
+        return Check("returns-dict", "fail",
+                     f"Each value must be one of the strings 'dead', 'exploding' or 'ok'; you "
+                     f"used {', '.join(repr(v) if not v.startswith('a ') else v for v in odd)}.",
+                     "report[name] = 'dead' (or 'exploding', or 'ok')")
+    return None
+
+
+def _classification(case: dict[str, Any], exp: dict[str, Any],
+                    obs: dict[str, Any]) -> Check | None:
+    max_norm = case["max_norm"]
+    if "crashed_on_none" in obs:
+        unused = [n for n, info in exp["params"].items() if info["none"]]
+        return Check("classification", "fail",
+                     f"Your function crashed on a parameter whose .grad is None "
+                     f"({', '.join(repr(n) for n in unused[:2])}): {obs['crashed_on_none']}. "
+                     f"A parameter that got no gradient has .grad None; it is dead.",
+                     "check `p.grad is None` before anything else")
+    entries = obs["report"].get("entries", {})
+    wrong = [(name, info, entries[name]) for name, info in exp["params"].items()
+             if entries.get(name) in CLASSES and entries[name] != info["class"]]
+    if not wrong:
+        return None
+    reasons = []
+    for name, info, got in wrong:
+        reason = why(name, info, got, max_norm)
+        if reason not in reasons and len(reasons) < 2:
+            reasons.append(reason)
+    count = len(wrong)
+    return Check("classification", "fail",
+                 f"You called {count} parameter{'s' if count != 1 else ''} wrong. "
+                 + " ".join(reasons),
+                 "dead: None or (grad == 0).all(); exploding: not torch.isfinite(grad).all() "
+                 "or grad.norm() > max_norm; else ok",
+                 Table(("parameter", "its gradient", "should be", "yours"),
+                       tuple((name, describe(info, max_norm), info["class"], got)
+                             for name, info, got in wrong)))
+
+
+def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
+          observed: list[dict[str, Any]]) -> list[Check]:
+    ran = usable(observed)
+    returned = [i for i in ran if "report" in observed[i]]
+    shape = [c for c in (_returns_dict(expected[i], observed[i]) for i in returned) if c]
+    checks = [shape[0] if shape else
+              Check("returns-dict", "pass", "a dict with one class per parameter name")
+              if returned else
+              Check("returns-dict", "skip", "not judged: your function did not return")]
+    judged = [i for i in ran if "crashed_on_none" in observed[i]
+              or "entries" in observed[i]["report"]]
+    wrong = [c for c in (_classification(cases[i], expected[i], observed[i]) for i in judged)
+             if c]
+    checks.append(wrong[0] if wrong else
+                  Check("classification", "pass", "every parameter was classified right")
+                  if judged else
+                  Check("classification", "skip", "not judged: no dict to read"))
+    return checks

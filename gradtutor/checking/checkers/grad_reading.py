@@ -1,0 +1,159 @@
+"""What the exercises that read `w.grad` share (read-grad, none-before-backward, two-backwards):
+their inputs (a fresh leaf `w` and a named loss), the reference gradient, and the words for a
+value that should have been the gradient but is not.
+
+`leaf_cases`, `reference` and `fresh_leaf` run in the worker; the rest is pure and runs in the
+tutor's process.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from gradtutor.checking.checkers.common import LOSSES, build_loss, close, count, flat, fmt, shape
+from gradtutor.checking.verdict import Table
+
+# Vectors and small matrices, as weights come in both.
+SHAPES: tuple[tuple[int, ...], ...] = ((2,), (3,), (4,), (5,), (2, 2), (2, 3), (3, 2))
+# The losses as a learner would write them, for evidence tables.
+LOSS_WORDS = {"weighted": "(w * [1, 2, 3, ...]).sum()"}
+MULTIPLES = range(6)  # how many gradients' worth a wrong value might hold: 0 (zeros) .. 5
+
+
+def leaf_cases(seed: int, how_many: int = 4) -> list[dict[str, Any]]:
+    """`how_many` inputs, each a different loss, shape and values (never near zero, so that
+    zeros, one gradient and two gradients always look different)."""
+    rng = random.Random(seed)
+    losses = rng.sample(sorted(LOSSES), k=min(how_many, len(LOSSES)))
+    out = []
+    for i in range(how_many):
+        dims = rng.choice(SHAPES)
+        size = 1
+        for d in dims:
+            size *= d
+        numbers = [round(rng.choice((-1, 1)) * rng.uniform(0.1, 2.0), 3) for _ in range(size)]
+        out.append({"w": nest(numbers, dims), "loss": losses[i % len(losses)]})
+    return out
+
+
+def nest(numbers: list[float], dims: tuple[int, ...]) -> Any:
+    """A flat list as nested lists of the given shape."""
+    if len(dims) == 1:
+        return numbers
+    step = len(numbers) // dims[0]
+    return [nest(numbers[i * step:(i + 1) * step], dims[1:]) for i in range(dims[0])]
+
+
+def fresh_leaf(case: dict[str, Any]) -> Any:
+    """The case's `w` as a new leaf tensor that requires grad (worker side)."""
+    import torch
+
+    return torch.tensor(case["w"], dtype=torch.float64, requires_grad=True)
+
+
+def reference(case: dict[str, Any]) -> dict[str, Any]:
+    """The true gradient of the case's loss at w, and the loss itself (real torch)."""
+    import torch
+
+    w = fresh_leaf(case)
+    loss = build_loss(case["loss"])(w)
+    (grad,) = torch.autograd.grad(loss, w)
+    return {"grad": grad.tolist(), "loss": loss.item()}
+
+
+def plain(trace: Any, value: Any) -> Any:
+    """`trace.values(value)`, and for a plain Python number also the number itself."""
+    described = trace.values(value)
+    if type(value) in (int, float):
+        return {**described, "number": float(value)}
+    return described
+
+
+def accumulations(observed: dict[str, Any]) -> list[Any]:
+    """The value of w.grad after each real accumulation into it, in order."""
+    return [e["grad"] for e in observed["events"] if e.get("event") == "accumulate"]
+
+
+def backward_runs(observed: dict[str, Any]) -> int:
+    """How many backward passes reached w: accumulate events come from a hook on w itself, so
+    they count real backward passes, whatever the learner did to `Tensor.backward`."""
+    return count(observed["events"], "accumulate")
+
+
+def scaled(values: Any, k: float) -> Any:
+    if isinstance(values, list):
+        return [scaled(v, k) for v in values]
+    return values * k
+
+
+def multiple_of(values: Any, grad: Any) -> int | None:
+    """k when `values` is k times the gradient (k = 0 is zeros of its shape), else None."""
+    if flat(values) is None:
+        return None
+    return next((k for k in MULTIPLES if close(values, scaled(grad, k))), None)
+
+
+def is_zeros_like(values: Any, w: Any) -> bool:
+    numbers = flat(values)
+    return numbers is not None and shape(values) == shape(w) and all(x == 0 for x in numbers)
+
+
+def ran(k: int) -> str:
+    """"ran twice" and so on, for a count of backward passes."""
+    return {0: "never ran", 1: "ran once", 2: "ran twice"}.get(k, f"ran {k} times")
+
+
+def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[str, Any],
+                 runs: int, aliased: bool = False) -> str:
+    """Why `value` (described as `subject`, e.g. "You returned") is not the gradient.
+
+    `runs` is how many backward passes reached w; `aliased` says the value was the very
+    tensor still in w.grad when the function returned.
+    """
+    if value is None:
+        if runs == 0:
+            return (f"{subject} None: backward never ran, so w.grad was still None. "
+                    f"PyTorch creates .grad only when a backward pass reaches w.")
+        missing = ", or the function has no `return`" if subject == "You returned" else ""
+        return f"{subject} None: w.grad was read before backward filled it{missing}."
+    if isinstance(value, dict):
+        kind = value.get("not_a_tensor", "object")
+        if kind == "ellipsis":
+            return f"{subject} `...`, the starter's placeholder: replace it with your code."
+        if "number" in value and close(value["number"], expected["loss"]):
+            return (f"{subject} the loss as a Python {kind}, not its gradient: the gradient "
+                    f"is the tensor in w.grad.")
+        if kind in ("float", "int", "list"):
+            return (f"{subject} a Python {kind}, not a tensor: return w.grad itself, "
+                    f"without `.item()` or `.tolist()`.")
+        return f"{subject} an object of type {kind}, not the gradient tensor w.grad."
+    k = multiple_of(value, expected["grad"])
+    if k == 0:
+        if aliased:
+            return (f"{subject} a tensor of zeros: you cleared w.grad in place (zero_()) after "
+                    f"reading it, and the tensor you kept is that same tensor, so it was cleared "
+                    f"too. Use w.grad.clone() to keep a copy, or do not clear it.")
+        return f"{subject} a tensor of zeros, not the gradient."
+    if k is not None and k > 1:
+        if runs == k:
+            return (f"{subject} {k}x the gradient: backward {ran(k)}, and each call "
+                    f"adds into w.grad.")
+        return (f"{subject} {k}x the gradient, though backward {ran(runs)}: something scaled "
+                f"it (a scaled loss, or arithmetic on w.grad).")
+    if shape(value) == () and close(value, expected["loss"]):
+        return (f"{subject} the loss, not its gradient: the gradient is in w.grad, "
+                f"and it has the same shape as w.")
+    if close(value, case["w"]):
+        return f"{subject} w itself, not its gradient w.grad."
+    if shape(value) != shape(case["w"]):
+        return (f"{subject} a tensor of shape {list(shape(value))}, but the gradient has w's "
+                f"shape, {list(shape(case['w']))}.")
+    return f"{subject} a tensor that is not the gradient of the loss with respect to w."
+
+
+def evidence(case: dict[str, Any], columns: tuple[str, ...], *values: Any) -> Table:
+    """One row: w, the loss as code, then the given values under the given column names."""
+    loss = LOSS_WORDS.get(case["loss"], LOSSES[case["loss"]])
+    return Table(("w", "loss_fn(w)") + columns,
+                 ((fmt(case["w"]), loss) + tuple(fmt(v) for v in values),))

@@ -1,0 +1,294 @@
+"""`manual-sgd`: without an optimizer, one in-place update `w <- w - lr * grad` per batch, each
+from that batch's gradient only; `w` stays the same leaf that requires grad.
+
+The loss function handed to the learner records what it was called with: which batch, and
+the tensor passed as w (the same object? a leaf? requiring grad? its values). Between two
+calls, post-accumulate-grad events show what .grad held; the change in w shows the update.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from gradtutor.checking.checkers.common import close, fmt
+from gradtutor.checking.checkers.training import (
+    Vector,
+    add,
+    multiple,
+    near,
+    ordinal,
+    scale,
+    sub,
+    times,
+    usable,
+)
+from gradtutor.checking.verdict import Check, Table
+
+FUNCTION = "manual_sgd"
+ARITY = 4
+CASES = 4
+LOSSES = ("mse", "l1", "huber", "logistic")
+IN_PLACE_ON_LEAF = "a leaf Variable that requires grad is being used in an in-place operation"
+
+
+def cases(seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    return [{"seed": rng.randrange(2**31), "inputs": rng.randint(2, 4),
+             "outputs": rng.choice((None, 2, 3)), "loss": rng.choice(LOSSES),
+             "batches": rng.randint(2, 5), "rows": rng.randint(1, 4),
+             "lr": round(rng.uniform(0.02, 0.3), 3)} for _ in range(CASES)]
+
+
+def loss_function(name: str) -> Any:
+    """loss_fn(w, batch) for a batch (x, y): a scalar tensor."""
+    import torch.nn.functional as F
+
+    def loss_fn(w: Any, batch: Any) -> Any:
+        x, y = batch
+        pred = x @ w
+        if name == "mse":
+            return ((pred - y) ** 2).mean()
+        if name == "l1":
+            return (pred - y).abs().mean()
+        if name == "huber":
+            return F.huber_loss(pred, y, delta=0.5)
+        if pred.dim() == 1:
+            return F.binary_cross_entropy_with_logits(pred, y)
+        return F.cross_entropy(pred, y)
+
+    return loss_fn
+
+
+def setup(case: dict[str, Any]) -> tuple[Any, Any, list[tuple[Any, Any]]]:
+    import torch
+
+    gen = torch.Generator().manual_seed(case["seed"])
+    dtype = torch.float64
+    shape = (case["inputs"],) if case["outputs"] is None else (case["inputs"], case["outputs"])
+    w = (torch.randn(shape, generator=gen, dtype=dtype) * 0.7).requires_grad_()
+    batches = []
+    for _ in range(case["batches"]):
+        x = torch.randn(case["rows"], case["inputs"], generator=gen, dtype=dtype)
+        if case["loss"] != "logistic":
+            y = torch.randn((case["rows"], *shape[1:]), generator=gen, dtype=dtype)
+        elif case["outputs"] is None:
+            y = torch.randint(0, 2, (case["rows"],), generator=gen).to(dtype)
+        else:
+            y = torch.randint(0, case["outputs"], (case["rows"],), generator=gen)
+        batches.append((x, y))
+    return w, loss_function(case["loss"]), batches
+
+
+def expected(case: dict[str, Any]) -> dict[str, Any]:
+    """The reference run: w before each update, the batch gradient there, and w at the end."""
+    import torch
+
+    w, loss_fn, batches = setup(case)
+    starts, grads = [], []
+    for batch in batches:
+        starts.append(w.detach().tolist())
+        (g,) = torch.autograd.grad(loss_fn(w, batch), w)
+        grads.append(g.tolist())
+        with torch.no_grad():
+            w -= case["lr"] * g
+    return {"starts": starts, "grads": grads, "final": w.detach().tolist()}
+
+
+def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
+    w, loss_fn, batches = setup(case)
+    trace.watch({"w": w})
+
+    def which(batch: Any) -> int:
+        for i, ours in enumerate(batches):
+            if batch is ours or (isinstance(batch, (tuple, list)) and len(batch) == 2
+                                 and batch[0] is ours[0]):
+                return i
+        return -1
+
+    def recording_loss_fn(arg: Any, batch: Any) -> Any:
+        call: dict[str, Any] = {"event": "loss_fn", "batch": which(batch), "ours": arg is w,
+                                "tensor": trace.is_tensor(arg)}
+        if call["tensor"]:
+            call.update(is_leaf=bool(arg.is_leaf), requires_grad=bool(arg.requires_grad),
+                        w=trace.values(arg))
+        trace.events.append(call)
+        return loss_fn(arg, batch)
+
+    raised = None
+    try:
+        fn(w, recording_loss_fn, batches, case["lr"])
+    except Exception as exc:
+        # Two mistakes end in a crash whose torch message hides the cause; report the cause.
+        swapped = any(e.get("event") == "loss_fn" and not e["ours"] for e in trace.events)
+        in_place = isinstance(exc, RuntimeError) and IN_PLACE_ON_LEAF in str(exc)
+        if not (swapped or in_place):
+            raise
+        raised = {"type": type(exc).__name__, "in_place_on_leaf": in_place}
+    return {"events": [e for e in trace.events if e.get("event") != "forward"],
+            "raised": raised, "final": trace.values(w), "final_leaf": bool(w.is_leaf),
+            "final_requires_grad": bool(w.requires_grad)}
+
+
+# --- judge: plain data only ---------------------------------------------------------------
+
+def _calls(events: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    return [(i, e) for i, e in enumerate(events) if e.get("event") == "loss_fn"]
+
+
+def _leaf_problem(obs: dict[str, Any]) -> str | None:
+    for _, call in _calls(obs["events"]):
+        if call["ours"]:
+            continue
+        if not call["tensor"]:
+            return "loss_fn was called with something that is not the tensor w."
+        if not call["requires_grad"]:
+            return ("After your first update, w no longer requires grad: w = w - lr * w.grad "
+                    "inside torch.no_grad() makes a new tensor that autograd does not track, "
+                    "and the caller's w never changes. Update w in place: w -= lr * w.grad.")
+        if not call["is_leaf"]:
+            return ("w is no longer a leaf: update it in place inside torch.no_grad() "
+                    "(w -= lr * w.grad), not w = w - ...")
+        return ("Your updates went to a new tensor, not the w you were given, so the "
+                "caller's w never changes: update w itself, in place.")
+    if not obs["final_requires_grad"]:
+        return "w no longer requires grad after your function: leave requires_grad alone."
+    if not obs["final_leaf"]:
+        return "w is no longer a leaf after your function: update it inside torch.no_grad()."
+    return None
+
+
+def _updates(case: dict[str, Any], exp: dict[str, Any],
+             obs: dict[str, Any]) -> tuple[tuple[str, str] | None, tuple[str, str] | None,
+                                           list[tuple[str, ...]]]:
+    """(per-batch-gradient problem, update problem, evidence rows) for one case."""
+    events = obs["events"]
+    calls = _calls(events)
+    count, lr = case["batches"], case["lr"]
+    firsts: dict[int, int] = {}
+    for index, call in calls:
+        firsts.setdefault(call["batch"], index)
+    missing = [k for k in range(count) if k not in firsts]
+    if missing:
+        return ((f"loss_fn was never called with batch {missing[0] + 1}: make one update per "
+                 f"batch, in order.", "for batch in batches: ... loss_fn(w, batch) ..."),
+                None, [])
+    rows: list[tuple[str, ...]] = []
+    previous: Vector | None = None
+    for k in range(count):
+        start_at = firsts[k]
+        end_at = firsts[k + 1] if k + 1 < count else len(events)
+        start = events[start_at].get("w")
+        end = events[end_at].get("w") if k + 1 < count else obs["final"]
+        if start is None or end is None or not close(start, exp["starts"][k]):
+            break  # w already differs from the reference: later batches cannot be compared
+        g = [float(v) for v in _flat(exp["grads"][k])]
+        moved = sub(_flat(end), _flat(start))
+        implied = scale(moved, -1 / lr)  # the gradient this update followed
+        held = [e["grad"] for e in events[start_at:end_at]
+                if e.get("event") == "accumulate" and e.get("grad") is not None]
+        grad = _flat(held[-1]) if held else None  # what .grad held after this batch's backward
+        rows.append((str(k + 1), fmt(grad), fmt(g), fmt(moved), fmt(scale(g, -lr))))
+        if close(implied, g):
+            previous = g
+            continue
+        nth = ordinal(k)
+        batch_problem = None
+        if grad is not None and not close(grad, g):
+            if previous is not None and close(grad, add(previous, g)):
+                batch_problem = (f"The {nth} update used batch {k}'s gradient too: clear "
+                                 f"w.grad after each update.",
+                                 "w.grad = None after the update (or before each backward)")
+            else:
+                c = multiple(grad, g)
+                batch_problem = ((f"Before the {nth} update, w.grad held {times(c)}× the "
+                                  f"gradient of batch {k + 1}." if c is not None else
+                                  f"Before the {nth} update, w.grad did not hold the gradient "
+                                  f"of batch {k + 1}'s loss."),
+                                 "one backward per batch, with w.grad cleared in between")
+            if close(implied, grad):
+                return batch_problem, None, rows
+        followed = grad if grad is not None else g
+        return batch_problem, _update_problem(nth, moved, implied, followed, lr), rows
+    return None, None, rows
+
+
+def _update_problem(nth: str, moved: Vector, implied: Vector, grad: Vector,
+                    lr: float) -> tuple[str, str]:
+    if not any(moved):
+        return (f"The {nth} update did not change w.",
+                "loss.backward(), then inside torch.no_grad(): w -= lr * w.grad")
+    if close(implied, scale(grad, -1.0)):
+        return (f"The {nth} update added lr * grad: w moved uphill, and the loss grows.",
+                "subtract: w -= lr * w.grad")
+    if close(scale(moved, -1.0), grad):
+        return (f"The {nth} update left out the learning rate: it subtracted the whole "
+                f"gradient.", "w -= lr * w.grad")
+    c = multiple(implied, grad)
+    if c is not None:
+        return (f"The {nth} update moved w by {times(c)}× lr * grad; it should move by "
+                f"exactly lr * grad.", "w -= lr * w.grad")
+    return (f"The {nth} update did not change w by -lr * grad.",
+            "inside torch.no_grad(): w -= lr * w.grad")
+
+
+def _flat(values: Any) -> Vector:
+    if isinstance(values, list):
+        return [x for item in values for x in _flat(item)]
+    return [float(values)]
+
+
+def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
+          observed: list[dict[str, Any]]) -> list[Check]:
+    ran = usable(observed)
+    checks: list[Check] = []
+
+    stepped = [i for i in ran
+               if any(e.get("event") == "before_step" for e in observed[i]["events"])]
+    checks.append(Check("no-optimizer", "fail",
+                        "An optimizer's step() ran: here you write the update yourself.",
+                        "inside torch.no_grad(): w -= lr * w.grad")
+                  if stepped else
+                  Check("no-optimizer", "pass", "you updated w without an optimizer"))
+
+    leaf = {i: _leaf_problem(observed[i]) for i in ran}
+    bad_leaf = [i for i in ran if leaf[i] is not None]
+    checks.append(Check("stays-leaf", "fail", str(leaf[bad_leaf[0]]),
+                        "with torch.no_grad(): w -= lr * w.grad")
+                  if bad_leaf else
+                  Check("stays-leaf", "pass", "w stayed the same leaf tensor, requiring grad"))
+
+    in_place = [i for i in ran if (observed[i]["raised"] or {}).get("in_place_on_leaf")]
+    judged = [i for i in ran if i not in bad_leaf and i not in in_place]
+    found = {i: _updates(cases[i], expected[i], observed[i]) for i in judged}
+    columns = ("update", "w.grad after backward", "batch gradient", "change in w",
+               "should be -lr * grad")
+
+    batch = [i for i in judged if found[i][0] is not None]
+    if batch:
+        i = batch[0]
+        message, help_ = found[i][0]  # type: ignore[misc]
+        checks.append(Check("per-batch-gradient", "fail", message, help_,
+                            Table(columns, tuple(found[i][2]))))
+    elif judged:
+        checks.append(Check("per-batch-gradient", "pass",
+                            "each update used only its own batch's gradient"))
+    else:
+        checks.append(Check("per-batch-gradient", "skip", "not judged: see the checks above"))
+
+    update = [i for i in judged if found[i][1] is not None]
+    if in_place:
+        checks.append(Check(
+            "update", "fail",
+            "w -= ... ran while autograd was recording: PyTorch refuses to change a leaf that "
+            "requires grad in place. Put the update inside a `with torch.no_grad():` block.",
+            "with torch.no_grad(): w -= lr * w.grad"))
+    elif update:
+        i = update[0]
+        message, help_ = found[i][1]  # type: ignore[misc]
+        checks.append(Check("update", "fail", message, help_, Table(columns, tuple(found[i][2]))))
+    elif judged:
+        checks.append(Check("update", "pass", "each update was w -= lr * grad, in place"))
+    else:
+        checks.append(Check("update", "skip", "not judged: see the checks above"))
+    return checks

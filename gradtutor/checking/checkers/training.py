@@ -1,0 +1,188 @@
+"""What the training-loop checkers share: small models, optimizers and batches built from
+plain cases (worker side), and arithmetic on plain gradient lists (judge side, no torch).
+
+A case names everything (`seed`, sizes, loss, optimizer, param groups), so `expected` and
+`observe` build identical, fresh objects from it with a `torch.Generator`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from gradtutor.checking.checkers.common import close, flat, fmt
+from gradtutor.checking.verdict import Check, Table
+
+# Mean-reduced losses of (prediction, target), by name.
+LOSSES = ("mse", "l1", "smooth-l1", "huber", "cross-entropy")
+OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
+
+
+def model_case(rng: random.Random, groups: int | None = None) -> dict[str, Any]:
+    """A plain description of a model, its loss and its optimizer."""
+    loss = rng.choice(LOSSES)
+    return {
+        "seed": rng.randrange(2**31),
+        "arch": rng.choice(("linear", "mlp")),
+        "inputs": rng.randint(2, 4),
+        "hidden": rng.randint(2, 4),
+        "outputs": rng.randint(2, 3) if loss == "cross-entropy" else rng.randint(1, 3),
+        "loss": loss,
+        "optimizer": rng.choice(OPTIMIZERS),
+        "lr": round(rng.uniform(0.01, 0.2), 3),
+        "groups": groups if groups is not None else rng.choice((1, 2)),
+    }
+
+
+@dataclass
+class Setup:
+    """The fresh objects one case is run on (worker side)."""
+
+    model: Any
+    optimizer: Any
+    loss_fn: Any
+    batches: list[tuple[Any, Any]]
+    leftovers: dict[str, Any]  # name -> the stale gradient put in .grad, if the case has them
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.model.named_parameters())
+
+
+def build(case: dict[str, Any], count: int, size: int) -> Setup:
+    """Model, optimizer, loss and `count` batches of `size` rows; leftovers in .grad if asked."""
+    import torch
+    from torch import nn
+
+    gen = torch.Generator().manual_seed(case["seed"])
+    dtype = torch.float64
+    n_in, hidden, n_out = case["inputs"], case["hidden"], case["outputs"]
+    model: nn.Module = (nn.Linear(n_in, n_out) if case["arch"] == "linear" else
+                        nn.Sequential(nn.Linear(n_in, hidden), nn.Tanh(),
+                                      nn.Linear(hidden, n_out)))
+    model = model.to(dtype)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen, dtype=dtype) * 0.7)
+    batches = []
+    for _ in range(count):
+        x = torch.randn(size, n_in, generator=gen, dtype=dtype)
+        if case["loss"] == "cross-entropy":
+            y = torch.randint(0, n_out, (size,), generator=gen)
+        else:
+            y = torch.randn(size, n_out, generator=gen, dtype=dtype)
+        batches.append((x, y))
+    loss_fn = {"mse": nn.MSELoss, "l1": nn.L1Loss, "smooth-l1": lambda: nn.SmoothL1Loss(beta=0.5),
+               "huber": lambda: nn.HuberLoss(delta=0.7),
+               "cross-entropy": nn.CrossEntropyLoss}[case["loss"]]()
+    params = list(model.parameters())
+    groups: list[dict[str, Any]] = (
+        [{"params": params}] if case["groups"] == 1 else
+        [{"params": params[:1]}, {"params": params[1:], "lr": case["lr"] / 2}])
+    lr = case["lr"]
+    optimizer = {"sgd": lambda: torch.optim.SGD(groups, lr=lr),
+                 "momentum": lambda: torch.optim.SGD(groups, lr=lr, momentum=0.9),
+                 "adam": lambda: torch.optim.Adam(groups, lr=lr),
+                 "adamw": lambda: torch.optim.AdamW(groups, lr=lr, weight_decay=0.05),
+                 }[case["optimizer"]]()
+    # Drawn for every case so the data above never depends on whether leftovers are used.
+    stale = {name: torch.randn(p.shape, generator=gen, dtype=dtype)
+             for name, p in model.named_parameters()}
+    leftovers: dict[str, Any] = {}
+    if case.get("leftovers"):
+        for name, p in model.named_parameters():
+            p.grad = stale[name].clone()  # set directly: no backward, no event in the trace
+            leftovers[name] = stale[name]
+    return Setup(model, optimizer, loss_fn, batches, leftovers)
+
+
+def grads_of(loss: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """d(loss)/d(each parameter) as plain lists, leaving every .grad alone."""
+    import torch
+
+    grads = torch.autograd.grad(loss, list(params.values()))
+    return {name: g.tolist() for name, g in zip(params, grads, strict=True)}
+
+
+def kept_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events the loop judges read (forward events are noise to them)."""
+    return [e for e in events if e.get("event") != "forward"]
+
+
+# --- judge side: plain lists only -----------------------------------------------------------
+
+Vector = list[float]
+
+
+def join(grads: dict[str, Any] | None, names: list[str]) -> Vector | None:
+    """The named gradients as one flat vector, in `names` order; None if any is missing."""
+    if grads is None:
+        return None
+    out: Vector = []
+    for name in names:
+        values = flat(grads.get(name))
+        if values is None:
+            return None
+        out += values
+    return out
+
+
+def add(a: Vector, b: Vector) -> Vector:
+    return [x + y for x, y in zip(a, b, strict=True)]
+
+
+def sub(a: Vector, b: Vector) -> Vector:
+    return [x - y for x, y in zip(a, b, strict=True)]
+
+
+def scale(a: Vector, k: float) -> Vector:
+    return [k * x for x in a]
+
+
+def norm(a: Vector) -> float:
+    return math.sqrt(sum(x * x for x in a))
+
+
+def multiple(a: Vector | None, b: Vector | None) -> float | None:
+    """k when `a` is (close to) k times `b`, else None."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    bb = sum(y * y for y in b)
+    if bb == 0 or not all(math.isfinite(x) for x in a):
+        return None
+    k = sum(x * y for x, y in zip(a, b, strict=True)) / bb
+    return k if close(a, scale(b, k)) else None
+
+
+def near(k: float | None, target: float) -> bool:
+    return k is not None and abs(k - target) <= 1e-4 * max(1.0, abs(target))
+
+
+def times(k: float) -> str:
+    """A factor as a learner reads it: 4, 0.25, 1.5."""
+    return f"{k:.3g}"
+
+
+def ordinal(i: int) -> str:
+    """0 -> 'first'."""
+    return ORDINALS[i] if i < len(ORDINALS) else f"#{i + 1}"
+
+
+def per_param_table(names: list[str], columns: tuple[str, ...],
+                    *grads: dict[str, Any] | None) -> Table:
+    """One row per parameter: its name, then each gradient in short form."""
+    rows = tuple((name, *(fmt(g.get(name) if g is not None else None) for g in grads))
+                 for name in names)
+    return Table(("parameter", *columns), rows)
+
+
+def first_failure(found: list[Check | None]) -> Check | None:
+    return next((c for c in found if c is not None), None)
+
+
+def usable(observed: list[dict[str, Any]]) -> list[int]:
+    """Indexes of cases that ran to the end (the runner reports the others as errors)."""
+    return [i for i, o in enumerate(observed) if "error" not in o]

@@ -1,0 +1,139 @@
+"""`two-backwards`: call backward twice (a fresh loss_fn(w) each time) without clearing, and
+return w.grad, which then holds twice the gradient of one backward.
+
+Worker side (`cases`, `expected`, `observe`) builds the tensors; tutor side (`judge`) decides.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradtutor.checking.checkers.common import build_loss, close, fmt
+from gradtutor.checking.checkers.grad_reading import (
+    accumulations,
+    backward_runs,
+    fresh_leaf,
+    leaf_cases,
+    multiple_of,
+    not_the_grad,
+    plain,
+    ran,
+    reference,
+    scaled,
+)
+from gradtutor.checking.checkers.grad_reading import evidence as leaf_evidence
+from gradtutor.checking.verdict import Check, Table
+
+FUNCTION = "grad_after_two_backwards"
+ARITY = 2
+WANT = 2  # backward passes, and so gradients' worth in w.grad
+
+
+def cases(seed: int) -> list[dict[str, Any]]:
+    return leaf_cases(seed)
+
+
+def expected(case: dict[str, Any]) -> dict[str, Any]:
+    return reference(case)
+
+
+def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
+    w = fresh_leaf(case)
+    trace.watch({"w": w})
+    returned = fn(w, build_loss(case["loss"]))
+    return {"returned": plain(trace, returned), "returned_is_grad": returned is w.grad,
+            "grad_after": trace.values(w.grad), "events": list(trace.events)}
+
+
+def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
+          observed: list[dict[str, Any]]) -> list[Check]:
+    runs = [backward_runs(o) for o in observed]
+    checks = [backward_twice(expected, observed, runs)]
+
+    wrong = [i for i, (e, o) in enumerate(zip(expected, observed, strict=True))
+             if not close(o["returned"], scaled(e["grad"], WANT))]
+    if wrong:
+        i = wrong[0]
+        checks.append(Check("doubled", "fail",
+                            not_doubled(cases[i], expected[i], observed[i], runs[i]),
+                            "run loss_fn(w).backward() twice, touch nothing in between, "
+                            "then return w.grad",
+                            evidence(cases[i], expected[i], observed[i])))
+    else:
+        checks.append(Check("doubled", "pass", "w.grad held twice the gradient"))
+
+    stale = [i for i, (e, o) in enumerate(zip(expected, observed, strict=True))
+             if not close(o["grad_after"], scaled(e["grad"], WANT))]
+    if not stale:
+        checks.append(Check("grad-kept", "pass", "w.grad still holds both gradients"))
+    elif not wrong and all(n == WANT for n in runs):  # else a check above names the mistake
+        i = stale[0]
+        after = observed[i]["grad_after"]
+        what = ("None: your function cleared it" if after is None
+                else "all zeros: your function cleared it in place"
+                if multiple_of(after, expected[i]["grad"]) == 0
+                else "different: your function changed it")
+        checks.append(Check("grad-kept", "fail",
+                            f"You returned the right values, but afterwards w.grad was {what} "
+                            f"after reading it. Leave w.grad as the two backward calls left it.",
+                            "return w.grad and leave it in place",
+                            evidence(cases[i], expected[i], observed[i])))
+    return checks
+
+
+def backward_twice(expected: list[dict[str, Any]], observed: list[dict[str, Any]],
+                   runs: list[int]) -> Check:
+    """Exactly two backward passes reached w, in every case."""
+    if all(n == WANT for n in runs):
+        return Check("backward-twice", "pass", "backward ran twice")
+    i = next(i for i, n in enumerate(runs) if n != WANT)
+    n = runs[i]
+    if n == 0:
+        message = ("Your function never ran backward on loss_fn(w), so no gradient reached "
+                   "w.grad.")
+    elif n == 1 and close(observed[i]["returned"], scaled(expected[i]["grad"], WANT)):
+        message = ("backward ran once, yet you returned twice the gradient: you doubled it "
+                   "by hand (2 * w.grad, or a doubled loss). The point is that a second "
+                   "backward call adds into w.grad by itself.")
+    else:
+        message = (f"backward {ran(n)}; this exercise needs exactly two calls, and each call "
+                   f"adds one gradient into w.grad.")
+    return Check("backward-twice", "fail", message,
+                 "call loss_fn(w).backward() two times: compute the loss afresh for each call")
+
+
+def not_doubled(case: dict[str, Any], expected: dict[str, Any], observed: dict[str, Any],
+                runs: int) -> str:
+    """Why the returned value is not twice the gradient, in the learner's terms."""
+    returned = observed["returned"]
+    grad = expected["grad"]
+    k = multiple_of(returned, grad)
+    steps = accumulations(observed)
+    if k == 1:
+        if runs >= 2 and close(steps[1], grad):
+            return ("Your .grad holds 1x the gradient: it was cleared between the two backward "
+                    "calls (w.grad = None or w.grad.zero_()), so the second one started from "
+                    "nothing. Leave w.grad alone between them.")
+        if runs == 1:
+            return "Your .grad holds 1x the gradient: backward ran only once."
+        if close(observed["grad_after"], scaled(grad, WANT)):
+            return ("You returned a copy of w.grad taken after the first backward; the second "
+                    "backward added into w.grad afterwards. Return w.grad at the end.")
+    if k is not None and k > WANT and runs == k:
+        return f"Your .grad holds {k}x the gradient: backward {ran(k)}, once too many."
+    if returned is None and runs > 0 and observed["grad_after"] is None:
+        return ("You returned None, and w.grad was None afterwards: your function cleared it "
+                "after the backward calls. Return w.grad before clearing anything (or do not "
+                "clear).")
+    return not_the_grad("You returned", returned, case, expected, runs,
+                        observed["returned_is_grad"])
+
+
+def evidence(case: dict[str, Any], expected: dict[str, Any], observed: dict[str, Any]) -> Table:
+    """w and the loss; one gradient and two; what w.grad held after each of the learner's
+    backward passes; and what they returned."""
+    steps = " then ".join(fmt(s) for s in accumulations(observed)) or "no backward ran"
+    base = leaf_evidence(case, ("one gradient", "twice that"), expected["grad"],
+               scaled(expected["grad"], WANT))
+    return Table(base.columns + ("w.grad after each backward", "you returned"),
+                 ((*base.rows[0], steps, fmt(observed["returned"])),))

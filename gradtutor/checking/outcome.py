@@ -1,0 +1,329 @@
+"""From what happened to a check to the checks of its Verdict. Pure: data in, data out.
+
+`source_problem` judges the learner's file before any process starts. `decide` takes what a
+worker left behind (the bytes it sent on its result channel, how it ended, whether the tutor
+stopped it) and the checker's `judge`, and returns the checks. The judge only ever sees
+JSON-decoded plain data; anything else the channel carries is a failed check, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gradtutor.checking.verdict import Check
+from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
+
+Judge = Callable[[list[Any], list[Any], list[Any]], Sequence[Check]]
+
+GiB = 1024**3
+MiB = 1024**2
+
+# POSIX signal numbers are the same on Linux and macOS for these.
+SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV",
+           15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ"}
+# What Windows reports for a crashed process, as unsigned exit codes.
+WINDOWS_CRASHES = {0xC0000005: "crashed with an access violation (a segmentation fault)",
+                   0xC00000FD: "crashed with a stack overflow",
+                   0xC0000017: "ran out of memory",
+                   0xC000001D: "crashed on an illegal instruction",
+                   0xC0000409: "crashed (a buffer overrun was detected)"}
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    """Everything the tutor saw of one worker process, as plain data."""
+
+    results: bytes  # the result channel's bytes, at most the cap
+    results_overflow: bool  # more came than the cap
+    returncode: int | None  # negative: killed by that signal (POSIX)
+    timed_out: bool  # the learner's code hit the time limit and was killed
+    startup_timed_out: bool  # the worker never got as far as the learner's code
+    memory_limit: int | None = None  # bytes learner code may add; None where not enforced
+    file_limit: int | None = None
+
+
+def seconds(value: float) -> str:
+    return f"{value:g}"
+
+
+def source_problem(raw: bytes, filename: str, function: str, max_bytes: int) -> Check | None:
+    """What makes the learner's file impossible to run, found without running it; None if
+    nothing. `compile` parses the file without executing a line of it."""
+    if len(raw) > max_bytes:
+        return Check("file", "error",
+                     f"Your file is {len(raw) / MiB:.1f} MiB, more than the {max_bytes // 1024} "
+                     "KiB a check accepts.",
+                     f"an answer is a few lines: keep only the function `{function}`")
+    try:
+        source = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        return Check("file", "error",
+                     f"Your file is not UTF-8 text: line {line} has the byte "
+                     f"0x{raw[exc.start]:02x}, which UTF-8 does not allow.",
+                     "save the file as UTF-8 in your editor")
+    if not source.strip():
+        return Check("file", "error", "Your file is empty.",
+                     f"write the function `{function}` in it")
+    if "\0" in source:  # compile() says so without a line number, or as a ValueError
+        line = source[:source.index("\0")].count("\n") + 1
+        return Check("file", "error",
+                     f"Line {line} of your file is not valid Python: it contains a NUL byte.",
+                     "remove the invisible character (save the file as plain text)")
+    try:
+        compile(source, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return Check("file", "error", syntax_message(exc), "fix that line, then check again")
+    except (ValueError, RecursionError, MemoryError):
+        return Check("file", "error", "Your file is nested too deeply for Python to read.",
+                     "split the deepest expression into several lines")
+    return None
+
+
+def syntax_message(exc: SyntaxError) -> str:
+    where = f"Line {exc.lineno} of your file" if exc.lineno else "Your file"
+    message = f"{where} is not valid Python: {exc.msg}."
+    if exc.text and exc.text.strip():
+        text = exc.text.rstrip("\n")
+        message += f"\n\n    {text.strip()}"
+        if exc.offset and exc.offset > 0:
+            indent = len(text) - len(text.lstrip())
+            message += "\n    " + " " * max(0, exc.offset - 1 - indent) + "^"
+    return message
+
+
+@dataclass(frozen=True)
+class Results:
+    """The result channel decoded: the references, and the message that ended the check."""
+
+    expected: dict[str, Any] | None = None
+    final: dict[str, Any] | None = None
+    problem: str | None = None  # why the channel could not be read
+
+
+_FINAL = ("observed", "learner_error", "worker_error")
+
+
+def parse_results(data: bytes, overflow: bool, cap: int) -> Results:
+    """The worker's messages, checked for shape and order. An unfinished last line (the
+    process died while writing it) is dropped: it says only that the process died."""
+    if overflow:
+        return Results(problem=f"more than {cap // MiB} MiB of results")
+    lines = data.split(b"\n")[:-1]
+    messages: list[dict[str, Any]] = []
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return Results(problem="a line that is not a result")
+        if not isinstance(message, dict) or message.get("type") not in ("expected", *_FINAL):
+            return Results(problem="a line that is not a result")
+        messages.append(message)
+    kinds = [m["type"] for m in messages]
+    if kinds in ([], ["worker_error"]):
+        return Results(final=messages[0] if messages else None)
+    if kinds[0] != "expected" or len(kinds) > 2 or "expected" in kinds[1:]:
+        return Results(problem="results out of order")
+    expected = messages[0]
+    if not _valid_expected(expected):
+        return Results(problem="references of the wrong shape")
+    final = messages[1] if len(messages) == 2 else None
+    if final is not None and not _valid_final(final, len(expected["cases"])):
+        return Results(problem=f"a `{final['type']}` message of the wrong shape")
+    return Results(expected=expected, final=final)
+
+
+def _valid_error(error: Any) -> bool:
+    return isinstance(error, dict) and all(
+        isinstance(error.get(key), str) for key in ("type", "message", "traceback"))
+
+
+def _valid_expected(message: dict[str, Any]) -> bool:
+    cases, expected = message.get("cases"), message.get("expected")
+    return (isinstance(cases, list) and isinstance(expected, list) and len(cases) > 0
+            and len(cases) == len(expected))
+
+
+def _valid_final(message: dict[str, Any], n_cases: int) -> bool:
+    if message["type"] == "observed":
+        observed = message.get("observed")
+        return (isinstance(observed, list) and len(observed) == n_cases
+                and all(isinstance(o, dict) for o in observed)
+                and all(_valid_error(o["error"]) for o in observed if "error" in o))
+    if message["type"] == "learner_error":
+        return message.get("stage") in ("load", "function") and _valid_error(message.get("error"))
+    return _valid_error(message.get("error"))
+
+
+def memory_check(limit: int | None) -> Check:
+    where = f" (the limit is {limit / GiB:g} GiB)" if limit else ""
+    return Check("memory", "error", f"Your code ran out of memory{where}.",
+                 "look for a list or tensor that keeps growing, or one far larger than the "
+                 "exercise needs")
+
+
+def is_memory_error(error: dict[str, Any]) -> bool:
+    """MemoryError, or torch's allocator failing ("can't allocate memory", OutOfMemoryError)."""
+    return (error["type"] in ("MemoryError", "OutOfMemoryError")
+            or "can't allocate memory" in error["message"]
+            or "Cannot allocate memory" in error["message"])
+
+
+def what_went_wrong(error: dict[str, Any]) -> str:
+    """An exception from learner code, in words: `your code raised ...`."""
+    kind, message = error["type"], error["message"]
+    if kind == "SystemExit":
+        return message  # the worker already says "your code called sys.exit(...)"
+    if kind == "KeyboardInterrupt":
+        return "your code raised KeyboardInterrupt"
+    if kind == "EOFError":
+        return ("your code tried to read input (input() or sys.stdin), but a check has no "
+                "one to type it")
+    return f"your code raised {kind}" + (f": {message}" if message else "")
+
+
+def _with_traceback(message: str, error: dict[str, Any]) -> str:
+    trace = error["traceback"].strip()
+    return f"{message}\n\n{trace}" if trace else message
+
+
+def learner_error_check(message: dict[str, Any], function: str, memory: int | None) -> Check:
+    error = message["error"]
+    if is_memory_error(error):
+        return memory_check(memory)
+    if message["stage"] == "function":
+        text = error["message"]
+        return Check("function", "error", text[:1].upper() + text[1:] + ".",
+                     f"define `def {function}(...)` at the top level of your file, with the "
+                     "parameters the exercise asks for")
+    hint = ("code under `if __name__ == \"__main__\":` does not run during a check"
+            if error["type"] in ("SystemExit", "KeyboardInterrupt") else
+            "the lines above are where it happened, most recent last")
+    return Check("loads", "error", _with_traceback(
+        f"Your file could not be loaded: {what_went_wrong(error)}.", error), hint)
+
+
+def case_error_check(observed: list[dict[str, Any]], function: str,
+                     memory: int | None) -> Check | None:
+    """The first check case in which the learner's function raised, as a check."""
+    failing = [(i, o["error"]) for i, o in enumerate(observed) if "error" in o]
+    if not failing:
+        return None
+    i, error = failing[0]
+    if is_memory_error(error):
+        return memory_check(memory)
+    return Check("runs", "error", _with_traceback(
+        f"`{function}` stopped on check case {i + 1} of {len(observed)}: "
+        f"{what_went_wrong(error)}.", error),
+        "the lines above are where it happened, most recent last")
+
+
+def ended_early_check(returncode: int | None, memory: int | None,
+                      file_limit: int | None) -> Check:
+    """The process ended (or was killed) after learner code started, before the results."""
+    def ended(how: str, hint: str = "") -> Check:
+        return Check("process", "error",
+                     f"Your code {how} before the checks could finish.", hint)
+
+    if returncode == EXIT_OUT_OF_MEMORY:
+        return memory_check(memory)
+    if returncode == EXIT_CHANNEL_LOST:
+        return ended("closed or broke the channel the checker reports on",
+                     "do not close or write to file descriptors your code did not open")
+    if returncode is not None and returncode < 0:
+        name = SIGNALS.get(-returncode, f"signal {-returncode}")
+        if name == "SIGSEGV":
+            return ended("crashed with a segmentation fault (it touched memory it does not "
+                         "own, e.g. through ctypes)")
+        if name == "SIGKILL":
+            return ended("was killed (SIGKILL); most likely it ran out of memory",
+                         "look for a list or tensor that keeps growing")
+        if name == "SIGXFSZ" and file_limit:
+            return ended(f"wrote a file larger than the {file_limit // MiB} MiB limit")
+        if name == "SIGABRT":
+            return ended("aborted (SIGABRT)")
+        return ended(f"was stopped by {name}")
+    if returncode is not None and (returncode & 0xFFFFFFFF) in WINDOWS_CRASHES:
+        return ended(WINDOWS_CRASHES[returncode & 0xFFFFFFFF])
+    code = "unknown" if returncode is None else returncode
+    return ended(f"ended the process (exit code {code})",
+                 "remove the call that exits (os._exit, os.kill, ...) from your code")
+
+
+def startup_check(results: Results, run: WorkerRun, allowance: float) -> Check:
+    """The worker never reached the learner's code: the tutor's problem, not the learner's."""
+    if run.startup_timed_out:
+        return Check("start-up", "error",
+                     f"The checker was not ready after {seconds(allowance)} s (it imports "
+                     "PyTorch before it runs your code), so your code was not checked.",
+                     "try again; if it keeps happening, check that `python -c \"import torch\"` "
+                     "works")
+    final = results.final
+    if final is not None and final["type"] == "worker_error":
+        error = final["error"]
+        hint = ("install PyTorch: python -m pip install torch"
+                if "torch" in error["message"] and error["type"].endswith("Error") else
+                "this is a gradtutor problem; the output below may say more")
+        return Check("start-up", "error",
+                     f"The checker could not start ({error['type']}: {error['message']}), so "
+                     "your code was not checked.", hint)
+    code = "unknown" if run.returncode is None else run.returncode
+    return Check("start-up", "error",
+                 f"The checker could not start (exit code {code}), so your code was not "
+                 "checked.", "this is a gradtutor problem; the output below may say more")
+
+
+def judged(judge: Judge, expected: dict[str, Any], observed: list[dict[str, Any]]) -> list[Check]:
+    try:
+        checks = list(judge(expected["cases"], expected["expected"], observed))
+    except Exception as exc:  # noqa: BLE001 - odd data must fail the check, not the tutor
+        return [Check("results", "error",
+                      f"The checker could not judge your results ({type(exc).__name__}: {exc}).",
+                      "if your code writes to the checker's channel, stop; otherwise this is "
+                      "a gradtutor bug")]
+    if not checks or not all(isinstance(c, Check) for c in checks):
+        return [Check("results", "error", "The checker returned no checks.",
+                      "this is a gradtutor bug")]
+    return checks
+
+
+def decide(run: WorkerRun, judge: Judge, *, function: str, timeout: float,
+           startup_allowance: float, results_cap: int) -> tuple[Check, ...]:
+    """The checks for one worker run: the first thing that went wrong, or the judge's checks."""
+    if run.timed_out:
+        return (Check("time-limit", "timeout",
+                      f"Your code was still running after {seconds(timeout)} s: look for a loop "
+                      "that never ends or a call that waits for input."),)
+    results = parse_results(run.results, run.results_overflow, results_cap)
+    if results.problem is not None:
+        if run.returncode == EXIT_OUT_OF_MEMORY:
+            return (memory_check(run.memory_limit),)
+        return (Check("results", "error",
+                      f"The checker's results came back unreadable ({results.problem}), so your "
+                      "code could not be judged.",
+                      "return small values (the gradient itself), and do not write to file "
+                      "descriptors your code did not open"),)
+    if results.expected is None:
+        return (startup_check(results, run, startup_allowance),)
+    final = results.final
+    if final is None:
+        return (ended_early_check(run.returncode, run.memory_limit, run.file_limit),)
+    if final["type"] == "worker_error":
+        error = final["error"]
+        if is_memory_error(error) or run.returncode == EXIT_OUT_OF_MEMORY:
+            return (memory_check(run.memory_limit),)
+        return (Check("process", "error",
+                      f"The check stopped on an unexpected error ({error['type']}: "
+                      f"{error['message']}).",
+                      "if your code changes Python or torch internals, undo that; otherwise "
+                      "this is a gradtutor bug"),)
+    if final["type"] == "learner_error":
+        return (learner_error_check(final, function, run.memory_limit),)
+    observed = final["observed"]
+    failed = case_error_check(observed, function, run.memory_limit)
+    if failed is not None:
+        return (failed,)
+    return tuple(judged(judge, results.expected, observed))

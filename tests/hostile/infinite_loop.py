@@ -1,0 +1,6 @@
+"""Never returns."""
+
+
+def read_grad(w, loss_fn):
+    while True:
+        pass

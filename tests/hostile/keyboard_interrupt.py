@@ -1,0 +1,2 @@
+def read_grad(w, loss_fn):
+    raise KeyboardInterrupt

@@ -1,0 +1,663 @@
+"""The checkers of the first four exercises (read-grad, none-before-backward, two-backwards,
+set-to-none), judged as the tutor judges them: learner files run in worker processes
+(tests/checker_batch.py, all of them in two processes), and each checker's `judge` runs here, in
+the test process, on the plain data that came back.
+
+Correct solutions in several styles pass on 50 seeds; each mutant in the lesson fails, on 50
+seeds, on the check it names; other real mistakes fail with a message that names them; and
+hard-coded answers, lying objects, printed text and a fake `Tensor.backward` never pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from textwrap import dedent
+from typing import Any
+
+import pytest
+
+from gradtutor.checking.checkers import load as load_checker
+from gradtutor.checking.checkers.common import flat, shape
+from gradtutor.checking.verdict import Check
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Exercise, Slide
+
+HERE = Path(__file__).parent
+SEEDS = range(50)
+FEW_SEEDS = range(10)
+
+EXERCISES = {  # exercise id -> (checker, function, the slide it follows)
+    "read-grad": ("read-grad", "read_grad", "grad-attribute"),
+    "none-before-backward": ("none-before-backward", "grad_before_and_after", "start-as-none"),
+    "two-backwards": ("two-backwards", "grad_after_two_backwards", "grad-accumulates"),
+    "clear-grads": ("set-to-none", "clear_grads", "set-to-none"),
+}
+CHECKER_OF = {checker: (exercise, function) for exercise, (checker, function, _) in
+              EXERCISES.items()}
+
+
+def exercise(exercise_id: str) -> Exercise:
+    step = load_course().find_exercise(exercise_id)
+    assert isinstance(step, Exercise)
+    return step
+
+
+def mutated(step: Exercise, index: int) -> str:
+    source = step.solution
+    for edit in step.mutants[index].replace:
+        assert source.count(edit.find) == 1, (step.mutants[index].id, edit.find)
+        source = source.replace(edit.find, edit.with_)
+    return source
+
+
+# Correct solutions, in the styles learners write them.
+STYLES: dict[str, dict[str, str]] = {
+    "read-grad": {
+        "method": """
+            def read_grad(w, loss_fn):
+                loss = loss_fn(w)
+                loss.backward()
+                return w.grad
+        """,
+        "autograd-backward": """
+            import torch
+
+            def read_grad(w, loss_fn):
+                torch.autograd.backward(loss_fn(w))
+                return w.grad
+        """,
+        "clone": """
+            def read_grad(w, loss_fn):
+                loss_fn(w).backward()
+                return w.grad.clone()
+        """,
+        "explicit-gradient": """
+            import torch
+
+            def read_grad(w, loss_fn):
+                loss = loss_fn(w)
+                loss.backward(torch.ones_like(loss))
+                return w.grad.detach()
+        """,
+        "inputs": """
+            def read_grad(w, loss_fn):
+                loss_fn(w).backward(inputs=[w])
+                grad = w.grad
+                return grad
+        """,
+    },
+    "none-before-backward": {
+        "reads": """
+            def grad_before_and_after(w, loss_fn):
+                before = w.grad
+                loss_fn(w).backward()
+                return before, w.grad
+        """,
+        "clone-after": """
+            def grad_before_and_after(w, loss_fn):
+                before = w.grad
+                loss = loss_fn(w)
+                loss.backward()
+                after = w.grad.clone()
+                return (before, after)
+        """,
+        "list": """
+            import torch
+
+            def grad_before_and_after(w, loss_fn):
+                readings = [w.grad]
+                torch.autograd.backward(loss_fn(w))
+                readings.append(w.grad)
+                return readings
+        """,
+        "guarded-copy": """
+            def grad_before_and_after(w, loss_fn):
+                before = None if w.grad is None else w.grad.clone()
+                loss_fn(w).backward()
+                return before, w.grad
+        """,
+        "namedtuple": """
+            from collections import namedtuple
+
+            Readings = namedtuple("Readings", "before after")
+
+            def grad_before_and_after(w, loss_fn):
+                before = w.grad
+                loss_fn(w).backward()
+                return Readings(before, w.grad)
+        """,
+    },
+    "two-backwards": {
+        "two-losses": """
+            def grad_after_two_backwards(w, loss_fn):
+                loss_fn(w).backward()
+                loss_fn(w).backward()
+                return w.grad
+        """,
+        "loop": """
+            def grad_after_two_backwards(w, loss_fn):
+                for _ in range(2):
+                    loss = loss_fn(w)
+                    loss.backward()
+                return w.grad
+        """,
+        "retain-graph": """
+            def grad_after_two_backwards(w, loss_fn):
+                loss = loss_fn(w)
+                loss.backward(retain_graph=True)
+                loss.backward()
+                return w.grad
+        """,
+        "autograd-backward": """
+            import torch
+
+            def grad_after_two_backwards(w, loss_fn):
+                torch.autograd.backward(loss_fn(w))
+                torch.autograd.backward(loss_fn(w))
+                return w.grad.clone()
+        """,
+    },
+    "set-to-none": {
+        "zero-grad": """
+            def clear_grads(optimizer):
+                optimizer.zero_grad()
+        """,
+        "zero-grad-explicit": """
+            def clear_grads(optimizer):
+                optimizer.zero_grad(set_to_none=True)
+        """,
+        "loop": """
+            def clear_grads(optimizer):
+                for group in optimizer.param_groups:
+                    for p in group["params"]:
+                        p.grad = None
+        """,
+        "del": """
+            def clear_grads(optimizer):
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                for p in params:
+                    del p.grad
+                return optimizer
+        """,
+    },
+}
+
+# Real mistakes beyond the lesson's mutants: (checker, source, the check that fails, words its
+# message must contain).
+MISTAKES: dict[str, tuple[str, str, str, str]] = {
+    "read-grad/tolist": ("read-grad", """
+        def read_grad(w, loss_fn):
+            loss_fn(w).backward()
+            return w.grad.tolist()
+    """, "returns-grad", r"a Python list, not a tensor"),
+    "read-grad/returns-w": ("read-grad", """
+        def read_grad(w, loss_fn):
+            loss_fn(w).backward()
+            return w
+    """, "returns-grad", r"w itself"),
+    "read-grad/item-of-loss": ("read-grad", """
+        def read_grad(w, loss_fn):
+            loss = loss_fn(w)
+            loss.backward()
+            return loss.item()
+    """, "returns-grad", r"the loss as a Python float"),
+    "read-grad/scaled-loss": ("read-grad", """
+        def read_grad(w, loss_fn):
+            (2 * loss_fn(w)).backward()
+            return w.grad
+    """, "returns-grad", r"2x the gradient, though backward ran once"),
+    "read-grad/read-too-early": ("read-grad", """
+        def read_grad(w, loss_fn):
+            grad = w.grad
+            loss_fn(w).backward()
+            return grad
+    """, "returns-grad", r"None: w.grad was read before backward filled it"),
+    "read-grad/no-return": ("read-grad", """
+        def read_grad(w, loss_fn):
+            loss_fn(w).backward()
+    """, "returns-grad", r"no `return`"),
+    "none-before-backward/single-value": ("none-before-backward", """
+        def grad_before_and_after(w, loss_fn):
+            loss_fn(w).backward()
+            return w.grad
+    """, "returns-pair", r"a single tensor.*not a pair"),
+    "none-before-backward/dict": ("none-before-backward", """
+        def grad_before_and_after(w, loss_fn):
+            before = w.grad
+            loss_fn(w).backward()
+            return {"before": before, "after": w.grad}
+    """, "returns-pair", r"You returned a dict, not a pair"),
+    "none-before-backward/is-none-test": ("none-before-backward", """
+        def grad_before_and_after(w, loss_fn):
+            before = w.grad is None
+            loss_fn(w).backward()
+            return before, w.grad
+    """, "before-is-none", r"a bool.*`w.grad is None`"),
+    "none-before-backward/both-after": ("none-before-backward", """
+        def grad_before_and_after(w, loss_fn):
+            loss_fn(w).backward()
+            return w.grad, w.grad
+    """, "before-is-none", r"read w.grad after backward.*same tensor"),
+    "none-before-backward/after-read-early": ("none-before-backward", """
+        def grad_before_and_after(w, loss_fn):
+            before = w.grad
+            after = w.grad
+            loss_fn(w).backward()
+            return before, after
+    """, "after-is-grad", r"`after` was None: w.grad was read before backward"),
+    "two-backwards/scaled-loss": ("two-backwards", """
+        def grad_after_two_backwards(w, loss_fn):
+            (2 * loss_fn(w)).backward()
+            return w.grad
+    """, "backward-twice", r"backward ran once.*doubled it by hand"),
+    "two-backwards/summed-losses": ("two-backwards", """
+        def grad_after_two_backwards(w, loss_fn):
+            (loss_fn(w) + loss_fn(w)).backward()
+            return w.grad
+    """, "backward-twice", r"backward ran once"),
+    "two-backwards/cleared-at-the-end": ("two-backwards", """
+        def grad_after_two_backwards(w, loss_fn):
+            loss_fn(w).backward()
+            loss_fn(w).backward()
+            w.grad = None
+            return w.grad
+    """, "doubled", r"cleared it after the backward calls"),
+    "two-backwards/copied-then-cleared": ("two-backwards", """
+        def grad_after_two_backwards(w, loss_fn):
+            loss_fn(w).backward()
+            loss_fn(w).backward()
+            grad = w.grad
+            w.grad = None
+            return grad
+    """, "grad-kept", r"afterwards w.grad was None"),
+    "two-backwards/four-passes": ("two-backwards", """
+        def grad_after_two_backwards(w, loss_fn):
+            for _ in range(4):
+                loss_fn(w).backward()
+            return w.grad
+    """, "doubled", r"4x the gradient: backward ran 4 times"),
+    "set-to-none/step-only": ("set-to-none", """
+        def clear_grads(optimizer):
+            optimizer.step()
+    """, "all-none", r"step\(\) updates the weights.*does not clear"),
+    "set-to-none/last-group-only": ("set-to-none", """
+        def clear_grads(optimizer):
+            for p in optimizer.param_groups[-1]["params"]:
+                p.grad = None
+    """, "all-none", r"first.*param groups? kept their gradients"),
+    "set-to-none/first-param-of-each-group": ("set-to-none", """
+        def clear_grads(optimizer):
+            for group in optimizer.param_groups:
+                group["params"][0].grad = None
+    """, "all-none", r"Only the first parameter of each param group"),
+    "set-to-none/zeros-like": ("set-to-none", """
+        import torch
+
+        def clear_grads(optimizer):
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    p.grad = torch.zeros_like(p)
+    """, "all-none", r"every .grad was a tensor of zeros"),
+    "set-to-none/emptied-groups": ("set-to-none", """
+        def clear_grads(optimizer):
+            optimizer.param_groups.clear()
+            optimizer.zero_grad()
+    """, "all-none", r"kept its gradient"),
+}
+
+# Answers that must never pass, whatever they print or pretend.
+LIAR = """
+    class Liar:
+        def __eq__(self, other):
+            return True
+
+        def __ne__(self, other):
+            return False
+
+        def __bool__(self):
+            return True
+"""
+FAKE_BACKWARD = """
+    import torch
+
+    def fake_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        leaves, todo = [], [self.grad_fn]
+        while todo:
+            for node, _ in todo.pop().next_functions:
+                if node is not None and hasattr(node, "variable"):
+                    leaves.append(node.variable)
+                elif node is not None:
+                    todo.append(node)
+        for leaf, grad in zip(leaves, torch.autograd.grad(self, leaves)):
+            leaf.grad = grad if leaf.grad is None else leaf.grad + grad
+
+    torch.Tensor.backward = fake_backward
+"""
+HOSTILE: dict[str, tuple[str, str, str | None]] = {  # source, and the check that must fail
+    "read-grad/liar": ("read-grad", LIAR + """
+        def read_grad(w, loss_fn):
+            loss_fn(w).backward()
+            return Liar()
+    """, "returns-grad"),
+    "read-grad/tensor-subclass-liar": ("read-grad", """
+        import torch
+
+        class Liar(torch.Tensor):
+            def __eq__(self, other):
+                return True
+
+            def tolist(self):
+                return "whatever you expected"
+
+        def read_grad(w, loss_fn):
+            loss_fn(w).backward()
+            return torch.zeros_like(w).as_subclass(Liar)
+    """, "returns-grad"),
+    "read-grad/prints-passed": ("read-grad", """
+        print("read-grad: passed")
+
+        def read_grad(w, loss_fn):
+            print("✓ runs-backward: passed\\n✓ returns-grad: passed\\nPassed")
+    """, None),
+    "read-grad/fake-backward": ("read-grad", FAKE_BACKWARD + """
+        def read_grad(w, loss_fn):
+            loss_fn(w).backward()
+            return w.grad
+    """, "runs-backward"),
+    "none-before-backward/liars": ("none-before-backward", LIAR + """
+        def grad_before_and_after(w, loss_fn):
+            loss_fn(w).backward()
+            return Liar(), Liar()
+    """, "before-is-none"),
+    "none-before-backward/prints-passed": ("none-before-backward", """
+        def grad_before_and_after(w, loss_fn):
+            print("passed")
+            return None, None
+    """, None),
+    "two-backwards/liar": ("two-backwards", LIAR + """
+        def grad_after_two_backwards(w, loss_fn):
+            loss_fn(w).backward()
+            loss_fn(w).backward()
+            return Liar()
+    """, "doubled"),
+    "two-backwards/fake-backward": ("two-backwards", FAKE_BACKWARD + """
+        def grad_after_two_backwards(w, loss_fn):
+            loss_fn(w).backward()
+            loss_fn(w).backward()
+            return w.grad
+    """, "backward-twice"),
+    "two-backwards/prints-passed": ("two-backwards", """
+        def grad_after_two_backwards(w, loss_fn):
+            print("All checks passed")
+    """, None),
+    "set-to-none/prints-passed": ("set-to-none", """
+        def clear_grads(optimizer):
+            print("every .grad is None: passed")
+    """, "all-none"),
+    "set-to-none/grad-property": ("set-to-none", """
+        import torch
+
+        torch.nn.Parameter.grad = property(lambda self: None, lambda self, value: None)
+        torch.Tensor.grad = property(lambda self: None, lambda self, value: None)
+
+        def clear_grads(optimizer):
+            pass
+    """, "all-none"),
+}
+
+
+def hard_coded(checker: str, seed: int) -> str:
+    """A file that returns, every time, the right answer for one of this seed's cases (the one
+    whose loss is a sum of squares, so its gradient is 2 * w), and so is wrong for the rest."""
+    case = next(c for c in load_checker(checker).cases(seed) if c["loss"] == "squares")
+    grad = json.dumps([2 * x for x in flat(case["w"]) or []])
+    dims = json.dumps(list(shape(case["w"])))
+    value = f"torch.tensor({grad}, dtype=torch.float64).reshape({dims})"
+    body = {"read-grad": f"loss_fn(w).backward()\n    return {value}",
+            "none-before-backward": f"loss_fn(w).backward()\n    return None, {value}",
+            "two-backwards": f"loss_fn(w).backward()\n    loss_fn(w).backward()\n"
+                             f"    return 2 * {value}"}[checker]
+    function = CHECKER_OF[checker][1]
+    return f"import torch\n\n\ndef {function}(w, loss_fn):\n    {body}\n"
+
+
+@dataclass(frozen=True)
+class Run:
+    label: str
+    checker: str
+    source: str
+    seed: int
+
+
+def all_runs() -> list[Run]:
+    runs: list[Run] = []
+    for checker, styles in STYLES.items():
+        runs += [Run(f"style:{checker}/{name}", checker, dedent(source), seed)
+                 for name, source in styles.items() for seed in SEEDS]
+    for exercise_id, (checker, _, _) in EXERCISES.items():
+        step = exercise(exercise_id)
+        runs += [Run(f"solution:{exercise_id}", checker, step.solution, seed) for seed in SEEDS]
+        runs += [Run(f"starter:{exercise_id}", checker, step.starter, seed)
+                 for seed in FEW_SEEDS]
+        runs += [Run(f"mutant:{exercise_id}/{mutant.id}", checker, mutated(step, m), seed)
+                 for m, mutant in enumerate(step.mutants) for seed in SEEDS]
+    for label, (checker, source, _, _) in MISTAKES.items():
+        runs += [Run(f"mistake:{label}", checker, dedent(source), seed) for seed in FEW_SEEDS]
+    for label, (checker, source, _) in HOSTILE.items():
+        runs += [Run(f"hostile:{label}", checker, dedent(source), seed) for seed in FEW_SEEDS]
+    for checker in ("read-grad", "none-before-backward", "two-backwards"):
+        runs += [Run(f"hard-coded:{checker}", checker, hard_coded(checker, seed), seed)
+                 for seed in FEW_SEEDS]
+    return runs
+
+
+def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
+    """The checks the tutor shows for one run: an error in the learner's code is reported as
+    such (`loads` or `runs`); otherwise the checker's judge decides, here, on plain data."""
+    by_type = {m["type"]: m for m in messages}
+    if "learner_error" in by_type:
+        error = by_type["learner_error"]["error"]
+        return [Check("loads", "error", f"{error['type']}: {error['message']}")]
+    observed = by_type["observed"]["observed"]
+    failures = [o["error"] for o in observed if "error" in o]
+    if failures:
+        return [Check("runs", "error", f"{failures[0]['type']}: {failures[0]['message']}")]
+    expected = by_type["expected"]
+    return list(load_checker(checker).judge(expected["cases"], expected["expected"], observed))
+
+
+def run_batches(runs: list[Run], tmp: Path, processes: int = 2) -> list[list[dict[str, Any]]]:
+    """Every run's worker messages, from `processes` batch workers running side by side."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+    parts = [runs[i::processes] for i in range(processes)]
+    started = []
+    for i, part in enumerate(parts):
+        jobs, results = tmp / f"jobs{i}.json", tmp / f"results{i}.json"
+        jobs.write_text(json.dumps([{"checker": r.checker, "function": CHECKER_OF[r.checker][1],
+                                     "source": r.source, "seed": r.seed} for r in part]))
+        started.append((subprocess.Popen(
+            [sys.executable, str(HERE / "checker_batch.py"), str(jobs), str(results)],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True), results))
+    out: list[list[list[dict[str, Any]]]] = []
+    for process, results in started:
+        _, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr[-3000:]
+        out.append(json.loads(results.read_text()))
+    merged: list[list[dict[str, Any]]] = [[] for _ in runs]
+    for i, part in enumerate(out):
+        for j, messages in enumerate(part):
+            merged[i + j * processes] = messages
+    return merged
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[Check]]]:
+    """label -> the checks of each of its runs, one list per seed."""
+    runs = all_runs()
+    messages = run_batches(runs, tmp_path_factory.mktemp("checker-batch"))
+    by_label: dict[str, list[list[Check]]] = {}
+    for run, run_messages in zip(runs, messages, strict=True):
+        by_label.setdefault(run.label, []).append(checks_from(run.checker, run_messages))
+    return by_label
+
+
+def describe(checks: list[Check]) -> str:
+    return "; ".join(f"{c.name}={c.status}: {c.message}" for c in checks)
+
+
+def passed(checks: list[Check]) -> bool:
+    return bool(checks) and all(c.status == "pass" for c in checks)
+
+
+def failing(checks: list[Check], name: str) -> Check | None:
+    return next((c for c in checks if c.name == name and c.status != "pass"), None)
+
+
+# Correct answers pass.
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", [f"style:{checker}/{name}" for checker, styles in
+                                   STYLES.items() for name in styles]
+                         + [f"solution:{e}" for e in EXERCISES])
+def test_correct_answers_pass_on_every_seed(results: dict[str, list[list[Check]]],
+                                            label: str) -> None:
+    runs = results[label]
+    assert len(runs) == len(SEEDS)
+    for seed, checks in enumerate(runs):
+        assert passed(checks), f"seed {seed}: {describe(checks)}"
+
+
+# Mistakes fail, on the check that names them.
+
+MUTANTS = [(exercise_id, mutant.id, mutant.fails) for exercise_id in EXERCISES
+           for mutant in exercise(exercise_id).mutants]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("exercise_id", "mutant", "check"), MUTANTS,
+                         ids=[f"{e}/{m}" for e, m, _ in MUTANTS])
+def test_each_mutant_fails_its_named_check_on_every_seed(
+        results: dict[str, list[list[Check]]], exercise_id: str, mutant: str, check: str) -> None:
+    runs = results[f"mutant:{exercise_id}/{mutant}"]
+    assert len(runs) == len(SEEDS)
+    for seed, checks in enumerate(runs):
+        assert failing(checks, check), f"seed {seed}: {describe(checks)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", list(MISTAKES))
+def test_realistic_mistakes_fail_with_a_message_that_names_them(
+        results: dict[str, list[list[Check]]], label: str) -> None:
+    _, _, check, words = MISTAKES[label]
+    for seed, checks in enumerate(results[f"mistake:{label}"]):
+        found = failing(checks, check)
+        assert found, f"seed {seed}: {describe(checks)}"
+        assert re.search(words, found.message, re.DOTALL), found.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+def test_starters_do_not_pass(results: dict[str, list[list[Check]]], exercise_id: str) -> None:
+    for seed, checks in enumerate(results[f"starter:{exercise_id}"]):
+        assert not passed(checks), f"seed {seed}: {describe(checks)}"
+
+
+GAMING = [f"hostile:{label}" for label in HOSTILE] + [
+    f"hard-coded:{checker}" for checker in ("read-grad", "none-before-backward", "two-backwards")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", GAMING)
+def test_gaming_the_checker_does_not_pass(results: dict[str, list[list[Check]]],
+                                          label: str) -> None:
+    kind, name = label.split(":", 1)
+    check = HOSTILE[name][2] if kind == "hostile" else None
+    for seed, checks in enumerate(results[label]):
+        assert not passed(checks), f"seed {seed}: {describe(checks)}"
+        if check is not None:
+            assert failing(checks, check), f"seed {seed}: {describe(checks)}"
+
+
+@pytest.mark.slow
+def test_a_hard_coded_answer_is_right_for_one_case_but_not_the_others(
+        results: dict[str, list[list[Check]]]) -> None:
+    # the hard-coded file really matches one case, so it fails for the right reason
+    for checks in results["hard-coded:read-grad"]:
+        assert [c.name for c in checks if c.status != "pass"] == ["returns-grad"]
+
+
+@pytest.mark.slow
+def test_messages_carry_evidence_from_the_run(results: dict[str, list[list[Check]]]) -> None:
+    zeros = failing(results["mutant:clear-grads/keeps-zeros"][0], "all-none")
+    assert zeros is not None and zeros.evidence is not None
+    assert zeros.message.startswith("After your function, .grad was a tensor of zeros, not "
+                                    "None: zero_grad(set_to_none=False) keeps the tensors")
+    assert zeros.evidence.columns[0] == "param group"
+    assert all(row[-1].startswith("[0") for row in zeros.evidence.rows)
+
+    groups = [failing(checks, "all-none") for checks in
+              results["mutant:clear-grads/first-group-only"]]
+    assert any(g is not None and "Parameters in the second and third param groups kept their "
+               "gradients" in g.message for g in groups)
+
+    cleared = failing(results["mutant:two-backwards/cleared-between"][0], "doubled")
+    assert cleared is not None and cleared.evidence is not None
+    assert cleared.message.startswith("Your .grad holds 1x the gradient: it was cleared between "
+                                      "the two backward calls")
+    three = failing(results["mutant:two-backwards/three-passes"][0], "doubled")
+    assert three is not None and "3x the gradient: backward ran 3 times" in three.message
+
+    zeros_before = failing(results["mutant:none-before-backward/zeros-before"][0],
+                           "before-is-none")
+    assert zeros_before is not None
+    assert zeros_before.message == ("`before` was a tensor of zeros: PyTorch leaves .grad as "
+                                    "None until the first backward.")
+    alias = failing(results["mutant:read-grad/tidy-up-in-place"][0], "returns-grad")
+    assert alias is not None and "use w.grad.clone()" in alias.message.lower()
+
+
+# The lesson places each exercise after the slide it practises.
+
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+def test_each_exercise_follows_its_slide(exercise_id: str) -> None:
+    checker, function, slide = EXERCISES[exercise_id]
+    lesson = load_course().find("grad")
+    index = lesson.index_of(exercise_id)
+    assert index is not None
+    before = lesson.steps[index - 1]
+    assert isinstance(before, Slide) and before.id == slide
+    step = lesson.steps[index]
+    assert isinstance(step, Exercise)
+    assert (step.checker, step.function) == (checker, function)
+    assert len(step.hints) >= 3 and len(step.mutants) >= 4
+
+
+# Inputs vary by seed, so answers cannot be memorised.
+
+@pytest.mark.parametrize("checker", list(CHECKER_OF))
+def test_inputs_differ_from_seed_to_seed(checker: str) -> None:
+    cases = load_checker(checker).cases
+    assert len({json.dumps(cases(seed)) for seed in range(100)}) == 100
+
+
+def test_each_seed_has_four_different_losses() -> None:
+    cases = load_checker("read-grad").cases
+    for seed in range(100):
+        assert len({case["loss"] for case in cases(seed)}) == 4
+
+
+def test_each_seed_has_optimizers_with_one_two_and_three_param_groups() -> None:
+    cases = load_checker("set-to-none").cases
+    for seed in range(200):
+        found = cases(seed)
+        assert {1, 2, 3} <= {len(case["groups"]) for case in found}
+        assert all(len(case["groups"][0]["params"]) >= 2 for case in found)
+    assert {case["optimizer"] for seed in range(20) for case in cases(seed)} == {"SGD", "Adam"}

@@ -1,0 +1,35 @@
+"""The worked example in docs/authoring.md is a lesson that validates, proofs included."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "authoring.md"
+
+
+@pytest.mark.slow
+def test_the_authoring_guide_example_validates(cli, tmp_path):
+    blocks = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    folder = tmp_path / "my-course"
+    folder.mkdir()
+    (folder / "intro.yaml").write_text(blocks[0] + blocks[1], encoding="utf-8")
+    code, out, err = cli("validate", str(folder))
+    assert (code, out) == (0, "✓ 1 lesson OK (2 steps; 18 proofs passed)\n"), err
+
+
+@pytest.mark.slow
+def test_a_broken_reference_solution_fails_validate(cli, tmp_path, monkeypatch):
+    blocks = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    broken = (blocks[0] + blocks[1]).replace(
+        "          loss.backward()\n          return w.grad",
+        "          loss.backward()\n          return w.grad * 2")
+    (tmp_path / "intro.yaml").write_text(broken, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("validate", "intro.yaml")
+    assert code == 2
+    lines = err.splitlines()
+    assert any(line.startswith("intro.yaml:31:15: the solution does not pass (seed 0): "
+                               "returns-grad: ") for line in lines), err

@@ -1,0 +1,518 @@
+"""The check engine's isolation: learner files that loop, flood, crash, fork, escape, lie and
+sabotage each end as a verdict that names the problem, within the time limit, leaving no
+process and no temporary folder behind, and the tutor checks a correct file right after.
+
+Every worker pays about 2.5 s to import torch, so the files that need a worker all run once,
+two at a time, in a module fixture (`runs`); the tests then look at what each run left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gradtutor.checking.feedback import neutralise, neutralise_verdict
+from gradtutor.checking.outcome import WorkerRun, decide, parse_results, source_problem
+from gradtutor.checking.runner import (
+    MEMORY_BUDGET,
+    OUTPUT_CAP,
+    RESULTS_CAP,
+    descendants,
+    remove_tree,
+    run_check,
+    worker_environment,
+)
+from gradtutor.checking.verdict import Check, Verdict, to_json
+from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
+from gradtutor.errors import GradtutorError
+from gradtutor.lessons.model import Exercise
+
+HOSTILE = Path(__file__).parent / "hostile"
+TIMEOUT = 3.0
+LINUX = sys.platform.startswith("linux")
+POSIX = os.name == "posix"
+
+CORRECT = "def read_grad(w, loss_fn):\n    loss_fn(w).backward()\n    return w.grad\n"
+
+
+def exercise(timeout: float = TIMEOUT) -> Exercise:
+    return Exercise(
+        kind="exercise", id="read-grad", title="Read a gradient", prompt="Return w.grad.",
+        checker="read-grad", function="read_grad", starter="def read_grad(w, loss_fn):\n",
+        solution=CORRECT, hints=("one", "two", "three"), mutants=(), why="because",
+        timeout=timeout)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A learner file, the verdict status it must get, and words its checks must contain."""
+
+    name: str
+    status: str
+    says: tuple[str, ...] = ()
+    only: str = "any"  # "posix": needs fork/signals; "linux": needs /proc or RLIMIT_AS
+
+    @property
+    def runs_here(self) -> bool:
+        return self.only == "any" or (self.only == "posix" and POSIX) or LINUX
+
+
+CASES = [
+    # slowest first, so the two lanes of the pool finish together
+    Case("infinite_loop", "timeout", ("still running after 3 s",)),
+    Case("ignores_sigterm", "timeout", ("still running after 3 s",), "posix"),
+    Case("thread_blocked", "timeout", ("still running after 3 s",)),
+    Case("memory_flood", "error", ("ran out of memory (the limit is 2 GiB)",), "linux"),
+    Case("output_flood", "fail"),
+    Case("segfault", "error", ("segmentation fault",)),
+    Case("fork_children", "fail", (), "posix"),
+    Case("setsid_grandchild", "fail", (), "linux"),
+    Case("thread_left_running", "pass"),
+    Case("reads_stdin", "error", ("tried to read input", "EOFError")),
+    Case("tamper_torch", "fail", ("backward",)),
+    Case("tamper_builtins", "error", ("ImportError: imports are switched off",)),
+    Case("deletes_cwd", "fail", (), "posix"),
+    Case("huge_exception", "error", ("raised ValueError: gradient gradient",)),
+    Case("escape_codes", "error", ("RuntimeError",)),
+    Case("sys_exit_at_import", "error", ("could not be loaded", "called sys.exit(0)")),
+    Case("os_exit_in_function", "error", ("ended the process (exit code 0) before the checks",)),
+    Case("keyboard_interrupt", "error", ("raised KeyboardInterrupt",)),
+    Case("correct_prints_passed", "pass"),
+    Case("wrong_prints_passed", "fail"),
+    Case("eq_always_true", "fail", ("Anything",)),
+    Case("writes_fake_results", "error", ("results came back unreadable",), "posix"),
+    # not hostile, but they need a worker too: written into a temporary folder by `runs`
+    Case("missing_function", "error", ("does not define a function named `read_grad`",)),
+    Case("wrong_signature", "error", ("must take 2 arguments", "read_grad(w)")),
+]
+WRITTEN = {
+    "missing_function": "def read_gradient(w, loss_fn):\n    return w.grad\n",
+    "wrong_signature": "def read_grad(w):\n    return w.grad\n",
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    verdict: Verdict
+    seconds: float  # wall time of run_check
+    left_running: tuple[int, ...]  # pids the file wrote down that still existed afterwards
+    then_correct: Verdict | None  # a correct file checked right after a hostile one
+
+
+def live(pids: list[int]) -> tuple[int, ...]:
+    return tuple(pid for pid in pids if os.path.exists(f"/proc/{pid}") or
+                 (not LINUX and _signal_zero(pid)))
+
+
+def _signal_zero(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def own_descendants() -> set[int]:
+    """Processes below this test process, read from /proc independently of the runner."""
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        try:
+            data = Path(f"/proc/{name}/stat").read_bytes() if name.isdigit() else b""
+        except OSError:
+            continue
+        if data:
+            parents[int(name)] = int(data[data.rfind(b")") + 2:].split()[1])
+    found, todo = set(), [os.getpid()]
+    while todo:
+        parent = todo.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in found:
+                found.add(pid)
+                todo.append(pid)
+    return found
+
+
+def check_one(case: Case, folder: Path, piddir: Path) -> Run:
+    path = folder / f"{case.name}.py" if case.name in WRITTEN else HOSTILE / f"{case.name}.py"
+    started = time.monotonic()
+    verdict = run_check(exercise(), path, seed=7)
+    seconds = time.monotonic() - started
+    pidfile = piddir / f"{case.name}.pids"
+    pids = [int(p) for p in pidfile.read_text().split()] if pidfile.exists() else []
+    left = live(pids)
+    # the tutor still works: a correct file right after (a case that passes is one itself)
+    hostile = case.status != "pass" and case.name not in WRITTEN
+    then_correct = run_check(exercise(), folder / "correct.py", seed=8) if hostile else None
+    return Run(verdict, seconds, left, then_correct)
+
+
+@pytest.fixture(scope="module")
+def piddir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where hostile files write the pids of the processes they start (and other notes)."""
+    return tmp_path_factory.mktemp("pids")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, piddir: Path) -> Iterator[dict[str, Run]]:
+    folder = tmp_path_factory.mktemp("learner")
+    (folder / "correct.py").write_text(CORRECT)
+    for name, source in WRITTEN.items():
+        (folder / f"{name}.py").write_text(source)
+    before = own_descendants() if LINUX else set()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
+        here = [case for case in CASES if case.runs_here]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            done = dict(zip([c.name for c in here],
+                            pool.map(lambda c: check_one(c, folder, piddir), here), strict=True))
+    if LINUX:
+        assert own_descendants() - before == set(), "processes outlived the checks"
+    yield done
+
+
+def messages(verdict: Verdict) -> str:
+    return "\n".join(f"{c.message}\n{c.help}" for c in verdict.checks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_a_learner_file_ends_as_a_verdict_that_names_the_problem(
+        case: Case, runs: dict[str, Run]) -> None:
+    if not case.runs_here:
+        pytest.skip(f"needs {case.only}")
+    run = runs[case.name]
+    assert run.verdict.status == case.status, messages(run.verdict)
+    assert run.verdict.passed == (case.status == "pass")
+    for words in case.says:
+        assert words in messages(run.verdict)
+    # the clock runs from the moment learner code starts; start-up is the worker's import
+    startup = (run.verdict.extra["startup_ms"] or 0) / 1000
+    assert run.seconds - startup <= TIMEOUT + 2, f"{run.seconds:.1f}s, start-up {startup:.1f}s"
+    assert run.seconds <= TIMEOUT + 2 + 20
+    assert run.left_running == ()
+    assert run.then_correct is None or run.then_correct.passed, messages(run.then_correct)
+    document = json.loads(json.dumps(to_json(run.verdict)))
+    assert document["passed"] == run.verdict.passed
+    assert document["status"] == case.status
+
+
+@pytest.mark.slow
+def test_a_correct_file_passes_every_check(runs: dict[str, Run]) -> None:
+    verdict = runs["infinite_loop"].then_correct
+    assert verdict is not None and verdict.status == "pass"
+    assert verdict.checks and all(c.status == "pass" for c in verdict.checks)
+    assert verdict.seed == 8 and verdict.duration_ms > 0
+    assert verdict.output == "" and not verdict.output_truncated
+
+
+@pytest.mark.slow
+def test_the_forked_and_detached_processes_were_there_and_are_gone(
+        runs: dict[str, Run], piddir: Path) -> None:
+    if not LINUX:
+        pytest.skip("needs /proc")
+    assert len((piddir / "fork_children.pids").read_text().split()) == 3
+    (grandchild,) = (piddir / "setsid_grandchild.pids").read_text().split()
+    assert not os.path.exists(f"/proc/{grandchild}")
+
+
+@pytest.mark.slow
+def test_the_working_folder_is_removed_even_when_locked(
+        runs: dict[str, Run], piddir: Path) -> None:
+    if not POSIX:
+        pytest.skip("uses POSIX permissions")
+    cwd = (piddir / "deletes_cwd.cwd").read_text()
+    assert "gradtutor-check-" in cwd
+    assert not os.path.exists(cwd)
+    assert not os.path.exists(os.path.dirname(cwd))
+
+
+@pytest.mark.slow
+def test_a_print_flood_is_cut_at_the_cap(runs: dict[str, Run]) -> None:
+    verdict = runs["output_flood"].verdict
+    assert verdict.output_truncated
+    assert len(verdict.output.encode()) <= OUTPUT_CAP
+    assert verdict.output.startswith("flood line 0\nflood line 1\n")
+    assert verdict.extra["output_dropped_bytes"] > 10_000_000
+
+
+@pytest.mark.slow
+def test_output_is_kept_as_printed_and_neutralised_for_the_terminal(
+        runs: dict[str, Run]) -> None:
+    verdict = runs["escape_codes"].verdict
+    assert "\x1b[2J" in verdict.output  # the verdict keeps it (JSON escapes it)
+    safe = neutralise_verdict(verdict)
+    shown = safe.output + "".join(c.message + c.help for c in safe.checks)
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown)
+    assert "\\x1b[2J\\x1b[H\\x1b]0;pwned\\x07" in safe.output
+    assert "\\x9b31m" in safe.output and "PASSED\\r" in safe.output
+
+
+@pytest.mark.slow
+def test_printed_claims_do_not_change_the_verdict(runs: dict[str, Run]) -> None:
+    assert runs["correct_prints_passed"].verdict.passed
+    assert runs["correct_prints_passed"].verdict.output == "passed\n" * 4
+    lying = runs["wrong_prints_passed"].verdict
+    assert not lying.passed and "PASSED ✓ all checks passed" in lying.output
+
+
+@pytest.mark.slow
+def test_a_huge_exception_message_is_cut(runs: dict[str, Run]) -> None:
+    verdict = runs["huge_exception"].verdict
+    assert len(messages(verdict)) < 10_000
+    assert len(json.dumps(to_json(verdict))) < 20_000
+
+
+# ---- files judged without a worker -------------------------------------------------------
+
+@pytest.mark.parametrize(("content", "says"), [
+    (b"def read_grad(w, loss_fn):\n    return w.grad  # \xff\xfe\n", "not UTF-8 text: line 2"),
+    (b"", "Your file is empty"),
+    (b"  \n\n\t\n", "Your file is empty"),
+    (b"def read_grad(w, loss_fn):\n    return w.grad\n\nif True\n    pass\n",
+     "Line 4 of your file is not valid Python"),
+    (b"def read_grad(w, loss_fn):\n    return w.grad\x00\n", "Line 2 of your file"),
+    (b"x = " + b"(" * 300 + b")" * 300 + b"\n", "Line 1 of your file"),
+])
+def test_a_file_that_cannot_run_fails_before_any_process(
+        tmp_path: Path, content: bytes, says: str) -> None:
+    path = tmp_path / "answer.py"
+    path.write_bytes(content)
+    started = time.monotonic()
+    verdict = run_check(exercise(), path, seed=3)
+    assert time.monotonic() - started < 1  # no worker: a worker takes seconds
+    assert verdict.status == "error" and not verdict.passed
+    (check,) = verdict.checks
+    assert check.name == "file" and says in check.message, check.message
+    assert json.loads(json.dumps(to_json(verdict)))["checks"][0]["name"] == "file"
+
+
+def test_a_syntax_error_shows_the_line_and_where() -> None:
+    src = b"def read_grad(w, loss_fn):\n    return w.grad +\n"
+    check = source_problem(src, "answer.py", "read_grad", 1 << 20)
+    assert check is not None
+    assert check.message.startswith("Line 2 of your file is not valid Python: invalid syntax")
+    assert "return w.grad +\n" in check.message and check.message.endswith("^")
+
+
+def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(GradtutorError) as raised:
+        run_check(exercise(), tmp_path / "nope.py", seed=1)
+    assert raised.value.exit_code == 2
+    assert "nope.py" in raised.value.message
+
+
+def test_a_huge_file_fails_unread(tmp_path: Path) -> None:
+    path = tmp_path / "big.py"
+    path.write_bytes(b"# padding\n" * 200_000)
+    verdict = run_check(exercise(), path, seed=1)
+    assert verdict.status == "error" and "MiB" in verdict.checks[0].message
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LINUX, reason="SIGALRM and /proc")
+def test_interrupting_the_tutor_mid_check_leaves_nothing_behind(tmp_path: Path) -> None:
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = own_descendants()
+    folders = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("gradtutor-check-*"))
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_check(exercise(timeout=60), HOSTILE / "infinite_loop.py", seed=1)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert own_descendants() - before == set()
+    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("gradtutor-check-*")) <= folders
+
+
+# ---- the pure decisions, with no process -------------------------------------------------
+
+EXPECTED = {"type": "expected", "cases": [{"w": [1.0]}, {"w": [2.0]}],
+            "expected": [{"grad": [2.0]}, {"grad": [4.0]}]}
+
+
+def line(message: dict[str, object]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def worker_run(*messages: dict[str, object], raw: bytes = b"", returncode: int | None = 0,
+               **more: object) -> WorkerRun:
+    data = b"".join(line(m) for m in messages) + raw
+    fields = {"results_overflow": False, "timed_out": False, "startup_timed_out": False,
+              "memory_limit": MEMORY_BUDGET, "file_limit": 64 << 20, **more}
+    return WorkerRun(data, returncode=returncode, **fields)  # type: ignore[arg-type]
+
+
+def error(kind: str, message: str = "", traceback: str = "") -> dict[str, str]:
+    return {"type": kind, "message": message, "traceback": traceback}
+
+
+def judge_all_pass(cases: list, expected: list, observed: list) -> list[Check]:
+    assert all(isinstance(o, dict) for o in observed)  # plain data only
+    return [Check("values", "pass", f"{len(observed)} of {len(cases)} right")]
+
+
+def decided(run: WorkerRun, judge=judge_all_pass) -> tuple[Check, ...]:  # type: ignore[no-untyped-def]
+    return decide(run, judge, function="read_grad", timeout=10, startup_allowance=120,
+                  results_cap=RESULTS_CAP)
+
+
+OBSERVED = {"type": "observed", "observed": [{"returned": [2.0]}, {"returned": [4.0]}]}
+
+
+@pytest.mark.parametrize(("run", "name", "status", "says"), [
+    (worker_run(EXPECTED, OBSERVED), "values", "pass", "2 of 2 right"),
+    (worker_run(EXPECTED, returncode=-9, timed_out=True), "time-limit", "timeout",
+     "Your code was still running after 10 s: look for a loop that never ends or a call "
+     "that waits for input."),
+    (worker_run(EXPECTED, returncode=-11), "process", "error", "segmentation fault"),
+    (worker_run(EXPECTED, returncode=-9), "process", "error", "most likely it ran out of memory"),
+    (worker_run(EXPECTED, returncode=-25), "process", "error", "larger than the 64 MiB limit"),
+    (worker_run(EXPECTED, returncode=-6), "process", "error", "aborted (SIGABRT)"),
+    (worker_run(EXPECTED, returncode=0xC0000005), "process", "error", "access violation"),
+    (worker_run(EXPECTED, returncode=3), "process", "error",
+     "ended the process (exit code 3) before the checks could finish"),
+    (worker_run(EXPECTED, raw=b'{"type": "observ'), "process", "error", "exit code 0"),
+    (worker_run(EXPECTED, returncode=EXIT_OUT_OF_MEMORY), "memory", "error", "2 GiB"),
+    (worker_run(EXPECTED, returncode=EXIT_CHANNEL_LOST), "process", "error", "channel"),
+    (worker_run(EXPECTED, {"type": "observed", "observed": [
+        {"returned": [2.0]}, {"error": error("MemoryError")}]}), "memory", "error",
+     "Your code ran out of memory (the limit is 2 GiB)."),
+    (worker_run(EXPECTED, {"type": "observed", "observed": [{"error": error(
+        "RuntimeError", "DefaultCPUAllocator: can't allocate memory: you tried")}, {}]}),
+     "memory", "error", "ran out of memory"),
+    (worker_run(EXPECTED, {"type": "observed", "observed": [{}, {"error": error(
+        "ZeroDivisionError", "division by zero", 'File "a.py", line 3, in read_grad\n')}]}),
+     "runs", "error", "`read_grad` stopped on check case 2 of 2: your code raised "
+     "ZeroDivisionError: division by zero.\n\nFile \"a.py\", line 3"),
+    (worker_run(EXPECTED, {"type": "observed", "observed": [{"error": error(
+        "SystemExit", "your code called sys.exit(3)")}, {}]}), "runs", "error", "sys.exit(3)"),
+    (worker_run(EXPECTED, {"type": "learner_error", "stage": "load",
+                           "error": error("KeyboardInterrupt")}),
+     "loads", "error", "Your file could not be loaded: your code raised KeyboardInterrupt."),
+    (worker_run(EXPECTED, {"type": "learner_error", "stage": "function", "error": error(
+        "Signature", "your file does not define a function named `read_grad`")}),
+     "function", "error", "Your file does not define a function named `read_grad`."),
+    (worker_run({"type": "worker_error", "error": error(
+        "ModuleNotFoundError", "No module named 'torch'")}, returncode=70),
+     "start-up", "error", "install PyTorch"),
+    (worker_run(returncode=1), "start-up", "error", "could not start (exit code 1)"),
+    (worker_run(returncode=-9, startup_timed_out=True), "start-up", "error",
+     "not ready after 120 s"),
+    (worker_run(EXPECTED, {"type": "worker_error", "error": error("TypeError", "bad __str__")},
+                returncode=70), "process", "error", "unexpected error (TypeError: bad __str__)"),
+    (worker_run(EXPECTED, raw=b"garbage\n"), "results", "error", "a line that is not a result"),
+    (worker_run(EXPECTED, raw=b"[1, 2]\n"), "results", "error", "a line that is not a result"),
+    (worker_run(EXPECTED, raw=b"[" * 100_000 + b"\n"), "results", "error", "not a result"),
+    (worker_run(EXPECTED, EXPECTED), "results", "error", "out of order"),
+    (worker_run(OBSERVED), "results", "error", "out of order"),
+    (worker_run(EXPECTED, OBSERVED, OBSERVED), "results", "error", "out of order"),
+    (worker_run(EXPECTED, {"type": "observed", "observed": [{}]}), "results", "error",
+     "wrong shape"),
+    (worker_run(EXPECTED, {"type": "observed", "observed": [1, 2]}), "results", "error",
+     "wrong shape"),
+    (worker_run(EXPECTED, {"type": "learner_error", "stage": "load", "error": "x"}),
+     "results", "error", "wrong shape"),
+    (worker_run(EXPECTED, OBSERVED, results_overflow=True), "results", "error",
+     "more than 8 MiB"),
+])
+def test_every_ending_becomes_checks(run: WorkerRun, name: str, status: str, says: str) -> None:
+    (check, *_) = decided(run)
+    assert (check.name, check.status) == (name, status)
+    assert says in check.message + check.help, check.message
+
+
+def test_the_judge_sees_only_decoded_plain_data_and_its_failure_is_a_check() -> None:
+    seen: list[object] = []
+
+    def judge(cases: list, expected: list, observed: list) -> list[Check]:
+        seen.extend([cases, expected, observed])
+        raise KeyError("returned")
+
+    nan = b'{"type": "observed", "observed": [{"returned": [NaN]}, {"returned": [1e999]}]}\n'
+    (check,) = decided(worker_run(EXPECTED, raw=nan), judge)
+    assert check.name == "results" and "KeyError" in check.message
+    assert seen[0] == EXPECTED["cases"] and str(seen[2]) == "[{'returned': [nan]}, " \
+        "{'returned': [inf]}]"
+
+
+def test_an_unfinished_last_line_is_dropped() -> None:
+    results = parse_results(line(EXPECTED) + b'{"type": "obs', False, RESULTS_CAP)
+    assert results.problem is None and results.final is None
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("plain\ttext\nline two", "plain\ttext\nline two"),
+    ("\x1b[2J\x1b[31mred", "\\x1b[2J\\x1b[31mred"),
+    ("title\x1b]0;pwned\x07", "title\\x1b]0;pwned\\x07"),
+    ("c1 \x9b31m and \x85", "c1 \\x9b31m and \\x85"),
+    ("del\x7f nul\x00 bs\x08", "del\\x7f nul\\x00 bs\\x08"),
+    ("win\r\nline", "win\nline"),
+    ("over\rwrite", "over\\rwrite"),
+    ("abc\u202edcba", "abc\\u202edcba"),
+    ("ünïcode ✓ stays", "ünïcode ✓ stays"),
+])
+def test_neutralise_shows_control_characters(text: str, shown: str) -> None:
+    assert neutralise(text) == shown
+
+
+def test_neutralise_verdict_reaches_every_string() -> None:
+    from gradtutor.checking.verdict import Table
+
+    verdict = Verdict("x", "fail", (Check("a", "fail", "m\x1b[2J", "h\x07",
+                                          Table(("c\x1b",), (("v\x9b",),))),), 1, 2,
+                      output="o\x1b")
+    safe = neutralise_verdict(verdict)
+    (check,) = safe.checks
+    assert (check.message, check.help, safe.output) == ("m\\x1b[2J", "h\\x07", "o\\x1b")
+    assert check.evidence is not None
+    assert (check.evidence.columns, check.evidence.rows) == (("c\\x1b",), (("v\\x9b",),))
+
+
+def test_the_worker_environment_imports_this_gradtutor_on_one_thread() -> None:
+    import gradtutor
+
+    env = worker_environment({"PYTHONPATH": "/elsewhere", "PYTHONWARNINGS": "error",
+                              "PYTHONFAULTHANDLER": "1", "HOME": "/home/x"})
+    root = str(Path(gradtutor.__file__).resolve().parents[1])
+    assert env["PYTHONPATH"] == os.pathsep.join([root, "/elsewhere"])
+    assert env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"
+    assert "PYTHONWARNINGS" not in env and "PYTHONFAULTHANDLER" not in env
+    assert env["HOME"] == "/home/x"
+
+
+def test_descendants_follow_parents_and_spare_what_existed() -> None:
+    table = {1: (0, "S"), 10: (1, "S"), 11: (10, "S"), 12: (11, "Z"), 20: (10, "S"),
+             21: (20, "S"), 30: (1, "S")}
+    assert descendants(table, 10) == {11, 12, 20, 21}
+    assert descendants(table, 10, spared={20}) == {11, 12}
+    assert descendants(table, 30) == set()
+
+
+def test_remove_tree_opens_locked_folders(tmp_path: Path) -> None:
+    if not POSIX:
+        pytest.skip("POSIX permissions")
+    root = tmp_path / "check"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "f").write_text("x")
+    (root / "link").symlink_to(tmp_path)  # never followed: tmp_path keeps its mode
+    os.chmod(root / "a" / "b", 0)
+    os.chmod(root / "a", 0o500)
+    os.chmod(root, 0o500)
+    mode = os.stat(tmp_path).st_mode
+    remove_tree(root)
+    assert not root.exists() and os.stat(tmp_path).st_mode == mode
