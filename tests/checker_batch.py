@@ -46,8 +46,8 @@ def main() -> None:
     from gradtutor.checking.worker import evaluate
 
     trace.install()
-    guarded = [torch, torch.Tensor, torch.autograd, torch.optim, torch.optim.Optimizer,
-               torch.optim.SGD, torch.optim.Adam, torch.nn.Module, torch.nn.Parameter]
+    guarded = [torch.Tensor, torch.nn.Parameter, torch.autograd, torch.optim.Optimizer,
+               torch.optim.SGD, torch.optim.Adam, torch.nn.Module]
     saved = snapshot(guarded)
     with open(sys.argv[1], encoding="utf-8") as f:
         jobs = json.load(f)
@@ -61,7 +61,7 @@ def main() -> None:
         restore(saved)
         results.append(messages)
     with open(sys.argv[2], "w", encoding="utf-8") as f:
-        json.dump(results, f)
+        f.write(json.dumps(results))
 
 
 if __name__ == "__main__":

@@ -312,7 +312,7 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
 }
 
 # Answers that must never pass, whatever they print or pretend.
-LIAR = """
+LIAR = dedent("""
     class Liar:
         def __eq__(self, other):
             return True
@@ -322,8 +322,8 @@ LIAR = """
 
         def __bool__(self):
             return True
-"""
-FAKE_BACKWARD = """
+""")
+FAKE_BACKWARD = dedent("""
     import torch
 
     def fake_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -338,13 +338,13 @@ FAKE_BACKWARD = """
             leaf.grad = grad if leaf.grad is None else leaf.grad + grad
 
     torch.Tensor.backward = fake_backward
-"""
+""")
 HOSTILE: dict[str, tuple[str, str, str | None]] = {  # source, and the check that must fail
-    "read-grad/liar": ("read-grad", LIAR + """
+    "read-grad/liar": ("read-grad", LIAR + dedent("""
         def read_grad(w, loss_fn):
             loss_fn(w).backward()
             return Liar()
-    """, "returns-grad"),
+    """), "returns-grad"),
     "read-grad/tensor-subclass-liar": ("read-grad", """
         import torch
 
@@ -365,33 +365,33 @@ HOSTILE: dict[str, tuple[str, str, str | None]] = {  # source, and the check tha
         def read_grad(w, loss_fn):
             print("✓ runs-backward: passed\\n✓ returns-grad: passed\\nPassed")
     """, None),
-    "read-grad/fake-backward": ("read-grad", FAKE_BACKWARD + """
+    "read-grad/fake-backward": ("read-grad", FAKE_BACKWARD + dedent("""
         def read_grad(w, loss_fn):
             loss_fn(w).backward()
             return w.grad
-    """, "runs-backward"),
-    "none-before-backward/liars": ("none-before-backward", LIAR + """
+    """), "runs-backward"),
+    "none-before-backward/liars": ("none-before-backward", LIAR + dedent("""
         def grad_before_and_after(w, loss_fn):
             loss_fn(w).backward()
             return Liar(), Liar()
-    """, "before-is-none"),
+    """), "before-is-none"),
     "none-before-backward/prints-passed": ("none-before-backward", """
         def grad_before_and_after(w, loss_fn):
             print("passed")
             return None, None
     """, None),
-    "two-backwards/liar": ("two-backwards", LIAR + """
+    "two-backwards/liar": ("two-backwards", LIAR + dedent("""
         def grad_after_two_backwards(w, loss_fn):
             loss_fn(w).backward()
             loss_fn(w).backward()
             return Liar()
-    """, "doubled"),
-    "two-backwards/fake-backward": ("two-backwards", FAKE_BACKWARD + """
+    """), "doubled"),
+    "two-backwards/fake-backward": ("two-backwards", FAKE_BACKWARD + dedent("""
         def grad_after_two_backwards(w, loss_fn):
             loss_fn(w).backward()
             loss_fn(w).backward()
             return w.grad
-    """, "backward-twice"),
+    """), "backward-twice"),
     "two-backwards/prints-passed": ("two-backwards", """
         def grad_after_two_backwards(w, loss_fn):
             print("All checks passed")
@@ -487,13 +487,19 @@ def run_batches(runs: list[Run], tmp: Path, processes: int = 2) -> list[list[dic
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True), results))
     out: list[list[list[dict[str, Any]]]] = []
-    for process, results in started:
-        _, stderr = process.communicate(timeout=300)
-        assert process.returncode == 0, stderr[-3000:]
-        out.append(json.loads(results.read_text()))
+    try:
+        for process, results in started:
+            _, stderr = process.communicate(timeout=300)
+            assert process.returncode == 0, stderr[-3000:]
+            out.append(json.loads(results.read_text()))
+    finally:
+        for process, _ in started:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
     merged: list[list[dict[str, Any]]] = [[] for _ in runs]
-    for i, part in enumerate(out):
-        for j, messages in enumerate(part):
+    for i, answers in enumerate(out):
+        for j, messages in enumerate(answers):
             merged[i + j * processes] = messages
     return merged
 

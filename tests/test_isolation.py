@@ -3,7 +3,8 @@ sabotage each end as a verdict that names the problem, within the time limit, le
 process and no temporary folder behind, and the tutor checks a correct file right after.
 
 Every worker pays about 2.5 s to import torch, so the files that need a worker all run once,
-two at a time, in a module fixture (`runs`); the tests then look at what each run left.
+three at a time (two cores, and some runs only wait), in a module fixture (`runs`); the tests
+then look at what each run left.
 """
 
 from __future__ import annotations
@@ -13,15 +14,22 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gradtutor.checking.feedback import neutralise, neutralise_verdict
-from gradtutor.checking.outcome import WorkerRun, decide, parse_results, source_problem
+from gradtutor.checking.outcome import (
+    Judge,
+    WorkerRun,
+    decide,
+    parse_results,
+    source_problem,
+)
 from gradtutor.checking.runner import (
     MEMORY_BUDGET,
     OUTPUT_CAP,
@@ -31,7 +39,7 @@ from gradtutor.checking.runner import (
     run_check,
     worker_environment,
 )
-from gradtutor.checking.verdict import Check, Verdict, to_json
+from gradtutor.checking.verdict import Check, Verdict, overall, to_json
 from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
@@ -63,11 +71,11 @@ class Case:
 
     @property
     def runs_here(self) -> bool:
-        return self.only == "any" or (self.only == "posix" and POSIX) or LINUX
+        return {"any": True, "posix": POSIX, "linux": LINUX}[self.only]
 
 
 CASES = [
-    # slowest first, so the two lanes of the pool finish together
+    # slowest first, so the lanes of the pool finish together
     Case("infinite_loop", "timeout", ("still running after 3 s",)),
     Case("ignores_sigterm", "timeout", ("still running after 3 s",), "posix"),
     Case("thread_blocked", "timeout", ("still running after 3 s",)),
@@ -109,15 +117,19 @@ class Run:
 
 
 def live(pids: list[int]) -> tuple[int, ...]:
-    return tuple(pid for pid in pids if os.path.exists(f"/proc/{pid}") or
-                 (not LINUX and _signal_zero(pid)))
+    """The pids that still name a process (a zombie counts: nobody has reaped it)."""
+    if LINUX:
+        return tuple(pid for pid in pids if os.path.exists(f"/proc/{pid}"))
+    return tuple(pid for pid in pids if POSIX and _exists(pid))
 
 
-def _signal_zero(pid: int) -> bool:
+def _exists(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
-    except OSError:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
         return False
+    except PermissionError:
+        return True
     return True
 
 
@@ -171,12 +183,28 @@ def runs(tmp_path_factory: pytest.TempPathFactory, piddir: Path) -> Iterator[dic
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
         here = [case for case in CASES if case.runs_here]
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with ThreadPoolExecutor(max_workers=3) as pool:
             done = dict(zip([c.name for c in here],
                             pool.map(lambda c: check_one(c, folder, piddir), here), strict=True))
     if LINUX:
         assert own_descendants() - before == set(), "processes outlived the checks"
     yield done
+
+
+def assert_documented(verdict: Verdict) -> dict[str, Any]:
+    """`to_json(verdict)` survives JSON and has exactly the fields docs/check-format.md lists."""
+    document: dict[str, Any] = json.loads(json.dumps(to_json(verdict)))
+    assert set(document) == {"exercise", "passed", "status", "checks", "output",
+                             "output_truncated", "seed", "duration_ms"}
+    assert document["passed"] == (document["status"] == "pass")
+    assert document["status"] in ("pass", "fail", "error", "timeout")
+    assert isinstance(document["output"], str) and isinstance(document["seed"], int)
+    assert isinstance(document["duration_ms"], int) and document["checks"]
+    for check in document["checks"]:
+        assert {"name", "status", "message"} <= set(check) <= {
+            "name", "status", "message", "help", "evidence"}
+        assert check["status"] in ("pass", "fail", "error", "timeout", "skip")
+    return document
 
 
 def messages(verdict: Verdict) -> str:
@@ -199,10 +227,9 @@ def test_a_learner_file_ends_as_a_verdict_that_names_the_problem(
     assert run.seconds - startup <= TIMEOUT + 2, f"{run.seconds:.1f}s, start-up {startup:.1f}s"
     assert run.seconds <= TIMEOUT + 2 + 20
     assert run.left_running == ()
+    assert "Traceback" not in run.verdict.output  # nothing of the tutor's reaches the learner
     assert run.then_correct is None or run.then_correct.passed, messages(run.then_correct)
-    document = json.loads(json.dumps(to_json(run.verdict)))
-    assert document["passed"] == run.verdict.passed
-    assert document["status"] == case.status
+    assert assert_documented(run.verdict)["status"] == case.status
 
 
 @pytest.mark.slow
@@ -292,7 +319,7 @@ def test_a_file_that_cannot_run_fails_before_any_process(
     assert verdict.status == "error" and not verdict.passed
     (check,) = verdict.checks
     assert check.name == "file" and says in check.message, check.message
-    assert json.loads(json.dumps(to_json(verdict)))["checks"][0]["name"] == "file"
+    assert_documented(verdict)
 
 
 def test_a_syntax_error_shows_the_line_and_where() -> None:
@@ -319,16 +346,18 @@ def test_a_huge_file_fails_unread(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not LINUX, reason="SIGALRM and /proc")
-def test_interrupting_the_tutor_mid_check_leaves_nothing_behind(tmp_path: Path) -> None:
+def test_interrupting_the_tutor_mid_check_leaves_nothing_behind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import signal
+    import tempfile
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the check's folder goes
     before = own_descendants()
-    folders = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("gradtutor-check-*"))
     old = signal.signal(signal.SIGALRM, interrupt)
-    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)  # Ctrl+C while the worker runs
     try:
         with pytest.raises(KeyboardInterrupt):
             run_check(exercise(timeout=60), HOSTILE / "infinite_loop.py", seed=1)
@@ -336,42 +365,43 @@ def test_interrupting_the_tutor_mid_check_leaves_nothing_behind(tmp_path: Path) 
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     assert own_descendants() - before == set()
-    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("gradtutor-check-*")) <= folders
+    assert list(tmp_path.iterdir()) == []
 
 
 # ---- the pure decisions, with no process -------------------------------------------------
 
-EXPECTED = {"type": "expected", "cases": [{"w": [1.0]}, {"w": [2.0]}],
+EXPECTED: dict[str, Any] = {"type": "expected", "cases": [{"w": [1.0]}, {"w": [2.0]}],
             "expected": [{"grad": [2.0]}, {"grad": [4.0]}]}
 
 
-def line(message: dict[str, object]) -> bytes:
+def line(message: Mapping[str, Any]) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-def worker_run(*messages: dict[str, object], raw: bytes = b"", returncode: int | None = 0,
-               **more: object) -> WorkerRun:
+def worker_run(*messages: Mapping[str, Any], raw: bytes = b"", returncode: int | None = 0,
+               **more: Any) -> WorkerRun:
     data = b"".join(line(m) for m in messages) + raw
     fields = {"results_overflow": False, "timed_out": False, "startup_timed_out": False,
               "memory_limit": MEMORY_BUDGET, "file_limit": 64 << 20, **more}
-    return WorkerRun(data, returncode=returncode, **fields)  # type: ignore[arg-type]
+    return WorkerRun(data, returncode=returncode, **fields)
 
 
 def error(kind: str, message: str = "", traceback: str = "") -> dict[str, str]:
     return {"type": kind, "message": message, "traceback": traceback}
 
 
-def judge_all_pass(cases: list, expected: list, observed: list) -> list[Check]:
+def judge_all_pass(cases: list[Any], expected: list[Any], observed: list[Any]) -> list[Check]:
     assert all(isinstance(o, dict) for o in observed)  # plain data only
     return [Check("values", "pass", f"{len(observed)} of {len(cases)} right")]
 
 
-def decided(run: WorkerRun, judge=judge_all_pass) -> tuple[Check, ...]:  # type: ignore[no-untyped-def]
+def decided(run: WorkerRun, judge: Judge = judge_all_pass) -> tuple[Check, ...]:
     return decide(run, judge, function="read_grad", timeout=10, startup_allowance=120,
                   results_cap=RESULTS_CAP)
 
 
-OBSERVED = {"type": "observed", "observed": [{"returned": [2.0]}, {"returned": [4.0]}]}
+OBSERVED: dict[str, Any] = {"type": "observed",
+                            "observed": [{"returned": [2.0]}, {"returned": [4.0]}]}
 
 
 @pytest.mark.parametrize(("run", "name", "status", "says"), [
@@ -427,19 +457,22 @@ OBSERVED = {"type": "observed", "observed": [{"returned": [2.0]}, {"returned": [
      "wrong shape"),
     (worker_run(EXPECTED, {"type": "learner_error", "stage": "load", "error": "x"}),
      "results", "error", "wrong shape"),
+    (worker_run({"type": "worker_error", "error": "x"}), "results", "error", "wrong shape"),
     (worker_run(EXPECTED, OBSERVED, results_overflow=True), "results", "error",
      "more than 8 MiB"),
 ])
 def test_every_ending_becomes_checks(run: WorkerRun, name: str, status: str, says: str) -> None:
-    (check, *_) = decided(run)
-    assert (check.name, check.status) == (name, status)
-    assert says in check.message + check.help, check.message
+    checks = decided(run)
+    assert (checks[0].name, checks[0].status) == (name, status)
+    assert says in checks[0].message + checks[0].help, checks[0].message
+    verdict = Verdict("read-grad", overall(checks), checks, seed=1, duration_ms=5)
+    assert assert_documented(verdict)["status"] == status
 
 
 def test_the_judge_sees_only_decoded_plain_data_and_its_failure_is_a_check() -> None:
     seen: list[object] = []
 
-    def judge(cases: list, expected: list, observed: list) -> list[Check]:
+    def judge(cases: list[Any], expected: list[Any], observed: list[Any]) -> list[Check]:
         seen.extend([cases, expected, observed])
         raise KeyError("returned")
 

@@ -9,6 +9,7 @@ JSON-decoded plain data; anything else the channel carries is a failed check, ne
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,9 +22,10 @@ Judge = Callable[[list[Any], list[Any], list[Any]], Sequence[Check]]
 GiB = 1024**3
 MiB = 1024**2
 
-# POSIX signal numbers are the same on Linux and macOS for these.
-SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV",
-           15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ"}
+# Signal numbers shared by Linux and macOS, for names this platform's `signal` lacks.
+SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 8: "SIGFPE",
+           9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM",
+           24: "SIGXCPU", 25: "SIGXFSZ"}
 # What Windows reports for a crashed process, as unsigned exit codes.
 WINDOWS_CRASHES = {0xC0000005: "crashed with an access violation (a segmentation fault)",
                    0xC00000FD: "crashed with a stack overflow",
@@ -43,6 +45,15 @@ class WorkerRun:
     startup_timed_out: bool  # the worker never got as far as the learner's code
     memory_limit: int | None = None  # bytes learner code may add; None where not enforced
     file_limit: int | None = None
+
+
+def signal_name(number: int) -> str:
+    """SIGSEGV for 11: this platform's name for a signal number (SIGBUS is 7 on Linux, 10 on
+    macOS), else the name it has on both."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return SIGNALS.get(number, f"signal {number}")
 
 
 def seconds(value: float) -> str:
@@ -123,8 +134,12 @@ def parse_results(data: bytes, overflow: bool, cap: int) -> Results:
             return Results(problem="a line that is not a result")
         messages.append(message)
     kinds = [m["type"] for m in messages]
-    if kinds in ([], ["worker_error"]):
-        return Results(final=messages[0] if messages else None)
+    if kinds == []:
+        return Results()
+    if kinds == ["worker_error"]:  # the worker failed before learner code existed
+        if not _valid_final(messages[0], 0):
+            return Results(problem="a `worker_error` message of the wrong shape")
+        return Results(final=messages[0])
     if kinds[0] != "expected" or len(kinds) > 2 or "expected" in kinds[1:]:
         return Results(problem="results out of order")
     expected = messages[0]
@@ -176,7 +191,7 @@ def what_went_wrong(error: dict[str, Any]) -> str:
     """An exception from learner code, in words: `your code raised ...`."""
     kind, message = error["type"], error["message"]
     if kind == "SystemExit":
-        return message  # the worker already says "your code called sys.exit(...)"
+        return str(message)  # the worker already says "your code called sys.exit(...)"
     if kind == "KeyboardInterrupt":
         return "your code raised KeyboardInterrupt"
     if kind == "EOFError":
@@ -234,7 +249,7 @@ def ended_early_check(returncode: int | None, memory: int | None,
         return ended("closed or broke the channel the checker reports on",
                      "do not close or write to file descriptors your code did not open")
     if returncode is not None and returncode < 0:
-        name = SIGNALS.get(-returncode, f"signal {-returncode}")
+        name = signal_name(-returncode)
         if name == "SIGSEGV":
             return ended("crashed with a segmentation fault (it touched memory it does not "
                          "own, e.g. through ctypes)")

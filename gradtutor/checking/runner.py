@@ -13,6 +13,8 @@ it on purpose can outlive the check there.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import shutil
@@ -45,12 +47,12 @@ STARTUP_ALLOWANCE = 120.0  # seconds to import torch before learner code runs; n
 EXIT_GRACE = 2.0  # seconds a worker may take to exit once its results are complete
 
 LINUX = sys.platform.startswith("linux")
-WINDOWS = os.name == "nt"
 
 # Environment a learner's process should not inherit from the tutor's: settings that would
-# turn torch's import warnings into errors, print tracebacks of ours on a crash, or stop
-# for a debugger or an interactive prompt with nobody there.
-_DROPPED_ENV = ("PYTHONWARNINGS", "PYTHONFAULTHANDLER", "PYTHONINSPECT", "PYTHONSTARTUP")
+# turn torch's import warnings into errors or show torch's internal ones, print tracebacks
+# or import logs of ours into the learner's output, or wait at a prompt with nobody there.
+_DROPPED_ENV = ("PYTHONWARNINGS", "PYTHONDEVMODE", "PYTHONFAULTHANDLER", "PYTHONVERBOSE",
+                "PYTHONIMPORTTIME", "PYTHONINSPECT", "PYTHONSTARTUP")
 
 
 def run_check(exercise: Exercise, path: Path, *, seed: int,
@@ -219,7 +221,7 @@ def _spawn(request: dict[str, Any], base: Path, work: Path, output_fd: int,
     """Start the worker: its own session (no terminal, no Ctrl+C from the tutor's terminal),
     stdin empty, output to one pipe, results to the pipe `write_fd` and nowhere else."""
     kwargs: dict[str, Any] = {}
-    if WINDOWS:  # pragma: no cover - exercised by CI on Windows
+    if sys.platform == "win32":  # pragma: no cover - exercised by CI on Windows
         import msvcrt
 
         handle = msvcrt.get_osfhandle(write_fd)
@@ -234,7 +236,7 @@ def _spawn(request: dict[str, Any], base: Path, work: Path, output_fd: int,
     request_path = base / "request.json"
     request_path.write_text(json.dumps(request), encoding="utf-8")
     _become_subreaper()
-    with _workers_lock:  # a sweep never sees a worker between fork and exec (see _Workers)
+    with _workers_lock:  # no sweep runs between this fork and the worker's registration
         proc = subprocess.Popen(
             [sys.executable, "-m", "gradtutor.checking.worker", str(request_path)],
             cwd=work, stdin=subprocess.DEVNULL, stdout=output_fd, stderr=output_fd,
@@ -271,20 +273,18 @@ def _wait(proc: subprocess.Popen[bytes], results: _Drain, timeout: float) -> tup
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the worker's process group (it leads its own session), or its tree on Windows."""
-    if WINDOWS:  # pragma: no cover
+    if sys.platform == "win32":  # pragma: no cover
         subprocess.run(["taskkill", "/F", "/T", "/PID", str(proc.pid)],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         proc.kill()
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is gone already
+    else:
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 # The workers running right now, across threads. Process-wide because a process's children
-# are: a sweep after one check must spare the workers of checks still running beside it,
-# and must not catch one between fork and exec (its environment not yet its own).
+# are: the sweep after one check must spare the workers (and what runs below them) of checks
+# still running beside it, so run_check can be called from several threads at once.
 _workers_lock = threading.Lock()
 _live_workers: set[int] = set()
 
@@ -294,18 +294,16 @@ def _forget_worker(pid: int) -> None:
         _live_workers.discard(pid)
 
 
+@functools.cache
 def _become_subreaper() -> None:
     """Linux: orphans of the tutor's descendants re-parent to the tutor instead of init,
-    so a learner's detached process stays findable. Idempotent; harmless if it fails."""
+    so a learner's detached process stays findable. Once per process; harmless if it fails."""
     if not LINUX:
         return
     import ctypes
 
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        pass
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
 def process_table() -> dict[int, tuple[int, str]]:
@@ -350,12 +348,10 @@ def _kill_leftovers(worker: int, before: set[int], rounds: int = 400) -> None:
     """Kill and reap whatever the check left running: the worker's process group, then (on
     Linux) every process below the tutor that did not exist before the check and is not
     another check's worker, round after round until none is left."""
-    if WINDOWS:  # pragma: no cover - taskkill /T already took the tree while the worker lived
+    if sys.platform == "win32":  # pragma: no cover - taskkill /T took the tree if it ran
         return
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(worker, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     if not LINUX:
         return
     me = os.getpid()
@@ -375,17 +371,13 @@ def _kill_leftovers(worker: int, before: set[int], rounds: int = 400) -> None:
 
 
 def _signal(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def remove_tree(path: Path) -> None:
@@ -401,10 +393,8 @@ def remove_tree(path: Path) -> None:
             if entry.is_dir(follow_symlinks=False):
                 unlock(entry.path)
             elif entry.is_file(follow_symlinks=False):  # Windows won't delete read-only files
-                try:
+                with contextlib.suppress(OSError):
                     os.chmod(entry.path, stat.S_IRUSR | stat.S_IWUSR)
-                except OSError:
-                    pass
 
     if not path.exists():
         return

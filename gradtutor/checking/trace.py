@@ -22,6 +22,21 @@ from torch.optim.optimizer import (
     register_optimizer_step_pre_hook,
 )
 
+# Taken when this module is imported, before any learner code exists: a learner who later
+# replaces Tensor.tolist or adds a `grad` property cannot change what the trace reports.
+_TENSOR = torch.Tensor
+_BASE = torch._C.TensorBase
+_TOLIST = _BASE.tolist
+_DETACH = _BASE.detach
+_CLONE = _BASE.clone
+_DOUBLE = _BASE.double
+_GRAD = vars(_BASE)["grad"].__get__  # the C attribute itself, not any Python override
+
+
+def real_grad(tensor: torch.Tensor) -> torch.Tensor | None:
+    """`tensor.grad`, read through the C attribute."""
+    return _GRAD(tensor)  # type: ignore[no-any-return]
+
 
 class Trace:
     """The event log of one case, with snapshots taken through the real torch functions."""
@@ -30,14 +45,10 @@ class Trace:
         self.events: list[dict[str, Any]] = []
         self.names: dict[int, str] = {}  # id(tensor) -> the name the checker gave it
         self._handles: list[Any] = []
-        self._tensor_type = torch.Tensor
-        self._tolist = torch.Tensor.tolist
-        self._detach = torch.Tensor.detach
-        self._clone = torch.Tensor.clone
 
     def is_tensor(self, value: Any) -> bool:
         # type() is the real one even if learner code rebinds torch.is_tensor or isinstance tricks
-        return isinstance(value, self._tensor_type) and issubclass(type(value), self._tensor_type)
+        return isinstance(value, _TENSOR) and issubclass(type(value), _TENSOR)
 
     def values(self, value: Any) -> Any:
         """A tensor as nested lists of floats (a plain copy), None as None; else a description."""
@@ -45,7 +56,7 @@ class Trace:
             return None
         if not self.is_tensor(value):
             return {"not_a_tensor": type(value).__name__}
-        return self._tolist(self._clone(self._detach(value)).double())
+        return _TOLIST(_DOUBLE(_CLONE(_DETACH(value))))
 
     def watch(self, named: dict[str, torch.Tensor]) -> None:
         """Record every gradient accumulated into these leaf tensors, by name."""
@@ -54,12 +65,12 @@ class Trace:
 
             def hook(param: torch.Tensor, name: str = name) -> None:
                 self.events.append({"event": "accumulate", "param": name,
-                                    "grad": self.values(param.grad)})
+                                    "grad": self.values(real_grad(param))})
 
-            self._handles.append(tensor.register_post_accumulate_grad_hook(hook))
+            self._handles.append(tensor.register_post_accumulate_grad_hook(hook))  # type: ignore[no-untyped-call]
 
     def grads(self, params: list[torch.Tensor]) -> dict[str, Any]:
-        return {self.names.get(id(p), f"param{i}"): self.values(p.grad)
+        return {self.names.get(id(p), f"param{i}"): self.values(real_grad(p))
                 for i, p in enumerate(params)}
 
     def close(self) -> None:
@@ -95,13 +106,22 @@ def install() -> None:
     real_opt_zero = torch.optim.Optimizer.zero_grad
     real_mod_zero = torch.nn.Module.zero_grad
 
+    depth = [0]  # Tensor.backward calls torch.autograd.backward: one call, one event
+
+    def counted(call: Any, *args: Any, **kwargs: Any) -> Any:
+        if depth[0] == 0:
+            _record({"event": "backward"})
+        depth[0] += 1
+        try:
+            return call(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+
     def backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        _record({"event": "backward"})
-        return real_backward(self, *args, **kwargs)
+        return counted(real_backward, self, *args, **kwargs)
 
     def autograd_backward(*args: Any, **kwargs: Any) -> Any:
-        _record({"event": "backward"})
-        return real_autograd_backward(*args, **kwargs)
+        return counted(real_autograd_backward, *args, **kwargs)
 
     def opt_zero_grad(self: torch.optim.Optimizer, set_to_none: bool = True) -> None:
         _record({"event": "zero_grad", "by": "optimizer", "set_to_none": bool(set_to_none)})

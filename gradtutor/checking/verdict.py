@@ -53,7 +53,7 @@ def overall(checks: tuple[Check, ...]) -> Status:
     statuses = {c.status for c in checks}
     for status in ("timeout", "error", "fail"):
         if status in statuses:
-            return status  # type: ignore[return-value]
+            return status
     return "pass" if checks else "error"
 
 

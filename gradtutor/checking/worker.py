@@ -10,6 +10,7 @@ torch's import-time warnings and so that the tutor can read the exit codes below
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import linecache
@@ -75,7 +76,7 @@ def find_function(namespace: dict[str, Any], name: str, arity: int) -> Callable[
                 f"yours is `{name}{signature}`")
     except ValueError:
         pass  # no signature to inspect (a builtin): calling it will tell
-    return fn
+    return fn  # type: ignore[no-any-return]
 
 
 def evaluate(checker_name: str, function: str, source: str, filename: str, seed: int,
@@ -206,10 +207,9 @@ def import_torch_quietly() -> None:
         from gradtutor.checking import trace
 
         torch.set_num_threads(1)
-        try:
+        # RuntimeError if inter-op work already ran: one thread is a preference, not a limit
+        with contextlib.suppress(RuntimeError):
             torch.set_num_interop_threads(1)
-        except RuntimeError:
-            pass  # already set, or inter-op work already ran: one thread is only a preference
         trace.install()
     finally:
         warnings.showwarning = shown
@@ -217,10 +217,9 @@ def import_torch_quietly() -> None:
 
 def _flush_output() -> None:
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try:
+        # BaseException: learner code may have replaced the stream with anything at all
+        with contextlib.suppress(BaseException):
             stream.flush()  # type: ignore[union-attr]
-        except BaseException:  # noqa: BLE001, S110 - learner code may have replaced the stream
-            pass
 
 
 def run_request(request: dict[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
@@ -244,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with open(args[0], encoding="utf-8") as file:
             request = json.load(file)
-        if "result_handle" in request:  # Windows passes a handle, not an fd
+        if sys.platform == "win32":  # Windows passes a handle, not an fd
             import msvcrt
 
             fd = msvcrt.open_osfhandle(int(request["result_handle"]), 0)
@@ -262,12 +261,10 @@ def main(argv: list[str] | None = None) -> None:
     except MemoryError:
         code = EXIT_OUT_OF_MEMORY
     except BaseException as exc:  # noqa: BLE001 - reported as data, never as a traceback
-        try:
+        with contextlib.suppress(BaseException):
             send({"type": "worker_error", "error": {
                 "type": type(exc).__name__, "message": str(exc)[:1000],
                 "traceback": "".join(traceback.format_exception(exc))[-MAX_TRACEBACK_CHARS:]}})
-        except BaseException:  # noqa: BLE001, S110
-            pass
     finally:
         _flush_output()
         os._exit(code)

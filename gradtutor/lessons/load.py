@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
+from gradtutor.checking.checkers import CHECKERS
 from gradtutor.errors import LessonProblems, Problem
 from gradtutor.lessons.model import LETTERS, STEP_KINDS, Lesson
-from gradtutor.checking.checkers import CHECKERS
 from gradtutor.lessons.schema import Issue, build
 
 Loc = tuple[str | int, ...]

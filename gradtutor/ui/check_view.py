@@ -11,6 +11,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from gradtutor.checking.feedback import neutralise_verdict
 from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.ui.render import Look, inline
 
@@ -39,7 +40,9 @@ def check_line(check: Check, look: Look) -> RenderableType:
     head = Text(f"{symbol} {check.name}: {_WORDS[check.status]}", style=f"bold {style}")
     parts: list[RenderableType] = [head]
     if check.status != "pass" or look.plain:
-        parts.append(Padding(inline(check.message, look), (0, 0, 0, 2)))
+        # a traceback keeps its lines; prose flows and highlights its `code`
+        body = Text(check.message) if "\n" in check.message.strip() else inline(check.message, look)
+        parts.append(Padding(body, (0, 0, 0, 2)))
     if check.evidence is not None:
         table = Table(*check.evidence.columns, box=None if look.plain else box.SIMPLE,
                       show_edge=False, pad_edge=False)
@@ -53,6 +56,8 @@ def check_line(check: Check, look: Look) -> RenderableType:
 
 
 def verdict_view(verdict: Verdict, look: Look) -> RenderableType:
+    # messages quote learner exceptions and type names: as unsafe as the output itself
+    verdict = neutralise_verdict(verdict)
     symbol, style = _symbol(verdict.status, look)
     title = {"pass": "Passed", "fail": "Not yet", "error": "Your code did not run to the end",
              "timeout": "Timed out"}[verdict.status]

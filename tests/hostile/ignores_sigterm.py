@@ -1,10 +1,10 @@
 """Never returns, and shrugs off SIGTERM: only SIGKILL stops it."""
 import signal
+import time
 
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def read_grad(w, loss_fn):
-    n = 0
     while True:
-        n += 1
+        time.sleep(0.1)

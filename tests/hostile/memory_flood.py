@@ -1,4 +1,4 @@
-"""Allocates (and touches) tensors until allocation fails."""
+"""Allocates 256 MiB tensors until allocation fails (torch's "can't allocate memory")."""
 import torch
 
 hoard = []
@@ -6,4 +6,4 @@ hoard = []
 
 def read_grad(w, loss_fn):
     while True:
-        hoard.append(torch.ones(2**24, dtype=torch.float64))  # 128 MiB, written
+        hoard.append(torch.empty(2**25, dtype=torch.float64))

@@ -32,7 +32,7 @@ from gradtutor.checking.verdict import Check, Table
 
 FUNCTION = "train"
 ARITY = 4
-CASES = 4
+CASES = 3
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
@@ -142,18 +142,16 @@ def _analyse(case: dict[str, Any], exp: dict[str, Any],
     ref_steps = exp["steps"]
     steps = _steps(obs["events"])
     found: dict[str, Any] = {"steps": len(steps), "comparable": 1, "leftover": None,
-                             "batch": None}
+                             "batch": None, "backward": _backward_problem(steps, names)}
     leftovers = join(exp["leftovers"], names)
     rows: list[tuple[int, Vector | None, Vector]] = []
     previous: Vector | None = None
     for k, step in enumerate(steps[:len(ref_steps)]):
         ref = ref_steps[k]
         start = join(step["params"], names)
-        if step["params"] is not None:
-            if start is None or not close(start, join(ref["params"], names)):
-                break  # parameters already differ: this step's batch gradient is unknown
-        elif k > 0 and found["batch"] is not None:
-            break
+        if step["params"] is not None and (
+                start is None or not close(start, join(ref["params"], names))):
+            break  # the parameters already differ: this batch's gradient there is unknown
         found["comparable"] = k + 1
         g = join(ref["grads"], names)
         assert g is not None
@@ -181,6 +179,28 @@ def _analyse(case: dict[str, Any], exp: dict[str, Any],
         break
     found.setdefault("rows", rows)
     return found
+
+
+def _backward_problem(steps: list[dict[str, Any]], names: list[str]) -> tuple[str, str] | None:
+    """(message, help) unless exactly one real backward pass reached every parameter before
+    each step. Only autograd's own accumulation makes these events: a replaced
+    Tensor.backward that writes .grad itself leaves none."""
+    for k, step in enumerate(steps):
+        counts = [sum(1 for e in step["window"]
+                      if e.get("event") == "accumulate" and e.get("param") == name)
+                  for name in names]
+        if all(c == 1 for c in counts):
+            continue
+        if not any(e.get("event") == "accumulate" for s in steps for e in s["window"]):
+            return ("No gradient reached the parameters through backward(): .grad was never "
+                    "filled by a backward pass.",
+                    "loss = loss_fn(model(x), y), then loss.backward(), in every step")
+        if max(counts) == 0:
+            return (f"optimizer.step() ran before backward: step {k + 1} had no backward pass "
+                    f"before it.", "call loss.backward() before optimizer.step()")
+        return (f"backward ran {max(counts)} times before step {k + 1}: run it once per batch.",
+                "one loss.backward() per step")
+    return None
 
 
 def _batch_problem(k: int, used: Vector | None, g: Vector, previous: Vector | None,
@@ -243,50 +263,49 @@ def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
                              for k in range(min(comparable, count)))))
 
 
+def _step_count(cases: list[dict[str, Any]], found: dict[int, dict[str, Any]]) -> Check:
+    wrong = [i for i in found if found[i]["steps"] != cases[i]["batches"]]
+    if not wrong:
+        return Check("one-step-per-batch", "pass", "one optimizer step per batch")
+    steps, count = found[wrong[0]]["steps"], cases[wrong[0]]["batches"]
+    message = ("optimizer.step() never ran, so the weights never changed." if steps == 0
+               else f"optimizer.step() ran {steps} time{'s' if steps != 1 else ''} for "
+                    f"{count} batches: step once per batch, inside the loop.")
+    return Check("one-step-per-batch", "fail", message,
+                 "call optimizer.step() once in each step, after backward")
+
+
+def _per_step(name: str, key: str, judged: list[int], found: dict[int, dict[str, Any]],
+              passed: str) -> Check:
+    """A check read from each judged case's per-step finding `key` (message, help)."""
+    wrong = [i for i in judged if found[i][key] is not None]
+    if wrong:
+        message, help_ = found[wrong[0]][key]
+        evidence = _step_table(found[wrong[0]]["rows"]) if key == "batch" else None
+        return Check(name, "fail", message, help_, evidence)
+    if judged:
+        return Check(name, "pass", passed)
+    return Check(name, "skip", "not judged: there was not one step per batch to look at")
+
+
 def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
           observed: list[dict[str, Any]]) -> list[Check]:
-    ran = usable(observed)
-    found = {i: _analyse(cases[i], expected[i], observed[i]) for i in ran}
-    checks: list[Check] = []
-
-    wrong_count = [i for i in ran if found[i]["steps"] != cases[i]["batches"]]
-    if wrong_count:
-        i = wrong_count[0]
-        steps, count = found[i]["steps"], cases[i]["batches"]
-        message = ("optimizer.step() never ran, so the weights never changed." if steps == 0
-                   else f"optimizer.step() ran {steps} time{'s' if steps != 1 else ''} for "
-                        f"{count} batches: step once per batch, inside the loop.")
-        checks.append(Check("one-step-per-batch", "fail", message,
-                            "call optimizer.step() once in each step, after backward"))
-    else:
-        checks.append(Check("one-step-per-batch", "pass", "one optimizer step per batch"))
-
-    leftover = [found[i]["leftover"] for i in ran if found[i]["leftover"] is not None]
-    if leftover:
-        checks.append(leftover[0])
-    elif any(cases[i]["leftovers"] and found[i]["steps"] for i in ran):
-        checks.append(Check("clears-leftovers", "pass",
-                            "leftover gradients did not reach the first step"))
-    else:
-        checks.append(Check("clears-leftovers", "skip", "not judged: no step to look at"))
-
+    found = {i: _analyse(cases[i], expected[i], observed[i]) for i in usable(observed)}
     # with too few or too many steps, a step has no batch of its own to compare with
-    right_count = [i for i in ran if i not in wrong_count]
-    wrong_batch = [i for i in right_count if found[i]["batch"] is not None]
-    if wrong_batch:
-        i = wrong_batch[0]
-        message, help_ = found[i]["batch"]
-        checks.append(Check("per-batch-gradient", "fail", message, help_,
-                            _step_table(found[i]["rows"])))
-    elif right_count:
-        checks.append(Check("per-batch-gradient", "pass",
-                            "each step used only its own batch's gradient"))
-    else:
-        checks.append(Check("per-batch-gradient", "skip",
-                            "not judged: there was not one step per batch to look at"))
-
+    judged = [i for i in found if found[i]["steps"] == cases[i]["batches"]]
+    leftover = [found[i]["leftover"] for i in found if found[i]["leftover"] is not None]
     losses = [_losses_problem(cases[i], expected[i], observed[i]["losses"],
-                              found[i]["comparable"]) for i in ran]
-    checks.append(next((c for c in losses if c is not None),
-                       Check("returns-losses", "pass", "you returned each batch's loss")))
-    return checks
+                              found[i]["comparable"]) for i in found]
+    return [
+        _step_count(cases, found),
+        _per_step("backward-per-batch", "backward", judged, found,
+                  "one backward pass before each step"),
+        leftover[0] if leftover else
+        Check("clears-leftovers", "pass", "leftover gradients did not reach the first step")
+        if any(cases[i]["leftovers"] and found[i]["steps"] for i in found) else
+        Check("clears-leftovers", "skip", "not judged: no step to look at"),
+        _per_step("per-batch-gradient", "batch", judged, found,
+                  "each step used only its own batch's gradient"),
+        next((c for c in losses if c is not None),
+             Check("returns-losses", "pass", "you returned each batch's loss")),
+    ]

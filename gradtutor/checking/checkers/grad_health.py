@@ -17,7 +17,7 @@ from gradtutor.checking.verdict import Check, Table
 
 FUNCTION = "grad_report"
 ARITY = 2
-CASES = 4
+CASES = 3
 CLASSES = ("dead", "exploding", "ok")
 # The kinds of gradient a case sets up, and the class each one belongs to.
 KINDS = {"ok": "ok", "below": "ok", "sum-zero": "ok", "tiny": "ok", "above": "exploding",
@@ -37,10 +37,10 @@ def param_names(layer: dict[str, Any]) -> list[str]:
 def cases(seed: int) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     with_unused = rng.sample(range(CASES), 2)
-    out = []
+    out: list[dict[str, Any]] = []
     for i in range(CASES):
         layers = [{"name": name, "block": rng.random() < 0.3, "bias": rng.random() < 0.8,
-                   "used": True} for name in rng.sample(LAYER_NAMES, rng.randint(3, 4))]
+                   "used": True} for name in rng.sample(LAYER_NAMES, rng.randint(4, 5))]
         if i in with_unused:
             rng.choice(layers)["used"] = False
         out.append({"seed": rng.randrange(2**31), "dim": rng.randint(2, 4),
@@ -52,6 +52,7 @@ def cases(seed: int) -> list[dict[str, Any]]:
              for name in param_names(layer)]
     rng.shuffle(slots)
     designed = [kind for kind in KINDS if kind != "none"]
+    assert len(slots) >= len(designed)  # 4+ layers a case, at most one of them unused
     for n, (case, name) in enumerate(slots):
         case["kinds"][name] = designed[n] if n < len(designed) else rng.choice(designed)
     for case in out:  # in the order nn.Module names them
@@ -77,7 +78,7 @@ def _designed(kind: str, shape: Any, max_norm: float, gen: Any) -> Any:
     elif kind == "huge":
         grad = direction * max_norm * 10 ** (3 + 3 * fraction)
     elif kind == "tiny":
-        grad = direction * max_norm * 1e-4
+        grad = direction * max_norm * 1e-6
     elif kind == "zero":
         grad = torch.zeros(shape, dtype=torch.float64)
     elif kind == "sum-zero":
@@ -111,11 +112,14 @@ def setup(case: dict[str, Any]) -> Any:
                           nn.Linear(dim, dim, bias=layer["bias"]))
             if layer["block"] else nn.Linear(dim, dim, bias=layer["bias"]))
     model = nn.ModuleDict(layers)
+    with torch.no_grad():  # weights from the case's generator, not the global one
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
     h = torch.randn(3, dim, generator=gen)
     for layer in case["layers"]:
         if layer["used"]:
             h = model[layer["name"]](h)
-    h.pow(2).mean().backward()
+    torch.autograd.backward(h.pow(2).mean())
     for name, p in model.named_parameters():
         kind = case["kinds"][name]
         p.grad = None if kind == "none" else _designed(kind, tuple(p.shape), case["max_norm"], gen)
@@ -157,13 +161,22 @@ def plain_report(value: Any) -> dict[str, Any]:
 
 
 def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
+    import torch
+
     model = setup(case)
     try:
         returned = fn(model, case["max_norm"])
     except (AttributeError, TypeError) as exc:
-        # Reading .norm() (or the like) of a None gradient: report which parameter it was.
-        if "NoneType" not in str(exc) or "none" not in case["kinds"].values():
+        unused = [p for p in model.parameters() if p.grad is None]
+        if not unused:
             raise
+        # Did a None gradient cause it? Run again with zeros there (also dead) and see.
+        for p in unused:
+            p.grad = torch.zeros_like(p)
+        try:
+            fn(model, case["max_norm"])
+        except Exception:
+            raise exc from None
         return {"crashed_on_none": f"{type(exc).__name__}: {str(exc)[:200]}"}
     return {"report": plain_report(returned)}
 
@@ -182,34 +195,38 @@ def describe(info: dict[str, Any], max_norm: float) -> str:
     return f"norm {info['norm']:.6g} (max_norm {max_norm:g})"
 
 
-def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> str:
-    """The misconception behind one misclassification, in the learner's terms."""
+def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> tuple[str, str]:
+    """The misconception behind one misclassification, in the learner's terms, and a key
+    that is the same for every parameter misread the same way."""
     kind, right = info["kind"], info["class"]
     norm = f"{info['norm']:.6g}" if info["norm"] is not None else ""
     if kind == "nan":
-        return (f"'{name}' has nan entries, so it is exploding: its norm is nan, and "
-                f"nan > max_norm is False. Check torch.isfinite(grad).all() as well.")
+        return "nan", (f"'{name}' has nan entries, so it is exploding: its norm is nan, and "
+                       f"nan > max_norm is False. Check torch.isfinite(grad).all() as well.")
     if kind == "inf":
-        return f"'{name}' has an inf entry, so it is exploding."
+        return "inf", f"'{name}' has an inf entry, so it is exploding."
     if kind == "none":
-        return f"'{name}'.grad is None: it got no gradient at all, so it is dead."
+        return "none", f"The .grad of '{name}' is None: it got no gradient at all, so it is dead."
     if kind == "zero":
-        return (f"'{name}' has a gradient of all zeros: it is dead. A zero gradient is a "
-                f"tensor, not None, so test (grad == 0).all() too.")
+        return "zero", (f"'{name}' has a gradient of all zeros: it is dead. A zero gradient is "
+                        f"a tensor, not None, so test (grad == 0).all() too.")
     if kind in ("above", "huge"):
-        return (f"'{name}' has a gradient norm of {norm}, above max_norm {max_norm:g}: it is "
-                f"exploding. Compare each parameter's own 2-norm, grad.norm(), with max_norm.")
+        return "above", (f"'{name}' has a gradient norm of {norm}, above max_norm "
+                         f"{max_norm:g}: it is exploding. Compare each parameter's own 2-norm, "
+                         f"grad.norm(), with max_norm.")
     if kind == "sum-zero" and got == "dead":
-        return (f"The entries of '{name}'.grad add up to zero, but they are not all zero: it is "
-                f"ok. Test every entry: (grad == 0).all(), not grad.sum() == 0.")
+        return "sum-zero", (f"The entries of the gradient of '{name}' add up to zero, but they "
+                            f"are not all zero: it is ok. Test every entry: (grad == 0).all(), "
+                            f"not grad.sum() == 0.")
     if kind == "tiny" and got == "dead":
-        return (f"'{name}' has a tiny gradient (norm {norm}), but not a zero one: it is ok. "
-                f"Dead means every entry is exactly zero.")
+        return "tiny", (f"'{name}' has a tiny gradient (norm {norm}), but not a zero one: it "
+                        f"is ok. Dead means every entry is exactly zero.")
     if got == "exploding" and info["norm"] is not None:
-        return (f"'{name}' has a gradient norm of {norm}, not above max_norm {max_norm:g}: it "
-                f"is ok. Use each parameter's own 2-norm, grad.norm(): not the largest entry, "
-                f"the sum of absolute values, or a total over all parameters.")
-    return f"'{name}' is {right}, not {got}."
+        return "below", (f"'{name}' has a gradient norm of {norm}, not above max_norm "
+                         f"{max_norm:g}: it is ok. Use each parameter's own 2-norm, "
+                         f"grad.norm(): not the largest entry, the sum of absolute values, or "
+                         f"a total over all parameters.")
+    return f"{kind}-{got}", f"'{name}' is {right}, not {got}."
 
 
 def _returns_dict(exp: dict[str, Any], obs: dict[str, Any]) -> Check | None:
@@ -266,15 +283,15 @@ def _classification(case: dict[str, Any], exp: dict[str, Any],
              if entries.get(name) in CLASSES and entries[name] != info["class"]]
     if not wrong:
         return None
-    reasons = []
+    reasons: dict[str, str] = {}
     for name, info, got in wrong:
-        reason = why(name, info, got, max_norm)
-        if reason not in reasons and len(reasons) < 2:
-            reasons.append(reason)
+        key, reason = why(name, info, got, max_norm)
+        if key not in reasons and len(reasons) < 2:
+            reasons[key] = reason
     count = len(wrong)
     return Check("classification", "fail",
-                 f"You called {count} parameter{'s' if count != 1 else ''} wrong. "
-                 + " ".join(reasons),
+                 f"You classified {count} parameter{'s' if count != 1 else ''} wrong. "
+                 + " ".join(reasons.values()),
                  "dead: None or (grad == 0).all(); exploding: not torch.isfinite(grad).all() "
                  "or grad.norm() > max_norm; else ok",
                  Table(("parameter", "its gradient", "should be", "yours"),
@@ -293,6 +310,8 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
               Check("returns-dict", "skip", "not judged: your function did not return")]
     judged = [i for i in ran if "crashed_on_none" in observed[i]
               or "entries" in observed[i]["report"]]
+    # a crash on a None gradient first: it explains more than a misread in another case
+    judged.sort(key=lambda i: "crashed_on_none" not in observed[i])
     wrong = [c for c in (_classification(cases[i], expected[i], observed[i]) for i in judged)
              if c]
     checks.append(wrong[0] if wrong else

@@ -131,9 +131,9 @@ def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[
     k = multiple_of(value, expected["grad"])
     if k == 0:
         if aliased:
-            return (f"{subject} a tensor of zeros: you cleared w.grad in place (zero_()) after "
-                    f"reading it, and the tensor you kept is that same tensor, so it was cleared "
-                    f"too. Use w.grad.clone() to keep a copy, or do not clear it.")
+            return (f"{subject} a tensor of zeros: w.grad was zeroed in place (zero_()) before "
+                    f"your function ended, and what you kept is that same tensor, so it shows "
+                    f"the zeros too. Use w.grad.clone() to keep a copy, or do not clear it.")
         return f"{subject} a tensor of zeros, not the gradient."
     if k is not None and k > 1:
         if runs == k:

@@ -16,7 +16,6 @@ from gradtutor.checking.checkers.training import (
     Vector,
     add,
     multiple,
-    near,
     ordinal,
     scale,
     sub,
@@ -27,7 +26,7 @@ from gradtutor.checking.verdict import Check, Table
 
 FUNCTION = "manual_sgd"
 ARITY = 4
-CASES = 4
+CASES = 3
 LOSSES = ("mse", "l1", "huber", "logistic")
 IN_PLACE_ON_LEAF = "a leaf Variable that requires grad is being used in an in-place operation"
 
@@ -96,6 +95,11 @@ def expected(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
+    import torch
+
+    # the C attributes themselves, whatever learner code puts on torch.Tensor
+    is_leaf = vars(torch._C.TensorBase)["is_leaf"].__get__
+    requires_grad = vars(torch._C.TensorBase)["requires_grad"].__get__
     w, loss_fn, batches = setup(case)
     trace.watch({"w": w})
 
@@ -110,7 +114,7 @@ def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
         call: dict[str, Any] = {"event": "loss_fn", "batch": which(batch), "ours": arg is w,
                                 "tensor": trace.is_tensor(arg)}
         if call["tensor"]:
-            call.update(is_leaf=bool(arg.is_leaf), requires_grad=bool(arg.requires_grad),
+            call.update(is_leaf=bool(is_leaf(arg)), requires_grad=bool(requires_grad(arg)),
                         w=trace.values(arg))
         trace.events.append(call)
         return loss_fn(arg, batch)
@@ -126,8 +130,8 @@ def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
             raise
         raised = {"type": type(exc).__name__, "in_place_on_leaf": in_place}
     return {"events": [e for e in trace.events if e.get("event") != "forward"],
-            "raised": raised, "final": trace.values(w), "final_leaf": bool(w.is_leaf),
-            "final_requires_grad": bool(w.requires_grad)}
+            "raised": raised, "final": trace.values(w), "final_leaf": bool(is_leaf(w)),
+            "final_requires_grad": bool(requires_grad(w))}
 
 
 # --- judge: plain data only ---------------------------------------------------------------
@@ -213,6 +217,27 @@ def _updates(case: dict[str, Any], exp: dict[str, Any],
     return None, None, rows
 
 
+def _backward_problem(case: dict[str, Any], obs: dict[str, Any]) -> str | None:
+    """Unless exactly one real backward pass filled w.grad for each batch. Only autograd's
+    own accumulation makes these events: a replaced Tensor.backward that writes w.grad
+    itself, or torch.autograd.grad, leaves none."""
+    events = obs["events"]
+    firsts: dict[int, int] = {}
+    for index, call in _calls(events):
+        firsts.setdefault(call["batch"], index)
+    bounds = sorted(firsts[k] for k in range(case["batches"]) if k in firsts) + [len(events)]
+    counts = [sum(1 for e in events[a:b] if e.get("event") == "accumulate")
+              for a, b in zip(bounds, bounds[1:], strict=False)]
+    if not any(e.get("event") == "accumulate" for e in events):
+        return ("backward() never filled w.grad: call loss.backward() on each batch's loss, "
+                "then read the gradient from w.grad.")
+    for k, count in enumerate(counts):
+        if count != 1:
+            return (f"backward reached w {count} times for batch {k + 1}: run it once per "
+                    f"batch.")
+    return None
+
+
 def _update_problem(nth: str, moved: Vector, implied: Vector, grad: Vector,
                     lr: float) -> tuple[str, str]:
     if not any(moved):
@@ -260,6 +285,13 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
 
     in_place = [i for i in ran if (observed[i]["raised"] or {}).get("in_place_on_leaf")]
     judged = [i for i in ran if i not in bad_leaf and i not in in_place]
+    backward = [p for p in (_backward_problem(cases[i], observed[i]) for i in judged) if p]
+    checks.append(Check("backward-per-batch", "fail", backward[0],
+                        "loss_fn(w, batch).backward() once per batch")
+                  if backward else
+                  Check("backward-per-batch", "pass", "one backward pass filled w.grad per batch")
+                  if judged else
+                  Check("backward-per-batch", "skip", "not judged: see the other checks"))
     found = {i: _updates(cases[i], expected[i], observed[i]) for i in judged}
     columns = ("update", "w.grad after backward", "batch gradient", "change in w",
                "should be -lr * grad")
@@ -274,7 +306,7 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         checks.append(Check("per-batch-gradient", "pass",
                             "each update used only its own batch's gradient"))
     else:
-        checks.append(Check("per-batch-gradient", "skip", "not judged: see the checks above"))
+        checks.append(Check("per-batch-gradient", "skip", "not judged: see the other checks"))
 
     update = [i for i in judged if found[i][1] is not None]
     if in_place:
@@ -290,5 +322,5 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     elif judged:
         checks.append(Check("update", "pass", "each update was w -= lr * grad, in place"))
     else:
-        checks.append(Check("update", "skip", "not judged: see the checks above"))
+        checks.append(Check("update", "skip", "not judged: see the other checks"))
     return checks

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,19 +76,21 @@ def build(case: dict[str, Any], count: int, size: int) -> Setup:
         else:
             y = torch.randn(size, n_out, generator=gen, dtype=dtype)
         batches.append((x, y))
-    loss_fn = {"mse": nn.MSELoss, "l1": nn.L1Loss, "smooth-l1": lambda: nn.SmoothL1Loss(beta=0.5),
-               "huber": lambda: nn.HuberLoss(delta=0.7),
-               "cross-entropy": nn.CrossEntropyLoss}[case["loss"]]()
+    losses: dict[str, Callable[[], nn.Module]] = {
+        "mse": nn.MSELoss, "l1": nn.L1Loss, "smooth-l1": lambda: nn.SmoothL1Loss(beta=0.5),
+        "huber": lambda: nn.HuberLoss(delta=0.7), "cross-entropy": nn.CrossEntropyLoss}
+    loss_fn = losses[case["loss"]]()
     params = list(model.parameters())
     groups: list[dict[str, Any]] = (
         [{"params": params}] if case["groups"] == 1 else
         [{"params": params[:1]}, {"params": params[1:], "lr": case["lr"] / 2}])
     lr = case["lr"]
-    optimizer = {"sgd": lambda: torch.optim.SGD(groups, lr=lr),
-                 "momentum": lambda: torch.optim.SGD(groups, lr=lr, momentum=0.9),
-                 "adam": lambda: torch.optim.Adam(groups, lr=lr),
-                 "adamw": lambda: torch.optim.AdamW(groups, lr=lr, weight_decay=0.05),
-                 }[case["optimizer"]]()
+    optimizers: dict[str, Callable[[], torch.optim.Optimizer]] = {
+        "sgd": lambda: torch.optim.SGD(groups, lr=lr),
+        "momentum": lambda: torch.optim.SGD(groups, lr=lr, momentum=0.9),
+        "adam": lambda: torch.optim.Adam(groups, lr=lr),
+        "adamw": lambda: torch.optim.AdamW(groups, lr=lr, weight_decay=0.05)}
+    optimizer = optimizers[case["optimizer"]]()
     # Drawn for every case so the data above never depends on whether leftovers are used.
     stale = {name: torch.randn(p.shape, generator=gen, dtype=dtype)
              for name, p in model.named_parameters()}

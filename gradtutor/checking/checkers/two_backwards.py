@@ -119,6 +119,7 @@ def not_doubled(case: dict[str, Any], expected: dict[str, Any], observed: dict[s
         if close(observed["grad_after"], scaled(grad, WANT)):
             return ("You returned a copy of w.grad taken after the first backward; the second "
                     "backward added into w.grad afterwards. Return w.grad at the end.")
+        return "You returned 1x the gradient, not twice it."
     if k is not None and k > WANT and runs == k:
         return f"Your .grad holds {k}x the gradient: backward {ran(k)}, once too many."
     if returned is None and runs > 0 and observed["grad_after"] is None:

@@ -1,0 +1,1053 @@
+"""The checkers of the training-loop exercises (accumulate-micro-batches, fix-the-loop,
+manual-sgd, grad-health), judged as the tutor judges them: learner files run in batch worker
+processes (tests/checker_batch.py), and each checker's `judge` runs here, in the test process,
+on the plain data that came back.
+
+Correct solutions in several styles pass on 50 seeds; each mutant in the lesson fails, on 50
+seeds, on the check it names; other real mistakes fail with a message that names them; and
+hard-coded answers, lying objects and a replaced `Tensor.backward` never pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from textwrap import dedent
+from typing import Any
+
+import pytest
+
+from gradtutor.checking.checkers import load as load_checker
+from gradtutor.checking.checkers.grad_health import KINDS
+from gradtutor.checking.verdict import Check
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Exercise, Slide
+
+HERE = Path(__file__).parent
+SEEDS = range(50)
+FEW_SEEDS = range(5)
+HARD_CODED_SEEDS = range(5)
+
+EXERCISES = {  # exercise id (= checker name) -> (function, the slide it follows)
+    "accumulate-micro-batches": ("accumulated_step", "why-accumulation"),
+    "fix-the-loop": ("train", "right-order"),
+    "manual-sgd": ("manual_sgd", "no-optimizer"),
+    "grad-health": ("grad_report", "debug-grads"),
+}
+
+
+def exercise(exercise_id: str) -> Exercise:
+    step = load_course().find_exercise(exercise_id)
+    assert isinstance(step, Exercise)
+    return step
+
+
+def mutated(step: Exercise, index: int) -> str:
+    source = step.solution
+    for edit in step.mutants[index].replace:
+        assert step.solution.count(edit.find) == 1, (step.mutants[index].id, edit.find)
+        source = source.replace(edit.find, edit.with_)
+    return source
+
+
+# Correct solutions, in the styles learners write them.
+STYLES: dict[str, dict[str, str]] = {
+    "accumulate-micro-batches": {
+        "model-zero-grad-keeps-zeros": """
+            def accumulated_step(model, optimizer, loss_fn, micro_batches):
+                model.zero_grad(set_to_none=False)
+                for x, y in micro_batches:
+                    loss = loss_fn(model(x), y) * (1 / len(micro_batches))
+                    loss.backward()
+                optimizer.step()
+        """,
+        "scales-grads-before-step": """
+            def accumulated_step(model, optimizer, loss_fn, micro_batches):
+                optimizer.zero_grad()
+                for x, y in micro_batches:
+                    loss_fn(model(x), y).backward()
+                for p in model.parameters():
+                    p.grad /= len(micro_batches)
+                optimizer.step()
+        """,
+        "clears-just-before-the-first": """
+            def accumulated_step(model, optimizer, loss_fn, micro_batches):
+                n = len(micro_batches)
+                for i, (x, y) in enumerate(micro_batches):
+                    loss = loss_fn(model(x), y) / n
+                    if i == 0:
+                        for p in model.parameters():
+                            p.grad = None
+                    loss.backward()
+                optimizer.step()
+        """,
+        "weights-by-rows": """
+            import torch
+
+            def accumulated_step(model, optimizer, loss_fn, micro_batches):
+                optimizer.zero_grad(set_to_none=True)
+                total = sum(len(x) for x, _ in micro_batches)
+                for x, y in micro_batches:
+                    torch.autograd.backward(loss_fn(model(x), y) * len(x) / total)
+                optimizer.step()
+        """,
+    },
+    "fix-the-loop": {
+        "model-zero-grad": """
+            def train(model, optimizer, loss_fn, batches):
+                losses = []
+                for x, y in batches:
+                    model.zero_grad()
+                    loss = loss_fn(model(x), y)
+                    loss.backward()
+                    optimizer.step()
+                    losses.append(loss.item())
+                return losses
+        """,
+        "keeps-zeros": """
+            def train(model, optimizer, loss_fn, batches):
+                losses = []
+                for x, y in batches:
+                    optimizer.zero_grad(set_to_none=False)
+                    out = model(x)
+                    loss = loss_fn(out, y)
+                    loss.backward()
+                    optimizer.step()
+                    losses.append(float(loss))
+                return losses
+        """,
+        "clears-right-before-backward": """
+            def train(model, optimizer, loss_fn, batches):
+                losses = []
+                for x, y in batches:
+                    loss = loss_fn(model(x), y)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    losses.append(loss.detach().item())
+                return losses
+        """,
+        "none-by-hand": """
+            def train(model, optimizer, loss_fn, batches):
+                losses = []
+                for x, y in batches:
+                    for p in model.parameters():
+                        p.grad = None
+                    loss = loss_fn(model(x), y)
+                    loss.backward()
+                    optimizer.step()
+                    losses.append(loss.item())
+                return [float(v) for v in losses]
+        """,
+    },
+    "manual-sgd": {
+        "zero-after-update": """
+            import torch
+
+            def manual_sgd(w, loss_fn, batches, lr):
+                for batch in batches:
+                    loss_fn(w, batch).backward()
+                    with torch.no_grad():
+                        w -= lr * w.grad
+                    w.grad.zero_()
+        """,
+        "sub-in-place": """
+            import torch
+
+            def manual_sgd(w, loss_fn, batches, lr):
+                for batch in batches:
+                    loss = loss_fn(w, batch)
+                    loss.backward()
+                    with torch.no_grad():
+                        w.sub_(lr * w.grad)
+                    w.grad = None
+        """,
+        # .data is the older idiom: it bypasses autograd, but keeps w the same leaf.
+        "data": """
+            def manual_sgd(w, loss_fn, batches, lr):
+                for batch in batches:
+                    w.grad = None
+                    loss_fn(w, batch).backward()
+                    w.data.sub_(lr * w.grad)
+        """,
+        "copy-and-autograd-backward": """
+            import torch
+
+            def manual_sgd(w, loss_fn, batches, lr):
+                for batch in batches:
+                    if w.grad is not None:
+                        w.grad.zero_()
+                    torch.autograd.backward(loss_fn(w, batch))
+                    with torch.no_grad():
+                        w.copy_(w - lr * w.grad)
+        """,
+    },
+    "grad-health": {
+        "any-and-isnan": """
+            import torch
+
+            def grad_report(model, max_norm):
+                report = {}
+                for name, p in model.named_parameters():
+                    g = p.grad
+                    if g is None or not g.any():
+                        report[name] = "dead"
+                    elif torch.isnan(g).any() or torch.isinf(g).any():
+                        report[name] = "exploding"
+                    elif torch.linalg.vector_norm(g) > max_norm:
+                        report[name] = "exploding"
+                    else:
+                        report[name] = "ok"
+                return report
+        """,
+        "helper-and-comprehension": """
+            import torch
+
+            def health(grad, max_norm):
+                if grad is None or torch.count_nonzero(grad) == 0:
+                    return "dead"
+                norm = grad.norm(2)
+                if not torch.isfinite(norm) or norm.item() > max_norm:
+                    return "exploding"
+                return "ok"
+
+            def grad_report(model, max_norm):
+                return {name: health(p.grad, max_norm) for name, p in model.named_parameters()}
+        """,
+        "float64-sum-of-squares": """
+            import math
+            import torch
+
+            def grad_report(model, max_norm):
+                report = {}
+                for name, p in model.named_parameters():
+                    if p.grad is None:
+                        report[name] = "dead"
+                        continue
+                    g = p.grad.double()
+                    if torch.all(g == 0):
+                        report[name] = "dead"
+                    elif not bool(torch.isfinite(g).all()):
+                        report[name] = "exploding"
+                    else:
+                        norm = math.sqrt(float((g * g).sum()))
+                        report[name] = "exploding" if norm > max_norm else "ok"
+                return report
+        """,
+    },
+}
+
+# More mistakes learners make: (exercise, source, the check that must fail, words it says).
+MISTAKES: dict[str, tuple[str, str, str, str]] = {
+    "accumulate/not-divided-message": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            optimizer.zero_grad()
+            for x, y in micro_batches:
+                loss_fn(model(x), y).backward()
+            optimizer.step()
+    """, "step-gradient", r"^Your loss was not divided by the number of micro-batches: the step "
+                          r"used a gradient [2-5]× too large\.$"),
+    "accumulate/divides-twice": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            optimizer.zero_grad()
+            n = len(micro_batches)
+            for x, y in micro_batches:
+                (loss_fn(model(x), y) / n).backward()
+            for p in model.parameters():
+                p.grad /= n
+            optimizer.step()
+    """, "step-gradient", r"[2-5]× too small: it was divided by [2-5] twice"),
+    "accumulate/clears-after-backward": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            n = len(micro_batches)
+            for x, y in micro_batches:
+                (loss_fn(model(x), y) / n).backward()
+            optimizer.zero_grad()
+            optimizer.step()
+    """, "step-gradient", r"\.grad was cleared after backward"),
+    "accumulate/clears-in-the-loop-message": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            for x, y in micro_batches:
+                optimizer.zero_grad()
+                (loss_fn(model(x), y) / len(micro_batches)).backward()
+            optimizer.step()
+    """, "step-gradient", r"only the last micro-batch's gradient: \.grad was cleared inside the "
+                          r"loop"),
+    "accumulate/leftovers-message": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            for x, y in micro_batches:
+                (loss_fn(model(x), y) / len(micro_batches)).backward()
+            optimizer.step()
+    """, "clears-leftovers", r"^The step used leftover gradients from before your function was "
+                             r"called: clear them first\.$"),
+    "accumulate/steps-twice": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            optimizer.zero_grad()
+            for x, y in micro_batches:
+                (loss_fn(model(x), y) / len(micro_batches)).backward()
+            optimizer.step()
+            optimizer.step()
+    """, "one-step", r"optimizer\.step\(\) ran 2 times"),
+    "accumulate/grads-by-hand": ("accumulate-micro-batches", """
+        import torch
+
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            params = list(model.parameters())
+            n = len(micro_batches)
+            total = [torch.zeros_like(p) for p in params]
+            for x, y in micro_batches:
+                grads = torch.autograd.grad(loss_fn(model(x), y) / n, params)
+                total = [t + g for t, g in zip(total, grads)]
+            for p, t in zip(params, total):
+                p.grad = t
+            optimizer.step()
+    """, "backward-per-micro-batch", r"No gradient reached the parameters through backward"),
+    "loop/classic-bug-message": ("fix-the-loop", """
+        def train(model, optimizer, loss_fn, batches):
+            losses = []
+            for x, y in batches:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
+            return losses
+    """, "per-batch-gradient", r"^Step 2 used the gradient of batch 1 plus batch 2: \.grad was "
+                               r"not cleared before backward\.$"),
+    "loop/clears-after-step-message": ("fix-the-loop", """
+        def train(model, optimizer, loss_fn, batches):
+            losses = []
+            for x, y in batches:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                losses.append(loss.item())
+            return losses
+    """, "clears-leftovers", r"used leftover gradients from before your function was called: "
+                             r"clear them first"),
+    "loop/step-before-backward-message": ("fix-the-loop", """
+        def train(model, optimizer, loss_fn, batches):
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                loss = loss_fn(model(x), y)
+                optimizer.step()
+                loss.backward()
+                losses.append(loss.item())
+            return losses
+    """, "backward-per-batch", r"^optimizer\.step\(\) ran before backward: step 1 had no "
+                               r"backward pass before it\.$"),
+    "loop/clears-between-backward-and-step": ("fix-the-loop", """
+        def train(model, optimizer, loss_fn, batches):
+            losses = []
+            for x, y in batches:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.zero_grad(set_to_none=False)
+                optimizer.step()
+                losses.append(loss.item())
+            return losses
+    """, "per-batch-gradient", r"zero_grad\(\) ran after backward and before step\(\)"),
+    "loop/backward-twice": ("fix-the-loop", """
+        def train(model, optimizer, loss_fn, batches):
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                loss = loss_fn(model(x), y)
+                loss.backward(retain_graph=True)
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
+            return losses
+    """, "backward-per-batch", r"backward ran 2 times before step 1"),
+    "loop/steps-once-at-the-end": ("fix-the-loop", """
+        def train(model, optimizer, loss_fn, batches):
+            losses = []
+            optimizer.zero_grad()
+            for x, y in batches:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                losses.append(loss.item())
+            optimizer.step()
+            return losses
+    """, "one-step-per-batch", r"ran 1 time for [2-5] batches"),
+    "loop/returns-a-tuple": ("fix-the-loop", """
+        def train(model, optimizer, loss_fn, batches):
+            losses = ()
+            for x, y in batches:
+                optimizer.zero_grad()
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+                losses += (loss.item(),)
+            return losses
+    """, "returns-losses", r"You returned a tuple"),
+    "loop/forgets-to-return": ("fix-the-loop", """
+        def train(model, optimizer, loss_fn, batches):
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
+    """, "returns-losses", r"^You returned None"),
+    "loop/losses-after-the-step": ("fix-the-loop", """
+        def train(model, optimizer, loss_fn, batches):
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+                losses.append(loss_fn(model(x), y).item())
+            return losses
+    """, "returns-losses", r"^Loss 1 you returned is not the loss of batch 1"),
+    "sgd/never-clears-message": ("manual-sgd", """
+        import torch
+
+        def manual_sgd(w, loss_fn, batches, lr):
+            for batch in batches:
+                loss_fn(w, batch).backward()
+                with torch.no_grad():
+                    w -= lr * w.grad
+    """, "per-batch-gradient", r"^The second update used batch 1's gradient too: clear w\.grad "
+                               r"after each update\.$"),
+    "sgd/rebinds-outside-no-grad-message": ("manual-sgd", """
+        def manual_sgd(w, loss_fn, batches, lr):
+            for batch in batches:
+                loss = loss_fn(w, batch)
+                loss.backward()
+                w = w - lr * w.grad
+    """, "stays-leaf", r"^w is no longer a leaf: update it in place inside torch\.no_grad\(\) "
+                       r"\(w -= lr \* w\.grad\), not w = w - \.\.\.$"),
+    "sgd/rebinds-inside-no-grad-message": ("manual-sgd", """
+        import torch
+
+        def manual_sgd(w, loss_fn, batches, lr):
+            for batch in batches:
+                loss_fn(w, batch).backward()
+                with torch.no_grad():
+                    w = w - lr * w.grad
+    """, "stays-leaf", r"w no longer requires grad"),
+    "sgd/fresh-leaf-each-time": ("manual-sgd", """
+        def manual_sgd(w, loss_fn, batches, lr):
+            for batch in batches:
+                loss_fn(w, batch).backward()
+                w = (w - lr * w.grad).detach().requires_grad_()
+    """, "stays-leaf", r"new tensor, not the w you were given"),
+    "sgd/uses-an-optimizer": ("manual-sgd", """
+        import torch
+
+        def manual_sgd(w, loss_fn, batches, lr):
+            optimizer = torch.optim.SGD([w], lr=lr)
+            for batch in batches:
+                optimizer.zero_grad()
+                loss_fn(w, batch).backward()
+                optimizer.step()
+    """, "no-optimizer", r"An optimizer's step\(\) ran"),
+    "sgd/autograd-grad-instead-of-dot-grad": ("manual-sgd", """
+        import torch
+
+        def manual_sgd(w, loss_fn, batches, lr):
+            for batch in batches:
+                (grad,) = torch.autograd.grad(loss_fn(w, batch), w)
+                with torch.no_grad():
+                    w -= lr * grad
+    """, "backward-per-batch", r"backward\(\) never filled w\.grad"),
+    "sgd/uphill": ("manual-sgd", """
+        import torch
+
+        def manual_sgd(w, loss_fn, batches, lr):
+            for batch in batches:
+                w.grad = None
+                loss_fn(w, batch).backward()
+                with torch.no_grad():
+                    w.add_(lr * w.grad)
+    """, "update", r"added lr \* grad: w moved uphill"),
+    "sgd/in-place-while-recording": ("manual-sgd", """
+        def manual_sgd(w, loss_fn, batches, lr):
+            for batch in batches:
+                w.grad = None
+                loss_fn(w, batch).backward()
+                w.sub_(lr * w.grad)
+    """, "update", r"PyTorch refuses to change a leaf that requires grad in place"),
+    "sgd/skips-the-last-batch": ("manual-sgd", """
+        import torch
+
+        def manual_sgd(w, loss_fn, batches, lr):
+            for batch in batches[:-1]:
+                w.grad = None
+                loss_fn(w, batch).backward()
+                with torch.no_grad():
+                    w -= lr * w.grad
+    """, "per-batch-gradient", r"loss_fn was never called with batch [2-5]"),
+    "health/no-none-check-message": ("grad-health", """
+        import torch
+
+        def grad_report(model, max_norm):
+            return {name: "exploding" if p.grad.norm() > max_norm else "ok"
+                    for name, p in model.named_parameters()}
+    """, "classification", r"crashed on a parameter whose \.grad is None"),
+    "health/norm-only-message": ("grad-health", """
+        def grad_report(model, max_norm):
+            report = {}
+            for name, p in model.named_parameters():
+                if p.grad is None or (p.grad == 0).all():
+                    report[name] = "dead"
+                else:
+                    report[name] = "exploding" if p.grad.norm() > max_norm else "ok"
+            return report
+    """, "classification", r"nan > max_norm is False"),
+    "health/total-norm": ("grad-health", """
+        import torch
+
+        def grad_report(model, max_norm):
+            grads = [p.grad for p in model.parameters() if p.grad is not None]
+            total = torch.cat([g.reshape(-1) for g in grads]).norm()
+            report = {}
+            for name, p in model.named_parameters():
+                if p.grad is None or (p.grad == 0).all():
+                    report[name] = "dead"
+                elif not torch.isfinite(p.grad).all() or total > max_norm:
+                    report[name] = "exploding"
+                else:
+                    report[name] = "ok"
+            return report
+    """, "classification", r"max_norm [0-9.]+: it is (ok|exploding)"),
+    "health/l1-norm": ("grad-health", """
+        import torch
+
+        def grad_report(model, max_norm):
+            report = {}
+            for name, p in model.named_parameters():
+                g = p.grad
+                if g is None or (g == 0).all():
+                    report[name] = "dead"
+                elif not torch.isfinite(g).all() or g.abs().sum() > max_norm:
+                    report[name] = "exploding"
+                else:
+                    report[name] = "ok"
+            return report
+    """, "classification", r"not above max_norm [0-9.]+: it is ok"),
+    "health/small-means-dead": ("grad-health", """
+        import torch
+
+        def grad_report(model, max_norm):
+            report = {}
+            for name, p in model.named_parameters():
+                g = p.grad
+                if g is None or g.norm() < 1e-4:
+                    report[name] = "dead"
+                elif not torch.isfinite(g).all() or g.norm() > max_norm:
+                    report[name] = "exploding"
+                else:
+                    report[name] = "ok"
+            return report
+    """, "classification", r"tiny gradient \(norm [0-9.e-]+\), but not a zero one"),
+    "health/returns-a-list": ("grad-health", """
+        def grad_report(model, max_norm):
+            return [(name, "ok") for name, p in model.named_parameters()]
+    """, "returns-dict", r"^You returned a list, not a dict\.$"),
+    "health/booleans": ("grad-health", """
+        def grad_report(model, max_norm):
+            return {name: p.grad is None for name, p in model.named_parameters()}
+    """, "returns-dict", r"Each value must be one of the strings .*a bool"),
+    "health/module-names": ("grad-health", """
+        def grad_report(model, max_norm):
+            return {name: "ok" for name, _ in model.named_children()}
+    """, "returns-dict", r"no entry for"),
+}
+
+# Files that try to pass without doing the work: (exercise, source, the check that catches it).
+GAMING: dict[str, tuple[str, str, str]] = {
+    # backward replaced by a function that writes .grad itself (adding, like the real one)
+    "accumulate/fake-backward": ("accumulate-micro-batches", """
+        import torch
+
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            params = list(model.parameters())
+
+            def backward(loss, *args, **kwargs):
+                for p, g in zip(params, torch.autograd.grad(loss, params)):
+                    p.grad = g if p.grad is None else p.grad + g
+
+            torch.Tensor.backward = backward
+            optimizer.zero_grad()
+            for x, y in micro_batches:
+                (loss_fn(model(x), y) / len(micro_batches)).backward()
+            optimizer.step()
+    """, "backward-per-micro-batch"),
+    # backward replaced by one that overwrites .grad, so the unfixed loop would look right
+    "loop/fake-backward": ("fix-the-loop", """
+        import torch
+
+        def train(model, optimizer, loss_fn, batches):
+            params = list(model.parameters())
+
+            def backward(loss, *args, **kwargs):
+                for p, g in zip(params, torch.autograd.grad(loss, params)):
+                    p.grad = g
+
+            torch.Tensor.backward = backward
+            losses = []
+            for x, y in batches:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
+            return losses
+    """, "backward-per-batch"),
+    "sgd/fake-backward": ("manual-sgd", """
+        import torch
+
+        def manual_sgd(w, loss_fn, batches, lr):
+            def backward(loss, *args, **kwargs):
+                (w.grad,) = torch.autograd.grad(loss, w)
+
+            torch.Tensor.backward = backward
+            for batch in batches:
+                loss_fn(w, batch).backward()
+                with torch.no_grad():
+                    w -= lr * w.grad
+    """, "backward-per-batch"),
+    "loop/equal-to-everything": ("fix-the-loop", """
+        class Anything:
+            def __eq__(self, other):
+                return True
+
+            def __len__(self):
+                return 0
+
+        def train(model, optimizer, loss_fn, batches):
+            for x, y in batches:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            return Anything()
+    """, "returns-losses"),
+    "loop/list-that-equals-everything": ("fix-the-loop", """
+        class Losses(list):
+            def __eq__(self, other):
+                return True
+
+        def train(model, optimizer, loss_fn, batches):
+            for x, y in batches:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            return Losses([0.0] * len(batches))
+    """, "returns-losses"),
+    "loop/floats-that-equal-everything": ("fix-the-loop", """
+        class Loss(float):
+            def __eq__(self, other):
+                return True
+
+            __hash__ = float.__hash__
+
+        def train(model, optimizer, loss_fn, batches):
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+                losses.append(Loss(0.0))
+            return losses
+    """, "returns-losses"),
+    "health/equal-to-everything": ("grad-health", """
+        class Anything(dict):
+            def __eq__(self, other):
+                return True
+
+            def __getitem__(self, key):
+                return "ok"
+
+            def get(self, key, default=None):
+                return "ok"
+
+        def grad_report(model, max_norm):
+            return Anything()
+    """, "returns-dict"),
+    "health/strings-that-equal-everything": ("grad-health", """
+        class Verdict(str):
+            def __eq__(self, other):
+                return True
+
+            __hash__ = str.__hash__
+
+        def grad_report(model, max_norm):
+            return {name: Verdict("ok") for name, _ in model.named_parameters()}
+    """, "classification"),
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    label: str
+    checker: str
+    source: str
+    seed: int
+
+
+def all_runs() -> list[Run]:
+    runs: list[Run] = []
+    for checker, styles in STYLES.items():
+        runs += [Run(f"style:{checker}/{name}", checker, dedent(source), seed)
+                 for name, source in styles.items() for seed in SEEDS]
+    for exercise_id in EXERCISES:
+        step = exercise(exercise_id)
+        runs += [Run(f"solution:{exercise_id}", step.checker, step.solution, seed)
+                 for seed in SEEDS]
+        runs += [Run(f"starter:{exercise_id}", step.checker, step.starter, seed)
+                 for seed in FEW_SEEDS]
+        runs += [Run(f"mutant:{exercise_id}/{mutant.id}", step.checker, mutated(step, m), seed)
+                 for m, mutant in enumerate(step.mutants) for seed in SEEDS]
+    for label, (checker, source, _, _) in MISTAKES.items():
+        runs += [Run(f"mistake:{label}", checker, dedent(source), seed) for seed in FEW_SEEDS]
+    for label, (checker, source, _) in GAMING.items():
+        runs += [Run(f"gaming:{label}", checker, dedent(source), seed) for seed in FEW_SEEDS]
+    runs += [Run("hard-coded:grad-health", "grad-health", hard_coded_report(seed), seed)
+             for seed in HARD_CODED_SEEDS]
+    return runs
+
+
+def hard_coded_report(seed: int) -> str:
+    """The right report for this seed's first case, returned for every case."""
+    case = load_checker("grad-health").cases(seed)[0]
+    report = {name: KINDS[kind] for name, kind in case["kinds"].items()}
+    return f"def grad_report(model, max_norm):\n    return {report!r}\n"
+
+
+def hard_coded_runs(first: dict[str, list[list[dict[str, Any]]]]) -> list[Run]:
+    """Files that replay the reference answer of one case of their seed for every case,
+    taken from the references the solution runs sent back."""
+    runs: list[Run] = []
+    for seed in HARD_CODED_SEEDS:
+        loop = expected_of(first["solution:fix-the-loop"][seed])[0]
+        losses = [step["loss"] for step in loop["steps"]]
+        runs.append(Run("hard-coded:fix-the-loop", "fix-the-loop", dedent(f"""
+            def train(model, optimizer, loss_fn, batches):
+                for x, y in batches:
+                    optimizer.zero_grad()
+                    loss_fn(model(x), y).backward()
+                    optimizer.step()
+                return {losses!r}
+        """), seed))
+        sgd = expected_of(first["solution:manual-sgd"][seed])[0]
+        runs.append(Run("hard-coded:manual-sgd", "manual-sgd", dedent(f"""
+            import torch
+
+            def manual_sgd(w, loss_fn, batches, lr):
+                for batch in batches:
+                    loss_fn(w, batch).backward()
+                with torch.no_grad():
+                    w.copy_(torch.tensor({sgd["final"]!r}, dtype=w.dtype))
+        """), seed))
+        acc = expected_of(first["solution:accumulate-micro-batches"][seed])[0]
+        runs.append(Run("hard-coded:accumulate-micro-batches", "accumulate-micro-batches",
+                        dedent(f"""
+            import torch
+
+            MEAN = {acc["mean"]!r}
+
+            def accumulated_step(model, optimizer, loss_fn, micro_batches):
+                for x, y in micro_batches:
+                    loss_fn(model(x), y).backward()
+                for name, p in model.named_parameters():
+                    p.grad = torch.tensor(MEAN[name], dtype=p.dtype)
+                optimizer.step()
+        """), seed))
+    return runs
+
+
+def expected_of(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return next(m for m in messages if m["type"] == "expected")["expected"]
+
+
+def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
+    """The checks the tutor shows for one run: an error in the learner's code is reported as
+    such (`loads` or `runs`); otherwise the checker's judge decides, here, on plain data."""
+    by_type = {m["type"]: m for m in messages}
+    if "learner_error" in by_type:
+        error = by_type["learner_error"]["error"]
+        return [Check("loads", "error", f"{error['type']}: {error['message']}")]
+    observed = by_type["observed"]["observed"]
+    failures = [o["error"] for o in observed if "error" in o]
+    if failures:
+        return [Check("runs", "error", f"{failures[0]['type']}: {failures[0]['message']}")]
+    expected = by_type["expected"]
+    return list(load_checker(checker).judge(expected["cases"], expected["expected"], observed))
+
+
+def start_batch(runs: list[Run], tmp: Path, name: str) -> tuple[subprocess.Popen[str], Path]:
+    jobs, results = tmp / f"{name}-jobs.json", tmp / f"{name}-results.json"
+    jobs.write_text(json.dumps([{"checker": r.checker, "source": r.source, "seed": r.seed,
+                                 "function": EXERCISES[r.checker][0]} for r in runs]))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "checker_batch.py"), str(jobs), str(results)],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True)
+    return process, results
+
+
+def run_batches(runs: list[Run], tmp: Path, processes: int = 2) -> list[list[dict[str, Any]]]:
+    """Every run's worker messages, from `processes` batch workers running side by side."""
+    started = [start_batch(runs[i::processes], tmp, f"part{i}") for i in range(processes)]
+    parts: list[list[list[dict[str, Any]]]] = []
+    try:
+        for process, results in started:
+            _, stderr = process.communicate(timeout=600)
+            assert process.returncode == 0, stderr[-3000:]
+            parts.append(json.loads(results.read_text()))
+    finally:
+        for process, _ in started:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+    merged: list[list[dict[str, Any]]] = [[] for _ in runs]
+    for i, part in enumerate(parts):
+        for j, messages in enumerate(part):
+            merged[i + j * processes] = messages
+    return merged
+
+
+Results = dict[str, list[tuple[list[Check], list[dict[str, Any]]]]]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Results:
+    """label -> per seed: the checks of the run, and the messages the worker sent."""
+    tmp = tmp_path_factory.mktemp("loop-checkers")
+    runs = all_runs()
+    messages = run_batches(runs, tmp)
+    first: dict[str, list[list[dict[str, Any]]]] = {}
+    for run, run_messages in zip(runs, messages, strict=True):
+        first.setdefault(run.label, []).append(run_messages)
+    second = hard_coded_runs(first)
+    runs += second
+    messages += run_batches(second, tmp, processes=1)
+    by_label: Results = {}
+    for run, run_messages in zip(runs, messages, strict=True):
+        by_label.setdefault(run.label, []).append(
+            (checks_from(run.checker, run_messages), run_messages))
+    return by_label
+
+
+def checks_of(results: Results, label: str) -> list[list[Check]]:
+    return [checks for checks, _ in results[label]]
+
+
+def describe(checks: list[Check]) -> str:
+    return "; ".join(f"{c.name}={c.status}: {c.message}" for c in checks)
+
+
+def passed(checks: list[Check]) -> bool:
+    return bool(checks) and all(c.status == "pass" for c in checks)
+
+
+def failing(checks: list[Check], name: str) -> Check | None:
+    return next((c for c in checks if c.name == name and c.status == "fail"), None)
+
+
+# Correct answers pass.
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", [f"style:{checker}/{name}" for checker, styles in
+                                   STYLES.items() for name in styles]
+                         + [f"solution:{e}" for e in EXERCISES])
+def test_correct_answers_pass_on_every_seed(results: Results, label: str) -> None:
+    runs = checks_of(results, label)
+    assert len(runs) == len(SEEDS)
+    for seed, checks in enumerate(runs):
+        assert passed(checks), f"seed {seed}: {describe(checks)}"
+
+
+# Mistakes fail, on the check that names them.
+
+MUTANTS = [(exercise_id, mutant.id, mutant.fails) for exercise_id in EXERCISES
+           for mutant in exercise(exercise_id).mutants]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("exercise_id", "mutant", "check"), MUTANTS,
+                         ids=[f"{e}/{m}" for e, m, _ in MUTANTS])
+def test_each_mutant_fails_its_named_check_on_every_seed(
+        results: Results, exercise_id: str, mutant: str, check: str) -> None:
+    runs = checks_of(results, f"mutant:{exercise_id}/{mutant}")
+    assert len(runs) == len(SEEDS)
+    for seed, checks in enumerate(runs):
+        assert failing(checks, check), f"seed {seed}: {describe(checks)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", list(MISTAKES))
+def test_realistic_mistakes_fail_with_a_message_that_names_them(results: Results,
+                                                                label: str) -> None:
+    _, _, check, words = MISTAKES[label]
+    for seed, checks in enumerate(checks_of(results, f"mistake:{label}")):
+        found = failing(checks, check)
+        assert found, f"seed {seed}: {describe(checks)}"
+        assert re.search(words, found.message, re.DOTALL), found.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+def test_starters_do_not_pass(results: Results, exercise_id: str) -> None:
+    for seed, checks in enumerate(checks_of(results, f"starter:{exercise_id}")):
+        assert not passed(checks), f"seed {seed}: {describe(checks)}"
+        assert all(c.status in ("pass", "fail", "skip") for c in checks), describe(checks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", list(GAMING))
+def test_gaming_the_checker_does_not_pass(results: Results, label: str) -> None:
+    check = GAMING[label][2]
+    for seed, checks in enumerate(checks_of(results, f"gaming:{label}")):
+        assert failing(checks, check), f"seed {seed}: {describe(checks)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+def test_a_hard_coded_answer_fails(results: Results, exercise_id: str) -> None:
+    runs = checks_of(results, f"hard-coded:{exercise_id}")
+    assert len(runs) == len(HARD_CODED_SEEDS)
+    for seed, checks in enumerate(runs):
+        assert not passed(checks), f"seed {seed}: {describe(checks)}"
+
+
+# Each check says what happened, with evidence from the run.
+
+@pytest.mark.slow
+def test_a_step_table_shows_the_gradient_used_next_to_the_right_one(results: Results) -> None:
+    for checks, _ in results["mistake:loop/classic-bug-message"]:
+        found = failing(checks, "per-batch-gradient")
+        assert found is not None and found.evidence is not None
+        assert found.evidence.columns == ("step", "gradient it used", "gradient of its batch")
+        (step1, used1, right1), (step2, used2, right2) = found.evidence.rows
+        assert (step1, step2) == ("1", "2")
+        assert used1 == right1 and used2 != right2  # step 1 was right, step 2 was not
+
+
+@pytest.mark.slow
+def test_the_leftover_table_shows_what_was_in_grad_before_the_call(results: Results) -> None:
+    checks, messages = results["mutant:accumulate-micro-batches/keeps-leftovers"][0]
+    found = failing(checks, "clears-leftovers")
+    assert found is not None and found.evidence is not None
+    assert found.evidence.columns == ("parameter", "leftover .grad before your call",
+                                      "your step used", "should have used")
+    expected = expected_of(messages)
+    case = next(e for e in expected if e["leftovers"])
+    assert [row[0] for row in found.evidence.rows] == case["names"]
+
+
+@pytest.mark.slow
+def test_the_scale_of_a_wrong_step_is_the_number_of_micro_batches(results: Results) -> None:
+    for checks, messages in results["mutant:accumulate-micro-batches/not-divided"]:
+        found = failing(checks, "step-gradient")
+        assert found is not None
+        cases = next(m for m in messages if m["type"] == "expected")["cases"]
+        assert f"a gradient {cases[0]['micro_batches']}× too large" in found.message
+
+
+@pytest.mark.slow
+def test_grad_health_names_the_misclassified_parameters(results: Results) -> None:
+    for checks, _ in results["mutant:grad-health/norm-only"]:
+        found = failing(checks, "classification")
+        assert found is not None and found.evidence is not None
+        assert found.evidence.columns == ("parameter", "its gradient", "should be", "yours")
+        assert all(row[2] == "exploding" and row[3] == "ok" for row in found.evidence.rows)
+        assert any(re.fullmatch(r"\d+ nan of \d+ entries", row[1])
+                   for row in found.evidence.rows)
+
+
+@pytest.mark.slow
+def test_a_crash_on_a_none_gradient_is_explained_not_reported_as_an_error(
+        results: Results) -> None:
+    for checks, _ in results["mutant:grad-health/no-none-check"]:
+        assert [c.status for c in checks] == ["pass", "fail"], describe(checks)
+
+
+# The cases exercise every clause of the contracts.
+
+@pytest.mark.slow
+def test_norms_sit_just_above_and_just_below_max_norm(results: Results) -> None:
+    for seed, (_, messages) in enumerate(results["solution:grad-health"]):
+        by_kind: dict[str, list[float]] = {}
+        sent = next(m for m in messages if m["type"] == "expected")
+        for case, expected in zip(sent["cases"], sent["expected"], strict=True):
+            for info in expected["params"].values():
+                if info["norm"] is not None:
+                    by_kind.setdefault(info["kind"], []).append(info["norm"] / case["max_norm"])
+        assert all(1 < r < 1.05 for r in by_kind["above"]), seed
+        assert all(0.95 < r < 1 for r in by_kind["below"]), seed
+
+
+@pytest.mark.parametrize("checker", list(EXERCISES))
+def test_inputs_differ_from_seed_to_seed(checker: str) -> None:
+    cases = load_checker(checker).cases
+    assert len({json.dumps(cases(seed)) for seed in range(100)}) == 100
+
+
+@pytest.mark.parametrize("checker", ["accumulate-micro-batches", "fix-the-loop"])
+def test_loop_cases_mix_leftovers_groups_losses_and_sizes(checker: str) -> None:
+    cases = load_checker(checker).cases
+    count = "micro_batches" if checker == "accumulate-micro-batches" else "batches"
+    for seed in range(200):
+        found = cases(seed)
+        assert {case["leftovers"] for case in found} == {True, False}
+        assert any(case["groups"] == 2 for case in found)
+        assert all(2 <= case[count] <= 5 for case in found)
+    every = [case for seed in range(50) for case in cases(seed)]
+    assert {case["loss"] for case in every} == {"mse", "l1", "smooth-l1", "huber",
+                                               "cross-entropy"}
+    assert {case["optimizer"] for case in every} == {"sgd", "momentum", "adam", "adamw"}
+    assert {case[count] for case in every} == {2, 3, 4, 5}
+
+
+def test_every_seed_has_every_kind_of_gradient_health() -> None:
+    cases = load_checker("grad-health").cases
+    for seed in range(200):
+        kinds = [set(case["kinds"].values()) for case in cases(seed)]
+        assert set().union(*kinds) == set(KINDS)
+        assert sum("none" in k for k in kinds) == 2  # two cases with an unused layer
+
+
+def test_manual_sgd_cases_vary_shape_loss_and_batch_count() -> None:
+    every = [case for seed in range(50) for case in load_checker("manual-sgd").cases(seed)]
+    assert {case["outputs"] for case in every} == {None, 2, 3}
+    assert {case["loss"] for case in every} == {"mse", "l1", "huber", "logistic"}
+    assert {case["batches"] for case in every} == {2, 3, 4, 5}
+
+
+def test_the_judges_need_no_torch() -> None:
+    code = ("import sys\n"
+            "from gradtutor.checking.checkers import load\n"
+            "for name in ('accumulate-micro-batches', 'fix-the-loop', 'manual-sgd',"
+            " 'grad-health'):\n"
+            "    load(name).judge\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=HERE.parent, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+# The lesson places each exercise after the slide it practises.
+
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+def test_each_exercise_follows_its_slide(exercise_id: str) -> None:
+    function, slide = EXERCISES[exercise_id]
+    lesson = load_course().find("grad")
+    index = lesson.index_of(exercise_id)
+    assert index is not None
+    before = lesson.steps[index - 1]
+    assert isinstance(before, Slide) and before.id == slide
+    step = lesson.steps[index]
+    assert isinstance(step, Exercise)
+    assert (step.checker, step.function) == (exercise_id, function)
+    assert len(step.hints) >= 3 and len(step.mutants) >= 4
