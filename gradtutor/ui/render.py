@@ -20,7 +20,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from gradtutor.lessons.model import LETTERS, Choice, Lesson, Question, Quiz, Slide
+from gradtutor.lessons.model import LETTERS, Choice, Exercise, Lesson, Question, Quiz, Slide
 from gradtutor.progress import LessonProgress
 
 MAX_WIDTH = 100
@@ -224,15 +224,20 @@ def step_for_reading(lesson: Lesson, index: int, width: int, look: Look) -> Rend
 
 
 def practice_preview(step: object, look: Look) -> RenderableType:
-    """Practice steps (exercise, predict, parsons, demo) shown as text until they can run."""
+    """Practice steps shown as text. An exercise says how to check it from the shell."""
     text = getattr(step, "prompt", None) or getattr(step, "body", "")
     parts: list[RenderableType] = [markdown(str(text), look)]
     code = getattr(step, "code", None) or getattr(step, "starter", None)
     if code:
         parts += [Text(""), code_block(str(code), look)]
-    kind = getattr(step, "kind", "practice")
-    parts += [Text(""), Text(f"(A {kind} step: it becomes interactive in a later version.)",
-                             style="italic")]
+    if isinstance(step, Exercise):
+        how = (f"Try it: save the starter above as {step.id}.py, fill it in, and run "
+               f"`gradtutor check {step.id} {step.id}.py`.")
+        parts += [Text(""), inline(how, look, "italic")]
+    else:
+        kind = getattr(step, "kind", "practice")
+        parts += [Text(""), Text(f"(This {kind} step becomes interactive in a later version.)",
+                                 style="italic")]
     return Group(*parts)
 
 
