@@ -8,7 +8,6 @@ counted from post-accumulate-grad events, which only real autograd produces.
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from gradtutor.checking.checkers.training import (
@@ -18,7 +17,7 @@ from gradtutor.checking.checkers.training import (
     grads_of,
     join,
     kept_events,
-    model_case,
+    loop_cases,
     multiple,
     near,
     per_param_table,
@@ -34,15 +33,7 @@ CASES = 3
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
-    rng = random.Random(seed)
-    fresh, grouped = rng.sample(range(CASES), 2)  # one case without leftovers, one with 2 groups
-    out = []
-    for i in range(CASES):
-        case = model_case(rng, groups=2 if i == grouped else None)
-        case.update(micro_batches=rng.randint(2, 5), rows=rng.randint(1, 4),
-                    leftovers=i != fresh)
-        out.append(case)
-    return out
+    return loop_cases(seed, "micro_batches", CASES)
 
 
 def setup(case: dict[str, Any]) -> Any:

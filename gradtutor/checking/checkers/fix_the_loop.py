@@ -9,7 +9,6 @@ that went wrong is diagnosed, and the steps after it are not judged.
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from gradtutor.checking.checkers.common import close, fmt
@@ -20,7 +19,7 @@ from gradtutor.checking.checkers.training import (
     grads_of,
     join,
     kept_events,
-    model_case,
+    loop_cases,
     multiple,
     near,
     per_param_table,
@@ -36,14 +35,7 @@ CASES = 3
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
-    rng = random.Random(seed)
-    fresh, grouped = rng.sample(range(CASES), 2)  # one case without leftovers, one with 2 groups
-    out = []
-    for i in range(CASES):
-        case = model_case(rng, groups=2 if i == grouped else None)
-        case.update(batches=rng.randint(2, 5), rows=rng.randint(1, 4), leftovers=i != fresh)
-        out.append(case)
-    return out
+    return loop_cases(seed, "batches", CASES)
 
 
 def setup(case: dict[str, Any]) -> Any:

@@ -62,6 +62,15 @@ def reference(case: dict[str, Any]) -> dict[str, Any]:
     return {"grad": grad.tolist(), "loss": loss.item()}
 
 
+def observe_returned(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
+    """Call `fn(w, loss_fn)` on a fresh leaf; what it returned and what w.grad holds after."""
+    w = fresh_leaf(case)
+    trace.watch({"w": w})
+    returned = fn(w, build_loss(case["loss"]))
+    return {"returned": plain(trace, returned), "returned_is_grad": returned is w.grad,
+            "grad_after": trace.values(w.grad), "events": list(trace.events)}
+
+
 def plain(trace: Any, value: Any) -> Any:
     """`trace.values(value)`, and for a plain Python number also the number itself."""
     described = trace.values(value)

@@ -189,3 +189,17 @@ def first_failure(found: list[Check | None]) -> Check | None:
 def usable(observed: list[dict[str, Any]]) -> list[int]:
     """Indexes of cases that ran to the end (the runner reports the others as errors)."""
     return [i for i, o in enumerate(observed) if "error" not in o]
+
+
+def loop_cases(seed: int, count_key: str, how_many: int = 3) -> list[dict[str, Any]]:
+    """Cases for the training-loop checkers: 2-5 (micro-)batches under `count_key`, one case
+    without leftover gradients and one with two param groups."""
+    rng = random.Random(seed)
+    fresh, grouped = rng.sample(range(how_many), 2)
+    out = []
+    for i in range(how_many):
+        case = model_case(rng, groups=2 if i == grouped else None)
+        case.update({count_key: rng.randint(2, 5), "rows": rng.randint(1, 4),
+                     "leftovers": i != fresh})
+        out.append(case)
+    return out

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradtutor.checking.checkers.common import build_loss, close, fmt
+from gradtutor.checking.checkers.common import close, fmt
 from gradtutor.checking.checkers.grad_reading import (
     accumulations,
     backward_runs,
-    fresh_leaf,
     leaf_cases,
     multiple_of,
     not_the_grad,
-    plain,
+    observe_returned,
     ran,
     reference,
     scaled,
@@ -29,20 +28,9 @@ ARITY = 2
 WANT = 2  # backward passes, and so gradients' worth in w.grad
 
 
-def cases(seed: int) -> list[dict[str, Any]]:
-    return leaf_cases(seed)
-
-
-def expected(case: dict[str, Any]) -> dict[str, Any]:
-    return reference(case)
-
-
-def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
-    w = fresh_leaf(case)
-    trace.watch({"w": w})
-    returned = fn(w, build_loss(case["loss"]))
-    return {"returned": plain(trace, returned), "returned_is_grad": returned is w.grad,
-            "grad_after": trace.values(w.grad), "events": list(trace.events)}
+cases = leaf_cases
+expected = reference
+observe = observe_returned
 
 
 def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
