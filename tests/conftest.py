@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,11 @@ import pytest
 from gradtutor.env import Environment
 
 FIXTURE_COURSE = Path(__file__).parent / "fixtures" / "course"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Nothing a test does (progress, the lesson cache) may touch the developer's own folders.
+    os.environ["GRADTUTOR_HOME"] = tempfile.mkdtemp(prefix="gradtutor-tests-")
 
 
 class Cli:

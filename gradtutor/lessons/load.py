@@ -18,6 +18,7 @@ import yaml
 
 from gradtutor.checking.checkers import CHECKERS
 from gradtutor.errors import LessonProblems, Problem
+from gradtutor.lessons import cache
 from gradtutor.lessons.model import LETTERS, STEP_KINDS, Lesson
 from gradtutor.lessons.schema import Issue, build
 
@@ -527,6 +528,11 @@ def load_lesson_file(path: Path) -> tuple[Lesson | None, list[Problem]]:
     if text is None:
         return None, problems
     shown = display_path(path)
+    cached = cache.get(text)
+    if cached is not None:
+        lesson, problems = validate(Parsed(cached, {}, {}), shown)
+        if lesson is not None:
+            return lesson, []
     parsed, problems = parse_yaml(text, shown)
     if parsed is None:
         return None, problems
@@ -535,6 +541,8 @@ def load_lesson_file(path: Path) -> tuple[Lesson | None, list[Problem]]:
     seen = {(p.line, p.col) for p in problems}
     problems = sorted(problems + [p for p in more if (p.line, p.col) not in seen],
                       key=lambda p: (p.line, p.col))
+    if lesson is not None and not problems:
+        cache.put(text, parsed.data)
     return (lesson if not problems else None), problems
 
 
