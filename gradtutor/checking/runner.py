@@ -195,7 +195,7 @@ def run_worker(request: dict[str, Any], timeout: float) -> tuple[WorkerRun, Seen
         spawned = time.monotonic()
         timed_out, startup_timed_out = _wait(proc, results, timeout)
         _forget_worker(proc.pid)
-        _kill_leftovers(proc.pid, before)
+        _kill_leftovers(proc.pid, before, str(base))
         for drain in (output, results):
             drain.join(timeout=2.0)  # EOF once every holder of the pipe is dead
         run = WorkerRun(bytes(results.kept), results.dropped > 0, proc.returncode, timed_out,
@@ -210,7 +210,7 @@ def run_worker(request: dict[str, Any], timeout: float) -> tuple[WorkerRun, Seen
             _kill_group(proc)
             proc.wait()
             _forget_worker(proc.pid)
-            _kill_leftovers(proc.pid, before)
+            _kill_leftovers(proc.pid, before, str(base))
         for fd in unowned:
             os.close(fd)
         remove_tree(base)
@@ -344,15 +344,21 @@ def _tutor_descendants() -> set[int]:
     return descendants(process_table(), os.getpid()) if LINUX else set()
 
 
-def _kill_leftovers(worker: int, before: set[int], rounds: int = 400) -> None:
+def _kill_leftovers(worker: int, before: set[int], marker: str, rounds: int = 400) -> None:
     """Kill and reap whatever the check left running: the worker's process group, then (on
     Linux) every process below the tutor that did not exist before the check and is not
-    another check's worker, round after round until none is left."""
+    another check's worker, round after round until none is left. Elsewhere on POSIX, where
+    orphans go to init, forked copies of the worker are found by `marker` in their command
+    line (a fork keeps it; only a process that exec'd something else escapes)."""
     if sys.platform == "win32":  # pragma: no cover - taskkill /T took the tree if it ran
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(worker, signal.SIGKILL)
-    if not LINUX:
+    if not LINUX:  # pragma: no cover - macOS; the same sweep is tested on Linux
+        for _ in range(3):
+            if not sweep_by_marker(marker):
+                return
+            time.sleep(0.01)
         return
     me = os.getpid()
     for _ in range(rounds):
@@ -368,6 +374,29 @@ def _kill_leftovers(worker: int, before: set[int], rounds: int = 400) -> None:
         if not doomed:
             return
         time.sleep(0.005)
+
+
+def pids_with_marker(listing: str, marker: str, me: int) -> set[int]:
+    """From `ps -ww -axo pid=,args=` output, the pids whose command line holds `marker`."""
+    found: set[int] = set()
+    for line in listing.splitlines():
+        pid_text, _, args = line.strip().partition(" ")
+        if pid_text.isdigit() and marker in args and int(pid_text) != me:
+            found.add(int(pid_text))
+    return found
+
+
+def sweep_by_marker(marker: str) -> set[int]:
+    """SIGKILL every process whose command line holds `marker`; the pids it found."""
+    try:
+        listing = subprocess.run(["ps", "-ww", "-axo", "pid=,args="], capture_output=True,
+                                 text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    doomed = pids_with_marker(listing, marker, os.getpid())
+    for pid in doomed:
+        _signal(pid, signal.SIGKILL)
+    return doomed
 
 
 def _signal(pid: int, sig: int) -> None:
