@@ -3,8 +3,6 @@ learner's own output with control sequences made harmless. Pure: nothing here pr
 
 from __future__ import annotations
 
-import re
-
 from rich import box
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -15,16 +13,8 @@ from gradtutor.checking.feedback import neutralise_verdict
 from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.ui.render import Look, inline
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 _WORDS = {"pass": "passed", "fail": "failed", "error": "error", "timeout": "timed out",
           "skip": "not run"}
-
-
-def safe_output(text: str) -> str:
-    """Learner output with every control character shown as a visible code (ESC -> `\\x1b`),
-    so it cannot move the cursor, recolour or retitle the learner's terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _symbol(status: str, look: Look) -> tuple[str, str]:
@@ -71,5 +61,5 @@ def verdict_view(verdict: Verdict, look: Look) -> RenderableType:
     if verdict.output.strip():
         more = " (cut: it was longer)" if verdict.output_truncated else ""
         parts += [Text(""), Text(f"Your code printed{more}:", style="bold"),
-                  Padding(Text(safe_output(verdict.output.rstrip())), (0, 0, 0, 2))]
+                  Padding(Text(verdict.output.rstrip()), (0, 0, 0, 2))]
     return Group(*parts)
