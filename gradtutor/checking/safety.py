@@ -20,6 +20,7 @@ from typing import Any
 
 import gradtutor
 from gradtutor.checking.checkers import load as load_checker
+from gradtutor.checking.outcome import case_error_check, judged, learner_error_check
 from gradtutor.checking.verdict import Check, overall
 from gradtutor.errors import Problem
 from gradtutor.lessons.load import Loc, display_path, parse_yaml, read_lesson_text
@@ -78,19 +79,18 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
 
 
 def checks_from(job: Job, messages: list[dict[str, Any]]) -> list[Check]:
-    """The checks a run produced, judged as the tutor judges a learner's run."""
+    """The checks a run produced, decided by the same functions that judge a learner's run."""
     by_type = {m.get("type"): m for m in messages}
+    function = job.request["function"]
     if "learner_error" in by_type:
-        error = by_type["learner_error"]["error"]
-        return [Check("runs", "error", f"{error['type']}: {error['message']}")]
+        return [learner_error_check(by_type["learner_error"], function, None)]
     expected, observed = by_type.get("expected"), by_type.get("observed")
     if expected is None or observed is None:
         return [Check("runs", "error", "the run ended without results")]
-    failures = [o["error"] for o in observed["observed"] if "error" in o]
-    if failures:
-        return [Check("runs", "error", f"{failures[0]['type']}: {failures[0]['message']}")]
-    checker = load_checker(job.request["checker"])
-    return list(checker.judge(expected["cases"], expected["expected"], observed["observed"]))
+    failed = case_error_check(observed["observed"], function, None)
+    if failed is not None:
+        return [failed]
+    return judged(load_checker(job.request["checker"]).judge, expected, observed["observed"])
 
 
 def problem_text(job: Job, result: dict[str, Any]) -> str | None:
