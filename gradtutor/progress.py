@@ -6,7 +6,7 @@ Everything here is pure: a transition takes a Progress and returns a new one. Th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -32,6 +32,30 @@ class QuizScore:
 
 
 @dataclass(frozen=True)
+class ExerciseRecord:
+    """How an exercise went: checks run, hints and solution seen, and whether it ever passed."""
+
+    attempts: int = 0
+    hints: int = 0
+    solution_seen: bool = False
+    passed: bool = False
+    passed_at: str = ""  # the first pass
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The learner's latest answer to a predict step (a letter) and whether it was right."""
+
+    answer: str
+    right: bool
+    at: str
+
+
+def _empty() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
 class LessonProgress:
     """Where the learner is in one lesson. Steps are named by their stable ids."""
 
@@ -41,6 +65,8 @@ class LessonProgress:
     last_quiz: Mapping[str, QuizScore] = field(default_factory=lambda: MappingProxyType({}))
     best_quiz: Mapping[str, QuizScore] = field(default_factory=lambda: MappingProxyType({}))
     updated: str = ""
+    exercises: Mapping[str, ExerciseRecord] = field(default_factory=_empty)
+    predictions: Mapping[str, Prediction] = field(default_factory=_empty)
 
 
 @dataclass(frozen=True)
@@ -84,10 +110,53 @@ def record_quiz(progress: Progress, lesson_id: str, quiz_id: str, score: int, to
         best_quiz=MappingProxyType(best_quiz), updated=now))
 
 
-def restart(progress: Progress, lesson_id: str) -> Progress:
-    """Start a lesson over: position and completion go, quiz bests stay as history."""
+def _exercise(progress: Progress, lesson_id: str, exercise_id: str, now: str,
+              change: Callable[[ExerciseRecord], ExerciseRecord]) -> Progress:
     current = progress.of(lesson_id)
-    return _with(progress, lesson_id, LessonProgress(best_quiz=current.best_quiz))
+    record = change(current.exercises.get(exercise_id, ExerciseRecord()))
+    exercises = MappingProxyType({**current.exercises, exercise_id: record})
+    return _with(progress, lesson_id, replace(current, exercises=exercises, updated=now))
+
+
+def record_check(progress: Progress, lesson_id: str, exercise_id: str, passed: bool,
+                 now: str) -> Progress:
+    """One more check of the learner's file ran; once passed, an exercise stays passed."""
+    def change(r: ExerciseRecord) -> ExerciseRecord:
+        first_pass = passed and not r.passed
+        return replace(r, attempts=r.attempts + 1, passed=r.passed or passed,
+                       passed_at=now if first_pass else r.passed_at)
+
+    return _exercise(progress, lesson_id, exercise_id, now, change)
+
+
+def record_hints(progress: Progress, lesson_id: str, exercise_id: str, shown: int,
+                 now: str) -> Progress:
+    """The learner has seen the first `shown` hints (the most ever seen is kept)."""
+    return _exercise(progress, lesson_id, exercise_id, now,
+                     lambda r: replace(r, hints=max(r.hints, shown)))
+
+
+def record_solution(progress: Progress, lesson_id: str, exercise_id: str, now: str) -> Progress:
+    """The learner chose to see the solution."""
+    return _exercise(progress, lesson_id, exercise_id, now,
+                     lambda r: replace(r, solution_seen=True))
+
+
+def record_prediction(progress: Progress, lesson_id: str, step_id: str, answer: str,
+                      right: bool, now: str) -> Progress:
+    """The learner's answer to a predict step; the latest one is kept."""
+    current = progress.of(lesson_id)
+    predictions = MappingProxyType({**current.predictions,
+                                    step_id: Prediction(answer, right, now)})
+    return _with(progress, lesson_id, replace(current, predictions=predictions, updated=now))
+
+
+def restart(progress: Progress, lesson_id: str) -> Progress:
+    """Start a lesson over: position and completion go; quiz bests and how the exercises
+    went stay as history."""
+    current = progress.of(lesson_id)
+    return _with(progress, lesson_id, LessonProgress(best_quiz=current.best_quiz,
+                                                     exercises=current.exercises))
 
 
 def reset(progress: Progress, lesson_id: str | None = None) -> Progress:
@@ -121,6 +190,12 @@ def _score_to_json(score: QuizScore) -> dict[str, Any]:
     return {"score": score.score, "total": score.total, "at": score.at}
 
 
+def _exercise_to_json(record: ExerciseRecord) -> dict[str, Any]:
+    return {"attempts": record.attempts, "hints": record.hints,
+            "solution_seen": record.solution_seen, "passed": record.passed,
+            "passed_at": record.passed_at}
+
+
 def to_json(progress: Progress) -> dict[str, Any]:
     return {
         "version": SCHEMA_VERSION,
@@ -132,6 +207,9 @@ def to_json(progress: Progress) -> dict[str, Any]:
                 "last_quiz": {k: _score_to_json(v) for k, v in state.last_quiz.items()},
                 "best_quiz": {k: _score_to_json(v) for k, v in state.best_quiz.items()},
                 "updated": state.updated,
+                "exercises": {k: _exercise_to_json(v) for k, v in sorted(state.exercises.items())},
+                "predictions": {k: {"answer": v.answer, "right": v.right, "at": v.at}
+                                for k, v in sorted(state.predictions.items())},
             }
             for lesson_id, state in sorted(progress.lessons.items())
         },
@@ -153,6 +231,41 @@ def _score_from_json(raw: Any, what: str) -> QuizScore:
 def _scores(raw: Any, what: str) -> Mapping[str, QuizScore]:
     _expect(raw, dict, what)
     return MappingProxyType({str(k): _score_from_json(v, f"{what}.{k}") for k, v in raw.items()})
+
+
+def _count(raw: Any, what: str) -> int:
+    value: int = _expect(raw, int, what)
+    if value < 0:
+        raise ProgressFormatError(f"{what} is negative")
+    return value
+
+
+def _exercises(raw: Any, what: str) -> Mapping[str, ExerciseRecord]:
+    _expect(raw, dict, what)
+    records: dict[str, ExerciseRecord] = {}
+    for key, entry in raw.items():
+        where = f"{what}.{key}"
+        _expect(entry, dict, where)
+        records[str(key)] = ExerciseRecord(
+            attempts=_count(entry.get("attempts", 0), f"{where}.attempts"),
+            hints=_count(entry.get("hints", 0), f"{where}.hints"),
+            solution_seen=_expect(entry.get("solution_seen", False), bool,
+                                  f"{where}.solution_seen"),
+            passed=_expect(entry.get("passed", False), bool, f"{where}.passed"),
+            passed_at=_expect(entry.get("passed_at", ""), str, f"{where}.passed_at"))
+    return MappingProxyType(records)
+
+
+def _predictions(raw: Any, what: str) -> Mapping[str, Prediction]:
+    _expect(raw, dict, what)
+    found: dict[str, Prediction] = {}
+    for key, entry in raw.items():
+        where = f"{what}.{key}"
+        _expect(entry, dict, where)
+        found[str(key)] = Prediction(_expect(entry.get("answer"), str, f"{where}.answer"),
+                                     _expect(entry.get("right"), bool, f"{where}.right"),
+                                     _expect(entry.get("at", ""), str, f"{where}.at"))
+    return MappingProxyType(found)
 
 
 def from_json(raw: Any) -> Progress:
@@ -180,5 +293,8 @@ def from_json(raw: Any) -> Progress:
             last_quiz=_scores(state.get("last_quiz", {}), f"{what}.last_quiz"),
             best_quiz=_scores(state.get("best_quiz", {}), f"{what}.best_quiz"),
             updated=_expect(state.get("updated", ""), str, f"{what}.updated"),
+            # added in 0.2 within format 1: older files have neither, older tutors ignore them
+            exercises=_exercises(state.get("exercises", {}), f"{what}.exercises"),
+            predictions=_predictions(state.get("predictions", {}), f"{what}.predictions"),
         )
     return Progress(MappingProxyType(lessons))

@@ -89,6 +89,74 @@ def test_unreadable_json_is_named(raw, reason):
         prog.from_json(raw)
 
 
+def test_checks_count_attempts_and_a_pass_is_kept_with_its_first_time():
+    p = prog.record_check(prog.Progress(), "grad", "read-grad", False, "t1")
+    p = prog.record_check(p, "grad", "read-grad", True, "t2")
+    p = prog.record_check(p, "grad", "read-grad", False, "t3")  # a later broken save
+    p = prog.record_check(p, "grad", "read-grad", True, "t4")
+    record = p.of("grad").exercises["read-grad"]
+    assert (record.attempts, record.passed, record.passed_at) == (4, True, "t2")
+
+
+def test_hints_keep_the_most_ever_seen_and_the_solution_is_remembered():
+    p = prog.record_hints(prog.Progress(), "grad", "read-grad", 2, NOW)
+    p = prog.record_hints(p, "grad", "read-grad", 1, NOW)  # a later visit starts the ladder anew
+    assert p.of("grad").exercises["read-grad"].hints == 2
+    assert not p.of("grad").exercises["read-grad"].solution_seen
+    p = prog.record_solution(p, "grad", "read-grad", NOW)
+    record = p.of("grad").exercises["read-grad"]
+    assert (record.hints, record.solution_seen, record.attempts) == (2, True, 0)
+
+
+def test_a_prediction_keeps_the_latest_answer():
+    p = prog.record_prediction(prog.Progress(), "second", "twice", "a", False, "t1")
+    p = prog.record_prediction(p, "second", "twice", "b", True, "t2")
+    assert p.of("second").predictions["twice"] == prog.Prediction("b", True, "t2")
+
+
+def test_restart_keeps_how_the_exercises_went():
+    p = prog.record_check(prog.Progress(), "grad", "read-grad", True, NOW)
+    p = prog.restart(prog.visit(p, "grad", "read-grad", NOW), "grad")
+    assert p.of("grad").step is None
+    assert p.of("grad").exercises["read-grad"].passed
+
+
+def test_json_round_trip_with_exercises_and_predictions():
+    p = prog.record_check(prog.Progress(), "grad", "read-grad", True, NOW)
+    p = prog.record_hints(prog.record_solution(p, "grad", "other", NOW), "grad", "other", 3, NOW)
+    p = prog.record_prediction(p, "grad", "twice", "c", False, NOW)
+    raw = json.loads(json.dumps(prog.to_json(p)))
+    assert raw["lessons"]["grad"]["exercises"]["read-grad"]["attempts"] == 1
+    assert prog.from_json(raw) == p
+
+
+def test_a_version_1_file_from_before_exercises_still_loads(tmp_path):
+    old = {"version": 1, "lessons": {"grad": {
+        "step": "read-grad", "seen": ["grad-attribute", "read-grad"], "finished": False,
+        "last_quiz": {}, "best_quiz": {"quick-check": {"score": 7, "total": 8, "at": NOW}},
+        "updated": NOW}}}
+    (tmp_path / "progress.json").write_text(json.dumps(old))
+    store, warnings = make_store(tmp_path)
+    state = store.load().of("grad")
+    assert warnings == []
+    assert (state.step, state.exercises, state.predictions) == ("read-grad", {}, {})
+    assert state.best_quiz["quick-check"].score == 7
+    saved = store.update(lambda p: prog.record_check(p, "grad", "read-grad", False, NOW))
+    assert saved.of("grad").best_quiz["quick-check"].score == 7  # nothing old is dropped
+    assert saved.of("grad").exercises["read-grad"].attempts == 1
+
+
+@pytest.mark.parametrize(("exercises", "reason"), [
+    ({"x": {"attempts": "3"}}, "lessons.g.exercises.x.attempts has the wrong type"),
+    ({"x": {"attempts": -1}}, "lessons.g.exercises.x.attempts is negative"),
+    ({"x": {"passed": 1}}, "lessons.g.exercises.x.passed has the wrong type"),
+    ({"x": []}, "lessons.g.exercises.x has the wrong type"),
+])
+def test_unreadable_exercise_records_are_named(exercises, reason):
+    with pytest.raises(prog.ProgressFormatError, match=re.escape(reason)):
+        prog.from_json({"version": 1, "lessons": {"g": {"exercises": exercises}}})
+
+
 # --- the store ------------------------------------------------------------------------
 
 
