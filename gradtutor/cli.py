@@ -123,11 +123,14 @@ def start(
         autocompletion=_complete_lesson, show_default=False)] = None,
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
+    workspace: WorkspaceOpt = None,
 ) -> None:
     """Open the walkthrough, where you left off.
 
     One step per screen: → or n for next, ← or b for back, ? for help, q to quit (your
-    place is saved). Without a terminal it reads one command per line.
+    place is saved). Without a terminal it reads one command per line. An exercise puts a
+    starter file in your workspace; edit it in any editor (e opens yours) and each save is
+    checked on the spot.
 
     Example: `gradtutor start grad`
     """
@@ -148,7 +151,7 @@ def start(
         if choice == "s":
             store.update(lambda p: prog.restart(p, lesson.id))
         start_at = 0
-    final = run(lesson, start_at, env, store, plain)
+    final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace))
     console = env.console(plain)
     if final.outcome == "finished":
         console.print(Text(f"{render.Look(plain).ok} You finished “{lesson.title}”. "

@@ -1,8 +1,9 @@
 """The walkthrough as a pure state machine: (lesson, state, event) -> (state, effects).
 
-Events come from key presses or typed lines; effects are what the shell must save. Nothing
-here reads keys, prints or touches the disk, so every path through a lesson is testable
-without a terminal.
+Events come from key presses or typed lines, and from work the shell does in the background
+(a save noticed, a check's verdict). Effects are what the shell must do: save progress,
+write a starter file, run a check, open an editor. Nothing here reads keys, prints, touches
+the disk or starts anything, so every path through a lesson is testable without a terminal.
 """
 
 from __future__ import annotations
@@ -10,9 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from gradtutor.lessons.model import LETTERS, Lesson, Question, Quiz
+from gradtutor.checking.verdict import Verdict
+from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Question, Quiz
 
 Nav = Literal["next", "back", "quit", "help", "submit"]
+# What the learner can do on an exercise: open the editor, check now, take the next hint,
+# ask for the solution, and answer the "show the solution?" question.
+Act = Literal["edit", "check", "hint", "solution", "yes", "no"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,47 @@ class Unknown:
     text: str
 
 
-Event = Nav | Choose | Answer | Unknown
+@dataclass(frozen=True)
+class FileReady:
+    """The exercise's file is in place; `written` if the starter was just put there (else the
+    learner's own file was kept)."""
+
+    exercise_id: str
+    written: bool
+
+
+@dataclass(frozen=True)
+class FileSaved:
+    """The learner's file for `exercise_id` has new content, identified by `digest`."""
+
+    exercise_id: str
+    digest: str
+
+
+@dataclass(frozen=True)
+class CheckDone:
+    exercise_id: str
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class CheckFailed:
+    """A check that could not run at all (the file vanished, ...); `message` says why."""
+
+    exercise_id: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Say:
+    """One line from the shell for the learner: an editor that would not start, ..."""
+
+    text: str
+
+
+# Events the shell reports about its own work, rather than the learner's keys.
+Report = FileReady | FileSaved | CheckDone | CheckFailed | Say
+Event = Nav | Act | Choose | Answer | Unknown | Report
 
 
 @dataclass(frozen=True)
@@ -56,7 +101,45 @@ class Finished:
     pass
 
 
-Effect = Visit | QuizDone | Finished
+@dataclass(frozen=True)
+class WriteStarter:
+    """Put the exercise's starter in its workspace file, unless the learner has a file there;
+    answer with FileReady."""
+
+    exercise_id: str
+
+
+@dataclass(frozen=True)
+class RunCheck:
+    """Check the learner's file in the background; answer with CheckDone or CheckFailed."""
+
+    exercise_id: str
+
+
+@dataclass(frozen=True)
+class OpenEditor:
+    exercise_id: str
+
+
+@dataclass(frozen=True)
+class RecordCheck:
+    exercise_id: str
+    passed: bool
+
+
+@dataclass(frozen=True)
+class RecordHints:
+    exercise_id: str
+    shown: int
+
+
+@dataclass(frozen=True)
+class RecordSolution:
+    exercise_id: str
+
+
+Effect = (Visit | QuizDone | Finished | WriteStarter | RunCheck | OpenEditor | RecordCheck
+          | RecordHints | RecordSolution)
 
 
 @dataclass(frozen=True)
@@ -76,9 +159,26 @@ class QuizView:
 
 
 @dataclass(frozen=True)
+class ExerciseView:
+    """Where the learner is on an exercise. `checking` while a check runs; `again` when the
+    file changed during it, so it is checked once more after; `digest` names the content
+    last saved or checked, so a save that changed nothing is not checked twice."""
+
+    hints: int = 0
+    confirming: bool = False
+    solution: bool = False
+    checking: bool = False
+    again: bool = False
+    verdict: Verdict | None = None
+    digest: str | None = None
+    kept: bool = False  # the learner's file was there already and was left as it was
+
+
+@dataclass(frozen=True)
 class WalkState:
     index: int
     quiz: QuizView | None = None
+    exercise: ExerciseView | None = None
     help: bool = False
     notice: str = ""
     outcome: Literal["quit", "finished"] | None = None
@@ -88,28 +188,36 @@ def begin(lesson: Lesson, index: int) -> WalkState:
     """The state on opening step `index`."""
     index = max(0, min(index, len(lesson.steps) - 1))
     step = lesson.steps[index]
-    return WalkState(index=index, quiz=QuizView() if isinstance(step, Quiz) else None)
+    return WalkState(index=index, quiz=QuizView() if isinstance(step, Quiz) else None,
+                     exercise=ExerciseView() if isinstance(step, Exercise) else None)
 
 
-def _go(lesson: Lesson, index: int) -> tuple[WalkState, list[Effect]]:
+def enter(lesson: Lesson, index: int) -> tuple[WalkState, list[Effect]]:
+    """Open step `index`: its state, and what the shell must do once it is on screen."""
     state = begin(lesson, index)
-    return state, [Visit(lesson.steps[state.index].id)]
+    step = lesson.steps[state.index]
+    effects: list[Effect] = [Visit(step.id)]
+    if isinstance(step, Exercise):
+        effects.append(WriteStarter(step.id))
+    return state, effects
 
 
 def _forward(lesson: Lesson, state: WalkState) -> tuple[WalkState, list[Effect]]:
     if state.index + 1 >= len(lesson.steps):
         return replace(state, outcome="finished", notice=""), [Finished()]
-    return _go(lesson, state.index + 1)
+    return enter(lesson, state.index + 1)
 
 
 def _backward(lesson: Lesson, state: WalkState) -> tuple[WalkState, list[Effect]]:
     if state.index == 0:
         return replace(state, notice="This is the first step."), []
-    return _go(lesson, state.index - 1)
+    return enter(lesson, state.index - 1)
 
 
 def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, list[Effect]]:
-    """Apply one event; return the new state and what must be saved."""
+    """Apply one event; return the new state and what the shell must do."""
+    if isinstance(event, FileReady | FileSaved | CheckDone | CheckFailed | Say):
+        return _report(lesson, state, event)
     if event == "quit":
         return replace(state, outcome="quit"), []
     if event == "help":
@@ -118,6 +226,87 @@ def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, l
     step = lesson.steps[state.index]
     if isinstance(step, Quiz) and state.quiz is not None:
         return _handle_quiz(lesson, step, state, state.quiz, event)
+    if isinstance(step, Exercise) and state.exercise is not None:
+        return _handle_exercise(lesson, step, state, state.exercise, event)
+    if event in ("next", "submit"):
+        return _forward(lesson, state)
+    if event == "back":
+        return _backward(lesson, state)
+    return replace(state, notice=_unknown_notice(event)), []
+
+
+def exercise_on_screen(lesson: Lesson, state: WalkState) -> Exercise | None:
+    """The exercise the learner is on, whose file the shell should watch."""
+    step = lesson.steps[state.index]
+    if isinstance(step, Exercise) and state.exercise is not None and state.outcome is None:
+        return step
+    return None
+
+
+def busy(state: WalkState) -> bool:
+    """Background work is running whose result the screen is waiting for."""
+    return state.exercise is not None and state.exercise.checking
+
+
+def _report(lesson: Lesson, state: WalkState,
+            event: Report) -> tuple[WalkState, list[Effect]]:
+    """The shell's news. It never closes the help screen: it is shown once help is closed."""
+    if isinstance(event, Say):
+        return replace(state, notice=event.text), []
+    effects: list[Effect] = []
+    if isinstance(event, CheckDone):  # it ran: an attempt, even if the learner has moved on
+        effects.append(RecordCheck(event.exercise_id, event.verdict.passed))
+    exercise = exercise_on_screen(lesson, state)
+    view = state.exercise
+    if exercise is None or view is None or exercise.id != event.exercise_id:
+        return state, effects  # news about a step the learner has left
+    if isinstance(event, FileReady):
+        return replace(state, exercise=replace(view, kept=not event.written)), effects
+    if isinstance(event, FileSaved):
+        if event.digest == view.digest:
+            return state, effects
+        return _start_check(state, replace(view, digest=event.digest), exercise)
+    if isinstance(event, CheckDone):
+        view = replace(view, checking=False, verdict=event.verdict)
+    else:
+        view = replace(view, checking=False)
+        state = replace(state, notice=event.message)
+    if view.again:
+        state, more = _start_check(state, replace(view, again=False), exercise)
+        return state, effects + more
+    return replace(state, exercise=view), effects
+
+
+def _start_check(state: WalkState, view: ExerciseView,
+                 exercise: Exercise) -> tuple[WalkState, list[Effect]]:
+    if view.checking:  # one check at a time: the newest content is checked when this one ends
+        return replace(state, exercise=replace(view, again=True)), []
+    return replace(state, exercise=replace(view, checking=True)), [RunCheck(exercise.id)]
+
+
+def _handle_exercise(lesson: Lesson, exercise: Exercise, state: WalkState, view: ExerciseView,
+                     event: Event) -> tuple[WalkState, list[Effect]]:
+    if view.confirming:
+        view = replace(view, confirming=False)
+        if event == "yes":
+            return (replace(state, exercise=replace(view, solution=True)),
+                    [RecordSolution(exercise.id)])
+        return replace(state, exercise=view, notice="The solution stays hidden."), []
+    if event == "edit":
+        return state, [OpenEditor(exercise.id)]
+    if event == "check":
+        return _start_check(state, view, exercise)
+    if event == "hint":
+        if view.hints < len(exercise.hints):
+            shown = view.hints + 1
+            return (replace(state, exercise=replace(view, hints=shown)),
+                    [RecordHints(exercise.id, shown)])
+        more = "" if view.solution else ": s shows the solution"
+        return replace(state, notice=f"That was the last hint{more}."), []
+    if event == "solution":
+        if view.solution:
+            return replace(state, notice="The solution is on the screen."), []
+        return replace(state, exercise=replace(view, confirming=True)), []
     if event in ("next", "submit"):
         return _forward(lesson, state)
     if event == "back":
@@ -199,7 +388,8 @@ def choosing(lesson: Lesson, state: WalkState) -> Question | None:
 
 
 _NAV_WORDS: dict[str, Nav] = {
-    "n": "next", "next": "next", "b": "back", "back": "back", "q": "quit", "quit": "quit",
+    "n": "next", "next": "next", "skip": "next", "b": "back", "back": "back", "q": "quit",
+    "quit": "quit",
     "?": "help", "h": "help", "help": "help",
 }
 _NAV_KEYS: dict[str, Nav] = {
@@ -208,8 +398,21 @@ _NAV_KEYS: dict[str, Nav] = {
 }
 
 
+_EXERCISE_KEYS: dict[str, Act] = {"e": "edit", "c": "check", "h": "hint", "s": "solution"}
+_EXERCISE_WORDS: dict[str, Act] = {
+    **_EXERCISE_KEYS, "edit": "edit", "check": "check", "hint": "hint", "solution": "solution",
+}
+_CONFIRM_WORDS: dict[str, Act] = {"y": "yes", "yes": "yes", "n": "no", "no": "no"}
+
+
 def key_event(lesson: Lesson, state: WalkState, key: str) -> Event:
     """A key press as an event; on an open question, its choice letters pick answers."""
+    view = state.exercise
+    if view is not None and exercise_on_screen(lesson, state) is not None:
+        if view.confirming and key not in ("q", "ctrl-c", "eof"):
+            return "yes" if key.lower() == "y" else "no"
+        if key.lower() in _EXERCISE_KEYS:
+            return _EXERCISE_KEYS[key.lower()]
     question = choosing(lesson, state)
     if question is not None and len(key) == 1 and key.lower() in LETTERS[: len(question.choices)]:
         return Choose(LETTERS.index(key.lower()))
@@ -221,6 +424,12 @@ def key_event(lesson: Lesson, state: WalkState, key: str) -> Event:
 def line_event(lesson: Lesson, state: WalkState, line: str) -> Event:
     """A typed line as an event: `n`, `b`, `q`, `?`, empty for Enter, or letters such as `a c`."""
     text = line.strip().lower()
+    view = state.exercise
+    if view is not None and exercise_on_screen(lesson, state) is not None:
+        if view.confirming and text not in ("q", "quit"):
+            return _CONFIRM_WORDS.get(text, "no")
+        if text in _EXERCISE_WORDS:
+            return _EXERCISE_WORDS[text]
     question = choosing(lesson, state)
     if not text:
         return "submit"

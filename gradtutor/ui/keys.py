@@ -1,15 +1,20 @@
 """Single key presses from a real terminal, as names: "right", "left", "enter", "a", ...
 
-POSIX terminals are put in cbreak mode only while a key is read, so a crash or Ctrl-C
-never leaves the learner's terminal broken. Windows reads through msvcrt.
+POSIX terminals are put in cbreak mode only while a key is awaited, so a crash or Ctrl-C
+never leaves the learner's terminal broken. Windows reads through msvcrt. A reader can wait
+for a limited time, so the walkthrough can do other work (a check's result) between keys.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import TextIO
+
+# Waits for a key for up to `timeout` seconds (None: for ever); the key, or None if none came.
+TimedReader = Callable[[float | None], str | None]
 
 _ESCAPES = {
     "[A": "up", "[B": "down", "[C": "right", "[D": "left",
@@ -31,14 +36,14 @@ def _name(char: str) -> str:
     return char
 
 
-def posix_reader(stream: TextIO) -> Callable[[], str]:
+def posix_reader(stream: TextIO) -> TimedReader:
     import select
     import termios
     import tty
 
     fd = stream.fileno()
 
-    def read_key() -> str:
+    def read_key(timeout: float | None = None) -> str | None:
         saved = termios.tcgetattr(fd)
         try:
             tty.setcbreak(fd, termios.TCSANOW)
@@ -46,6 +51,8 @@ def posix_reader(stream: TextIO) -> Callable[[], str]:
             attrs = termios.tcgetattr(fd)
             attrs[3] &= ~termios.ISIG
             termios.tcsetattr(fd, termios.TCSANOW, attrs)
+            if timeout is not None and not select.select([fd], [], [], max(0.0, timeout))[0]:
+                return None
             first = os.read(fd, 1)
             if first and first[0] >= 0xC0:  # the lead byte of a multi-byte UTF-8 character
                 rest = b""
@@ -70,12 +77,18 @@ def posix_reader(stream: TextIO) -> Callable[[], str]:
     return read_key
 
 
-def windows_reader() -> Callable[[], str]:
+def windows_reader() -> TimedReader:
     import msvcrt
 
     arrows = {"H": "up", "P": "down", "M": "right", "K": "left"}
 
-    def read_key() -> str:
+    def read_key(timeout: float | None = None) -> str | None:
+        if timeout is not None:  # the console has no select(): poll for a waiting key
+            deadline = time.monotonic() + timeout
+            while not msvcrt.kbhit():  # type: ignore[attr-defined]
+                if time.monotonic() >= deadline:
+                    return None
+                time.sleep(0.01)
         char = msvcrt.getwch()  # type: ignore[attr-defined]
         if char in ("\x00", "\xe0"):
             return arrows.get(msvcrt.getwch(), "")  # type: ignore[attr-defined]
@@ -84,8 +97,20 @@ def windows_reader() -> Callable[[], str]:
     return read_key
 
 
-def key_reader(stream: TextIO) -> Callable[[], str]:
-    """A function that blocks for one key press on `stream` (a terminal)."""
+def timed_reader(stream: TextIO) -> TimedReader:
+    """A function that waits, at most the time it is given, for one key press on `stream`
+    (a terminal); None when no key came in that time."""
     if sys.platform == "win32":
         return windows_reader()
     return posix_reader(stream)
+
+
+def key_reader(stream: TextIO) -> Callable[[], str]:
+    """A function that blocks for one key press on `stream` (a terminal)."""
+    read_key = timed_reader(stream)
+
+    def blocking() -> str:
+        key = read_key(None)
+        return "eof" if key is None else key
+
+    return blocking

@@ -1,44 +1,119 @@
-"""The walkthrough's shell: show a screen, read a key or a line, save what changed.
+"""The walkthrough's shell: show a screen, wait for a key, a line or news from the
+background, do what the decision asks, save what changed.
 
-All decisions live in `gradtutor.walk`; this module only does the I/O around them.
+All decisions live in `gradtutor.walk`; this module only does the I/O around them. Work that
+takes time (a check) runs in `background.Background`'s thread, a save is noticed by
+`watching.FileWatch`'s, and both post their news to one inbox that the loop waits on together
+with the learner's input. So the screen answers keys while a check runs, and a verdict shows
+the moment it arrives, without a key press.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import contextlib
+import queue
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from gradtutor import progress as prog
+from gradtutor import workspace
 from gradtutor.env import Environment
-from gradtutor.lessons.model import LETTERS, Lesson, Quiz, Slide
+from gradtutor.errors import GradtutorError
+from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Quiz, Slide
 from gradtutor.store import ProgressStore, now_iso
 from gradtutor.ui import render
-from gradtutor.ui.keys import key_reader
+from gradtutor.ui.background import Background
+from gradtutor.ui.exercise_view import exercise_body
+from gradtutor.ui.keys import TimedReader, timed_reader
 from gradtutor.ui.render import Look
 from gradtutor.walk import (
     Effect,
     Event,
+    FileReady,
+    FileSaved,
     Finished,
+    OpenEditor,
     QuizDone,
+    RecordCheck,
+    RecordHints,
+    RecordSolution,
+    RunCheck,
+    Say,
     Visit,
     WalkState,
-    begin,
+    WriteStarter,
+    busy,
+    enter,
+    exercise_on_screen,
     handle,
     key_event,
     line_event,
 )
+from gradtutor.watching import FileWatch, events_enabled
+
+KEY_WAIT_S = 0.1  # how long a key is awaited before the inbox is looked at again
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A line the learner typed ("" at the end of input)."""
+
+    line: str
+
+
+class LineReader:
+    """Reads one line from `stream` in a thread when asked, and posts it as Typed.
+
+    Only one read is ever outstanding, and none is started while the tutor waits for a
+    check: piped input is then taken in the order a person would type it."""
+
+    def __init__(self, stream: TextIO, post: Callable[[Typed], None]) -> None:
+        self._stream = stream
+        self._post = post
+        self._wanted = threading.Semaphore(0)
+        self._outstanding = False
+        self._thread: threading.Thread | None = None
+
+    def want(self) -> None:
+        if self._outstanding:
+            return
+        self._outstanding = True
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="gradtutor-lines",
+                                            daemon=True)
+            self._thread.start()
+        self._wanted.release()
+
+    def got(self) -> None:
+        self._outstanding = False
+
+    def _run(self) -> None:
+        while True:
+            self._wanted.acquire()
+            line = self._stream.readline()
+            self._post(Typed(line))
+            if not line:
+                return
 
 
 @dataclass
 class Io:
-    """How screens go out and events come in: single keys on a terminal, else lines."""
+    """How screens go out and events come in: single keys on a terminal, else lines; and
+    the inbox where background threads post their news."""
 
     console: Console
-    read_event: Callable[[Lesson, WalkState], Event]
     keys: bool
+    stdin: TextIO
+    inbox: queue.Queue[Event | Typed] = field(default_factory=queue.Queue)
+    read_key: TimedReader | None = None
+    lines: LineReader | None = None
 
     def show(self, renderable: RenderableType) -> None:
         if self.keys:
@@ -48,28 +123,49 @@ class Io:
             self.console.print("> ", end="")
             self.console.file.flush()
 
+    def post(self, event: Event) -> None:
+        """Called from any thread."""
+        self.inbox.put(event)
+
+    def next_event(self, lesson: Lesson, state: WalkState) -> Event:
+        """The next thing that happens: news from the background first, else the learner's
+        key or line."""
+        while True:
+            if self.read_key is not None:
+                with contextlib.suppress(queue.Empty):
+                    return self._event(lesson, state, self.inbox.get_nowait())
+                key = self.read_key(KEY_WAIT_S)
+                if key is not None:
+                    return key_event(lesson, state, key)
+                continue
+            if self.lines is None:
+                self.lines = LineReader(self.stdin, self.inbox.put)
+            if not busy(state):
+                self.lines.want()
+            with contextlib.suppress(queue.Empty):  # a timeout keeps Ctrl-C answered
+                return self._event(lesson, state, self.inbox.get(timeout=0.5))
+
+    def _event(self, lesson: Lesson, state: WalkState, item: Event | Typed) -> Event:
+        if not isinstance(item, Typed):
+            return item
+        if self.lines is not None:
+            self.lines.got()
+        if not item.line:  # end of input: stop where we are, progress is saved
+            return "quit"
+        return line_event(lesson, state, item.line)
+
 
 def make_io(env: Environment, plain: bool) -> Io:
     console = env.console(plain)
     if env.interactive:
-        read_key = key_reader(env.stdin)
-
-        def from_key(lesson: Lesson, state: WalkState) -> Event:
-            return key_event(lesson, state, read_key())
-
-        return Io(console, from_key, keys=True)
-
-    def from_line(lesson: Lesson, state: WalkState) -> Event:
-        line = env.stdin.readline()
-        if not line:  # end of input: stop where we are, progress is saved
-            return "quit"
-        return line_event(lesson, state, line)
-
-    return Io(console, from_line, keys=False)
+        return Io(console, keys=True, stdin=env.stdin, read_key=timed_reader(env.stdin))
+    return Io(console, keys=False, stdin=env.stdin)
 
 
 def legend(lesson: Lesson, state: WalkState, keys: bool, look: Look) -> RenderableType:
     step = lesson.steps[state.index]
+    if isinstance(step, Exercise) and state.exercise is not None:
+        return exercise_legend(state, keys, look)
     view = state.quiz
     if isinstance(step, Quiz) and view is not None and view.question < len(step.questions):
         last = LETTERS[len(step.questions[view.question].choices) - 1]
@@ -89,18 +185,37 @@ def legend(lesson: Lesson, state: WalkState, keys: bool, look: Look) -> Renderab
                           ("q", "quit")], look)
 
 
+def exercise_legend(state: WalkState, keys: bool, look: Look) -> RenderableType:
+    if state.exercise is not None and state.exercise.confirming:
+        return render.legend([("y", "show the solution"), ("n", "keep it hidden"),
+                              ("q", "quit")], look)
+    moves = ([("→/n", "next"), ("←/b", "back")] if keys else [("n", "next"), ("b", "back")])
+    return render.legend([("e", "edit"), ("c", "check"), ("h", "hint"), ("s", "solution"),
+                          *moves, ("?", "help"), ("q", "quit")], look)
+
+
+_EXERCISE_HELP = [
+    ("e", "in an exercise: open your file in your editor ($VISUAL or $EDITOR)"),
+    ("c", "in an exercise: check your file now (each save is checked anyway)"),
+    ("h", "in an exercise: the next hint, one more each time"),
+    ("s", "in an exercise: the solution, after you confirm"),
+]
+
+
 def help_body(keys: bool, look: Look) -> RenderableType:
     rows = [
-        ("→  n  Enter", "next step"),
+        ("→  n  Enter", "next step (in an exercise: move on, solved or not)"),
         ("←  b", "previous step"),
         ("a b c ...", "in the quiz: choose; Enter submits"),
+        *_EXERCISE_HELP,
         ("?", "show or hide this help"),
         ("q", "quit; your place is saved"),
     ] if keys else [
-        ("n or empty line", "next step"),
+        ("n or empty line", "next step (in an exercise: move on, solved or not)"),
         ("b", "previous step"),
         ("a  or  a c", "in the quiz: your answer letters"),
         ("back", "in the quiz: previous question or step"),
+        *_EXERCISE_HELP,
         ("?", "show or hide this help"),
         ("q", "quit; your place is saved"),
     ]
@@ -110,11 +225,15 @@ def help_body(keys: bool, look: Look) -> RenderableType:
     return Group(*lines)
 
 
-def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look) -> RenderableType:
-    """Everything one screen shows for this state."""
+def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
+           folder: Path | None = None) -> RenderableType:
+    """Everything one screen shows for this state; `folder` holds the exercise files."""
     step = lesson.steps[state.index]
     if state.help:
         body = help_body(keys, look)
+    elif isinstance(step, Exercise) and state.exercise is not None:
+        path = workspace.exercise_path(folder or Path(), step.id)
+        body = exercise_body(step, state.exercise, path, look)
     elif isinstance(step, Slide):
         body = render.slide_body(step, look)
     elif isinstance(step, Quiz) and state.quiz is not None:
@@ -138,44 +257,163 @@ def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look)
 
 
 def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plain: bool,
-        keep_place: bool = True) -> WalkState:
+        keep_place: bool = True, folder: Path | None = None) -> WalkState:
     """Walk through `lesson` from step `start` until the learner quits or finishes.
 
     Every change is saved as it happens, so nothing is lost on Ctrl-C or a closed terminal.
-    With `keep_place` False (a quiz taken alone) only quiz scores are saved.
+    With `keep_place` False (a quiz taken alone, an exercise watched alone) the place is not
+    saved, only scores and how exercises went. Exercise files live in `folder` (default: the
+    workspace in the learner's data folder).
     """
     look = Look(plain)
     io = make_io(env, plain)
-    state = begin(lesson, start)
+    folder = folder if folder is not None else workspace.default_folder(env.home)
+    background = Background(io.post, env.environ)
+    shell = _Shell(lesson, env, store, io, background, folder, keep_place)
+    state, opened = enter(lesson, start)
+    try:
+        io.show(screen(lesson, state, io.console.width, io.keys, look, folder))
+        if any(isinstance(step, Exercise) for step in lesson.steps):
+            background.start()  # after the first screen: a warm worker costs start-up time
+        state = shell.apply(state, opened)  # saved once it is on screen
+        while state.outcome is None:
+            io.show(screen(lesson, state, io.console.width, io.keys, look, folder))
+            state, effects = handle(lesson, state, io.next_event(lesson, state))
+            state = shell.apply(state, effects)
+    except KeyboardInterrupt:
+        state = handle(lesson, state, "quit")[0]
+    finally:
+        shell.close()
+    if not io.keys:
+        io.console.print()
+    return state
 
-    def save(effects: list[Effect]) -> None:
-        if not effects:
-            return
+
+class _Shell:
+    """Carries out effects: saves progress, writes starters, starts checks, opens the
+    editor, and keeps a watch on the file of the exercise on screen."""
+
+    def __init__(self, lesson: Lesson, env: Environment, store: ProgressStore, io: Io,
+                 background: Background, folder: Path, keep_place: bool) -> None:
+        self.lesson = lesson
+        self.env = env
+        self.store = store
+        self.io = io
+        self.background = background
+        self.folder = folder
+        self.keep_place = keep_place
+        self.exercises = {s.id: s for s in lesson.steps if isinstance(s, Exercise)}
+        self.watch: FileWatch | None = None
+        self.watched: str | None = None
+
+    def apply(self, state: WalkState, effects: list[Effect]) -> WalkState:
+        """Do `effects`; what they answer at once (a starter written) is handled in turn."""
+        pending = list(effects)
+        while pending:
+            self.save(pending)
+            answers: list[Event] = []
+            for effect in pending:
+                answer = self.do(effect)
+                if answer is not None:
+                    answers.append(answer)
+            pending = []
+            for answer in answers:
+                state, more = handle(self.lesson, state, answer)
+                pending += more
+        self.follow(state)
+        return state
+
+    def do(self, effect: Effect) -> Event | None:
+        if isinstance(effect, WriteStarter):
+            try:
+                written = workspace.write_starter(self.folder, self.exercises[effect.exercise_id])
+            except GradtutorError as exc:
+                return Say(f"{exc.message} ({exc.hint})")
+            return FileReady(effect.exercise_id, written)
+        if isinstance(effect, RunCheck):
+            self.background.check(self.exercises[effect.exercise_id], self.path(effect.exercise_id))
+        elif isinstance(effect, OpenEditor):
+            problem = self.edit(self.path(effect.exercise_id))
+            return Say(problem) if problem else None
+        return None
+
+    def path(self, exercise_id: str) -> Path:
+        return workspace.exercise_path(self.folder, exercise_id)
+
+    def edit(self, path: Path) -> str | None:
+        """The learner's editor on `path`, until it closes. Ctrl-C there is the editor's
+        business, not a reason to quit the tutor."""
+        if not path.is_file():
+            return f"There is no file {path} to open: b then n writes the starter again."
+        with _ignoring_interrupts():
+            return workspace.open_in_editor(path, self.env.environ)
+
+    def save(self, effects: list[Effect]) -> None:
         now = now_iso()
+        lesson_id = self.lesson.id
+        keep_place = self.keep_place
 
         def change(p: prog.Progress) -> prog.Progress:
             for effect in effects:
                 if isinstance(effect, Visit) and keep_place:
-                    p = prog.visit(p, lesson.id, effect.step_id, now)
+                    p = prog.visit(p, lesson_id, effect.step_id, now)
                 elif isinstance(effect, QuizDone):
-                    p = prog.record_quiz(p, lesson.id, effect.quiz_id, effect.score,
+                    p = prog.record_quiz(p, lesson_id, effect.quiz_id, effect.score,
                                          effect.total, now)
                 elif isinstance(effect, Finished) and keep_place:
-                    p = prog.finish(p, lesson.id, now)
+                    p = prog.finish(p, lesson_id, now)
+                elif isinstance(effect, RecordCheck):
+                    p = prog.record_check(p, lesson_id, effect.exercise_id, effect.passed, now)
+                elif isinstance(effect, RecordHints):
+                    p = prog.record_hints(p, lesson_id, effect.exercise_id, effect.shown, now)
+                elif isinstance(effect, RecordSolution):
+                    p = prog.record_solution(p, lesson_id, effect.exercise_id, now)
             return p
 
-        store.update(change)
+        if any(_saved(effect, keep_place) for effect in effects):
+            self.store.update(change)
 
-    opened: list[Effect] = [Visit(lesson.steps[state.index].id)]  # saved once it is on screen
+    def follow(self, state: WalkState) -> None:
+        """Watch the file of the exercise on screen, and no other."""
+        exercise = exercise_on_screen(self.lesson, state)
+        wanted = exercise.id if exercise is not None else None
+        if wanted == self.watched:
+            return
+        self.stop_watching()
+        if exercise is not None:
+            exercise_id = exercise.id
+            self.watch = FileWatch(self.path(exercise_id),
+                                   lambda digest: self.io.post(FileSaved(exercise_id, digest)),
+                                   use_events=events_enabled(self.env.environ))
+            self.watch.start()
+            self.watched = exercise_id
+
+    def stop_watching(self) -> None:
+        if self.watch is not None:
+            self.watch.stop()
+        self.watch, self.watched = None, None
+
+    def close(self) -> None:
+        self.stop_watching()
+        self.background.close()
+
+
+def _saved(effect: Effect, keep_place: bool) -> bool:
+    if isinstance(effect, Visit | Finished):
+        return keep_place
+    return isinstance(effect, QuizDone | RecordCheck | RecordHints | RecordSolution)
+
+
+@contextlib.contextmanager
+def _ignoring_interrupts() -> Iterator[None]:
+    # A handler, not SIG_IGN: a handler is reset in the editor's process, SIG_IGN would be
+    # inherited and leave the editor unable to be interrupted itself.
     try:
-        while state.outcome is None:
-            io.show(screen(lesson, state, io.console.width, io.keys, look))
-            save(opened)
-            opened = []
-            state, effects = handle(lesson, state, io.read_event(lesson, state))
-            save(effects)
-    except KeyboardInterrupt:
-        state = handle(lesson, state, "quit")[0]
-    if not io.keys:
-        io.console.print()
-    return state
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: None)
+    except ValueError:  # not the main thread: nothing to change
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

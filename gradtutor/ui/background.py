@@ -1,0 +1,136 @@
+"""The walkthrough's background work: checks run one at a time in a thread, each result
+posted back as an event, so the key loop never waits for a check.
+
+Checks go to the warm worker (`gradtutor.checking.warm`, a process that has torch loaded
+already) where it is there and enabled, else to a fresh worker process per check
+(`gradtutor.checking.runner.run_check`). Either way torch is never imported here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import queue
+import secrets
+import signal
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from gradtutor.checking.verdict import Verdict
+from gradtutor.errors import GradtutorError
+from gradtutor.lessons.model import Exercise
+from gradtutor.walk import CheckDone, CheckFailed, Event
+
+
+class Checker(Protocol):
+    """What the walkthrough needs of a checker; `gradtutor.checking.warm.WarmWorker` has it."""
+
+    def start(self) -> None: ...
+
+    def check(self, exercise: Exercise, path: Path, *, seed: int,
+              timeout: float | None = None) -> Verdict: ...
+
+    def close(self) -> None: ...
+
+
+class ColdChecker:
+    """A new worker process for every check: slower to answer (torch loads each time), but
+    needs nothing kept running."""
+
+    def start(self) -> None:
+        pass
+
+    def check(self, exercise: Exercise, path: Path, *, seed: int,
+              timeout: float | None = None) -> Verdict:
+        from gradtutor.checking.runner import run_check
+
+        return run_check(exercise, path, seed=seed, timeout=timeout)
+
+    def close(self) -> None:
+        """End a check still running, so quitting never waits for it or leaves it behind."""
+        runner = sys.modules.get("gradtutor.checking.runner")
+        if runner is None or sys.platform == "win32":  # Windows: its job object ends them
+            return
+        with runner._workers_lock:
+            workers = list(runner._live_workers)
+        for pid in workers:  # each worker leads its own process group
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+
+
+def make_checker(environ: Mapping[str, str]) -> Checker:
+    """The warm worker if it is available and not turned off (GRADTUTOR_WARM=0), else cold."""
+    try:
+        warm = importlib.import_module("gradtutor.checking.warm")
+    except ImportError:
+        return ColdChecker()
+    if not warm.warm_enabled(environ):
+        return ColdChecker()
+    checker: Checker = warm.WarmWorker()
+    return checker
+
+
+@dataclass(frozen=True)
+class CheckJob:
+    exercise: Exercise
+    path: Path
+
+
+class Background:
+    """One thread that runs jobs in order and hands each result to `post` (an event)."""
+
+    def __init__(self, post: Callable[[Event], None], environ: Mapping[str, str],
+                 checker: Callable[[Mapping[str, str]], Checker] = make_checker) -> None:
+        self._post = post
+        self._environ = environ
+        self._make_checker = checker
+        self._checker: Checker | None = None
+        self._jobs: queue.Queue[CheckJob | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._closed = threading.Event()
+
+    def start(self) -> None:
+        """Start the thread, and the warm worker if there is one; returns at once. Jobs
+        asked for before this wait for it."""
+        if self._thread is not None:
+            return
+        self._checker = self._make_checker(self._environ)
+        self._checker.start()
+        self._thread = threading.Thread(target=self._run, name="gradtutor-jobs", daemon=True)
+        self._thread.start()
+
+    def check(self, exercise: Exercise, path: Path) -> None:
+        self._jobs.put(CheckJob(exercise, path))
+
+    def close(self) -> None:
+        """Stop: a running check is ended, queued ones are dropped, nothing more is posted."""
+        self._closed.set()
+        self._jobs.put(None)
+        if self._checker is not None:
+            self._checker.close()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None and not self._closed.is_set():
+            event = self._do(job)
+            if not self._closed.is_set():
+                self._post(event)
+
+    def _do(self, job: CheckJob) -> Event:
+        assert self._checker is not None
+        exercise_id = job.exercise.id
+        try:
+            verdict = self._checker.check(job.exercise, job.path, seed=secrets.randbelow(2**31))
+        except GradtutorError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            return CheckFailed(exercise_id, f"Could not check: {exc.message}{hint}.")
+        except Exception as exc:  # noqa: BLE001 - one failed check must not end the tutor
+            return CheckFailed(exercise_id, f"The check itself failed ({type(exc).__name__}: "
+                                            f"{exc}); c tries again, `gradtutor check` shows more.")
+        return CheckDone(exercise_id, verdict)

@@ -1,0 +1,55 @@
+"""The exercise screen's body: the task, the learner's file, the hints and solution asked
+for, and the state of the check. Pure: nothing here prints or reads the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.text import Text
+
+from gradtutor.lessons.model import Exercise
+from gradtutor.ui.check_view import verdict_view
+from gradtutor.ui.render import Look, code_block, inline, markdown
+from gradtutor.walk import ExerciseView
+
+
+def exercise_body(exercise: Exercise, view: ExerciseView, path: Path,
+                  look: Look) -> RenderableType:
+    """`path` is the learner's file for this exercise, as the screen names it."""
+    parts: list[RenderableType] = [markdown(exercise.prompt, look), Text("")]
+    kept = "  (your earlier work, kept as it was)" if view.kept else ""
+    # the path is data, not text to style: a Text, never markup
+    parts.append(Text.assemble(("Your file: ", "bold"), (str(path), "cyan"), (kept, "grey50")))
+    parts.append(inline("Edit it in any editor (`e` opens yours); each save is checked here.",
+                        look, "italic"))
+    for number, hint in enumerate(exercise.hints[: view.hints], start=1):
+        label = Text(f"Hint {number} of {len(exercise.hints)}: ", style="bold yellow")
+        parts += [Text(""), Text.assemble(label, inline(hint, look))]
+    if view.solution:
+        parts += [Text(""), Text("Solution:", style="bold"), code_block(exercise.solution, look)]
+    parts += [Text(""), status(exercise, view, look)]
+    return Group(*parts)
+
+
+def status(exercise: Exercise, view: ExerciseView, look: Look) -> RenderableType:
+    """Where the check stands: running, its verdict (and why it works, once passed), or not
+    run yet; the solution question takes its place while it is asked."""
+    if view.confirming:
+        return Text("Show the solution? You can still write your own afterwards.  "
+                    "y shows it, n keeps it hidden.", style="bold yellow")
+    parts: list[RenderableType] = []
+    if view.checking:
+        parts.append(Text("checking ...", style="bold cyan"))
+    if view.verdict is not None:
+        if view.checking:
+            parts += [Text("the result before:", style="grey50")]
+        parts.append(verdict_view(view.verdict, look))
+        if view.verdict.passed:
+            parts += [Text(""), Text("Why it works", style="bold green"),
+                      Padding(markdown(exercise.why, look), (0, 0, 0, 2))]
+    elif not view.checking:
+        parts.append(Text("Not checked yet: save your file (or c checks it now).",
+                          style="grey50"))
+    return Group(*parts)

@@ -1,0 +1,96 @@
+"""The learner's exercise files: one `EXERCISE.py` per exercise in a workspace folder, the
+starter written there once, and the learner's own editor opened on it.
+
+A file the learner has is never written over: the starter goes in only where no file is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from gradtutor.errors import GradtutorError
+from gradtutor.lessons.model import Exercise
+
+# Tried in turn when neither VISUAL nor EDITOR is set; nano first: it shows its own keys.
+FALLBACK_EDITORS = ("nano", "vim", "vi")
+
+
+def default_folder(home: Path) -> Path:
+    """The workspace when none is chosen: inside the learner's data folder."""
+    return home / "workspace"
+
+
+def exercise_path(folder: Path, exercise_id: str) -> Path:
+    return folder / f"{exercise_id}.py"
+
+
+def content_digest(data: bytes) -> str:
+    """What identifies a file's content: two saves of the same text are one change."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_starter(folder: Path, exercise: Exercise) -> bool:
+    """Put the exercise's starter in its file unless a file is already there; True if written.
+
+    GradtutorError when the folder cannot be made or written to."""
+    path = exercise_path(folder, exercise.id)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        # "x": created only if absent, so a learner's file, even one saved a moment ago, stays
+        with open(path, "x", encoding="utf-8", newline="\n") as handle:
+            handle.write(exercise.starter)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise GradtutorError(f"cannot write {path} ({exc.strerror or exc})",
+                             "choose a folder you can write to with --workspace DIR") from None
+
+
+def editor_command(environ: Mapping[str, str], which: Callable[[str], str | None],
+                   windows: bool) -> list[str] | None:
+    """The command that edits a file (the file's path goes last): $VISUAL, else $EDITOR (each
+    may carry arguments, as in `code -w`), else notepad on Windows, else the first of
+    FALLBACK_EDITORS found on PATH; None if there is none."""
+    for name in ("VISUAL", "EDITOR"):
+        value = environ.get(name, "").strip()
+        if value:
+            try:
+                words = shlex.split(value, posix=not windows)
+            except ValueError:  # an unclosed quote: take it as one program name
+                words = [value]
+            if words:
+                return [w.strip('"') if windows else w for w in words]
+    if windows:
+        return ["notepad"]
+    for name in FALLBACK_EDITORS:
+        found = which(name)
+        if found:
+            return [found]
+    return None
+
+
+def open_in_editor(path: Path, environ: Mapping[str, str]) -> str | None:
+    """Edit `path` in the learner's editor and wait for it to close; None when it ran, else
+    one line saying what went wrong and what to do."""
+    command = editor_command(environ, shutil.which, sys.platform == "win32")
+    if command is None:
+        return (f"No editor found: set EDITOR (for example `export EDITOR=nano`), or open "
+                f"{path} in any editor; each save is checked.")
+    try:
+        done = subprocess.run([*command, str(path)], check=False)
+    except FileNotFoundError:
+        return f"The editor '{command[0]}' was not found: check VISUAL or EDITOR."
+    except OSError as exc:
+        return f"The editor '{command[0]}' could not start ({exc.strerror or exc}): check EDITOR."
+    if done.returncode != 0:
+        editor = os.path.basename(command[0])
+        return f"The editor '{editor}' ended with exit code {done.returncode}."
+    return None
