@@ -20,7 +20,7 @@ from gradtutor.env import Environment
 from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
 from gradtutor.lessons.course import Course, check_files, lesson_files, load_course
 from gradtutor.lessons.load import display_path
-from gradtutor.lessons.model import Lesson
+from gradtutor.lessons.model import Exercise, Lesson
 from gradtutor.store import ProgressStore
 from gradtutor.ui import render
 
@@ -398,6 +398,55 @@ def missing_verdict(exercise_id: str, folder: Path, seed: int) -> Verdict:
         "write your solution there, or point --workspace at your folder"),), seed, 0)
 
 
+def _exercise_to_watch(course: Course, exercise_id: str | None,
+                       progress: prog.Progress) -> tuple[Lesson, Exercise]:
+    if exercise_id is not None:
+        exercise = course.find_exercise(exercise_id)
+        lesson = next(lesson for lesson in course.lessons if exercise in lesson.steps)
+        return lesson, exercise
+    found = prog.exercise_to_practise(course.lessons, progress)
+    if found is None:
+        names = ", ".join(course.exercises())
+        if not names:
+            raise GradtutorError("these lessons have no exercises", "`gradtutor list` shows them")
+        raise GradtutorError("you have passed every exercise",
+                             f"name one to work on it again, for example "
+                             f"`gradtutor watch {next(iter(course.exercises()))}` ({names})")
+    return found
+
+
+@app.command()
+def watch(
+    ctx: typer.Context,
+    exercise_id: Annotated[str | None, typer.Argument(
+        metavar="[EXERCISE]", show_default=False,
+        help="An exercise id; default: the one you are on, else the first not passed yet.")]
+    = None,
+    workspace: WorkspaceOpt = None,
+    lessons: LessonsOpt = None,
+    plain: PlainOpt = False,
+) -> None:
+    """Work on one exercise: each time you save its file, it is checked and the result shown.
+
+    The file is EXERCISE.py in your workspace; its starter is put there if you have no file
+    yet (yours is never written over). e opens it in your editor, c checks now, h shows the
+    next hint, s the solution; q or Ctrl-C stops.
+
+    Example: `gradtutor watch read-grad`
+    """
+    from gradtutor.ui.walkthrough import run
+
+    env = _env(ctx)
+    course = load_course(lessons)
+    store = _store(env)
+    lesson, exercise = _exercise_to_watch(course, exercise_id, store.load())
+    plain = env.plain(plain)
+    folder = workspace_dir(env, workspace)
+    alone = dataclasses.replace(lesson, steps=(exercise,))
+    run(alone, 0, env, store, plain, keep_place=False, folder=folder)
+    env.console(plain).print(f"Stopped watching {folder / (exercise.id + '.py')}.")
+
+
 @app.command()
 def validate(
     ctx: typer.Context,
@@ -489,7 +538,8 @@ def _is_usage_error(exc: Exception) -> bool:
 
 
 def _command_of(argv: list[str]) -> str:
-    commands = {"start", "list", "show", "quiz", "progress", "reset", "validate", "check"}
+    commands = {"start", "list", "show", "quiz", "progress", "reset", "validate", "check",
+                "watch"}
     return next((a for a in argv if a in commands), "")
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from gradtutor.lessons.model import Lesson
+from gradtutor.lessons.model import Exercise, Lesson
 
 SCHEMA_VERSION = 1
 
@@ -181,6 +181,29 @@ def next_lesson(lessons: tuple[Lesson, ...], progress: Progress) -> Lesson:
         if not progress.of(lesson.id).finished:
             return lesson
     return lessons[0]
+
+
+def exercise_to_practise(lessons: tuple[Lesson, ...],
+                         progress: Progress) -> tuple[Lesson, Exercise] | None:
+    """The exercise the learner is on, if it is not passed yet; else the first exercise in
+    course order not passed yet; None when every exercise is passed (or there are none)."""
+    current = next_lesson(lessons, progress)
+    state = progress.of(current.id)
+    index = None if state.step is None else current.index_of(state.step)
+    if index is not None:
+        step = current.steps[index]
+        if isinstance(step, Exercise) and not _passed(state, step.id):
+            return current, step
+    for lesson in lessons:
+        for step in lesson.steps:
+            if isinstance(step, Exercise) and not _passed(progress.of(lesson.id), step.id):
+                return lesson, step
+    return None
+
+
+def _passed(state: LessonProgress, exercise_id: str) -> bool:
+    record = state.exercises.get(exercise_id)
+    return record is not None and record.passed
 
 
 # --- JSON form -------------------------------------------------------------------------

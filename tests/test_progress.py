@@ -157,6 +157,16 @@ def test_unreadable_exercise_records_are_named(exercises, reason):
         prog.from_json({"version": 1, "lessons": {"g": {"exercises": exercises}}})
 
 
+def test_the_exercise_to_practise_is_the_current_one_else_the_first_not_passed():
+    lessons = (load_lesson(FIXTURES / "basics.yaml"), load_lesson(FIXTURES / "second.yaml"))
+    pick = prog.exercise_to_practise
+    assert pick(lessons, prog.Progress())[1].id == "square-grad"  # basics has none
+    on_it = prog.visit(prog.finish(prog.Progress(), "basics", NOW), "second", "square-grad", NOW)
+    assert pick(lessons, on_it)[1].id == "square-grad"
+    passed = prog.record_check(on_it, "second", "square-grad", True, NOW)
+    assert pick(lessons, passed) is None
+
+
 # --- the store ------------------------------------------------------------------------
 
 
