@@ -41,8 +41,13 @@ def write_starter(folder: Path, exercise: Exercise) -> bool:
 
     GradtutorError when the folder cannot be made or written to."""
     path = exercise_path(folder, exercise.id)
+    hint = "choose a folder you can write to with --workspace DIR"
     try:
         folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where the folder should be, no permission, ...
+        raise GradtutorError(f"cannot make the workspace folder {folder} "
+                             f"({exc.strerror or exc})", hint) from None
+    try:
         # "x": created only if absent, so a learner's file, even one saved a moment ago, stays
         with open(path, "x", encoding="utf-8", newline="\n") as handle:
             handle.write(exercise.starter)
@@ -50,8 +55,7 @@ def write_starter(folder: Path, exercise: Exercise) -> bool:
     except FileExistsError:
         return False
     except OSError as exc:
-        raise GradtutorError(f"cannot write {path} ({exc.strerror or exc})",
-                             "choose a folder you can write to with --workspace DIR") from None
+        raise GradtutorError(f"cannot write {path} ({exc.strerror or exc})", hint) from None
 
 
 def editor_command(environ: Mapping[str, str], which: Callable[[str], str | None],

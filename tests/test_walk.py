@@ -6,17 +6,32 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.model import Lesson
 from gradtutor.walk import (
     Answer,
+    CheckDone,
+    CheckFailed,
     Choose,
+    FileReady,
+    FileSaved,
     Finished,
+    OpenEditor,
     QuizDone,
+    RecordCheck,
+    RecordHints,
+    RecordSolution,
+    RunCheck,
+    Say,
     Unknown,
     Visit,
     WalkState,
+    WriteStarter,
     begin,
+    busy,
+    enter,
+    exercise_on_screen,
     handle,
     key_event,
     line_event,
@@ -164,3 +179,163 @@ def test_lines_on_a_slide(lesson, line, expected):
 ])
 def test_lines_on_an_open_question(lesson, line, expected):
     assert line_event(lesson, begin(lesson, QUIZ), line) == expected
+
+
+# --- an exercise -------------------------------------------------------------------------
+
+EXERCISE = 0  # square-grad, the first step of the second fixture lesson
+
+
+@pytest.fixture(scope="module")
+def second() -> Lesson:
+    return load_lesson(FIXTURES / "second.yaml")
+
+
+def a_verdict(passed: bool) -> Verdict:
+    check = Check("returns-grad", "pass" if passed else "fail", "you returned w, not w.grad")
+    return Verdict("square-grad", "pass" if passed else "fail", (check,), seed=1, duration_ms=5)
+
+
+def test_arriving_at_an_exercise_writes_its_starter(second):
+    state, effects = enter(second, EXERCISE)
+    assert effects == [Visit("square-grad"), WriteStarter("square-grad")]
+    assert exercise_on_screen(second, state).id == "square-grad"
+    state, _ = handle(second, state, FileReady("square-grad", written=False))
+    assert state.exercise.kept  # the learner's own file was there: the screen says it is kept
+
+
+def test_leaving_an_exercise_stops_watching_it(second, lesson):
+    state, _ = drive(second, begin(second, EXERCISE), "next")
+    assert exercise_on_screen(second, state) is None
+    assert exercise_on_screen(lesson, begin(lesson, 0)) is None
+
+
+def test_a_save_starts_a_check_and_its_verdict_is_shown_and_recorded(second):
+    state, effects = drive(second, begin(second, EXERCISE), FileSaved("square-grad", "d1"))
+    assert effects == [RunCheck("square-grad")]
+    assert state.exercise.checking and busy(state)
+    state, effects = drive(second, state, CheckDone("square-grad", a_verdict(False)))
+    assert effects == [RecordCheck("square-grad", passed=False)]
+    assert not state.exercise.checking and not busy(state)
+    assert state.exercise.verdict == a_verdict(False)
+
+
+def test_a_save_with_unchanged_content_is_not_checked_again(second):
+    state, _ = drive(second, begin(second, EXERCISE), FileSaved("square-grad", "d1"),
+                     CheckDone("square-grad", a_verdict(False)))
+    state, effects = drive(second, state, FileSaved("square-grad", "d1"))
+    assert (effects, state.exercise.checking) == ([], False)
+
+
+def test_saves_during_a_check_are_checked_once_after_it(second):
+    state, effects = drive(second, begin(second, EXERCISE), FileSaved("square-grad", "d1"),
+                           FileSaved("square-grad", "d2"), FileSaved("square-grad", "d3"))
+    assert effects == [RunCheck("square-grad")]  # one check at a time
+    assert state.exercise.again
+    state, effects = drive(second, state, CheckDone("square-grad", a_verdict(False)))
+    assert effects == [RecordCheck("square-grad", False), RunCheck("square-grad")]
+    assert state.exercise.checking and not state.exercise.again
+    assert state.exercise.verdict == a_verdict(False)  # the result before stays in view
+
+
+def test_c_checks_now_even_without_a_save(second):
+    state, effects = drive(second, begin(second, EXERCISE), "check")
+    assert (effects, state.exercise.checking) == ([RunCheck("square-grad")], True)
+    state, effects = drive(second, state, "check")  # while one runs: once more after it
+    assert (effects, state.exercise.again) == ([], True)
+
+
+def test_a_check_that_could_not_run_says_why_and_stops_checking(second):
+    state, _ = drive(second, begin(second, EXERCISE), "check",
+                     CheckFailed("square-grad", "Could not check: there is no file x.py."))
+    assert not state.exercise.checking
+    assert state.notice == "Could not check: there is no file x.py."
+
+
+def test_a_verdict_for_an_exercise_left_behind_is_recorded_but_not_shown(second):
+    state, _ = drive(second, begin(second, EXERCISE), "check", "next")
+    state, effects = drive(second, state, CheckDone("square-grad", a_verdict(True)))
+    assert effects == [RecordCheck("square-grad", passed=True)]
+    assert state.index == EXERCISE + 1 and state.exercise is None
+    state, effects = drive(second, state, FileSaved("square-grad", "d9"))
+    assert effects == []
+
+
+def test_news_from_the_background_leaves_the_help_screen_open(second):
+    state, _ = drive(second, begin(second, EXERCISE), "check", "help",
+                     CheckDone("square-grad", a_verdict(True)))
+    assert state.help and state.exercise.verdict.passed
+
+
+def test_the_hint_ladder_shows_one_more_hint_each_time_then_says_it_is_done(second):
+    hints = len(second.steps[EXERCISE].hints)
+    state, effects = drive(second, begin(second, EXERCISE), *["hint"] * hints)
+    assert state.exercise.hints == hints
+    assert effects == [RecordHints("square-grad", n) for n in range(1, hints + 1)]
+    state, effects = drive(second, state, "hint")
+    assert (state.exercise.hints, effects) == (hints, [])
+    assert state.notice == "That was the last hint: s shows the solution."
+
+
+def test_the_solution_shows_only_after_yes(second):
+    state, effects = drive(second, begin(second, EXERCISE), "solution")
+    assert state.exercise.confirming and not state.exercise.solution and effects == []
+    state, effects = drive(second, state, "no")
+    assert not state.exercise.confirming and not state.exercise.solution
+    assert state.notice == "The solution stays hidden."
+    state, effects = drive(second, state, "solution", "yes")
+    assert state.exercise.solution and effects == [RecordSolution("square-grad")]
+    state, effects = drive(second, state, "solution")
+    assert (effects, state.notice) == ([], "The solution is on the screen.")
+
+
+def test_any_other_key_while_asked_keeps_the_solution_hidden_and_stays(second):
+    state, _ = drive(second, begin(second, EXERCISE), "solution")
+    state, effects = drive(second, state, key_event(second, state, "n"))  # n: no, not next
+    assert (state.index, state.exercise.solution, effects) == (EXERCISE, False, [])
+
+
+def test_e_asks_for_the_editor_and_the_shell_can_say_what_went_wrong(second):
+    state, effects = drive(second, begin(second, EXERCISE), "edit")
+    assert effects == [OpenEditor("square-grad")]
+    state, _ = drive(second, state, Say("No editor found: set EDITOR."))
+    assert state.notice == "No editor found: set EDITOR."
+
+
+def test_next_skips_an_unsolved_exercise(second):
+    state, effects = drive(second, begin(second, EXERCISE), "next")
+    assert state.index == EXERCISE + 1
+    assert effects == [Visit(second.steps[EXERCISE + 1].id)]
+
+
+@pytest.mark.parametrize(("key", "expected"), [
+    ("e", "edit"), ("c", "check"), ("h", "hint"), ("s", "solution"), ("n", "next"),
+    ("right", "next"), ("enter", "submit"), ("b", "back"), ("left", "back"), ("?", "help"),
+    ("q", "quit"), ("x", Unknown("x")),
+])
+def test_keys_on_an_exercise(second, key, expected):
+    assert key_event(second, begin(second, EXERCISE), key) == expected
+
+
+@pytest.mark.parametrize(("key", "expected"), [
+    ("y", "yes"), ("Y", "yes"), ("n", "no"), ("esc", "no"), ("enter", "no"), ("q", "quit"),
+])
+def test_keys_while_the_solution_is_asked_for(second, key, expected):
+    state, _ = drive(second, begin(second, EXERCISE), "solution")
+    assert key_event(second, state, key) == expected
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("e", "edit"), ("edit", "edit"), ("c", "check"), ("h", "hint"), ("hint", "hint"),
+    ("s", "solution"), ("n", "next"), ("skip", "next"), ("", "submit"), ("b", "back"),
+    ("?", "help"), ("help", "help"), ("q", "quit"),
+])
+def test_lines_on_an_exercise(second, line, expected):
+    assert line_event(second, begin(second, EXERCISE), line + "\n") == expected
+
+
+@pytest.mark.parametrize(("line", "expected"), [("y", "yes"), ("yes", "yes"), ("", "no"),
+                                                 ("n", "no"), ("q", "quit")])
+def test_lines_while_the_solution_is_asked_for(second, line, expected):
+    state, _ = drive(second, begin(second, EXERCISE), "solution")
+    assert line_event(second, state, line) == expected

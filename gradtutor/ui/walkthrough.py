@@ -272,14 +272,18 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
     shell = _Shell(lesson, env, store, io, background, folder, keep_place)
     state, opened = enter(lesson, start)
     try:
+        # The starter is in place (and watched) before a screen names its file; progress is
+        # saved once the first screen is up, as is the warm worker started: both take time.
+        state = shell.apply(state, [e for e in opened if not isinstance(e, Visit)])
         io.show(screen(lesson, state, io.console.width, io.keys, look, folder))
         if any(isinstance(step, Exercise) for step in lesson.steps):
-            background.start()  # after the first screen: a warm worker costs start-up time
-        state = shell.apply(state, opened)  # saved once it is on screen
+            background.start()
+        state = shell.apply(state, [e for e in opened if isinstance(e, Visit)])
         while state.outcome is None:
-            io.show(screen(lesson, state, io.console.width, io.keys, look, folder))
             state, effects = handle(lesson, state, io.next_event(lesson, state))
             state = shell.apply(state, effects)
+            if state.outcome is None:
+                io.show(screen(lesson, state, io.console.width, io.keys, look, folder))
     except KeyboardInterrupt:
         state = handle(lesson, state, "quit")[0]
     finally:
