@@ -624,3 +624,14 @@ def test_the_report_of_the_shipped_translation(grad: Lesson, zh: Translation,
     first = out.splitlines()[0]
     assert f"zh-CN translation of lesson 'grad': {len(fresh_entries(grad, zh))} of " in first
     assert code == (0 if check_translation(grad, zh, "zh-CN").complete else 1)
+
+
+def test_the_example_in_docs_translating_is_a_fresh_translation_of_grad(grad: Lesson) -> None:
+    doc = (ROOT / "docs" / "translating.md").read_text(encoding="utf-8")
+    example = next(b for b in re.findall(r"```yaml\n(.*?)```", doc, re.S)
+                   if b.startswith("translates:"))
+    translation, problems = parse_translation(example, "docs/translating.md")
+    assert translation is not None, problems
+    _, report = localize(grad, translation, "zh-CN")
+    assert report.stale == () and report.unused == ()
+    assert report.translated == len(translation.entries) == 5
