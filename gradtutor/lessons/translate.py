@@ -139,29 +139,27 @@ def lesson_texts(lesson: Lesson) -> Iterator[tuple[FieldKey, str]]:
 
 
 def _rebuild(record: T, prefix: str, pick: Callable[[str, str], str]) -> T:
-    """`record` with each translatable text replaced by `pick(path, english)`."""
+    """`record` with each translatable text replaced by `pick(path, english)`, visited in the
+    same order as `texts_of`."""
     kind = type(record).__name__
+    items = ITEMS.get(kind, {})
     changes: dict[str, Any] = {}
-    for name in PROSE.get(kind, ()):
-        value = getattr(record, name)
-        if isinstance(value, str):
+    for field in dataclasses.fields(record):  # type: ignore[arg-type]
+        name, value = field.name, getattr(record, field.name)
+        new: Any = value
+        if name in PROSE.get(kind, ()) and isinstance(value, str):
             new = pick(prefix + name, value)
-            if new is not value:
-                changes[name] = new
-    for name, naming in ITEMS.get(kind, {}).items():
-        items = getattr(record, name)
-        rebuilt = tuple(
-            pick(path, item) if isinstance(item, str) else _rebuild(item, path + ".", pick)
-            for index, item in enumerate(items)
-            for path in [f"{prefix}{name}.{naming(index, item)}"])
-        if any(new is not old for new, old in zip(rebuilt, items, strict=True)):
-            changes[name] = rebuilt
-    for name in NESTED.get(kind, ()):
-        value = getattr(record, name)
-        if value is not None:
-            new_value = _rebuild(value, f"{prefix}{name}.", pick)
-            if new_value is not value:
-                changes[name] = new_value
+        elif name in items:
+            rebuilt = tuple(
+                pick(path, item) if isinstance(item, str) else _rebuild(item, path + ".", pick)
+                for index, item in enumerate(value)
+                for path in [f"{prefix}{name}.{items[name](index, item)}"])
+            if any(n is not o for n, o in zip(rebuilt, value, strict=True)):
+                new = rebuilt
+        elif name in NESTED.get(kind, ()) and value is not None:
+            new = _rebuild(value, f"{prefix}{name}.", pick)
+        if new is not value:
+            changes[name] = new
     return dataclasses.replace(record, **changes) if changes else record  # type: ignore[type-var]
 
 
