@@ -444,7 +444,9 @@ def watch(
     folder = workspace_dir(env, workspace)
     alone = dataclasses.replace(lesson, steps=(exercise,))
     run(alone, 0, env, store, plain, keep_place=False, folder=folder)
-    env.console(plain).print(f"Stopped watching {folder / (exercise.id + '.py')}.")
+    # soft_wrap: a long path stays one piece to copy, whatever the terminal's width
+    env.console(plain).print(f"Stopped watching {folder / (exercise.id + '.py')}.",
+                             soft_wrap=True)
 
 
 @app.command()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Group, RenderableType
+from rich.cells import chop_cells
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.padding import Padding
 from rich.text import Text
 
@@ -19,9 +20,9 @@ def exercise_body(exercise: Exercise, view: ExerciseView, path: Path,
                   look: Look) -> RenderableType:
     """`path` is the learner's file for this exercise, as the screen names it."""
     parts: list[RenderableType] = [markdown(exercise.prompt, look), Text("")]
-    kept = "  (your earlier work, kept as it was)" if view.kept else ""
-    # the path is data, not text to style: a Text, never markup
-    parts.append(Text.assemble(("Your file: ", "bold"), (str(path), "cyan"), (kept, "grey50")))
+    kept = " (your earlier work, kept as it was)" if view.kept else ""
+    parts.append(Text.assemble(("Your file", "bold"), (kept, "grey50"), ":"))
+    parts.append(Padding(Folded(str(path), "cyan"), (0, 0, 0, 2)))
     parts.append(inline("Edit it in any editor (`e` opens yours); each save is checked here.",
                         look, "italic"))
     for number, hint in enumerate(exercise.hints[: view.hints], start=1):
@@ -31,6 +32,19 @@ def exercise_body(exercise: Exercise, view: ExerciseView, path: Path,
         parts += [Text(""), Text("Solution:", style="bold"), code_block(exercise.solution, look)]
     parts += [Text(""), status(exercise, view, look)]
     return Group(*parts)
+
+
+class Folded:
+    """Text broken only where it meets the edge of the screen, never at its spaces: a path
+    with spaces in it stays readable as one path. Never markup."""
+
+    def __init__(self, text: str, style: str = "") -> None:
+        self.text = text
+        self.style = style
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for piece in chop_cells(self.text, max(1, options.max_width)):
+            yield Text(piece, style=self.style)
 
 
 def status(exercise: Exercise, view: ExerciseView, look: Look) -> RenderableType:

@@ -1,0 +1,214 @@
+"""Exercises in a real terminal: the learner saves their file and the verdict appears, with no
+key pressed; hints, the solution, skipping, the editor key, and `gradtutor watch`.
+
+Files are saved the way editors save them (a temporary file renamed over the old one). Checks
+may start a fresh worker each (torch loads every time), so waits for a verdict are generous
+and each test runs as few checks as it can.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Exercise, Lesson
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+pexpect = pytest.importorskip("pexpect")
+
+from test_terminal import CTRL_C, LEGEND_END, Tutor, saved  # noqa: E402 - after the skip
+
+FIXTURES = Path(__file__).parent / "fixtures" / "course"
+CHECK_S = 30  # a cold check loads torch in a new process; a loaded CI machine is slow
+WRONG = textwrap.dedent("""\
+    def read_grad(w, loss_fn):
+        loss_fn(w).backward()
+        return w  # the tensor, not its gradient
+""")
+
+
+@pytest.fixture
+def second() -> Lesson:
+    return load_course(FIXTURES).find("second")
+
+
+@pytest.fixture
+def exercise(second: Lesson) -> Exercise:
+    step = second.steps[0]
+    assert isinstance(step, Exercise)
+    return step
+
+
+def start(home: Path, *args: str, **env: str) -> Tutor:
+    return Tutor(["start", "second", "--lessons", str(FIXTURES), *args], home, **env)
+
+
+def save_like_an_editor(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def on_exercise(tutor: Tutor, path: Path) -> None:
+    """The exercise screen is up (its file is written and watched by then)."""
+    tutor.expect("Your file", str(path))
+    tutor.expect_re(LEGEND_END, "the key legend")
+    assert path.is_file()
+
+
+def record(home: Path, exercise: Exercise) -> dict[str, object]:
+    exercises = saved(home)["lessons"]["second"].get("exercises", {})
+    return dict(exercises.get(exercise.id, {}))
+
+
+@pytest.mark.slow
+def test_each_save_is_checked_and_shown_without_a_key(exercise: Exercise, tmp_path: Path) -> None:
+    path = tmp_path / "workspace" / f"{exercise.id}.py"
+    tutor = start(tmp_path)
+    on_exercise(tutor, path)
+    assert path.read_text(encoding="utf-8") == exercise.starter
+
+    save_like_an_editor(path, WRONG)
+    tutor.expect("checking ...")
+    tutor.expect("Not yet", timeout=CHECK_S)
+    tutor.expect_re(r"returned\s+w\s+itself", "the mistake, named")
+    tutor.expect_re(LEGEND_END, "the key legend")
+
+    save_like_an_editor(path, exercise.solution)
+    tutor.expect("checking ...")
+    tutor.expect("Passed", timeout=CHECK_S)
+    tutor.expect("Why it works")
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send("q")
+    tutor.expect("Your place is saved at step 1")
+    assert tutor.end() == 0
+    assert "Traceback" not in tutor.text
+    assert record(tmp_path, exercise) | {"passed_at": ""} == {
+        "attempts": 2, "hints": 0, "solution_seen": False, "passed": True, "passed_at": ""}
+    assert path.read_text(encoding="utf-8") == exercise.solution  # the learner's file stays
+
+
+@pytest.mark.slow
+def test_hints_one_by_one_then_the_solution_after_yes_then_skip(second: Lesson,
+                                                                exercise: Exercise,
+                                                                tmp_path: Path) -> None:
+    path = tmp_path / "workspace" / f"{exercise.id}.py"
+    path.parent.mkdir(parents=True)
+    path.write_text("# my own work so far\n", encoding="utf-8")
+    total = len(exercise.hints)
+    tutor = start(tmp_path)
+    tutor.expect("your earlier work, kept")
+    tutor.expect_re(LEGEND_END, "the key legend")
+    for number in range(1, total + 1):
+        tutor.send("h")
+        tutor.expect(f"Hint {number} of {total}")
+        tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send("h")
+    tutor.expect("That was the last hint")
+    tutor.expect_re(LEGEND_END, "the key legend")
+
+    tutor.send("s")
+    tutor.expect("Show the solution?")
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send("n")  # no: the solution stays hidden and the step stays
+    tutor.expect("The solution stays hidden.")
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send("s")
+    tutor.expect("Show the solution?")
+    tutor.send("y")
+    tutor.expect("Solution:", "read_grad")  # highlighted: colour codes between the words
+    tutor.expect_re(LEGEND_END, "the key legend")
+
+    tutor.send("n")  # skip: on to the next step, unsolved
+    tutor.expect(second.steps[1].title, f"step 2 of {len(second.steps)}")
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send("q")
+    assert tutor.end() == 0
+    assert "Traceback" not in tutor.text
+    assert record(tmp_path, exercise) == {"attempts": 0, "hints": total, "solution_seen": True,
+                                          "passed": False, "passed_at": ""}
+    assert saved(tmp_path)["lessons"]["second"]["step"] == second.steps[1].id
+    assert path.read_text(encoding="utf-8") == "# my own work so far\n"
+
+
+@pytest.mark.slow
+def test_e_opens_the_editor_named_in_editor_with_its_arguments(exercise: Exercise,
+                                                               tmp_path: Path) -> None:
+    path = tmp_path / "workspace" / f"{exercise.id}.py"
+    editor = tmp_path / "editor.py"
+    answer = tmp_path / "answer.py"
+    answer.write_text(exercise.solution, encoding="utf-8")
+    editor.write_text(textwrap.dedent(f"""\
+        import os, sys
+        assert sys.argv[1] == "--wait", sys.argv
+        target = sys.argv[-1]
+        with open(target + ".new", "w", encoding="utf-8") as out:
+            out.write(open({str(answer)!r}, encoding="utf-8").read())
+        os.replace(target + ".new", target)
+    """), encoding="utf-8")
+    tutor = start(tmp_path, EDITOR=f"'{sys.executable}' '{editor}' --wait", VISUAL="")
+    on_exercise(tutor, path)
+    tutor.send("e")
+    tutor.expect("Passed", timeout=CHECK_S)
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send("q")
+    assert tutor.end() == 0
+    assert "Traceback" not in tutor.text
+    assert record(tmp_path, exercise)["passed"] is True
+
+
+@pytest.mark.slow
+def test_e_without_any_editor_says_what_to_do(exercise: Exercise, tmp_path: Path) -> None:
+    nothing = tmp_path / "empty-path"
+    nothing.mkdir()
+    tutor = start(tmp_path, EDITOR="", VISUAL="", PATH=str(nothing))
+    on_exercise(tutor, tmp_path / "workspace" / f"{exercise.id}.py")
+    tutor.send("e")
+    tutor.expect("No editor found: set EDITOR")
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send("q")
+    assert tutor.end() == 0
+    assert "Traceback" not in tutor.text
+
+
+@pytest.mark.slow
+def test_saves_are_found_by_polling_where_file_events_never_come(exercise: Exercise,
+                                                                 tmp_path: Path) -> None:
+    path = tmp_path / "workspace" / f"{exercise.id}.py"
+    tutor = start(tmp_path, GRADTUTOR_WATCH="poll")
+    on_exercise(tutor, path)
+    path.write_text(WRONG, encoding="utf-8")  # written in place this time, as some editors do
+    tutor.expect("Not yet", timeout=CHECK_S)
+    tutor.expect_re(r"returned\s+w\s+itself", "the mistake, named")
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send(CTRL_C)
+    assert tutor.end() in (0, 130)
+    assert "Traceback" not in tutor.text
+    assert record(tmp_path, exercise)["attempts"] == 1
+
+
+@pytest.mark.slow
+def test_gradtutor_watch_checks_each_save_until_ctrl_c(exercise: Exercise,
+                                                      tmp_path: Path) -> None:
+    folder = tmp_path / "my exercises"
+    path = folder / f"{exercise.id}.py"
+    tutor = Tutor(["watch", exercise.id, "--lessons", str(FIXTURES), "--workspace", str(folder)],
+                  tmp_path)
+    on_exercise(tutor, path)
+    save_like_an_editor(path, exercise.solution)
+    tutor.expect("Passed", timeout=CHECK_S)
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send(CTRL_C)
+    tutor.expect(f"Stopped watching {path}")
+    assert tutor.end() == 0
+    assert "Traceback" not in tutor.text
+    state = json.loads((tmp_path / "progress.json").read_text(encoding="utf-8"))
+    lesson = state["lessons"]["second"]
+    assert lesson["exercises"][exercise.id]["passed"] is True
+    assert lesson["step"] is None  # watching an exercise does not move the walkthrough's place
