@@ -309,8 +309,12 @@ def workspace_dir(env: Environment, chosen: Path | None) -> Path:
 
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
                timeout: float | None) -> Verdict:
-    from gradtutor.checking.runner import run_check
+    from gradtutor.checking.parsons import grade_file, parsons_steps
+    from gradtutor.checking.runner import read_learner_file, run_check
 
+    orderings = parsons_steps(course.lessons)
+    if exercise_id in orderings:  # an order of lines, graded as it is: nothing runs
+        return grade_file(orderings[exercise_id], read_learner_file(path), str(path))
     return run_check(course.find_exercise(exercise_id), path, seed=seed, timeout=timeout)
 
 
@@ -318,10 +322,12 @@ def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
 def check(
     ctx: typer.Context,
     exercise_id: Annotated[str | None, typer.Argument(
-        metavar="[EXERCISE]", help="An exercise id, such as read-grad.",
+        metavar="[EXERCISE]", help="An exercise id, such as read-grad, or a line-ordering "
+                                   "step, such as order-the-loop.",
         show_default=False)] = None,
     file: Annotated[Path | None, typer.Argument(
-        metavar="[FILE]", help="Your Python file; default: the exercise's workspace file.",
+        metavar="[FILE]", help="Your Python file (for a line-ordering step: a text file of its "
+                               "lines in your order); default: the workspace file.",
         show_default=False, dir_okay=False)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Check every exercise.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -339,13 +345,19 @@ def check(
     is not valid Python), 2 for a usage error. `--json` prints the result as one JSON object
     (docs/check-format.md); `--all` checks every exercise, for autograding.
 
+    A line-ordering step takes a text file with its lines in your order, one per line:
+    `gradtutor check order-the-loop my_order.txt`.
+
     Example: `gradtutor check read-grad my_read_grad.py --seed 7`
     """
     import json
     import secrets
 
+    from gradtutor.checking.parsons import parsons_steps
+
     env = _env(ctx)
     course = load_course(lessons)
+    orderings = parsons_steps(course.lessons)
     folder = workspace_dir(env, workspace)
     seed = secrets.randbelow(2**31) if seed is None else seed
     if all_:
@@ -360,12 +372,22 @@ def check(
             raise GradtutorError("name the exercise to check",
                                  f"for example `gradtutor check read-grad FILE`; exercises: "
                                  f"{', '.join(course.exercises())}")
-        course.find_exercise(exercise_id)
-        path = file if file is not None else folder / f"{exercise_id}.py"
+        if exercise_id not in orderings and exercise_id not in course.exercises():
+            import difflib
+
+            known = [*course.exercises(), *orderings]
+            close = difflib.get_close_matches(exercise_id, known, n=1)
+            raise GradtutorError(f"no exercise '{exercise_id}'",
+                                 f"did you mean '{close[0]}'?" if close
+                                 else f"exercises: {', '.join(known) or 'none in these lessons'}")
+        ordering = exercise_id in orderings
+        path = file if file is not None else folder / (
+            f"{exercise_id}.txt" if ordering else f"{exercise_id}.py")
         if not path.is_file():
             where = "" if file is not None else " (your workspace file for it)"
             raise GradtutorError(f"no such file: {path}{where}",
-                                 "pass the path of your Python file as FILE")
+                                 f"pass the path of your {'answer' if ordering else 'Python'} "
+                                 f"file as FILE")
         verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
     passed = all(v.passed for v in verdicts)
     if as_json:

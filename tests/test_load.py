@@ -773,12 +773,14 @@ def test_nesting_too_deep_for_the_yaml_parser_is_a_problem_not_a_crash() -> None
 
 
 def test_a_long_chain_of_parsons_lines_is_checked_without_recursion() -> None:
-    # each line must come after the next one: following `after` goes 600 lines deep
-    lines = "".join(f"  - {{id: l{i}, code: x, after: [l{i + 1}], why: w}}\n" for i in range(599))
+    # each line must come after the next one: following `after` goes 600 lines deep (listed
+    # last line first, so the listed order is a correct one)
+    lines = "".join(f"  - {{id: l{i}, code: x{i}, after: [l{i + 1}], why: w}}\n"
+                    for i in reversed(range(599)))
     text = (FLAT_HEAD + "steps:\n- kind: parsons\n  id: p\n  title: P\n  prompt: P\n  lines:\n"
-            + lines + "  - {id: l599, code: x, why: w}\n")
+            + "  - {id: l599, code: x599, why: w}\n" + lines)
     assert problems(text) == []
-    looped = text.replace("{id: l599, code: x,", "{id: l599, code: x, after: [l0],")
+    looped = text.replace("{id: l599, code: x599,", "{id: l599, code: x599, after: [l0],")
     assert problems(looped) == [
         "lesson.yaml:11:3: the 'after' constraints form a cycle, so no order can satisfy them"]
 
@@ -921,3 +923,97 @@ def test_missing_path() -> None:
     assert (caught.value.message, caught.value.hint) == (
         "no such file or folder: nowhere",
         "check the path, or leave it out to use the built-in lessons")
+
+
+# --- parsons: a correct order, one line each, and what runs ---------------------------------
+
+SECOND = FIXTURE / "second.yaml"
+RUN = """\
+    run:
+      setup: |
+        import torch
+      record: loss.item()
+      series: losses
+"""
+
+
+def parsons_with(extra: str) -> str:
+    """The fixture lesson with `extra` (indented as a step key) added to its Parsons step."""
+    return SECOND.read_text().replace("  - kind: demo\n", extra + "  - kind: demo\n")
+
+
+def test_parsons_run_and_solution_load_into_the_model() -> None:
+    text = parsons_with(RUN + "    solution: [zero, loss, backward, step]\n")
+    Path("lesson.yaml").write_text(text, encoding="utf-8")
+    step = load_lesson(Path("lesson.yaml")).steps[2]
+    assert isinstance(step, Parsons) and step.run is not None
+    assert (step.run.setup, step.run.record, step.run.series, step.run.repeat) == (
+        "import torch\n", "loss.item()", "losses", 10)
+    assert step.solution_order == ("zero", "loss", "backward", "step")
+    assert step.line("backward").code == "loss.backward()"
+
+
+def test_parsons_lines_listed_in_a_wrong_order_need_a_solution() -> None:
+    text = SECOND.read_text().replace("        after: [zero]\n", "        after: [backward]\n")
+    text = text.replace("        after: [loss]\n", "        after: [zero]\n")
+    assert problems(text) == [
+        "lesson.yaml:75:9: the lines are not listed in a correct order: 'loss' comes before "
+        "'backward', which its 'after' names; list them in an order that works, or give one "
+        "as `solution:`"]
+    assert problems(text.replace("  - kind: demo\n", "    solution: [zero, backward, loss, step]\n"
+                                                      "  - kind: demo\n")) == []
+
+
+def test_parsons_solution_that_breaks_a_constraint() -> None:
+    assert problems(parsons_with("    solution: [zero, backward, loss, step]\n")) == [
+        "lesson.yaml:87:15: 'solution' is not a correct order: 'backward' comes before 'loss', "
+        "which its 'after' names"]
+
+
+def test_parsons_solution_must_list_every_line_once() -> None:
+    assert problems(parsons_with("    solution: [zero, los, zero, step]\n")) == [
+        "lesson.yaml:87:15: 'solution' leaves out 'loss', 'backward'; list every line once, "
+        "in a correct order",
+        "lesson.yaml:87:22: 'solution' names unknown line 'los'; did you mean 'loss'?",
+        "lesson.yaml:87:27: 'solution' lists line 'zero' twice; list each line once"]
+
+
+def test_parsons_without_any_after_has_no_wrong_order() -> None:
+    text = SECOND.read_text()
+    for ref in ("zero", "loss", "backward"):
+        text = text.replace(f"        after: [{ref}]\n", "")
+    assert problems(text) == [
+        "lesson.yaml:72:7: no line has 'after', so every order would be right; say which lines "
+        "must come before which"]
+
+
+def test_parsons_lines_are_single_and_different_lines_of_code() -> None:
+    text = SECOND.read_text().replace("code: opt.step()", "code: opt.step(); opt.zero_grad()")
+    assert problems(text) == []  # one line, even with two statements
+    text = SECOND.read_text().replace("code: opt.step()", 'code: "opt.step()\\nprint(1)"')
+    assert problems(text) == [
+        "lesson.yaml:84:15: 'code' must be one line of code: an answer names each line by its "
+        "text"]
+    text = SECOND.read_text().replace("code: opt.step()", "code: opt.zero_grad( )")
+    assert problems(text) == [
+        "lesson.yaml:84:15: this line has the same code as line 'zero'; make every line "
+        "different, or an answer could not say which is which"]
+
+
+def test_parsons_run_fields_are_checked() -> None:
+    text = parsons_with(RUN.replace("series: losses", "series: loss per step")
+                        + "      repeat: 0\n")
+    assert problems(text) == [
+        "lesson.yaml:91:15: 'series' 'loss per step' is not a Python variable name; use "
+        "letters, digits and underscores, not starting with a digit, like `losses`",
+        "lesson.yaml:92:15: 'repeat' must be at least 1, not 0"]
+    assert problems(parsons_with("    run:\n      setup: x = 1\n")) == [
+        "lesson.yaml:88:7: missing required key 'record' in steps[3].run; add `record:`",
+        "lesson.yaml:88:7: missing required key 'series' in steps[3].run; add `series:`"]
+
+
+def test_chart_series_are_variable_names() -> None:
+    text = SECOND.read_text().replace("series: [losses]", "series: [loss curve]")
+    assert problems(text) == [
+        "lesson.yaml:103:16: 'series[1]' 'loss curve' is not a Python variable name; use "
+        "letters, digits and underscores, not starting with a digit, like `losses`"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gradtutor.errors import GradtutorError, LessonProblems, Problem
 from gradtutor.lessons.load import display_path, load_lesson_file
-from gradtutor.lessons.model import Exercise, Lesson
+from gradtutor.lessons.model import Exercise, Lesson, Parsons
 
 LESSON_SUFFIXES = (".yaml", ".yml")
 
@@ -90,11 +90,12 @@ def check_files(files: list[Path]) -> tuple[list[tuple[Lesson, Path]], list[Prob
             seen_orders[lesson.order] = shown
             lessons.append((lesson, path))
         for step in lesson.steps:
-            if isinstance(step, Exercise):
+            if isinstance(step, (Exercise, Parsons)):  # what `gradtutor check` finds by id
                 if step.id in seen_exercises and seen_exercises[step.id] != shown:
+                    what = "exercise" if isinstance(step, Exercise) else "parsons step"
                     problems.append(Problem(shown, 1, 1, (
-                        f"exercise id '{step.id}' is also used in {seen_exercises[step.id]}; "
-                        f"exercise ids are unique across all lessons")))
+                        f"{what} id '{step.id}' is also used in {seen_exercises[step.id]}; "
+                        f"exercise and parsons step ids are unique across all lessons")))
                 seen_exercises.setdefault(step.id, shown)
     return sorted(lessons, key=lambda pair: pair[0].order), problems
 

@@ -17,9 +17,10 @@ from typing import Any
 import yaml
 
 from gradtutor.checking.checkers import CHECKERS
+from gradtutor.checking.parsons import first_out_of_place, is_correct
 from gradtutor.errors import LessonProblems, Problem
 from gradtutor.lessons import cache
-from gradtutor.lessons.model import LETTERS, STEP_KINDS, Lesson
+from gradtutor.lessons.model import LETTERS, STEP_KINDS, Lesson, Parsons
 from gradtutor.lessons.schema import Issue, build
 
 Loc = tuple[str | int, ...]
@@ -319,6 +320,9 @@ def _explain(issue: Issue, parsed: Parsed) -> tuple[str, tuple[int, int]]:
         got, what = detail["got"], detail["what"]
         if what == "letter":
             return f"'{label}' must be a letter a-z, not {got!r}; write for example `answer: b`", at
+        if what == "variable name":
+            return (f"'{label}' {got!r} is not a Python variable name; use letters, digits and "
+                    f"underscores, not starting with a digit, like `losses`", at)
         if what == "python name":
             return (f"'{label}' {got!r} is not a Python function name; use letters, digits and "
                     f"underscores, not starting with a digit, like `zero_grad`", at)
@@ -388,6 +392,7 @@ def _semantic_problems(data: Any) -> Iterator[tuple[str, Loc]]:
                 yield from _answer_problems(question, qloc)
         if step.get("kind") == "parsons" and isinstance(step.get("lines"), list):
             yield from _parsons_problems(step["lines"], ("steps", i, "lines"))
+            yield from _parsons_solution_problems(step, ("steps", i))
         if step.get("kind") == "exercise":
             yield from _exercise_problems(step, ("steps", i))
 
@@ -447,6 +452,74 @@ def _parsons_problems(lines: list[Any], loc: Loc) -> Iterator[tuple[str, Loc]]:
              and isinstance(line.get("after", []), list)}
     if _has_cycle(graph):
         yield "the 'after' constraints form a cycle, so no order can satisfy them", loc
+    elif graph and not any(graph.values()):
+        yield ("no line has 'after', so every order would be right; say which lines must "
+               "come before which"), loc
+    codes: dict[str, str] = {}
+    for n, line in enumerate(lines):
+        code = line.get("code") if isinstance(line, dict) else None
+        if not isinstance(code, str) or not code.strip():
+            continue
+        if len(code.strip().splitlines()) > 1:
+            yield ("'code' must be one line of code: an answer names each line by its text"
+                   ), loc + (n, "code")
+        key = "".join(code.split())
+        if key in codes:
+            yield (f"this line has the same code as line '{codes[key]}'; make every line "
+                   f"different, or an answer could not say which is which"), loc + (n, "code")
+        elif isinstance(line.get("id"), str):
+            codes[key] = line["id"]
+
+
+def _parsons_solution_problems(step: dict[str, Any], loc: Loc) -> Iterator[tuple[str, Loc]]:
+    """`solution`, when given, lists every line of the step exactly once."""
+    solution = step.get("solution")
+    if not isinstance(solution, list):
+        return
+    known = [line["id"] for line in step["lines"]
+             if isinstance(line, dict) and isinstance(line.get("id"), str)]
+    seen: set[str] = set()
+    for n, ref in enumerate(solution):
+        if not isinstance(ref, str):
+            continue
+        if ref not in known:
+            close = difflib.get_close_matches(ref, sorted(known), n=1)
+            hint = f"did you mean '{close[0]}'?" if close else "name the lines of this step"
+            yield f"'solution' names unknown line '{ref}'; {hint}", loc + ("solution", n)
+        elif ref in seen:
+            yield f"'solution' lists line '{ref}' twice; list each line once", loc + (
+                "solution", n)
+        seen.add(ref)
+    missing = [i for i in known if i not in seen]
+    if missing:
+        yield (f"'solution' leaves out {', '.join(repr(i) for i in missing)}; list every line "
+               f"once, in a correct order"), loc + ("solution",)
+
+
+def _model_problems(lesson: Lesson) -> Iterator[tuple[str, Loc]]:
+    """Problems only the built model shows: a Parsons step's own answer must pass its grading."""
+    for i, step in enumerate(lesson.steps):
+        if not isinstance(step, Parsons):
+            continue
+        order = step.solution_order
+        graph = {line.id: list(line.after) for line in step.lines}
+        if (sorted(order) != sorted(graph) or _has_cycle(graph)
+                or any(ref not in graph for refs in graph.values() for ref in refs)):
+            continue  # reported by _parsons_problems or _parsons_solution_problems
+        if is_correct(step, order):
+            continue
+        wrong = first_out_of_place(step, order)
+        assert wrong is not None
+        line_id, later = wrong
+        names = " and ".join(f"'{ref}'" for ref in later)
+        if step.solution is not None:
+            yield (f"'solution' is not a correct order: '{line_id}' comes before {names}, "
+                   f"which its 'after' names"), ("steps", i, "solution")
+        else:
+            index = [line.id for line in step.lines].index(line_id)
+            yield (f"the lines are not listed in a correct order: '{line_id}' comes before "
+                   f"{names}, which its 'after' names; list them in an order that works, or "
+                   f"give one as `solution:`"), ("steps", i, "lines", index)
 
 
 def _has_cycle(graph: dict[str, list[str]]) -> bool:
@@ -478,6 +551,7 @@ def validate(parsed: Parsed, path: str) -> tuple[Lesson | None, list[Problem]]:
         return None, [Problem(path, 1, 1, f"a lesson must be a mapping of keys (id, title, "
                                           f"steps, ...), not {_describe(parsed.data)}")]
     lesson, issues = build(Lesson, parsed.data)
+    model_problems = list(_model_problems(lesson)) if lesson is not None else []
     # a typo like `bdy:` is reported as "did you mean 'body'?"; "missing 'body'" would repeat it
     typos = {(i.loc[:-1], _close_key(i)) for i in issues if i.kind == "unknown_key"}
     problems: list[Problem] = []
@@ -486,7 +560,7 @@ def validate(parsed: Parsed, path: str) -> tuple[Lesson | None, list[Problem]]:
             continue
         message, (line, col) = _explain(issue, parsed)
         problems.append(Problem(path, line, col, message))
-    for message, loc in _semantic_problems(parsed.data):
+    for message, loc in [*_semantic_problems(parsed.data), *model_problems]:
         line, col = parsed.position(loc)
         problems.append(Problem(path, line, col, message))
     unique = sorted(set(problems), key=lambda p: (p.line, p.col, p.message))

@@ -17,6 +17,7 @@ ID = rules(pattern=r"[a-z0-9]+(-[a-z0-9]+)*", max_chars=60, what="id")
 TEXT = rules(nonempty=True)
 LETTER = rules(pattern=r"[a-z]", what="letter")
 PY_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="python name")
+VAR_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="variable name")
 
 def _items(low: int, high: int | None = None, **more: object) -> dict[str, object]:
     return {**rules(min_items=low, max_items=high), **{k: v for k, v in more.items()}}
@@ -129,20 +130,48 @@ class ParsonsLine:
     after: tuple[str, ...] = field(default=(), metadata=ID)
 
 @dataclass(frozen=True)
+class ParsonsRun:
+    """What a correct order does when it runs: `setup` once, then the ordered lines as the
+    body of a loop that runs `repeat` times; after each pass `record` (an expression) is
+    evaluated and appended to the list named `series`, which is shown, one value per pass."""
+
+    setup: str = field(metadata=TEXT)
+    record: str = field(metadata=TEXT)
+    series: str = field(metadata=VAR_NAME)
+    repeat: int = field(default=10, metadata=rules(ge=1, le=1000))
+
+@dataclass(frozen=True)
 class Parsons:
-    """Put shuffled lines in an order that satisfies their `after` constraints."""
+    """Put shuffled lines in an order that satisfies their `after` constraints.
+
+    `solution` is one correct order (line ids); without it, the lines as listed are one.
+    With `run`, a correct order is then run as a loop and its effect shown."""
 
     kind: Literal["parsons"]
     id: str = field(metadata=ID)
     title: str = field(metadata=TEXT)
     prompt: str = field(metadata=TEXT)
     lines: tuple[ParsonsLine, ...] = field(metadata=_items(2))
+    solution: tuple[str, ...] | None = field(default=None, metadata=ID)
+    run: ParsonsRun | None = None
+
+    @property
+    def solution_order(self) -> tuple[str, ...]:
+        """The author's correct order, as line ids."""
+        return self.solution if self.solution is not None else tuple(ln.id for ln in self.lines)
+
+    def line(self, line_id: str) -> ParsonsLine:
+        """The line with this id (KeyError if there is none)."""
+        for candidate in self.lines:
+            if candidate.id == line_id:
+                return candidate
+        raise KeyError(line_id)
 
 @dataclass(frozen=True)
 class Chart:
     """Series the demo's code leaves in named variables, drawn as a chart."""
 
-    series: tuple[str, ...] = field(metadata=_items(1, None, nonempty=True))
+    series: tuple[str, ...] = field(metadata={**VAR_NAME, "min_items": 1})
     title: str = field(metadata=TEXT)
     x_label: str = "step"
     y_label: str = "loss"

@@ -1,0 +1,196 @@
+"""Grading a Parsons step: the learner's order of lines against the lines' `after`
+constraints, read as a dependency graph, so every order that respects them passes.
+
+Pure: no torch, no terminal, no files. The walkthrough and `gradtutor check` both decide
+here; `assembled` gives the code a correct order runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import re
+import textwrap
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from gradtutor.checking.verdict import Check, Table, Verdict, overall
+from gradtutor.errors import GradtutorError
+from gradtutor.lessons.model import Lesson, Parsons
+
+MAX_ANSWER_BYTES = 1024 * 1024
+_NUMBERED = re.compile(r"\d+\s*[.):]\s*")  # "3. loss.backward()", as the walkthrough numbers it
+
+
+class OrderTextError(GradtutorError):
+    """A line of an answer file that is none of the step's lines."""
+
+
+def parsons_steps(lessons: Iterable[Lesson]) -> dict[str, Parsons]:
+    """Every Parsons step in these lessons by id, in course order."""
+    return {step.id: step for lesson in lessons for step in lesson.steps
+            if isinstance(step, Parsons)}
+
+
+def first_out_of_place(step: Parsons, order: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+    """The first line, in `order`, placed above a line its `after` names, with those lines
+    (in the order `after` lists them); None when every constraint holds. `order` must hold
+    each line exactly once."""
+    position = {line_id: n for n, line_id in enumerate(order)}
+    for n, line_id in enumerate(order):
+        later = tuple(ref for ref in step.line(line_id).after if position[ref] > n)
+        if later:
+            return line_id, later
+    return None
+
+
+def is_correct(step: Parsons, order: Sequence[str]) -> bool:
+    """Whether `order` holds every line once and satisfies every `after` constraint."""
+    return (sorted(order) == sorted(line.id for line in step.lines)
+            and first_out_of_place(step, order) is None)
+
+
+def grade(step: Parsons, order: Sequence[str]) -> Verdict:
+    """The verdict on `order`, line ids in the learner's order.
+
+    Check `lines`: every line exactly once. Check `order`: no line comes before a line it
+    needs; on failure it names the first line out of place and why it must come later,
+    and `extra["out_of_place"]` holds that line's id for the walkthrough to mark."""
+    lines = _lines_check(step, order)
+    if lines.status != "pass":
+        checks = (lines, Check("order", "skip",
+                               "not judged until every line is there exactly once"))
+        return Verdict(step.id, overall(checks), checks, seed=0, duration_ms=0)
+    wrong = first_out_of_place(step, order)
+    if wrong is None:
+        passed = Check("order", "pass", "every line comes after the lines it needs")
+        return Verdict(step.id, "pass", (lines, passed), seed=0, duration_ms=0)
+    line_id, later = wrong
+    line = step.line(line_id)
+    before = " and ".join(f"`{step.line(ref).code}`" for ref in later)
+    needs = " and ".join(f"`{step.line(ref).code}`" for ref in line.after)
+    rows = tuple((str(n), step.line(i).code, "out of place" if i == line_id else "")
+                 for n, i in enumerate(order, start=1))
+    why = " ".join(line.why.split())
+    failed = Check("order", "fail", f"`{line.code}` comes before {before}: {why}",
+                   help=f"`{line.code}` must come after {needs}",
+                   evidence=Table(("#", "your order", ""), rows))
+    return Verdict(step.id, "fail", (lines, failed), seed=0, duration_ms=0,
+                   extra={"out_of_place": line_id})
+
+
+def _lines_check(step: Parsons, order: Sequence[str]) -> Check:
+    known = [line.id for line in step.lines]
+    count = len(known)
+    if not order:
+        return Check("lines", "fail", f"your answer has none of the {count} lines",
+                     help=f"put all {count} lines in order, each once")
+    seen = Counter(order)
+    problems = [f"{line_id!r} is not one of the lines" for line_id in seen
+                if line_id not in known]
+    problems += [f"`{step.line(i).code}` is there {seen[i]} times" for i in known if seen[i] > 1]
+    problems += [f"`{step.line(i).code}` is missing" for i in known if not seen[i]]
+    if problems:
+        return Check("lines", "fail", "; ".join(problems),
+                     help=f"use each of the {count} lines exactly once")
+    return Check("lines", "pass", f"all {count} lines, each once")
+
+
+def normal(code: str) -> str:
+    """A line of code with all whitespace removed: how answer lines are matched."""
+    return "".join(code.split())
+
+
+def order_from_text(step: Parsons, text: str) -> list[str]:
+    """The line ids of an answer written as text, one line of code per line, in order.
+
+    Whitespace does not matter; blank lines and `#` comments are ignored, and so is a
+    leading number such as `3.`. A line that is none of the step's lines raises
+    OrderTextError naming it, with the closest line as a hint."""
+    by_code = {normal(line.code): line.id for line in step.lines}
+    order: list[str] = []
+    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        candidates = [stripped, stripped.split("#", 1)[0], _NUMBERED.sub("", stripped, count=1)]
+        candidates.append(candidates[2].split("#", 1)[0])
+        found = next((by_code[normal(c)] for c in candidates if normal(c) in by_code), None)
+        if found is None:
+            raise OrderTextError(f"line {number}, `{stripped}`, is not one of the lines to order",
+                                 _closest_hint(step, stripped))
+        order.append(found)
+    return order
+
+
+def _closest_hint(step: Parsons, written: str) -> str:
+    codes = {normal(line.code): line.code for line in step.lines}
+    close = difflib.get_close_matches(normal(written), list(codes), n=1, cutoff=0.6)
+    if close:
+        return f"did you mean `{codes[close[0]]}`?"
+    return "copy each line as given: " + ", ".join(f"`{line.code}`" for line in step.lines)
+
+
+def grade_text(step: Parsons, text: str) -> Verdict:
+    """The verdict on an answer written as text (see `order_from_text`)."""
+    try:
+        order = order_from_text(step, text)
+    except OrderTextError as exc:
+        checks = (Check("lines", "fail", exc.message, help=exc.hint),
+                  Check("order", "skip", "not judged until every line is one of the lines"))
+        return Verdict(step.id, "fail", checks, seed=0, duration_ms=0)
+    return grade(step, order)
+
+
+def grade_file(step: Parsons, raw: bytes, filename: str) -> Verdict:
+    """The verdict on an answer file's bytes; a file that is not UTF-8 text is an error."""
+    problem = None
+    if len(raw) > MAX_ANSWER_BYTES:
+        problem = f"{filename} is {len(raw)} bytes; an answer of {len(step.lines)} lines is short"
+    else:
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            problem = f"{filename} is not UTF-8 text"
+    if problem is not None:
+        check = Check("file", "error", problem, help="write the lines in order, one per line, "
+                                                     "in a plain text file")
+        return Verdict(step.id, "error", (check,), seed=0, duration_ms=0)
+    return grade_text(step, text)
+
+
+def initial_order(step: Parsons) -> tuple[str, ...]:
+    """The shuffled order the learner starts from: the same every time for a step (seeded by
+    its id), and never already correct, so there is always something to do. (A step with
+    no `after` constraints has no wrong order; it starts reversed.)"""
+    ids = list(step.solution_order)
+    rng = random.Random(f"parsons:{step.id}")
+    for _ in range(200):
+        rng.shuffle(ids)
+        if first_out_of_place(step, ids) is not None:
+            return tuple(ids)
+    # constraints so loose that shuffles keep landing on right orders: a line that needs
+    # another, moved to the very top, is out of place
+    solution = list(step.solution_order)
+    needy = next((i for i in solution if step.line(i).after), None)
+    if needy is None:
+        return tuple(reversed(solution))
+    return (needy, *(i for i in solution if i != needy))
+
+
+def run_series(step: Parsons) -> tuple[str, ...]:
+    """The series the assembled code leaves: what to ask the runner for."""
+    return (step.run.series,) if step.run is not None else ()
+
+
+def assembled(step: Parsons, order: Sequence[str]) -> str:
+    """The code a correct `order` runs: `run.setup`, then the lines as the body of a loop
+    that records `run.record` after each pass in the list `run.series`. Without `run`, just
+    the lines in order."""
+    body = "\n".join(step.line(line_id).code.strip() for line_id in order)
+    run = step.run
+    if run is None:
+        return body + "\n"
+    loop = f"{body}\n{run.series}.append({run.record.strip()})"
+    return (f"{run.setup.rstrip()}\n\n{run.series} = []\nfor _ in range({run.repeat}):\n"
+            f"{textwrap.indent(loop, '    ')}\n")
