@@ -10,23 +10,28 @@ import io
 import sys
 import tokenize
 import warnings
+from itertools import pairwise
 from typing import Any
 
 import pytest
 
+from gradtutor.checking.parsons import assembled
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Quiz, Slide
+from gradtutor.lessons.model import Demo, Parsons, Predict, Quiz, Slide
 
 CLAIM = "# -> "
 
 
 def shipped_samples() -> list[Any]:
-    """One pytest param per code sample: a slide's `code`, or a quiz question's `code`."""
+    """One pytest param per code sample: a slide's, predict's or demo's `code`, a Parsons
+    step's assembled loop, or a quiz question's `code`."""
     samples: list[tuple[str, str]] = []
     for lesson in load_course().lessons:
         for step in lesson.steps:
-            if isinstance(step, Slide) and step.code:
+            if isinstance(step, (Slide, Predict, Demo)) and step.code:
                 samples.append((f"{lesson.id}/{step.id}", step.code))
+            elif isinstance(step, Parsons) and step.run is not None:
+                samples.append((f"{lesson.id}/{step.id}", assembled(step, step.solution_order)))
             elif isinstance(step, Quiz):
                 samples += [(f"{lesson.id}/{step.id}/{question.id}", question.code)
                             for question in step.questions if question.code]
@@ -122,3 +127,40 @@ def test_claims_are_read_from_comments_only() -> None:
     code = 's = "# -> not a claim"\nprint(s)  # -> # -> not a claim\n'
     assert claimed_output(code) == {2: "# -> not a claim"}
     check_sample(code, "string")
+
+
+# The stories the practice steps tell about what their code does, checked against torch.
+
+def step_of(step_id: str) -> Any:
+    return next(step for step in load_course().find("grad").steps if step.id == step_id)
+
+
+def test_the_hidden_bug_demo_shows_what_its_text_says() -> None:
+    namespace: dict[str, Any] = {}
+    exec(step_of("hidden-bug-demo").code, namespace)
+    cleared, piled = namespace["with_zeroing"], namespace["without_zeroing"]
+    assert len(cleared) == len(piled) == 30 and cleared[0] == piled[0]  # the same start
+    assert all(later < earlier for earlier, later in pairwise(cleared))  # settles down
+    assert piled[2] < cleared[2]  # "at first falls faster"
+    assert max(piled[10:]) > 0.9 * piled[0]  # "climbs back up"
+    rises = sum(1 for earlier, later in pairwise(piled) if later > earlier)
+    assert rises >= 10  # "again and again"
+
+
+def test_the_momentum_demo_prints_what_its_text_says() -> None:
+    output = io.StringIO()
+    namespace = {"print": lambda *a, **k: print(*a, **{**k, "file": output})}
+    exec(step_of("momentum-demo").code, namespace)
+    # None: the optimizer skips w; zeros: momentum moves it again
+    assert output.getvalue() == "set_to_none=True: w = 0.80\nset_to_none=False: w = 0.62\n"
+
+
+def test_predict_snippets_show_their_answers_text() -> None:
+    for step_id in ("predict-two-backwards", "predict-zero-grad"):
+        step = step_of(step_id)
+        namespace: dict[str, Any] = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            exec(step.code, namespace)
+        answer = step.choices[ord(step.answer) - ord("a")].text
+        assert str(eval(step.show, namespace)) == answer, step_id

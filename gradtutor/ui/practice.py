@@ -1,0 +1,225 @@
+"""The bodies of the practice steps that run real code: predict, Parsons and demo.
+
+Pure: each takes the step, what the learner did so far and the result of the run (None while
+it is running) and returns Rich renderables. Text that code produced (a shown value, output,
+an error) is neutralised before it is drawn. The chart module is imported only when a demo
+with a chart has its result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Protocol
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.text import Text
+
+from gradtutor.checking.feedback import neutralise
+from gradtutor.checking.verdict import Verdict
+from gradtutor.lessons.model import LETTERS, Demo, Parsons, Predict
+from gradtutor.ui.render import Look, code_block, inline, markdown
+
+RUNNING = "running ..."
+_SHOWN_VALUES = 12  # a Parsons run shows this many recorded values at most
+
+
+class RunResult(Protocol):
+    """What a run of a snippet hands back (gradtutor.checking.snippet.SnippetResult)."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def shown(self) -> str | None: ...
+
+    @property
+    def series(self) -> Sequence[tuple[str, Sequence[float]]]: ...
+
+    @property
+    def output(self) -> str: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+
+# --- predict ----------------------------------------------------------------------------------
+
+
+def predict_body(step: Predict, chosen: int | None, result: RunResult | None,
+                 look: Look) -> RenderableType:
+    """Before an answer (`chosen` None): prompt, code and the lettered choices. After: the
+    learner's choice marked right or wrong with its why (and the right one's, if it was
+    wrong), beside the value the snippet really shows once `result` has arrived."""
+    parts: list[RenderableType] = [markdown(step.prompt, look), Text(""),
+                                   code_block(step.code, look), Text("")]
+    if chosen is None:
+        for i, choice in enumerate(step.choices):
+            parts.append(Padding(Text.assemble(f"{LETTERS[i]}) ", inline(choice.text, look)),
+                                 (0, 0, 0, 2)))
+        return Group(*parts)
+    answer = LETTERS.index(step.answer)
+    right = chosen == answer
+    parts.append(Text(f"{look.ok} Right." if right else f"{look.bad} Not quite.",
+                      style="bold green" if right else "bold red"))
+    parts.append(Text(""))
+    table = _pairs([
+        ("You predicted", Text.assemble(f"{LETTERS[chosen]}) ",
+                                        inline(step.choices[chosen].text, look, "bold"))),
+        (f"{step.show} is", _shown(result)),
+    ])
+    parts += [Padding(table, (0, 0, 0, 2)), Text("")]
+    parts.append(Padding(inline(step.choices[chosen].why, look), (0, 0, 0, 2)))
+    if not right:
+        correct = step.choices[answer]
+        parts += [Text(""), Padding(Text.assemble(
+            (f"The answer is {step.answer}) ", "bold"), inline(correct.text, look, "bold"),
+            ": ", inline(correct.why, look)), (0, 0, 0, 2))]
+    return Group(*parts)
+
+
+def _shown(result: RunResult | None) -> Text:
+    if result is None:
+        return Text(RUNNING, style="italic cyan")
+    if result.error is not None:
+        return Text(f"the snippet failed: {neutralise(result.error)}", style="yellow")
+    if result.shown is None:
+        return Text("(nothing was shown)", style="italic")
+    return Text(neutralise(result.shown), style="bold")
+
+
+def _pairs(rows: Sequence[tuple[str, Text]]) -> RenderableType:
+    """Label and value side by side; the value keeps its own indent when it wraps."""
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 2, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1)
+    for label, value in rows:
+        grid.add_row(Text(label), value)
+    return grid
+
+
+# --- parsons ----------------------------------------------------------------------------------
+
+
+def parsons_body(step: Parsons, order: Sequence[str], cursor: int, grabbed: bool,
+                 verdict: Verdict | None, run: RunResult | None,
+                 look: Look) -> RenderableType:
+    """The lines, numbered in the learner's current `order`, with the cursor on line `cursor`
+    (0-based) and that line marked as moving when `grabbed`. Once graded (`verdict`): the
+    first line out of place marked, the verdict's message and hint, and after a pass the
+    effect of running the loop (`run`, None while it runs)."""
+    parts: list[RenderableType] = [markdown(step.prompt, look), Text("")]
+    wrong = verdict.extra.get("out_of_place") if verdict is not None else None
+    width = len(str(len(order)))
+    for n, line_id in enumerate(order):
+        here = n == cursor
+        pointer = (">" if look.plain else "❯") if here else " "
+        row = Text(f"{pointer} {str(n + 1).rjust(width)}. ",
+                   style="bold cyan" if here and not look.plain else "")
+        style = "bold" if here else ""
+        if here and grabbed:
+            style = "bold reverse" if not look.plain else ""
+        row.append(step.line(line_id).code, style=style)
+        if here and grabbed:
+            row.append("  (moving)", style="" if look.plain else "bold yellow")
+        if line_id == wrong:
+            row.append(f"  {look.bad} out of place", style="" if look.plain else "bold red")
+        parts.append(row)
+    if verdict is not None:
+        parts += [Text(""), _verdict(verdict, look)]
+        if verdict.passed and step.run is not None:
+            parts += [Text(""), _effect(step, run, look)]
+    return Group(*parts)
+
+
+def _verdict(verdict: Verdict, look: Look) -> RenderableType:
+    failed = [c for c in verdict.checks if c.status not in ("pass", "skip")]
+    if not failed:
+        return Text(f"{look.ok} Right: every line comes after the lines it needs.",
+                    style="bold green")
+    check = failed[0]
+    parts: list[RenderableType] = [
+        Text.assemble((f"{look.bad} Not yet: ", "bold red"), inline(check.message, look))]
+    if check.help:
+        parts.append(Padding(Text.assemble(("hint: ", "bold"), inline(check.help, look)),
+                             (0, 0, 0, 2)))
+    return Group(*parts)
+
+
+def _effect(step: Parsons, run: RunResult | None, look: Look) -> RenderableType:
+    """What the assembled loop did: its recorded values, one per pass, first to last."""
+    assert step.run is not None
+    title = inline(f"Your step ran {step.run.repeat} times; `{step.run.series}` after each:",
+                   look, "bold")
+    if run is None:
+        return Group(title, Padding(Text(RUNNING, style="italic cyan"), (0, 0, 0, 2)))
+    if run.error is not None:
+        return Group(title, Padding(Text(f"the loop failed: {neutralise(run.error)}",
+                                         style="yellow"), (0, 0, 0, 2)))
+    values = dict(run.series).get(step.run.series)
+    if not values:
+        return Group(title, Padding(Text("(no values were recorded)", style="italic"),
+                                    (0, 0, 0, 2)))
+    return Group(title, Padding(Text(_values_line(values, look)), (0, 0, 0, 2)),
+                 Padding(Text(_trend(values)), (0, 0, 0, 2)))
+
+
+def _values_line(values: Sequence[float], look: Look) -> str:
+    shown = [_short(v) for v in values]
+    if len(shown) > _SHOWN_VALUES:
+        shown = [*shown[: _SHOWN_VALUES - 3], "..." if look.plain else "…", *shown[-2:]]
+    return ", ".join(shown)
+
+
+def _short(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _trend(values: Sequence[float]) -> str:
+    first, last = values[0], values[-1]
+    if not (math.isfinite(first) and math.isfinite(last)):
+        return f"from {_short(first)} to {_short(last)}"
+    word = "fell" if last < first else ("rose" if last > first else "stayed")
+    return f"it {word} from {_short(first)} to {_short(last)}"
+
+
+# --- demo -------------------------------------------------------------------------------------
+
+
+def demo_body(step: Demo, result: RunResult | None, width: int,
+              look: Look) -> RenderableType:
+    """The demo's text and code, then what running it gave: the chart of the series its
+    `chart` names (underscores in a name read as spaces), and anything it printed."""
+    parts: list[RenderableType] = [markdown(step.body, look), Text(""),
+                                   code_block(step.code, look), Text("")]
+    if result is None:
+        parts.append(Text(RUNNING, style="italic cyan"))
+        return Group(*parts)
+    if result.error is not None:
+        parts.append(Text(f"The code failed: {neutralise(result.error)}", style="yellow"))
+        return Group(*parts)
+    if step.chart is not None:
+        from gradtutor.ui.chart import line_chart
+
+        found = dict(result.series)
+        missing = [name for name in step.chart.series if name not in found]
+        drawn = [(name.replace("_", " "), found[name]) for name in step.chart.series
+                 if name in found]
+        if drawn:
+            parts.append(line_chart(drawn, title=step.chart.title, x_label=step.chart.x_label,
+                                    y_label=step.chart.y_label, width=width, look=look))
+        if missing:
+            parts.append(Text(f"(the code left no {', '.join(missing)} to draw)",
+                              style="italic"))
+    output = result.output.rstrip()
+    if output:
+        if step.chart is not None:
+            parts.append(Text(""))
+        parts += [Text("It printed:", style="bold"),
+                  Padding(Text(neutralise(output)), (0, 0, 0, 2))]
+    elif step.chart is None:
+        parts.append(Text("(it printed nothing)", style="italic"))
+    return Group(*parts)
