@@ -2,7 +2,9 @@
 
 For each exercise: the starter must not pass, the reference solution must pass, and each
 mutant must fail on the check it names. Quiz snippets must run, and a predict step's snippet
-must show the text of its correct choice. Deciding is pure (`problems_for`); running the
+must show the text of its correct choice. A demo's code must run and leave every series its
+chart names; a Parsons step's correct order (already proven by the loader's grading) must run
+as its assembled loop and leave its series. Deciding is pure (`problem_text`); running the
 author's code happens in one batch worker process (`gradtutor.checking.batch`).
 """
 
@@ -21,10 +23,11 @@ from typing import Any
 import gradtutor
 from gradtutor.checking.checkers import load as load_checker
 from gradtutor.checking.outcome import case_error_check, judged, learner_error_check
+from gradtutor.checking.parsons import assembled, run_series
 from gradtutor.checking.verdict import Check, overall
 from gradtutor.errors import Problem
 from gradtutor.lessons.load import Loc, display_path, parse_yaml, read_lesson_text
-from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Predict, Quiz
+from gradtutor.lessons.model import LETTERS, Demo, Exercise, Lesson, Parsons, Predict, Quiz
 
 SEEDS = (0, 1, 2)
 BATCH_TIMEOUT_S = 600
@@ -37,9 +40,10 @@ class Job:
     lesson_path: Path
     loc: Loc  # where in the lesson file a problem is reported
     what: str  # "the starter", "mutant 'no-backward'", ...
-    expect: str  # "pass", "not-pass", "fails:<check>", "runs", "shows"
+    expect: str  # "pass", "not-pass", "fails:<check>", "runs", "shows", "series"
     request: dict[str, Any]
     shows: str = ""
+    series: tuple[str, ...] = ()  # for "series": the variables that must hold numbers
 
 
 def apply_edits(solution: str, exercise: Exercise, mutant_index: int) -> str:
@@ -76,6 +80,17 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
             yield Job(path, ("steps", i, "code"), f"the snippet of '{step.id}'", "shows",
                       {"kind": "snippet", "code": step.code, "show": step.show},
                       shows=correct.strip())
+        elif isinstance(step, Demo):
+            names = step.chart.series if step.chart is not None else ()
+            yield Job(path, ("steps", i, "code"), f"the code of demo '{step.id}'",
+                      "series" if names else "runs",
+                      {"kind": "snippet", "code": step.code, "series": list(names)},
+                      series=names)
+        elif isinstance(step, Parsons) and step.run is not None:
+            names = run_series(step)
+            yield Job(path, ("steps", i, "run"), f"the loop of '{step.id}' in its correct order",
+                      "series", {"kind": "snippet", "code": assembled(step, step.solution_order),
+                                 "series": list(names)}, series=names)
 
 
 def checks_from(job: Job, messages: list[dict[str, Any]]) -> list[Check]:
@@ -96,12 +111,14 @@ def checks_from(job: Job, messages: list[dict[str, Any]]) -> list[Check]:
 def problem_text(job: Job, result: dict[str, Any]) -> str | None:
     """Why `result` disproves `job`, or None if it proves it."""
     seed = job.request.get("seed")
-    if job.expect in ("runs", "shows"):
+    if job.expect in ("runs", "shows", "series"):
         if "error" in result:
             return f"{job.what} does not run: {result['error']}"
         if job.expect == "shows" and result.get("shown") != job.shows:
             return (f"{job.what} shows {result.get('shown')!r}, but the answer key's choice "
                     f"says {job.shows!r}; fix the answer or the choice text")
+        if job.expect == "series":
+            return _series_problem(job, result.get("series"))
         return None
     checks = checks_from(job, result.get("messages", []))
     passed = overall(tuple(checks)) == "pass"
@@ -119,6 +136,21 @@ def problem_text(job: Job, result: dict[str, Any]) -> str | None:
             caught = ", ".join(sorted({c.name for c in failed}))
             return (f"{job.what} should fail check '{name}' but fails {caught} (seed {seed}); "
                     f"name one of those in `fails:`")
+    return None
+
+
+def _series_problem(job: Job, found: Any) -> str | None:
+    """Why the series a run left (`{name: [floats] or what it is instead}`) cannot be drawn."""
+    if not isinstance(found, dict):
+        return f"{job.what} ran, but the batch worker sent back no series from it"
+    for name in job.series:
+        value = found.get(name)
+        if name not in found:
+            return f"{job.what} leaves no variable `{name}`; make the code set it to a list"
+        if isinstance(value, str):
+            return f"{job.what} leaves `{name}` as {value}, not a list of numbers"
+        if not isinstance(value, list) or not value:
+            return f"{job.what} leaves `{name}` empty: there is nothing to show"
     return None
 
 
