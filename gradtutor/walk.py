@@ -9,10 +9,12 @@ the disk or starts anything, so every path through a lesson is testable without 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from gradtutor.checking.verdict import Verdict
 from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Question, Quiz
+
+if TYPE_CHECKING:  # only named in annotations; the first screen need not load it
+    from gradtutor.checking.verdict import Verdict
 
 Nav = Literal["next", "back", "quit", "help", "submit"]
 # What the learner can do on an exercise: open the editor, check now, take the next hint,

@@ -17,20 +17,17 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from gradtutor import progress as prog
-from gradtutor import workspace
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Quiz, Slide
 from gradtutor.store import ProgressStore, now_iso
 from gradtutor.ui import render
-from gradtutor.ui.background import Background
-from gradtutor.ui.exercise_view import exercise_body
 from gradtutor.ui.keys import TimedReader, timed_reader
 from gradtutor.ui.render import Look
 from gradtutor.walk import (
@@ -56,7 +53,10 @@ from gradtutor.walk import (
     key_event,
     line_event,
 )
-from gradtutor.watching import FileWatch, events_enabled
+
+if TYPE_CHECKING:  # the practice machinery loads after the first screen, when it is needed
+    from gradtutor.ui.background import Background
+    from gradtutor.watching import FileWatch
 
 KEY_WAIT_S = 0.1  # how long a key is awaited before the inbox is looked at again
 
@@ -232,8 +232,11 @@ def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
     if state.help:
         body = help_body(keys, look)
     elif isinstance(step, Exercise) and state.exercise is not None:
-        path = workspace.exercise_path(folder or Path(), step.id)
-        body = exercise_body(step, state.exercise, path, look)
+        from gradtutor.ui.exercise_view import exercise_body
+        from gradtutor.workspace import exercise_path
+
+        body = exercise_body(step, state.exercise, exercise_path(folder or Path(), step.id),
+                             look)
     elif isinstance(step, Slide):
         body = render.slide_body(step, look)
     elif isinstance(step, Quiz) and state.quiz is not None:
@@ -267,9 +270,11 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
     """
     look = Look(plain)
     io = make_io(env, plain)
-    folder = folder if folder is not None else workspace.default_folder(env.home)
-    background = Background(io.post, env.environ)
-    shell = _Shell(lesson, env, store, io, background, folder, keep_place)
+    if folder is None:
+        from gradtutor.workspace import default_folder
+
+        folder = default_folder(env.home)
+    shell = _Shell(lesson, env, store, io, folder, keep_place)
     state, opened = enter(lesson, start)
     try:
         # The starter is in place (and watched) before a screen names its file; progress is
@@ -277,7 +282,7 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
         state = shell.apply(state, [e for e in opened if not isinstance(e, Visit)])
         io.show(screen(lesson, state, io.console.width, io.keys, look, folder))
         if any(isinstance(step, Exercise) for step in lesson.steps):
-            background.start()
+            shell.jobs().start()
         state = shell.apply(state, [e for e in opened if isinstance(e, Visit)])
         while state.outcome is None:
             state, effects = handle(lesson, state, io.next_event(lesson, state))
@@ -298,17 +303,25 @@ class _Shell:
     editor, and keeps a watch on the file of the exercise on screen."""
 
     def __init__(self, lesson: Lesson, env: Environment, store: ProgressStore, io: Io,
-                 background: Background, folder: Path, keep_place: bool) -> None:
+                 folder: Path, keep_place: bool) -> None:
         self.lesson = lesson
         self.env = env
         self.store = store
         self.io = io
-        self.background = background
+        self.background: Background | None = None
         self.folder = folder
         self.keep_place = keep_place
         self.exercises = {s.id: s for s in lesson.steps if isinstance(s, Exercise)}
         self.watch: FileWatch | None = None
         self.watched: str | None = None
+
+    def jobs(self) -> Background:
+        """The background thread for checks (created on first need; start() begins it)."""
+        if self.background is None:
+            from gradtutor.ui.background import Background
+
+            self.background = Background(self.io.post, self.env.environ)
+        return self.background
 
     def apply(self, state: WalkState, effects: list[Effect]) -> WalkState:
         """Do `effects`; what they answer at once (a starter written) is handled in turn."""
@@ -328,6 +341,8 @@ class _Shell:
         return state
 
     def do(self, effect: Effect) -> Event | None:
+        from gradtutor import workspace
+
         if isinstance(effect, WriteStarter):
             try:
                 written = workspace.write_starter(self.folder, self.exercises[effect.exercise_id])
@@ -335,22 +350,26 @@ class _Shell:
                 return Say(f"{exc.message} ({exc.hint})")
             return FileReady(effect.exercise_id, written)
         if isinstance(effect, RunCheck):
-            self.background.check(self.exercises[effect.exercise_id], self.path(effect.exercise_id))
+            self.jobs().check(self.exercises[effect.exercise_id], self.path(effect.exercise_id))
         elif isinstance(effect, OpenEditor):
             problem = self.edit(self.path(effect.exercise_id))
             return Say(problem) if problem else None
         return None
 
     def path(self, exercise_id: str) -> Path:
-        return workspace.exercise_path(self.folder, exercise_id)
+        from gradtutor.workspace import exercise_path
+
+        return exercise_path(self.folder, exercise_id)
 
     def edit(self, path: Path) -> str | None:
         """The learner's editor on `path`, until it closes. Ctrl-C there is the editor's
         business, not a reason to quit the tutor."""
         if not path.is_file():
             return f"There is no file {path} to open: b then n writes the starter again."
+        from gradtutor.workspace import open_in_editor
+
         with _ignoring_interrupts():
-            return workspace.open_in_editor(path, self.env.environ)
+            return open_in_editor(path, self.env.environ)
 
     def save(self, effects: list[Effect]) -> None:
         now = now_iso()
@@ -385,6 +404,8 @@ class _Shell:
             return
         self.stop_watching()
         if exercise is not None:
+            from gradtutor.watching import FileWatch, events_enabled
+
             exercise_id = exercise.id
             self.watch = FileWatch(self.path(exercise_id),
                                    lambda digest: self.io.post(FileSaved(exercise_id, digest)),
@@ -399,7 +420,8 @@ class _Shell:
 
     def close(self) -> None:
         self.stop_watching()
-        self.background.close()
+        if self.background is not None:
+            self.background.close()
 
 
 def _saved(effect: Effect, keep_place: bool) -> bool:
