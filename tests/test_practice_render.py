@@ -444,3 +444,33 @@ def test_the_parsons_assembled_loop_is_what_the_lesson_runs(grad) -> None:
     step = next(s for s in grad.steps if isinstance(s, Parsons))
     assert "for _ in range(20):\n    optimizer.zero_grad()\n" in assembled(
         step, step.solution_order)
+
+
+# --- gradtutor show -----------------------------------------------------------------------------
+
+
+def test_show_prints_a_parsons_step_with_its_lines_and_how_to_check_it(cli) -> None:
+    code, out, err = cli("show", "grad", "--step", "order-the-loop", "--plain", width=60)
+    assert (code, err) == (0, "")
+    out = "\n".join(line.rstrip() for line in out.split("\n"))
+    assert out.endswith("""\
+  1. optimizer.step()
+  2. optimizer.zero_grad()
+  3. loss = loss_fn(pred, y)
+  4. pred = model(x)
+  5. loss.backward()
+
+Try it: write these lines in a working order in
+order-the-loop.txt, one per line, and run `gradtutor check
+order-the-loop order-the-loop.txt`.
+
+""")
+
+
+def test_show_never_gives_a_predict_answer_away(cli) -> None:
+    code, out, _ = cli("show", "grad", "--step", "predict-zero-grad", "--plain", width=100)
+    assert code == 0
+    out = "\n".join(line.rstrip() for line in out.split("\n"))
+    assert "  a) tensor([[1., 1.]])\n  b) tensor([[0., 0.]])\n  c) None\n" in out
+    assert "Right" not in out and "set_to_none=False" not in out
+    assert "In `gradtutor start`, pick an answer; the snippet then runs and shows the value." in out

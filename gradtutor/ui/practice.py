@@ -223,3 +223,24 @@ def demo_body(step: Demo, result: RunResult | None, width: int,
     elif step.chart is None:
         parts.append(Text("(it printed nothing)", style="italic"))
     return Group(*parts)
+
+
+# --- for reading (gradtutor show) -------------------------------------------------------------
+
+
+def reading_body(step: Predict | Parsons | Demo, look: Look) -> RenderableType:
+    """A practice step as `gradtutor show` prints it: nothing runs and no answer is given
+    away; a Parsons step lists its lines in the starting order and says how to check one."""
+    if isinstance(step, Predict):
+        parts = [predict_body(step, None, None, look)]
+        how = "In `gradtutor start`, pick an answer; the snippet then runs and shows the value."
+    elif isinstance(step, Parsons):
+        from gradtutor.checking.parsons import initial_order
+
+        parts = [parsons_body(step, initial_order(step), -1, False, None, None, look)]
+        how = (f"Try it: write these lines in a working order in {step.id}.txt, one per line, "
+               f"and run `gradtutor check {step.id} {step.id}.txt`.")
+    else:
+        parts = [markdown(step.body, look), Text(""), code_block(step.code, look)]
+        how = "`gradtutor start` runs this code and shows what it gives."
+    return Group(*parts, Text(""), inline(how, look, "italic"))

@@ -20,7 +20,18 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from gradtutor.lessons.model import LETTERS, Choice, Exercise, Lesson, Question, Quiz, Slide
+from gradtutor.lessons.model import (
+    LETTERS,
+    Choice,
+    Demo,
+    Exercise,
+    Lesson,
+    Parsons,
+    Predict,
+    Question,
+    Quiz,
+    Slide,
+)
 from gradtutor.progress import LessonProgress
 
 MAX_WIDTH = 100
@@ -225,6 +236,10 @@ def step_for_reading(lesson: Lesson, index: int, width: int, look: Look) -> Rend
 
 def practice_preview(step: object, look: Look) -> RenderableType:
     """Practice steps shown as text. An exercise says how to check it from the shell."""
+    if isinstance(step, (Predict, Parsons, Demo)):
+        from gradtutor.ui.practice import reading_body
+
+        return reading_body(step, look)
     text = getattr(step, "prompt", None) or getattr(step, "body", "")
     parts: list[RenderableType] = [markdown(str(text), look)]
     code = getattr(step, "code", None) or getattr(step, "starter", None)
