@@ -3,6 +3,8 @@
 `gradtutor validate` proves each exercise (the starter fails, the solution passes, each mutant
 fails on the check it names) and each snippet with an answer key. That code is the author's
 own, so it runs in one worker process after one torch import, not one process per run.
+Snippets run through `snippet.run_code`, exactly as a lesson runs them, so a demo's series
+are proved too: each result is {"shown", "series"} or {"error"}.
 
     python -m gradtutor.checking.batch JOBS.json   # writes one JSON line per job to stdout
 """
@@ -17,33 +19,17 @@ import warnings
 from typing import Any
 
 
-def run_snippet(code: str, show: str | None) -> dict[str, Any]:
-    """Run a quiz or predict snippet; with `show`, the str() of that expression afterwards."""
-    namespace: dict[str, Any] = {"__name__": "__snippet__"}
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            exec(compile(code, "<snippet>", "exec"), namespace)  # noqa: S102 - author code
-            shown = str(eval(show, namespace)) if show else None  # noqa: S307
-    except BaseException as exc:  # noqa: BLE001 - every failure is reported to the author
-        return {"error": f"{type(exc).__name__}: {exc}"}
-    return {"shown": shown}
-
-
 def main() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import torch  # noqa: F401 - once, before any job
+    from gradtutor.checking.snippet import run_code
+    from gradtutor.checking.worker import evaluate, import_torch_quietly
 
-    from gradtutor.checking import trace
-    from gradtutor.checking.worker import evaluate
-
-    trace.install()
+    import_torch_quietly()  # once, before any job; the same quiet import as a check's worker
     jobs = json.loads(open(sys.argv[1], encoding="utf-8").read())  # noqa: SIM115
     for number, job in enumerate(jobs):
-        if job["kind"] == "snippet":
-            result: dict[str, Any] = run_snippet(job["code"], job.get("show"))
+        if job["kind"] == "snippet":  # the same run as a lesson's snippet; stdout is ours
+            with contextlib.redirect_stdout(io.StringIO()):
+                result: dict[str, Any] = run_code(job["code"], job.get("show"),
+                                                  tuple(job.get("series", ())))
         else:
             messages: list[dict[str, Any]] = []
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():

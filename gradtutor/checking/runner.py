@@ -1,9 +1,12 @@
-"""Running one check: the learner's file in a worker process, under limits, with a clock.
+"""Running one check (or lesson snippet): the learner's code in a worker process, under
+limits, with a clock.
 
-The tutor's side of the isolation. It reads the file, starts `gradtutor.checking.worker` in a
-fresh temporary directory with no stdin, drains the learner's output and the private result
-pipe, kills the worker's whole process tree when time is up or the check is over, and hands
-what it saw to `outcome.decide` (pure) for the Verdict. This process never runs learner code.
+The tutor's side of the isolation. It reads the file, prepares a `Slot` (a fresh temporary
+folder, no stdin, an output pipe and a private result pipe), starts `gradtutor.checking.worker`
+there, drains both pipes, kills the worker's whole process tree when time is up or the check
+is over (`supervise`), and hands what it saw to `outcome.decide` (pure) for the Verdict. This
+process never runs learner code. `run_check` and `run_snippet` use a cold worker that imports
+torch first; warm.py runs the same requests through the same `supervise` in a warm one.
 
 Nothing is left running: on Linux the tutor becomes a child subreaper, so even a learner's
 double-forked, `setsid` daemon re-parents to it and is found and killed after the check. On
@@ -25,15 +28,16 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import gradtutor
 from gradtutor.checking.checkers import CHECKERS
 from gradtutor.checking.checkers import load as load_checker
 from gradtutor.checking.outcome import GiB, MiB, WorkerRun, decide, source_problem
+from gradtutor.checking.snippet import SnippetResult, snippet_result
 from gradtutor.checking.verdict import Verdict, overall
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
@@ -62,6 +66,12 @@ def run_check(exercise: Exercise, path: Path, *, seed: int,
     `timeout` (default: the exercise's) is the time the learner's code may run; the worker's
     start-up (importing torch, computing references) is not counted. A missing or unreadable
     file raises GradtutorError; every other problem, down to a crash, is a failed Verdict."""
+    return check_with(run_worker, exercise, path, seed=seed, timeout=timeout)
+
+
+def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
+               timeout: float | None) -> Verdict:
+    """`run_check`, with the worker run by `run` (a cold worker, or a warm one)."""
     started = time.monotonic()
     limit = exercise.timeout if timeout is None else timeout
     if exercise.checker not in CHECKERS:
@@ -71,16 +81,38 @@ def run_check(exercise: Exercise, path: Path, *, seed: int,
     problem = source_problem(raw, str(path), exercise.function, MAX_SOURCE_BYTES)
     if problem is not None:
         return Verdict(exercise.id, "error", (problem,), seed, _ms_since(started))
-    request = {"checker": exercise.checker, "function": exercise.function,
+    request = {"kind": "check", "checker": exercise.checker, "function": exercise.function,
                "source": raw.decode("utf-8-sig"), "filename": str(path), "seed": seed,
                "memory_bytes": MEMORY_BUDGET, "file_bytes": FILE_BUDGET}
-    run, seen = run_worker(request, limit)
-    checks = decide(run, load_checker(exercise.checker).judge, function=exercise.function,
-                    timeout=limit, startup_allowance=STARTUP_ALLOWANCE, results_cap=RESULTS_CAP)
+    worker_run, seen = run(request, limit)
+    checks = decide(worker_run, load_checker(exercise.checker).judge,
+                    function=exercise.function, timeout=limit,
+                    startup_allowance=STARTUP_ALLOWANCE, results_cap=RESULTS_CAP)
     return Verdict(exercise.id, overall(checks), checks, seed, _ms_since(started),
                    output=seen.output, output_truncated=seen.dropped > 0,
-                   extra={"startup_ms": seen.startup_ms, "exit_code": run.returncode,
+                   extra={"startup_ms": seen.startup_ms, "exit_code": worker_run.returncode,
                           "output_dropped_bytes": seen.dropped})
+
+
+def run_snippet(code: str, *, show: str | None = None, series: tuple[str, ...] = (),
+                timeout: float = 20.0) -> SnippetResult:
+    """Run a lesson's snippet (a predict or demo step) in a fresh worker, isolated and timed
+    like a check; `show` is an expression whose str() is wanted afterwards, `series` the
+    variables wanted as numbers."""
+    return snippet_with(run_worker, code, show=show, series=series, timeout=timeout)
+
+
+def snippet_with(run: RunWorker, code: str, *, show: str | None, series: tuple[str, ...],
+                 timeout: float) -> SnippetResult:
+    """`run_snippet`, with the worker run by `run`."""
+    started = time.monotonic()
+    request = {"kind": "snippet", "code": code, "show": show, "series": list(series),
+               "filename": "<snippet>", "memory_bytes": MEMORY_BUDGET,
+               "file_bytes": FILE_BUDGET}
+    worker_run, seen = run(request, timeout)
+    return snippet_result(worker_run, seen.output, series=series, timeout=timeout,
+                          startup_allowance=STARTUP_ALLOWANCE,
+                          duration_ms=_ms_since(started))
 
 
 def read_learner_file(path: Path) -> bytes:
@@ -125,6 +157,10 @@ class Seen:
     output: str
     dropped: int
     startup_ms: int | None
+
+
+# How a request is run: in a fresh cold worker (`run_worker`), or by a warm one (warm.py).
+RunWorker = Callable[[dict[str, Any], float], tuple[WorkerRun, Seen]]
 
 
 class _Drain(threading.Thread):
@@ -172,85 +208,204 @@ class _Drain(threading.Thread):
                 self.complete.set()
 
 
-def run_worker(request: dict[str, Any], timeout: float) -> tuple[WorkerRun, Seen]:
-    """Run one request in a fresh worker and return what happened, leaving nothing behind:
-    no process, no temporary file, even if the tutor itself is interrupted meanwhile."""
-    base = Path(tempfile.mkdtemp(prefix="gradtutor-check-"))
-    work = base / "work"
-    work.mkdir()
-    output_r, output_w = os.pipe()
-    results_r, results_w = os.pipe()
-    unowned = [output_r, output_w, results_r, results_w]  # fds no drain has taken over yet
-    proc: subprocess.Popen[bytes] | None = None
-    before = _tutor_descendants()
-    try:
-        proc = _spawn(request, base, work, output_w, results_w)
-        for fd in (output_w, results_w):  # the worker has its copies; EOF needs ours closed
+class Slot:
+    """What the tutor owns for one run: a fresh folder (the learner's working directory is
+    `work` inside it, the request is written beside it), the output pipe and the private
+    result pipe, and the drains that read them. `close` leaves nothing of it behind."""
+
+    def __init__(self) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="gradtutor-check-"))
+        self.work = self.base / "work"
+        self.request_path = self.base / "request.json"
+        self._unowned: list[int] = []  # fds no drain has taken over yet
+        try:
+            self.work.mkdir()
+            self.output_r, self.output_w = self._pipe()
+            self.results_r, self.results_w = self._pipe()
+        except BaseException:
+            self.close()
+            raise
+        self.output = _Drain(self.output_r, OUTPUT_CAP)
+        self.results = _Drain(self.results_r, RESULTS_CAP)
+
+    def _pipe(self) -> tuple[int, int]:
+        pair = os.pipe()
+        self._unowned.extend(pair)
+        return pair
+
+    def write_request(self, request: dict[str, Any]) -> None:
+        self.request_path.write_text(json.dumps(request), encoding="utf-8")
+
+    def handed_over(self) -> None:
+        """The worker has its copies of the write ends: close ours (EOF needs that) and start
+        draining."""
+        for fd in (self.output_w, self.results_w):
             os.close(fd)
-            unowned.remove(fd)
-        output, results = _Drain(output_r, OUTPUT_CAP), _Drain(results_r, RESULTS_CAP)
-        for drain in (output, results):
+            self._unowned.remove(fd)
+        for drain in (self.output, self.results):
             drain.start()
-            unowned.remove(drain.fd)
-        spawned = time.monotonic()
-        timed_out, startup_timed_out = _wait(proc, results, timeout)
-        _forget_worker(proc.pid)
-        _kill_leftovers(proc.pid, before, str(base))
-        for drain in (output, results):
-            drain.join(timeout=2.0)  # EOF once every holder of the pipe is dead
-        run = WorkerRun(bytes(results.kept), results.dropped > 0, proc.returncode, timed_out,
-                        startup_timed_out, request["memory_bytes"] if LINUX else None,
-                        request["file_bytes"] if os.name == "posix" else None)
-        startup_ms = (round((results.first_line_at - spawned) * 1000)
-                      if results.first_line.is_set() else None)
-        text = bytes(output.kept).decode("utf-8", errors="replace").replace("\r\n", "\n")
-        return run, Seen(text, output.dropped, startup_ms)
+            self._unowned.remove(drain.fd)
+
+    def close(self) -> None:
+        for fd in self._unowned:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._unowned.clear()
+        remove_tree(self.base)
+
+
+class Process(Protocol):
+    """A worker process as `supervise` sees it: a Popen, or a fork server's child."""
+
+    pid: int
+
+    @property
+    def ended(self) -> bool:
+        """It ended and was reaped (by the tutor, or by its server)."""
+
+    @property
+    def returncode(self) -> int | None:
+        """How it ended (negative: killed by that signal); None while running, or unknown."""
+
+    def wait_for(self, seconds: float) -> bool:
+        """Wait up to `seconds` for it to end; whether it has."""
+
+    def kill(self) -> None:
+        """SIGKILL its whole process group, itself included."""
+
+    def wait(self) -> None:
+        """After `kill`: wait until it has ended (bounded; the status may stay unknown)."""
+
+
+class Spawned:
+    """A worker started with Popen (a cold one, or a pre-started one)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+
+    @property
+    def ended(self) -> bool:
+        return self.proc.returncode is not None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def wait_for(self, seconds: float) -> bool:
+        try:
+            self.proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def kill(self) -> None:
+        _kill_group(self.proc)
+
+    def wait(self) -> None:
+        self.proc.wait()
+
+
+def run_worker(request: dict[str, Any], timeout: float) -> tuple[WorkerRun, Seen]:
+    """Run one request in a fresh cold worker and return what happened, leaving nothing
+    behind: no process, no temporary file, even if the tutor itself is interrupted meanwhile."""
+    slot = Slot()
+    try:
+        slot.write_request(request)
+        before = tutor_descendants()
+        proc, go = spawn_worker(slot)
+        started = time.monotonic()
+        send_go(go)  # at once: the worker reads it as soon as torch is imported
+        slot.handed_over()
+        return supervise(slot, Spawned(proc), request, timeout, before, started)
     finally:
-        if proc is not None and proc.returncode is None:  # the tutor was interrupted
-            _kill_group(proc)
-            proc.wait()
-            _forget_worker(proc.pid)
-            _kill_leftovers(proc.pid, before, str(base))
-        for fd in unowned:
-            os.close(fd)
-        remove_tree(base)
+        slot.close()
 
 
-def _spawn(request: dict[str, Any], base: Path, work: Path, output_fd: int,
-           write_fd: int) -> subprocess.Popen[bytes]:
-    """Start the worker: its own session (no terminal, no Ctrl+C from the tutor's terminal),
-    stdin empty, output to one pipe, results to the pipe `write_fd` and nowhere else."""
-    kwargs: dict[str, Any] = {}
+def supervise(slot: Slot, process: Process, request: dict[str, Any], timeout: float,
+              before: set[int], started: float) -> tuple[WorkerRun, Seen]:
+    """Watch a worker that has its request (sent at `started`): its clock, the kill at the
+    deadline, then the sweep of whatever it left running (processes not in `before`), and
+    what it sent. The sweep runs even if the tutor is interrupted meanwhile."""
+    try:
+        timed_out, startup_timed_out = _wait(process, slot.results, timeout, started)
+    finally:
+        if not process.ended:  # the tutor was interrupted
+            process.kill()
+            process.wait()
+        forget_worker(process.pid)
+        kill_leftovers(process.pid, before, str(slot.base))
+    return collect(slot, request, process.returncode, timed_out, startup_timed_out, started)
+
+
+def collect(slot: Slot, request: dict[str, Any], returncode: int | None, timed_out: bool,
+            startup_timed_out: bool, started: float) -> tuple[WorkerRun, Seen]:
+    """What the drains kept, once the worker and everything it started are dead."""
+    for drain in (slot.output, slot.results):
+        drain.join(timeout=2.0)  # EOF once every holder of the pipe is dead
+    run = WorkerRun(bytes(slot.results.kept), slot.results.dropped > 0, returncode,
+                    timed_out, startup_timed_out,
+                    request["memory_bytes"] if LINUX else None,
+                    request["file_bytes"] if os.name == "posix" else None)
+    startup_ms = (round((slot.results.first_line_at - started) * 1000)
+                  if slot.results.first_line.is_set() else None)
+    text = bytes(slot.output.kept).decode("utf-8", errors="replace").replace("\r\n", "\n")
+    return run, Seen(text, slot.output.dropped, startup_ms)
+
+
+def spawn_worker(slot: Slot, *, preload: bool = False) -> tuple[subprocess.Popen[bytes], int]:
+    """Start a worker for `slot`: its own session (no terminal, no Ctrl+C from the tutor's
+    terminal), stdin empty, output to the slot's output pipe, results to its result pipe and
+    nowhere else. It imports torch, then waits for `go` on a pipe: the returned fd, which the
+    caller hands to `send_go` (at once for a cold check, later for a pre-started worker)."""
+    go_r, go_w = os.pipe()
+    try:
+        kwargs, passed = _inheriting([go_r, slot.results_w])
+        argv = [sys.executable, "-m", "gradtutor.checking.worker", str(slot.request_path),
+                *passed, *(["--preload"] if preload else [])]
+        proc = start_registered(lambda: subprocess.Popen(
+            argv, cwd=slot.work, stdin=subprocess.DEVNULL, stdout=slot.output_w,
+            stderr=slot.output_w, env=worker_environment(os.environ), **kwargs))
+    except BaseException:
+        os.close(go_w)
+        raise
+    finally:
+        os.close(go_r)
+    return proc, go_w
+
+
+def send_go(fd: int) -> None:
+    """Tell a worker waiting on the pipe `fd` to read its request, and close the pipe. The
+    message is far below the pipe's buffer, so this never blocks."""
+    with contextlib.suppress(OSError):  # it died already: supervising it will say how
+        os.write(fd, b"go\n")
+    os.close(fd)
+
+
+def _inheriting(fds: list[int]) -> tuple[dict[str, Any], list[str]]:
+    """Popen arguments that give the child exactly `fds` (and its standard streams), and how
+    to name them on its command line: fd numbers, or handles on Windows."""
     if sys.platform == "win32":  # pragma: no cover - exercised by CI on Windows
         import msvcrt
 
-        handle = msvcrt.get_osfhandle(write_fd)
-        os.set_handle_inheritable(handle, True)
-        request = {**request, "result_handle": handle}
-        kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
-        kwargs["startupinfo"] = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})
-    else:
-        request = {**request, "result_fd": write_fd}
-        kwargs["pass_fds"] = (write_fd,)
-        kwargs["start_new_session"] = True
-    request_path = base / "request.json"
-    request_path.write_text(json.dumps(request), encoding="utf-8")
-    _become_subreaper()
-    with _workers_lock:  # no sweep runs between this fork and the worker's registration
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gradtutor.checking.worker", str(request_path)],
-            cwd=work, stdin=subprocess.DEVNULL, stdout=output_fd, stderr=output_fd,
-            env=worker_environment(os.environ), **kwargs)
-        _live_workers.add(proc.pid)
-    return proc
+        handles = [msvcrt.get_osfhandle(fd) for fd in fds]
+        for handle in handles:
+            os.set_handle_inheritable(handle, True)
+        return ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP,
+                 "startupinfo": subprocess.STARTUPINFO(
+                     lpAttributeList={"handle_list": handles})},
+                [str(h) for h in handles])
+    return {"pass_fds": tuple(fds), "start_new_session": True}, [str(fd) for fd in fds]
 
 
-def _wait(proc: subprocess.Popen[bytes], results: _Drain, timeout: float) -> tuple[bool, bool]:
+def _wait(process: Process, results: _Drain, timeout: float,
+          started: float) -> tuple[bool, bool]:
     """Wait for the worker to end; kill it at the deadline. The learner's clock starts when
-    the worker sends its first message, just before it loads the learner's file.
+    the worker sends its first message, just before it loads the learner's file; until then
+    it has STARTUP_ALLOWANCE from `started`, when it got its request.
 
     Returns (the learner's time ran out, the worker never got as far as learner code)."""
-    deadline = time.monotonic() + STARTUP_ALLOWANCE
+    deadline = started + STARTUP_ALLOWANCE
     clock_started = False
     while True:
         if not clock_started and results.first_line.is_set():
@@ -260,15 +415,12 @@ def _wait(proc: subprocess.Popen[bytes], results: _Drain, timeout: float) -> tup
             deadline = min(deadline, results.complete_at + EXIT_GRACE)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            _kill_group(proc)
-            proc.wait()
+            process.kill()
+            process.wait()
             complete = results.complete.is_set()
             return clock_started and not complete, not clock_started
-        try:
-            proc.wait(timeout=min(remaining, 0.05))
+        if process.wait_for(min(remaining, 0.05)):
             return False, False
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -278,8 +430,13 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         proc.kill()
     else:
-        with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
-            os.killpg(proc.pid, signal.SIGKILL)
+        kill_group(proc.pid)
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group `pid` leads (POSIX); quietly, if it is gone already."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 # The workers running right now, across threads. Process-wide because a process's children
@@ -289,13 +446,29 @@ _workers_lock = threading.Lock()
 _live_workers: set[int] = set()
 
 
-def _forget_worker(pid: int) -> None:
+def start_registered(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+    """Start a worker (or fork server) with `start` and register it as live, with no sweep in
+    between; the tutor becomes a subreaper first (Linux)."""
+    become_subreaper()
+    with _workers_lock:
+        proc = start()
+        _live_workers.add(proc.pid)
+    return proc
+
+
+def register_worker(pid: int) -> None:
+    """Spare `pid` and what runs below it from every sweep until `forget_worker`."""
+    with _workers_lock:
+        _live_workers.add(pid)
+
+
+def forget_worker(pid: int) -> None:
     with _workers_lock:
         _live_workers.discard(pid)
 
 
 @functools.cache
-def _become_subreaper() -> None:
+def become_subreaper() -> None:
     """Linux: orphans of the tutor's descendants re-parent to the tutor instead of init,
     so a learner's detached process stays findable. Once per process; harmless if it fails."""
     if not LINUX:
@@ -312,11 +485,16 @@ def process_table() -> dict[int, tuple[int, str]]:
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as file:
-                stat_line = file.read()
+        try:  # os.open and os.read: a third of the cost of open(), and this runs per check
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
         except OSError:
             continue  # it ended while we looked
+        try:
+            stat_line = os.read(fd, 4096)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
         fields = stat_line[stat_line.rfind(b")") + 2:].split()  # the name may hold spaces
         if len(fields) >= 2:
             table[int(name)] = (int(fields[1]), fields[0].decode("ascii", "replace"))
@@ -340,11 +518,11 @@ def descendants(table: Mapping[int, tuple[int, str]], root: int,
     return found
 
 
-def _tutor_descendants() -> set[int]:
+def tutor_descendants() -> set[int]:
     return descendants(process_table(), os.getpid()) if LINUX else set()
 
 
-def _kill_leftovers(worker: int, before: set[int], marker: str, rounds: int = 400) -> None:
+def kill_leftovers(worker: int, before: set[int], marker: str, rounds: int = 400) -> None:
     """Kill and reap whatever the check left running: the worker's process group, then (on
     Linux) every process below the tutor that did not exist before the check and is not
     another check's worker, round after round until none is left. Elsewhere on POSIX, where
@@ -352,8 +530,14 @@ def _kill_leftovers(worker: int, before: set[int], marker: str, rounds: int = 40
     line (a fork keeps it; only a process that exec'd something else escapes)."""
     if sys.platform == "win32":  # pragma: no cover - taskkill /T took the tree if it ran
         return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(worker, signal.SIGKILL)
+    kill_group(worker)
+    sweep_leftovers(before, marker, rounds)
+
+
+def sweep_leftovers(before: set[int], marker: str, rounds: int = 400) -> None:
+    """The second half of `kill_leftovers`: what is left once the worker's group is dead."""
+    if sys.platform == "win32":  # pragma: no cover
+        return
     if not LINUX:  # pragma: no cover - macOS; the same sweep is tested on Linux
         for _ in range(3):
             if not sweep_by_marker(marker):

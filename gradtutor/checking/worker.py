@@ -1,11 +1,13 @@
 """The checking worker: the only place learner code runs. Everything it reports is plain data.
 
 `evaluate` does one check in the current process: references first (real torch, before any
-learner code exists), then the learner's file, then the checker's observations. `main` wraps
-it as a child process (see runner.py): limits, quiet torch, and results on a private pipe.
+learner code exists), then the learner's file, then the checker's observations.
+`serve_request` is the body every kind of worker runs for one request (limits, then a check or
+a snippet), after importing torch quietly: a cold or pre-started worker (`main`, which waits
+for `go` on a pipe once torch is imported), or a fresh child of the fork server (`serve`).
 
-This module imports torch only inside `main` and `evaluate`, so that `main` can silence
-torch's import-time warnings and so that the tutor can read the exit codes below cheaply.
+This module imports torch only inside functions, so that torch's import-time warnings can be
+silenced and so that the tutor can read the exit codes below cheaply.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 import traceback
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from gradtutor.checking.checkers import load as load_checker
 
@@ -215,6 +217,16 @@ def import_torch_quietly() -> None:
         warnings.showwarning = shown
 
 
+def preload() -> None:
+    """Import every checker and the snippet runner now. Imports only, no tensor work: a
+    fork server may still fork safely afterwards, and no check pays for these imports."""
+    from gradtutor.checking import snippet  # noqa: F401
+    from gradtutor.checking.checkers import CHECKERS
+
+    for name in CHECKERS:
+        load_checker(name)
+
+
 def _flush_output() -> None:
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         # BaseException: learner code may have replaced the stream with anything at all
@@ -222,52 +234,230 @@ def _flush_output() -> None:
             stream.flush()  # type: ignore[union-attr]
 
 
-def run_request(request: dict[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
-    """Everything the worker does for one request, in the order that makes it safe."""
+Send = Callable[[dict[str, Any]], None]
+
+
+def serve_request(request: dict[str, Any], send: Send) -> None:
+    """One request, in a worker that has imported torch: the limits, then the check or the
+    snippet. The same body for a cold worker, a pre-started one and a fork server's child."""
     sys.argv = [request["filename"]]  # as if the learner ran their own file
     limit_files(int(request["file_bytes"]))
-    import_torch_quietly()
     limit_memory(request.get("memory_bytes"))
+    if request.get("kind") == "snippet":
+        from gradtutor.checking.snippet import run_code
+
+        send({"type": "started"})  # the snippet's clock starts now
+        send({"type": "snippet", **run_code(request["code"], request.get("show"),
+                                            tuple(request.get("series", ())))})
+        return
     evaluate(request["checker"], request["function"], request["source"], request["filename"],
              int(request["seed"]), send)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """The child process: `python -m gradtutor.checking.worker REQUEST.json`.
-
-    The request names the checker, the learner's source and the result pipe's fd. Results
-    go to that pipe only; stdout and stderr belong to the learner. Whatever happens, the
-    process ends with `os._exit`: no traceback of ours on stderr, no waiting for threads the
-    learner left running, no atexit handlers of theirs."""
-    args = sys.argv[1:] if argv is None else argv
+def report_failures(send: Send, body: Callable[[], None]) -> int:
+    """Run `body`; the exit code that says how it went. A failure of ours becomes a
+    `worker_error` message, never a traceback on the learner's stderr."""
     try:
-        with open(args[0], encoding="utf-8") as file:
-            request = json.load(file)
-        if sys.platform == "win32":  # Windows passes a handle, not an fd
-            import msvcrt
-
-            fd = msvcrt.open_osfhandle(int(request["result_handle"]), 0)
-        else:
-            fd = int(request["result_fd"])
-        send = result_sender(fd)
-    except BaseException:  # noqa: BLE001 - nothing to report on, nowhere to report it
-        os._exit(EXIT_WORKER_ERROR)
-    code = EXIT_WORKER_ERROR
-    try:
-        run_request(request, send)
-        code = 0
+        body()
+        return 0
     except ChannelLost:
-        code = EXIT_CHANNEL_LOST
+        return EXIT_CHANNEL_LOST
     except MemoryError:
-        code = EXIT_OUT_OF_MEMORY
-    except BaseException as exc:  # noqa: BLE001 - reported as data, never as a traceback
+        return EXIT_OUT_OF_MEMORY
+    except BaseException as exc:  # noqa: BLE001 - reported as data
         with contextlib.suppress(BaseException):
             send({"type": "worker_error", "error": {
                 "type": type(exc).__name__, "message": str(exc)[:1000],
                 "traceback": "".join(traceback.format_exception(exc))[-MAX_TRACEBACK_CHARS:]}})
+        return EXIT_WORKER_ERROR
+
+
+def answer(request_path: str, send: Send) -> int:
+    """Read the request the tutor wrote and serve it; the exit code."""
+    def body() -> None:
+        with open(request_path, encoding="utf-8") as file:
+            request = json.load(file)
+        serve_request(request, send)
+
+    return report_failures(send, body)
+
+
+def _open_pipe(value: str, flags: int) -> int:
+    """An fd passed on the command line (a handle on Windows)."""
+    if sys.platform == "win32":  # pragma: no cover - exercised by CI on Windows
+        import msvcrt
+
+        return msvcrt.open_osfhandle(int(value), flags)
+    return int(value)
+
+
+def wait_for_go(fd: int) -> bool:
+    """Block until the tutor says `go` on the pipe `fd` (False: it closed it without)."""
+    said = b""
+    try:
+        while b"\n" not in said and (chunk := os.read(fd, 64)):
+            said += chunk
+    except OSError:
+        said = b""
     finally:
-        _flush_output()
-        os._exit(code)
+        os.close(fd)  # learner code must not find it open
+    return said.startswith(b"go")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The child process, in one of two forms.
+
+    `python -m gradtutor.checking.worker REQUEST.json GO RESULT [--preload]`: import torch,
+    wait for `go` on the pipe GO (at once for a cold check; later for a pre-started worker),
+    then answer REQUEST.json with results on the pipe RESULT and nowhere else.
+
+    `python -m gradtutor.checking.worker --serve CONTROL`: the fork server (Linux, see `serve`).
+
+    Stdout and stderr belong to the learner. Whatever happens, the process ends with
+    `os._exit`: no traceback of ours, no waiting for threads the learner left running, no
+    atexit handlers of theirs."""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--serve"]:
+        serve(int(args[1]))
+    try:
+        request_path = args[0]
+        go = _open_pipe(args[1], os.O_RDONLY)
+        send = result_sender(_open_pipe(args[2], 0))
+    except BaseException:  # noqa: BLE001 - nothing to report on, nowhere to report it
+        os._exit(EXIT_WORKER_ERROR)
+
+    def prepare() -> None:
+        import_torch_quietly()
+        if "--preload" in args[3:]:
+            preload()
+
+    code = report_failures(send, prepare)
+    if code == 0:
+        code = answer(request_path, send) if wait_for_go(go) else 0
+    _flush_output()
+    os._exit(code)
+
+
+# ---- the fork server (Linux) ---------------------------------------------------------------
+
+def serve(control_fd: int) -> NoReturn:
+    """The fork server: import torch and the checkers once, then fork one fresh child per
+    request that arrives on the Unix socket `control_fd`, and report how each child ended.
+
+    Request: one message {"request": path, "work": folder} carrying two fds, the learner's
+    output pipe and the private result pipe. Replies: {"ready": true} (or {"error": text}) once
+    at start, then {"pid": n} after each fork and {"exit": code} once the child is reaped
+    (`os.waitstatus_to_exitcode`, as Popen.returncode). No tensor work happens here before a
+    fork, and the threads are bounded (one per numeric library), so forking is safe. When the
+    tutor goes away (end of file on the socket), the server kills its child and ends."""
+    import socket
+
+    control = socket.socket(fileno=control_fd)
+    failures: list[dict[str, Any]] = []
+
+    def prepare() -> None:
+        import_torch_quietly()
+        preload()
+
+    if report_failures(failures.append, prepare) != 0:
+        error = failures[0]["error"] if failures else {"type": "Error", "message": "?"}
+        _tell(control, {"error": f"{error['type']}: {error['message']}"})
+        os._exit(EXIT_WORKER_ERROR)
+    if not _tell(control, {"ready": True}):
+        os._exit(0)
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 65536, 2)
+        except OSError:
+            os._exit(0)
+        if not data:  # the tutor closed its end: nothing more will come
+            os._exit(0)
+        try:
+            request = json.loads(data)
+            output_fd, result_fd = fds
+        except (ValueError, TypeError):
+            for fd in fds:
+                os.close(fd)
+            _tell(control, {"error": "a request the server cannot read"})
+            continue
+        pid = os.fork()
+        if pid == 0:
+            _check_child(control, output_fd, result_fd, request)
+        os.close(output_fd)  # the child has its copies; the tutor sees EOF when it ends
+        os.close(result_fd)
+        if not _tell(control, {"pid": pid}):
+            _end_child(pid)
+        _tell(control, {"exit": _wait_child(pid, control)})
+
+
+def _check_child(control: Any, output_fd: int, result_fd: int,
+                 request: dict[str, Any]) -> NoReturn:
+    """In the fork server's fresh child: leave the server's session, take the check's output
+    pipe as stdout and stderr, close every other fd but the result pipe (the server's socket
+    included), move into the check's folder, and answer the request."""
+    try:
+        os.setsid()
+        os.close(control.detach())
+        os.dup2(output_fd, 1)
+        os.dup2(output_fd, 2)
+        os.closerange(3, result_fd)
+        os.closerange(result_fd + 1, _max_fd())
+        os.chdir(request["work"])
+        send = result_sender(result_fd)
+    except BaseException:  # noqa: BLE001 - nowhere to report it; the exit code says it
+        os._exit(EXIT_WORKER_ERROR)
+    code = answer(request["request"], send)
+    _flush_output()
+    os._exit(code)
+
+
+def _max_fd() -> int:
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if 0 < soft < 1 << 20 else 1 << 16
+
+
+def _wait_child(pid: int, control: Any) -> int:
+    """Reap the child; its exit code. Where a pidfd is available, also watch the control
+    socket: the tutor sends nothing during a check, so if the socket stirs, the tutor has gone
+    away, and the child is killed rather than left running with no clock."""
+    import select
+
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    if pidfd is not None:
+        try:
+            ready, _, _ = select.select([pidfd, control], [], [])
+        finally:
+            os.close(pidfd)
+        if pidfd not in ready:
+            _end_child(pid)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def _end_child(pid: int) -> NoReturn:
+    """The tutor is gone: kill the child's group, reap it, and end the server."""
+    import signal
+
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(OSError):
+            kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.waitpid(pid, 0)
+    os._exit(0)
+
+
+def _tell(control: Any, message: dict[str, Any]) -> bool:
+    """Send one message to the tutor; False if it is gone."""
+    try:
+        control.send(json.dumps(message).encode())
+    except OSError:
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -1,0 +1,177 @@
+"""Lesson snippets (predict and demo steps): the author's code, run in a worker like a check.
+
+`run_code` is the worker's side, shared with `gradtutor validate`'s batch: it runs the code,
+then evaluates `show` and reads the named series, and returns plain data. `snippet_result` is
+the tutor's side, pure: it checks that data and returns a SnippetResult. No torch import here.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from gradtutor.checking.outcome import MiB, WorkerRun, seconds, signal_name
+from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
+
+MAX_ERROR_CHARS = 300
+
+
+@dataclass(frozen=True)
+class SnippetResult:
+    """What a snippet did: the value it shows, the series it leaves, and its output."""
+
+    ok: bool
+    shown: str | None  # str(eval(show)) after the code ran, when a `show` was given
+    series: tuple[tuple[str, tuple[float, ...]], ...]  # (variable, values); non-finite allowed
+    output: str  # its stdout and stderr together, capped as for checks
+    error: str | None  # one line: "NameError: name 'x' is not defined", "timed out after 20 s"
+    duration_ms: int
+
+
+# ---- the worker's side ---------------------------------------------------------------------
+
+def run_code(code: str, show: str | None, series: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run a snippet in this process: {"shown", "series": {name: [floats] | description}},
+    or {"error": "Type: message"}. Warnings (torch's among them) are not shown: a lesson's
+    output is what the author printed."""
+    namespace: dict[str, Any] = {"__name__": "__snippet__"}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(code, "<snippet>", "exec", dont_inherit=True), namespace)  # noqa: S102
+            shown = str(eval(show, namespace)) if show else None  # noqa: S307 - author code
+            found = {name: plain_series(namespace[name]) for name in series if name in namespace}
+    except BaseException as exc:  # noqa: BLE001 - every failure is reported as one line
+        return {"error": one_line(exc)}
+    return {"shown": shown, "series": found}
+
+
+def one_line(exc: BaseException) -> str:
+    """`Type: message`, first line only, cut to a readable length."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 3] + "..."
+
+
+def plain_series(value: Any) -> list[float] | str:
+    """A list/tuple of numbers or a 1-D tensor (or array) as floats; otherwise what it is, in
+    words, for the tutor's message."""
+    if getattr(value, "ndim", None) == 1 and callable(getattr(value, "tolist", None)):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        numbers_found: list[float] = []
+        for item in value:
+            number = _number(item)
+            if number is None:
+                return f"a {type(value).__name__} holding a {type(item).__name__}"
+            numbers_found.append(number)
+        return numbers_found
+    ndim = getattr(value, "ndim", None)
+    if isinstance(ndim, int):
+        return f"a {ndim}-D {type(value).__name__}"
+    return f"a {type(value).__name__}"
+
+
+def _number(item: Any) -> float | None:
+    if isinstance(item, numbers.Real):
+        return float(item)
+    if getattr(item, "ndim", None) == 0 and callable(getattr(item, "item", None)):
+        value = item.item()  # a 0-d tensor, a NumPy scalar
+        return float(value) if isinstance(value, numbers.Real) else None
+    return None
+
+
+# ---- the tutor's side (pure) ---------------------------------------------------------------
+
+def snippet_result(run: WorkerRun, output: str, *, series: tuple[str, ...], timeout: float,
+                   startup_allowance: float, duration_ms: int) -> SnippetResult:
+    """The SnippetResult for one worker run, decided from plain data only."""
+    def failed(error: str) -> SnippetResult:
+        return SnippetResult(False, None, (), output, error, duration_ms)
+
+    if run.timed_out:
+        return failed(f"timed out after {seconds(timeout)} s")
+    if run.startup_timed_out:
+        return failed(f"the worker was not ready after {seconds(startup_allowance)} s")
+    final, problem = _final_message(run.results, run.results_overflow)
+    if problem is not None:
+        return failed(problem)
+    if final is None:
+        return failed(_ended_early(run.returncode))
+    if final["type"] == "worker_error":
+        error = final["error"]
+        return failed(f"the worker failed: {error['type']}: {error['message']}")
+    if "error" in final:
+        return failed(str(final["error"]))
+    shown = final.get("shown")
+    if shown is not None and not isinstance(shown, str):
+        return failed("the snippet's results came back unreadable")
+    values, problem = checked_series(final.get("series", {}), series)
+    if problem is not None:
+        return failed(problem)
+    return SnippetResult(True, shown, values, output, None, duration_ms)
+
+
+def checked_series(found: Any, names: tuple[str, ...]) -> tuple[
+        tuple[tuple[str, tuple[float, ...]], ...], str | None]:
+    """The series `names` from a `run_code` result's "series", as floats; or a message naming
+    the first variable that is missing or not numbers. Also for `gradtutor validate`."""
+    if not isinstance(found, dict):
+        return (), "the snippet's series came back unreadable"
+    values: list[tuple[str, tuple[float, ...]]] = []
+    for name in names:
+        if name not in found:
+            return (), f"the code left no variable named `{name}`"
+        value = found[name]
+        if not isinstance(value, list) or not all(_is_number(v) for v in value):
+            what = value if isinstance(value, str) else f"a {type(value).__name__}"
+            return (), f"`{name}` is not a list of numbers or a 1-D tensor (it is {what})"
+        values.append((name, tuple(float(v) for v in value)))
+    return tuple(values), None
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, float) or (isinstance(value, int) and abs(value) < 2**1000)
+
+
+def _final_message(data: bytes, overflow: bool) -> tuple[dict[str, Any] | None, str | None]:
+    """The message that ended the run (None if none came), or why the channel is unreadable."""
+    if overflow:
+        return None, f"the snippet's results were larger than {len(data) // MiB} MiB"
+    messages: list[Any] = []
+    for line in data.split(b"\n")[:-1]:  # an unfinished last line says only that it died
+        try:
+            messages.append(json.loads(line))
+        except (ValueError, RecursionError):
+            return None, "the snippet's results came back unreadable"
+    kinds = [m.get("type") if isinstance(m, dict) else None for m in messages]
+    if kinds in ([], ["started"]):
+        return None, None
+    final = messages[-1]
+    if kinds == ["worker_error"] or (kinds[:1] == ["started"] and len(kinds) == 2
+                                     and kinds[1] in ("snippet", "worker_error")):
+        if final["type"] == "worker_error" and not _valid_error(final.get("error")):
+            return None, "the snippet's results came back unreadable"
+        return final, None
+    return None, "the snippet's results came back unreadable"
+
+
+def _valid_error(error: Any) -> bool:
+    return isinstance(error, dict) and all(
+        isinstance(error.get(key), str) for key in ("type", "message"))
+
+
+def _ended_early(returncode: int | None) -> str:
+    if returncode == EXIT_OUT_OF_MEMORY:
+        return "the snippet ran out of memory"
+    if returncode == EXIT_CHANNEL_LOST:
+        return "the snippet closed the channel its results go back on"
+    if returncode is not None and returncode < 0:
+        return f"the snippet's process was killed by {signal_name(-returncode)}"
+    code = "unknown" if returncode is None else returncode
+    return f"the snippet's process ended before it finished (exit code {code})"

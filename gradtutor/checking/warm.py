@@ -1,0 +1,525 @@
+"""Fast checks: a worker that has already imported torch, so a check costs milliseconds.
+
+On Linux a fork server (`worker.serve`) imports torch and the checkers once, then forks one
+fresh child per check; elsewhere a spawned worker is pre-started, imports torch, and waits on
+a pipe for its one request, and the next one is pre-started after it is used. Either way each
+check runs in a fresh process with the same isolation as a cold check: `runner.Slot` (fresh
+folder and pipes), `runner.supervise` (the clock, the kill of the group, the sweep) and
+`outcome.decide` (the verdict), so warm and cold verdicts agree. The tutor never imports torch.
+
+A server that dies is noticed (end of file on its socket, or its process gone) and replaced;
+a check it took with it is retried when no learner code had run yet, and otherwise judged on
+what the child itself reported, which the tutor reaps as the subreaper of its orphans.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gradtutor.checking.outcome import WorkerRun
+from gradtutor.checking.runner import (
+    LINUX,
+    STARTUP_ALLOWANCE,
+    Seen,
+    Slot,
+    Spawned,
+    check_with,
+    collect,
+    forget_worker,
+    kill_group,
+    register_worker,
+    run_worker,
+    send_go,
+    snippet_with,
+    spawn_worker,
+    start_registered,
+    supervise,
+    sweep_leftovers,
+    tutor_descendants,
+    worker_environment,
+)
+from gradtutor.checking.snippet import SnippetResult
+from gradtutor.checking.verdict import Verdict
+from gradtutor.lessons.model import Exercise
+
+FORK_SERVER = (LINUX and hasattr(os, "fork") and hasattr(socket, "send_fds")
+               and hasattr(socket, "SOCK_SEQPACKET"))
+REPLY_WAIT = 10.0  # seconds a server may take to say it forked
+KILL_WAIT = 2.0  # seconds to wait for a killed child to be reported, before giving up on it
+
+Outcome = tuple[WorkerRun, Seen]
+
+
+def warm_enabled(environ: Mapping[str, str]) -> bool:
+    """Whether checks should use a warm worker: yes, unless GRADTUTOR_WARM is 0 (or false,
+    no, off), which makes every check cold, for comparison and as a way out."""
+    return environ.get("GRADTUTOR_WARM", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+class WarmWorker:
+    """Checks and snippets in a worker that has already imported torch.
+
+    `start()` begins the (slow) start in the background; `check` and `run_snippet` wait for it
+    if need be, or run cold if it cannot start. They may be called from any thread, one at a
+    time. `close()` (or leaving the `with` block, or the end of the program) kills the worker
+    and anything below it. `fork` picks the fork server (True) or a pre-started spawned worker
+    (False); the default is the fork server where it works (Linux)."""
+
+    def __init__(self, *, fork: bool | None = None) -> None:
+        use_fork = FORK_SERVER if fork is None else fork and FORK_SERVER
+        self._engine: _ForkEngine | _PrestartEngine = (
+            _ForkEngine() if use_fork else _PrestartEngine())
+        self._lock = threading.Lock()  # one check at a time
+        # the safety net: the engine is closed when this object goes, or at exit at the latest
+        self._finalizer = weakref.finalize(self, self._engine.close)
+
+    def start(self) -> None:
+        """Start the worker in the background; returns at once. Idempotent."""
+        self._engine.start()
+
+    def check(self, exercise: Exercise, path: Path, *, seed: int,
+              timeout: float | None = None) -> Verdict:
+        """`runner.run_check`, in a fresh child of the warm worker."""
+        with self._lock:
+            return check_with(self._engine.run, exercise, path, seed=seed, timeout=timeout)
+
+    def run_snippet(self, code: str, *, show: str | None = None, series: tuple[str, ...] = (),
+                    timeout: float = 20.0) -> SnippetResult:
+        """`runner.run_snippet`, in a fresh child of the warm worker."""
+        with self._lock:
+            return snippet_with(self._engine.run, code, show=show, series=series,
+                                timeout=timeout)
+
+    def close(self) -> None:
+        """Kill the worker and any check running in it. Idempotent; later checks run cold."""
+        self._finalizer()
+
+    @property
+    def pid(self) -> int | None:
+        """The fork server's (or the waiting pre-started worker's) process id, if running."""
+        return self._engine.pid
+
+    def __enter__(self) -> WarmWorker:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---- Linux: the fork server ----------------------------------------------------------------
+
+class _Server:
+    """The tutor's handle on one fork server: its process and its end of the control socket."""
+
+    def __init__(self) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            fd = theirs.fileno()
+            self.proc = start_registered(lambda: subprocess.Popen(
+                [sys.executable, "-m", "gradtutor.checking.worker", "--serve", str(fd)],
+                pass_fds=(fd,), cwd=os.path.abspath(os.sep), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=worker_environment(os.environ), start_new_session=True))
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        self.control = mine
+        self.pid = self.proc.pid
+        self.ready = False
+        self.lost = False  # it is gone, or no longer to be trusted
+        self.error: str | None = None  # why it could not start, as it said
+
+    def alive(self) -> bool:
+        return not self.lost and self.proc.poll() is None
+
+    def receive(self, timeout: float) -> dict[str, Any] | None:
+        """The server's next message; None if none came in time or the server is gone."""
+        if self.lost:
+            return None
+        try:
+            readable, _, _ = select.select([self.control], [], [], max(0.0, timeout))
+            data = self.control.recv(65536) if readable else None
+        except (OSError, ValueError):  # closed under us by close()
+            data = b""
+        if data is None:
+            return None
+        try:
+            message = json.loads(data) if data else None
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            self.lost = True  # end of file, or something the server never says
+            return None
+        return message
+
+    def wait_ready(self, timeout: float) -> bool:
+        if not self.ready:
+            message = self.receive(timeout)
+            self.ready = bool(message and message.get("ready") is True)
+            if message and isinstance(message.get("error"), str):
+                self.error = message["error"]
+        return self.ready
+
+    def submit(self, slot: Slot) -> int | None:
+        """Hand the server the slot's request and pipes; the pid of the child it forked, or
+        None if it is gone or did not answer."""
+        request = json.dumps({"request": str(slot.request_path), "work": str(slot.work)})
+        try:
+            socket.send_fds(self.control, [request.encode()], [slot.output_w, slot.results_w])
+        except OSError:
+            self.lost = True
+            return None
+        reply = self.receive(REPLY_WAIT)
+        pid = reply.get("pid") if reply else None
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+            self.lost = True
+            return None
+        return pid
+
+    def stop(self) -> None:
+        """Kill the server (it leads its own session) and reap it. Idempotent. The socket
+        stays open for a check still reading it; `close_socket` closes it."""
+        self.lost = True
+        if self.proc.poll() is None:
+            kill_group(self.pid)
+            self.proc.wait()
+        forget_worker(self.pid)
+
+    def close_socket(self) -> None:
+        self.control.close()
+
+
+class _Forked:
+    """A check's child, forked by the server: the `runner.Process` that `supervise` watches.
+
+    The server reports how it ended. If the server dies meanwhile, the child re-parents to the
+    tutor (the subreaper), which then reaps it itself and so still learns its exit status."""
+
+    def __init__(self, server: _Server, pid: int) -> None:
+        self.server = server
+        self.pid = pid
+        self.ended = False
+        self.returncode: int | None = None
+
+    def wait_for(self, seconds: float) -> bool:
+        if self.ended:
+            return True
+        deadline = time.monotonic() + seconds
+        if not self.server.lost:
+            message = self.server.receive(seconds)
+            code = message.get("exit") if message else None
+            if isinstance(code, int) and not isinstance(code, bool):
+                self.returncode, self.ended = code, True
+                return True
+            if not self.server.lost:
+                return False
+            self.server.stop()  # once it is reaped, its orphans are the tutor's
+        return self._reap_orphan(deadline)
+
+    def _reap_orphan(self, deadline: float) -> bool:
+        while True:
+            try:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # not ours (no subreaper): it went to init, or is gone
+                if not _running(self.pid):
+                    self.ended = True
+                    return True
+            else:
+                if done:
+                    self.returncode, self.ended = os.waitstatus_to_exitcode(status), True
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+
+    def kill(self) -> None:
+        if not self.ended:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)  # it may not have left the server's group yet
+        kill_group(self.pid)
+
+    def wait(self) -> None:
+        if self.wait_for(KILL_WAIT):
+            return
+        self.server.stop()  # a server that does not report its child is of no more use
+        if not self.wait_for(KILL_WAIT):
+            self.ended = True  # give up waiting; the exit status stays unknown
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` names a process that has not ended (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            stat = file.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:][:1] != b"Z"
+
+
+class _ForkEngine:
+    """Runs requests in children of a fork server, restarting the server when it dies."""
+
+    def __init__(self) -> None:
+        self._state = threading.Lock()
+        self._server: _Server | None = None
+        self._starting: threading.Thread | None = None
+        self._current: _Forked | None = None
+        self._closed = False
+        self._broken = False  # no server could start: every request runs cold
+
+    @property
+    def pid(self) -> int | None:
+        server = self._server
+        return server.pid if server is not None and server.alive() else None
+
+    def start(self) -> None:
+        with self._state:
+            if (self._closed or self._broken or self._server is not None
+                    or (self._starting is not None and self._starting.is_alive())):
+                return
+            self._starting = threading.Thread(target=self._spawn, name="gradtutor-warm-start",
+                                              daemon=True)
+            self._starting.start()
+
+    def _spawn(self) -> None:
+        try:
+            server = _Server()
+        except (OSError, subprocess.SubprocessError):
+            with self._state:
+                self._broken = True
+            return
+        with self._state:
+            if not self._closed:
+                self._server = server
+                return
+        server.stop()
+        server.close_socket()
+
+    def _ready_server(self) -> _Server | None:
+        """A server ready for a request, started and waited for if need be (twice at most);
+        None if there is none to be had."""
+        for _ in range(2):
+            with self._state:
+                server = self._server
+            if server is not None and not server.alive():
+                self._drop(server)
+                server = None
+            if server is None:
+                self.start()
+                with self._state:
+                    starting = self._starting
+                if starting is not None:
+                    starting.join()
+                with self._state:
+                    server = self._server
+                if server is None:
+                    return None
+            if server.wait_ready(STARTUP_ALLOWANCE):
+                return server
+            self._drop(server)
+            if server.error is not None:  # it cannot import torch: a cold worker will say so
+                break
+        with self._state:
+            self._broken = True
+        return None
+
+    def _drop(self, server: _Server) -> None:
+        with self._state:
+            if self._server is server:
+                self._server = None
+        server.stop()
+        server.close_socket()
+
+    def run(self, request: dict[str, Any], timeout: float) -> Outcome:
+        for _ in range(2):
+            server = self._ready_server()
+            if server is None:
+                break
+            outcome, retry = self._attempt(server, request, timeout)
+            if server.lost:
+                self._drop(server)
+                self.start()  # the next server, in the background
+            if not retry or self._closed:
+                return outcome
+        return run_worker(request, timeout)
+
+    def _attempt(self, server: _Server, request: dict[str, Any],
+                 timeout: float) -> tuple[Outcome, bool]:
+        """One run in a fresh child; and whether it may be retried (the server went away
+        before any learner code ran)."""
+        slot = Slot()
+        try:
+            slot.write_request(request)
+            before = tutor_descendants()
+            started = time.monotonic()
+            pid = server.submit(slot)
+            slot.handed_over()
+            if pid is None:
+                # gone before it said so much as a pid: a child it may have forked is found
+                # by the sweep (an orphan of the tutor's now), and nothing it did is kept
+                server.stop()
+                sweep_leftovers(before, str(slot.base))
+                outcome = collect(slot, request, None, False, False, started)
+                return outcome, True
+            register_worker(pid)  # spared by other threads' sweeps should it become ours
+            child = _Forked(server, pid)
+            with self._state:
+                self._current = child
+            try:
+                outcome = supervise(slot, child, request, timeout, before, started)
+            finally:
+                with self._state:
+                    self._current = None
+            return outcome, server.lost and not slot.results.first_line.is_set()
+        finally:
+            slot.close()
+
+    def close(self) -> None:
+        with self._state:
+            self._closed = True
+            starting = self._starting
+        if starting is not None:
+            starting.join(timeout=10.0)  # it stops what it started once it sees _closed
+        with self._state:
+            server, self._server = self._server, None
+            current = self._current
+        if current is not None:
+            current.kill()  # the check in flight ends now; its own thread reaps and sweeps
+        if server is not None:
+            server.stop()
+            if current is None:
+                server.close_socket()
+
+
+# ---- elsewhere: a pre-started spawned worker -------------------------------------------------
+
+class _Prestarted:
+    """A spawned worker that imports torch (or has) and waits for `go`, with its slot."""
+
+    def __init__(self) -> None:
+        self.slot = Slot()
+        try:
+            self.proc, self._go = spawn_worker(self.slot, preload=True)
+        except BaseException:
+            self.slot.close()
+            raise
+        self.slot.handed_over()
+
+    def answer(self, request: dict[str, Any], timeout: float) -> tuple[Outcome, bool]:
+        """The run; and whether it may be retried (the worker died before it said a word,
+        so before any learner code ran: killed while it waited, say)."""
+        try:
+            self.slot.write_request(request)
+            before = tutor_descendants() - {self.proc.pid}
+            started = time.monotonic()
+            send_go(self._go)
+            self._go = -1
+            outcome = supervise(self.slot, Spawned(self.proc), request, timeout, before,
+                                started)
+            return outcome, not self.slot.results.first_line.is_set()
+        finally:
+            self.discard()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            Spawned(self.proc).kill()
+
+    def discard(self) -> None:
+        """End it (if it still waits) and remove its slot. Idempotent."""
+        if self._go >= 0:
+            os.close(self._go)
+            self._go = -1
+        self.kill()
+        self.proc.wait()
+        forget_worker(self.proc.pid)
+        for drain in (self.slot.output, self.slot.results):
+            if drain.is_alive():
+                drain.join(timeout=2.0)
+        self.slot.close()
+
+
+class _PrestartEngine:
+    """Runs each request in a pre-started worker, and pre-starts the next after it."""
+
+    def __init__(self) -> None:
+        self._state = threading.Lock()
+        self._waiting: _Prestarted | None = None
+        self._starting: threading.Thread | None = None
+        self._current: _Prestarted | None = None
+        self._closed = False
+
+    @property
+    def pid(self) -> int | None:
+        waiting = self._waiting
+        return waiting.proc.pid if waiting is not None and waiting.proc.poll() is None else None
+
+    def start(self) -> None:
+        with self._state:
+            if (self._closed or self._waiting is not None
+                    or (self._starting is not None and self._starting.is_alive())):
+                return
+            self._starting = threading.Thread(target=self._spawn, name="gradtutor-warm-start",
+                                              daemon=True)
+            self._starting.start()
+
+    def _spawn(self) -> None:
+        try:
+            worker = _Prestarted()
+        except (OSError, subprocess.SubprocessError):
+            return
+        with self._state:
+            if not self._closed:
+                self._waiting = worker
+                return
+        worker.discard()
+
+    def run(self, request: dict[str, Any], timeout: float) -> Outcome:
+        self.start()
+        with self._state:
+            starting = self._starting
+        if starting is not None:
+            starting.join()
+        with self._state:
+            worker, self._waiting = self._waiting, None
+            self._current = worker
+        try:
+            if worker is None or worker.proc.poll() is not None:  # none, or it died waiting
+                if worker is not None:
+                    worker.discard()
+                return run_worker(request, timeout)
+            outcome, retry = worker.answer(request, timeout)
+            return run_worker(request, timeout) if retry and not self._closed else outcome
+        finally:
+            with self._state:
+                self._current = None
+            self.start()  # the next one, in the background
+
+    def close(self) -> None:
+        with self._state:
+            self._closed = True
+            starting = self._starting
+        if starting is not None:
+            starting.join(timeout=10.0)
+        with self._state:
+            waiting, self._waiting = self._waiting, None
+            current = self._current
+        if current is not None:
+            current.kill()  # the request in flight ends now; its own thread cleans up
+        if waiting is not None:
+            waiting.discard()

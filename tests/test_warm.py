@@ -1,0 +1,270 @@
+"""The warm worker: a check in a fresh child of a worker that imported torch already gets the
+same verdict as a cold check, leaks nothing into the next check, survives its server being
+killed (from outside, or by the learner's own code), ends hostile files as cleanly as a cold
+check with nothing left running, and leaves no process once closed.
+
+One fork server (`warm`) serves most tests of this module; it costs one torch import. The
+pre-started (spawned) worker that macOS and Windows use is tested here too, on Linux.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from test_isolation import CORRECT, HOSTILE, exercise, live, own_descendants
+
+from gradtutor.checking.runner import run_check
+from gradtutor.checking.verdict import Verdict
+from gradtutor.checking.warm import FORK_SERVER, WarmWorker, warm_enabled
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Exercise
+
+LINUX = sys.platform.startswith("linux")
+POSIX = os.name == "posix"
+TIMEOUT = 1.0
+
+pytestmark = pytest.mark.skipif(not POSIX, reason="the warm worker's tests use POSIX signals")
+
+LEAKS = """
+import builtins
+import sys
+import torch
+
+builtins.LEFT_BEHIND = "by the previous check"
+sys.modules["gradtutor.checking.trace"].current = lambda: None  # blind the trace
+torch.Tensor.backward = lambda self, *args, **kwargs: None
+torch.ones = None
+
+
+def read_grad(w, loss_fn):
+    return None
+"""
+FINDS_NO_LEAK = """
+import builtins
+import torch
+
+assert not hasattr(builtins, "LEFT_BEHIND"), "a previous check's global is still here"
+assert torch.ones is not None
+
+
+def read_grad(w, loss_fn):
+    loss_fn(w).backward()
+    return w.grad
+"""
+KILLS_SERVER = """
+import os
+import signal
+
+
+def read_grad(w, loss_fn):
+    os.kill(os.getppid(), signal.SIGKILL)  # in a warm check, the parent is the fork server
+    return None
+"""
+
+
+def described(verdict: Verdict) -> tuple[str, tuple[tuple[str, str, str], ...]]:
+    return verdict.status, tuple((c.name, c.status, c.message) for c in verdict.checks)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("warm")
+    for name, source in {"correct": CORRECT, "leaks": LEAKS, "finds_no_leak": FINDS_NO_LEAK,
+                         "kills_server": KILLS_SERVER}.items():
+        (folder / f"{name}.py").write_text(source)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def piddir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pids")
+
+
+@pytest.fixture(scope="module")
+def warm(piddir: Path) -> Iterator[WarmWorker]:
+    """A fork server (where there is one), with the hostile files' pid folder in its
+    environment: a warm worker's environment is the tutor's when it started."""
+    with pytest.MonkeyPatch.context() as mp:  # for the servers that replace killed ones too
+        mp.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
+        worker = WarmWorker()
+        worker.start()  # returns at once; the first check waits for the import
+        yield worker
+        worker.close()
+
+
+def pid_of(worker: WarmWorker) -> int:
+    deadline = time.monotonic() + 10
+    while worker.pid is None:
+        assert time.monotonic() < deadline, "the warm worker did not start"
+        time.sleep(0.01)
+    return worker.pid
+
+
+def test_warm_enabled_reads_the_environment() -> None:
+    assert warm_enabled({})
+    assert warm_enabled({"GRADTUTOR_WARM": "1"})
+    for off in ("0", "false", "No", " off "):
+        assert not warm_enabled({"GRADTUTOR_WARM": off})
+
+
+def test_start_returns_at_once_and_close_is_idempotent() -> None:
+    worker = WarmWorker()
+    started = time.monotonic()
+    worker.start()
+    worker.start()
+    assert time.monotonic() - started < 0.5
+    worker.close()
+    worker.close()
+    assert worker.pid is None
+
+
+@pytest.mark.slow
+def test_warm_and_cold_verdicts_agree(warm: WarmWorker, tmp_path: Path) -> None:
+    course = load_course()
+    files: list[tuple[Exercise, Path]] = []
+    for exercise_id in ("read-grad", "two-backwards"):
+        step = course.find_exercise(exercise_id)
+        mutant = step.solution
+        for edit in step.mutants[0].replace:
+            mutant = mutant.replace(edit.find, edit.with_, 1)
+        for kind, source in (("solution", step.solution), ("starter", step.starter),
+                             ("mutant", mutant)):
+            path = tmp_path / f"{exercise_id}-{kind}.py"
+            path.write_text(source)
+            files.append((step, path))
+    with ThreadPoolExecutor(max_workers=3) as pool:  # cold checks wait on imports: overlap
+        cold = list(pool.map(lambda f: run_check(f[0], f[1], seed=11), files))
+    warm_verdicts = [warm.check(step, path, seed=11) for step, path in files]
+    assert [described(v) for v in warm_verdicts] == [described(v) for v in cold]
+    assert [v.status for v in warm_verdicts[:3]] == ["pass", "fail", "fail"]
+    assert all(v.extra["startup_ms"] < 2000 for v in warm_verdicts[1:])  # no torch import
+
+
+@pytest.mark.slow
+def test_a_check_leaks_nothing_into_the_next(warm: WarmWorker, folder: Path) -> None:
+    assert not warm.check(exercise(), folder / "leaks.py", seed=1).passed
+    verdict = warm.check(exercise(), folder / "finds_no_leak.py", seed=2)
+    assert verdict.passed, verdict.checks
+    assert warm.check(exercise(), folder / "correct.py", seed=3).passed
+
+
+@pytest.mark.slow
+def test_checks_are_fast_once_warm(warm: WarmWorker, folder: Path) -> None:
+    warm.check(exercise(), folder / "correct.py", seed=0)
+    times = []
+    for seed in range(5):
+        started = time.monotonic()
+        assert warm.check(exercise(), folder / "correct.py", seed=seed).passed
+        times.append(time.monotonic() - started)
+    assert sorted(times)[2] < 0.5  # milliseconds in truth; seconds would mean a cold worker
+
+
+@pytest.mark.slow
+def test_a_server_killed_between_checks_is_replaced(warm: WarmWorker, folder: Path) -> None:
+    old = pid_of(warm)
+    os.kill(old, signal.SIGKILL)
+    verdict = warm.check(exercise(), folder / "correct.py", seed=4)
+    assert verdict.passed, verdict.checks
+    assert pid_of(warm) != old and live([old]) == ()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FORK_SERVER, reason="the fork server is Linux's")
+def test_learner_code_that_kills_the_server_fails_and_the_next_check_passes(
+        warm: WarmWorker, folder: Path) -> None:
+    old = pid_of(warm)
+    before = own_descendants() - {old}
+    verdict = warm.check(exercise(), folder / "kills_server.py", seed=5)
+    assert verdict.status == "fail", verdict.checks  # judged on what the child reported
+    assert verdict.extra["exit_code"] == 0  # reaped by the tutor, its status known
+    assert live([old]) == ()
+    then = warm.check(exercise(), folder / "correct.py", seed=6)
+    assert then.passed, then.checks
+    assert own_descendants() - before == {pid_of(warm)}
+
+
+HOSTILE_CASES = [  # (file, status, words), as in test_isolation
+    ("infinite_loop", "timeout", "still running after 1 s"),
+    ("ignores_sigterm", "timeout", "still running after 1 s"),
+    ("setsid_grandchild", "fail", ""),
+    ("fork_children", "fail", ""),
+    ("output_flood", "fail", ""),
+    ("memory_flood", "error", "ran out of memory (the limit is 2 GiB)"),
+    ("segfault", "error", "segmentation fault"),
+    ("tamper_torch", "fail", "backward"),
+    ("writes_fake_results", "error", "results came back unreadable"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "status", "says"), HOSTILE_CASES,
+                         ids=[case[0] for case in HOSTILE_CASES])
+def test_a_hostile_file_ends_cleanly_through_the_warm_path(
+        warm: WarmWorker, folder: Path, piddir: Path, name: str, status: str,
+        says: str) -> None:
+    if name in ("setsid_grandchild", "memory_flood") and not LINUX:
+        pytest.skip("needs Linux")
+    server = pid_of(warm)
+    before = own_descendants() if LINUX else set()
+    started = time.monotonic()
+    verdict = warm.check(exercise(TIMEOUT), HOSTILE / f"{name}.py", seed=7)
+    took = time.monotonic() - started
+    assert verdict.status == status, verdict.checks
+    assert says in "\n".join(c.message for c in verdict.checks)
+    assert took < TIMEOUT + 5
+    pidfile = piddir / f"{name}.pids"
+    if pidfile.exists():
+        assert live([int(p) for p in pidfile.read_text().split()]) == ()
+    if LINUX:
+        assert own_descendants() - before <= {server}, "processes outlived the check"
+    then = warm.check(exercise(), folder / "correct.py", seed=8)
+    assert then.passed, then.checks
+
+
+@pytest.mark.slow
+def test_checks_from_another_thread_and_close_in_the_middle_of_one(folder: Path) -> None:
+    """The walkthrough's use: checks off the key loop, the first before the worker is ready;
+    quitting while a check runs ends it and leaves no process."""
+    before = own_descendants() if LINUX else set()
+    worker = WarmWorker()
+    worker.start()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        first = pool.submit(worker.check, exercise(), folder / "correct.py", seed=9).result()
+        assert first.passed, first.checks
+        server = pid_of(worker)
+        running = pool.submit(worker.check, exercise(timeout=60), HOSTILE / "infinite_loop.py",
+                              seed=1)
+        time.sleep(0.3)
+        worker.close()
+        verdict = running.result(timeout=10)
+    assert not verdict.passed
+    assert live([server]) == ()
+    if LINUX:
+        assert own_descendants() - before == set()
+
+
+@pytest.mark.slow
+def test_the_pre_started_worker(folder: Path, piddir: Path,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS's and Windows's warm worker: a spawned worker waiting for its one request."""
+    monkeypatch.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
+    before = own_descendants() if LINUX else set()
+    with WarmWorker(fork=False) as worker:
+        first = pid_of(worker)
+        hostile = worker.check(exercise(TIMEOUT), HOSTILE / "fork_children.py", seed=1)
+        assert hostile.status == "fail" and first not in own_descendants()
+        second = pid_of(worker)  # the next one, pre-started after the first was used
+        assert second != first
+        os.kill(second, signal.SIGKILL)  # killed while it waits: the check still passes
+        verdict = worker.check(exercise(), folder / "correct.py", seed=2)
+        assert verdict.passed, verdict.checks
+    assert live([first, second]) == ()
+    if LINUX:
+        assert own_descendants() - before == set()
