@@ -9,6 +9,7 @@ pre-started (spawned) worker that macOS and Windows use is tested here too, on L
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -59,6 +60,7 @@ def read_grad(w, loss_fn):
     return w.grad
 """
 KILLS_SERVER = """
+import json
 import os
 import signal
 
@@ -66,6 +68,25 @@ import signal
 def read_grad(w, loss_fn):
     os.kill(os.getppid(), signal.SIGKILL)  # in a warm check, the parent is the fork server
     return None
+"""
+
+LISTS_FDS = """
+import json
+import os
+
+FDS = {}
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        FDS[fd] = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass  # the fd os.listdir itself had open
+with open(os.path.join(os.environ["GRADTUTOR_TEST_PIDDIR"], "fds.json"), "w") as f:
+    json.dump({"fds": FDS, "cwd": os.getcwd(), "pgid": os.getpgid(0), "pid": os.getpid()}, f)
+
+
+def read_grad(w, loss_fn):
+    loss_fn(w).backward()
+    return w.grad
 """
 
 
@@ -77,7 +98,7 @@ def described(verdict: Verdict) -> tuple[str, tuple[tuple[str, str, str], ...]]:
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("warm")
     for name, source in {"correct": CORRECT, "leaks": LEAKS, "finds_no_leak": FINDS_NO_LEAK,
-                         "kills_server": KILLS_SERVER}.items():
+                         "kills_server": KILLS_SERVER, "lists_fds": LISTS_FDS}.items():
         (folder / f"{name}.py").write_text(source)
     return folder
 
@@ -153,6 +174,21 @@ def test_a_check_leaks_nothing_into_the_next(warm: WarmWorker, folder: Path) -> 
     verdict = warm.check(exercise(), folder / "finds_no_leak.py", seed=2)
     assert verdict.passed, verdict.checks
     assert warm.check(exercise(), folder / "correct.py", seed=3).passed
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FORK_SERVER, reason="the fork server is Linux's")
+def test_the_forked_child_has_only_its_own_fds_folder_and_session(
+        warm: WarmWorker, folder: Path, piddir: Path) -> None:
+    assert warm.check(exercise(), folder / "lists_fds.py", seed=1).passed
+    seen = json.loads((piddir / "fds.json").read_text())
+    fds = {int(fd): target for fd, target in seen["fds"].items()}
+    assert fds[0] == "/dev/null"
+    assert fds[1] == fds[2] and fds[1].startswith("pipe:")  # the output pipe
+    (result,) = set(fds) - {0, 1, 2}  # the result pipe, and nothing of the server's
+    assert fds[result].startswith("pipe:") and fds[result] != fds[1]
+    assert "gradtutor-check-" in seen["cwd"] and not os.path.exists(seen["cwd"])
+    assert seen["pgid"] == seen["pid"]  # a session and process group of its own
 
 
 @pytest.mark.slow

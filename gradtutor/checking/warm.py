@@ -53,6 +53,7 @@ from gradtutor.checking.runner import (
 )
 from gradtutor.checking.snippet import SnippetResult
 from gradtutor.checking.verdict import Verdict
+from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
 
 FORK_SERVER = (LINUX and hasattr(os, "fork") and hasattr(socket, "send_fds")
@@ -75,8 +76,9 @@ class WarmWorker:
     `start()` begins the (slow) start in the background; `check` and `run_snippet` wait for it
     if need be, or run cold if it cannot start. They may be called from any thread, one at a
     time. `close()` (or leaving the `with` block, or the end of the program) kills the worker
-    and anything below it. `fork` picks the fork server (True) or a pre-started spawned worker
-    (False); the default is the fork server where it works (Linux)."""
+    and anything below it. The worker's environment is the tutor's as it was at `start()`.
+    `fork` picks the fork server (True) or a pre-started spawned worker (False); the default
+    is the fork server where it works (Linux)."""
 
     def __init__(self, *, fork: bool | None = None) -> None:
         use_fork = FORK_SERVER if fork is None else fork and FORK_SERVER
@@ -104,7 +106,8 @@ class WarmWorker:
                                 timeout=timeout)
 
     def close(self) -> None:
-        """Kill the worker and any check running in it. Idempotent; later checks run cold."""
+        """Kill the worker and any check running in it. Idempotent. A check or snippet asked
+        for afterwards raises GradtutorError rather than start a process."""
         self._finalizer()
 
     @property
@@ -118,6 +121,14 @@ class WarmWorker:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _refuse_if(closed: bool) -> None:
+    """After close(), no new worker starts: the program may be ending, and a worker started
+    now could outlive it with nobody left to stop it."""
+    if closed:
+        raise GradtutorError("the warm checker was closed before this check could run",
+                             "this is a gradtutor bug: check before closing it")
 
 
 # ---- Linux: the fork server ----------------------------------------------------------------
@@ -357,6 +368,7 @@ class _ForkEngine:
                 self.start()  # the next server, in the background
             if not retry or self._closed:
                 return outcome
+        _refuse_if(self._closed)
         return run_worker(request, timeout)
 
     def _attempt(self, server: _Server, request: dict[str, Any],
@@ -502,6 +514,7 @@ class _PrestartEngine:
             if worker is None or worker.proc.poll() is not None:  # none, or it died waiting
                 if worker is not None:
                     worker.discard()
+                _refuse_if(self._closed)
                 return run_worker(request, timeout)
             outcome, retry = worker.answer(request, timeout)
             return run_worker(request, timeout) if retry and not self._closed else outcome
