@@ -11,15 +11,27 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Question, Quiz
+from gradtutor.lessons.model import (
+    LETTERS,
+    Demo,
+    Exercise,
+    Lesson,
+    Parsons,
+    Predict,
+    Question,
+    Quiz,
+)
 
-if TYPE_CHECKING:  # only named in annotations; the first screen need not load it
+if TYPE_CHECKING:  # only named in annotations; the first screen need not load them
+    from gradtutor.checking.snippet import SnippetResult
     from gradtutor.checking.verdict import Verdict
 
 Nav = Literal["next", "back", "quit", "help", "submit"]
 # What the learner can do on an exercise: open the editor, check now, take the next hint,
 # ask for the solution, and answer the "show the solution?" question.
 Act = Literal["edit", "check", "hint", "solution", "yes", "no"]
+# On a Parsons step: move the cursor (or the grabbed line), grab or drop the line.
+Move = Literal["up", "down", "grab"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,14 @@ class Answer:
     """A whole answer at once, as a typed line gives it; it is submitted straight away."""
 
     indexes: frozenset[int]
+
+
+@dataclass(frozen=True)
+class Order:
+    """A whole Parsons order at once, as a typed line gives it: the line numbers as shown,
+    1-based, in their new order; graded straight away."""
+
+    numbers: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -75,6 +95,22 @@ class CheckFailed:
 
 
 @dataclass(frozen=True)
+class SnippetDone:
+    """The code of step `step_id` ran; `result` is what it showed, left and printed."""
+
+    step_id: str
+    result: SnippetResult
+
+
+@dataclass(frozen=True)
+class SnippetFailed:
+    """The code of step `step_id` could not be run at all; `message` says why."""
+
+    step_id: str
+    message: str
+
+
+@dataclass(frozen=True)
 class Say:
     """One line from the shell for the learner: an editor that would not start, ..."""
 
@@ -82,8 +118,8 @@ class Say:
 
 
 # Events the shell reports about its own work, rather than the learner's keys.
-Report = FileReady | FileSaved | CheckDone | CheckFailed | Say
-Event = Nav | Act | Choose | Answer | Unknown | Report
+Report = FileReady | FileSaved | CheckDone | CheckFailed | SnippetDone | SnippetFailed | Say
+Event = Nav | Act | Move | Choose | Answer | Order | Unknown | Report
 
 
 @dataclass(frozen=True)
@@ -140,8 +176,26 @@ class RecordSolution:
     exercise_id: str
 
 
+@dataclass(frozen=True)
+class RunSnippet:
+    """Run a step's code in the background (`show` evaluated after it, the `series` variables
+    read back); answer with SnippetDone or SnippetFailed."""
+
+    step_id: str
+    code: str
+    show: str | None = None
+    series: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordPrediction:
+    step_id: str
+    answer: str
+    right: bool
+
+
 Effect = (Visit | QuizDone | Finished | WriteStarter | RunCheck | OpenEditor | RecordCheck
-          | RecordHints | RecordSolution)
+          | RecordHints | RecordSolution | RunSnippet | RecordPrediction)
 
 
 @dataclass(frozen=True)
@@ -177,10 +231,42 @@ class ExerciseView:
 
 
 @dataclass(frozen=True)
+class PredictView:
+    """A predict step: the letter chosen, whether it is submitted, and the snippet's run."""
+
+    chosen: int | None = None
+    submitted: bool = False
+    running: bool = False
+    result: SnippetResult | None = None
+
+
+@dataclass(frozen=True)
+class ParsonsView:
+    """A Parsons step: the lines' order (ids), the cursor, whether the line under it is
+    grabbed, the grade of the last submitted order, and the run of a correct one."""
+
+    order: tuple[str, ...]
+    cursor: int = 0
+    grabbed: bool = False
+    verdict: Verdict | None = None
+    running: bool = False
+    run: SnippetResult | None = None
+
+
+@dataclass(frozen=True)
+class DemoView:
+    running: bool = True
+    result: SnippetResult | None = None
+
+
+@dataclass(frozen=True)
 class WalkState:
     index: int
     quiz: QuizView | None = None
     exercise: ExerciseView | None = None
+    predict: PredictView | None = None
+    parsons: ParsonsView | None = None
+    demo: DemoView | None = None
     help: bool = False
     notice: str = ""
     outcome: Literal["quit", "finished"] | None = None
@@ -190,8 +276,14 @@ def begin(lesson: Lesson, index: int) -> WalkState:
     """The state on opening step `index`."""
     index = max(0, min(index, len(lesson.steps) - 1))
     step = lesson.steps[index]
+    if isinstance(step, Parsons):
+        from gradtutor.checking.parsons import initial_order
+
+        return WalkState(index=index, parsons=ParsonsView(order=initial_order(step)))
     return WalkState(index=index, quiz=QuizView() if isinstance(step, Quiz) else None,
-                     exercise=ExerciseView() if isinstance(step, Exercise) else None)
+                     exercise=ExerciseView() if isinstance(step, Exercise) else None,
+                     predict=PredictView() if isinstance(step, Predict) else None,
+                     demo=DemoView() if isinstance(step, Demo) else None)
 
 
 def enter(lesson: Lesson, index: int) -> tuple[WalkState, list[Effect]]:
@@ -201,6 +293,9 @@ def enter(lesson: Lesson, index: int) -> tuple[WalkState, list[Effect]]:
     effects: list[Effect] = [Visit(step.id)]
     if isinstance(step, Exercise):
         effects.append(WriteStarter(step.id))
+    elif isinstance(step, Demo):  # a demo runs on arrival
+        series = step.chart.series if step.chart is not None else ()
+        effects.append(RunSnippet(step.id, step.code, series=series))
     return state, effects
 
 
@@ -218,6 +313,8 @@ def _backward(lesson: Lesson, state: WalkState) -> tuple[WalkState, list[Effect]
 
 def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, list[Effect]]:
     """Apply one event; return the new state and what the shell must do."""
+    if isinstance(event, SnippetDone | SnippetFailed):
+        return _snippet_report(lesson, state, event)
     if isinstance(event, FileReady | FileSaved | CheckDone | CheckFailed | Say):
         return _report(lesson, state, event)
     if event == "quit":
@@ -230,6 +327,10 @@ def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, l
         return _handle_quiz(lesson, step, state, state.quiz, event)
     if isinstance(step, Exercise) and state.exercise is not None:
         return _handle_exercise(lesson, step, state, state.exercise, event)
+    if isinstance(step, Predict) and state.predict is not None:
+        return _handle_predict(lesson, step, state, state.predict, event)
+    if isinstance(step, Parsons) and state.parsons is not None:
+        return _handle_parsons(lesson, step, state, state.parsons, event)
     if event in ("next", "submit"):
         return _forward(lesson, state)
     if event == "back":
@@ -247,11 +348,102 @@ def exercise_on_screen(lesson: Lesson, state: WalkState) -> Exercise | None:
 
 def busy(state: WalkState) -> bool:
     """Background work is running whose result the screen is waiting for."""
-    return state.exercise is not None and state.exercise.checking
+    views = (state.predict, state.parsons, state.demo)
+    return ((state.exercise is not None and state.exercise.checking)
+            or any(view is not None and view.running for view in views))
 
 
-def _report(lesson: Lesson, state: WalkState,
-            event: Report) -> tuple[WalkState, list[Effect]]:
+def _snippet_report(lesson: Lesson, state: WalkState,
+                    event: SnippetDone | SnippetFailed) -> tuple[WalkState, list[Effect]]:
+    """A step's code ran (or could not): shown if the learner is still on that step."""
+    if lesson.steps[state.index].id != event.step_id or state.outcome is not None:
+        return state, []
+    result = event.result if isinstance(event, SnippetDone) else None
+    if isinstance(event, SnippetFailed):
+        state = replace(state, notice=event.message)
+    if state.predict is not None and state.predict.running:
+        return replace(state, predict=replace(state.predict, running=False, result=result)), []
+    if state.parsons is not None and state.parsons.running:
+        return replace(state, parsons=replace(state.parsons, running=False, run=result)), []
+    if state.demo is not None and state.demo.running:
+        return replace(state, demo=replace(state.demo, running=False, result=result)), []
+    return state, []
+
+
+def _handle_predict(lesson: Lesson, step: Predict, state: WalkState, view: PredictView,
+                    event: Event) -> tuple[WalkState, list[Effect]]:
+    last = LETTERS[len(step.choices) - 1]
+    if view.submitted or event in ("next", "back"):  # → moves on without an answer too
+        if event in ("next", "submit"):
+            return _forward(lesson, state)
+        if event == "back":
+            return _backward(lesson, state)
+        return replace(state, notice=_unknown_notice(event)), []
+    if isinstance(event, Choose) and 0 <= event.index < len(step.choices):
+        return replace(state, predict=replace(view, chosen=event.index)), []
+    if isinstance(event, Answer):
+        if len(event.indexes) != 1 or max(event.indexes) >= len(step.choices):
+            return replace(state, notice=f"Answer with one letter, a-{last}."), []
+        view = replace(view, chosen=min(event.indexes))
+        event = "submit"
+    if event == "submit":
+        if view.chosen is None:
+            return replace(state, notice=f"Choose an answer first: press a letter a-{last}."), []
+        letter = LETTERS[view.chosen]
+        submitted = replace(view, submitted=True, running=True)
+        return replace(state, predict=submitted), [
+            RecordPrediction(step.id, letter, letter == step.answer),
+            RunSnippet(step.id, step.code, show=step.show)]
+    return replace(state, notice=_unknown_notice(event)), []
+
+
+def _handle_parsons(lesson: Lesson, step: Parsons, state: WalkState, view: ParsonsView,
+                    event: Event) -> tuple[WalkState, list[Effect]]:
+    last = len(view.order) - 1
+    if event in ("up", "down"):
+        target = max(0, min(last, view.cursor + (-1 if event == "up" else 1)))
+        if not view.grabbed or target == view.cursor:
+            return replace(state, parsons=replace(view, cursor=target)), []
+        swapped = list(view.order)
+        swapped[view.cursor], swapped[target] = swapped[target], swapped[view.cursor]
+        moved = replace(view, order=tuple(swapped), cursor=target, verdict=None, run=None,
+                        running=False)  # a new order: the old grade no longer applies
+        return replace(state, parsons=moved), []
+    if event == "grab":
+        return replace(state, parsons=replace(view, grabbed=not view.grabbed)), []
+    if isinstance(event, Order):
+        numbers = event.numbers
+        if sorted(numbers) != list(range(1, len(view.order) + 1)):
+            example = " ".join(str(n) for n in [2, 1, *range(3, len(view.order) + 1)])
+            return replace(state, notice=f"Type each line number once, in the new order, "
+                                         f"such as {example}."), []
+        order = tuple(view.order[n - 1] for n in numbers)
+        return _grade_parsons(step, state, replace(view, order=order, verdict=None))
+    if event == "submit":
+        if view.verdict is not None and view.verdict.passed:
+            return _forward(lesson, state)
+        return _grade_parsons(step, state, view)
+    if event == "next":
+        return _forward(lesson, state)
+    if event == "back":
+        return _backward(lesson, state)
+    return replace(state, notice=_unknown_notice(event)), []
+
+
+def _grade_parsons(step: Parsons, state: WalkState,
+                   view: ParsonsView) -> tuple[WalkState, list[Effect]]:
+    from gradtutor.checking.parsons import assembled, grade, run_series
+
+    verdict = grade(step, view.order)
+    view = replace(view, verdict=verdict, grabbed=False, run=None, running=False)
+    if not verdict.passed or step.run is None:
+        return replace(state, parsons=view), []
+    return (replace(state, parsons=replace(view, running=True)),
+            [RunSnippet(step.id, assembled(step, view.order), series=run_series(step))])
+
+
+def _report(lesson: Lesson, state: WalkState, event: FileReady | FileSaved | CheckDone
+            | CheckFailed | Say) -> tuple[WalkState, list[Effect]]:
     """The shell's news. It never closes the help screen: it is shown once help is closed."""
     if isinstance(event, Say):
         return replace(state, notice=event.text), []
@@ -407,8 +599,19 @@ _EXERCISE_WORDS: dict[str, Act] = {
 _CONFIRM_WORDS: dict[str, Act] = {"y": "yes", "yes": "yes", "n": "no", "no": "no"}
 
 
+_PARSONS_KEYS: dict[str, Move] = {"up": "up", "down": "down", "space": "grab", "k": "up",
+                                  "j": "down"}
+
+
 def key_event(lesson: Lesson, state: WalkState, key: str) -> Event:
     """A key press as an event; on an open question, its choice letters pick answers."""
+    if state.parsons is not None and key in _PARSONS_KEYS:
+        return _PARSONS_KEYS[key]
+    predict = state.predict
+    step = lesson.steps[state.index]
+    if (predict is not None and not predict.submitted and isinstance(step, Predict)
+            and len(key) == 1 and key.lower() in LETTERS[: len(step.choices)]):
+        return Choose(LETTERS.index(key.lower()))
     view = state.exercise
     if view is not None and exercise_on_screen(lesson, state) is not None:
         if view.confirming and key not in ("q", "ctrl-c", "eof"):
@@ -426,6 +629,12 @@ def key_event(lesson: Lesson, state: WalkState, key: str) -> Event:
 def line_event(lesson: Lesson, state: WalkState, line: str) -> Event:
     """A typed line as an event: `n`, `b`, `q`, `?`, empty for Enter, or letters such as `a c`."""
     text = line.strip().lower()
+    if state.parsons is not None and text and all(c.isdigit() or c in " ,;" for c in text):
+        return Order(tuple(int(n) for n in text.replace(",", " ").replace(";", " ").split()))
+    step = lesson.steps[state.index]
+    if (state.predict is not None and not state.predict.submitted and isinstance(step, Predict)
+            and len(text) == 1 and text in LETTERS[: len(step.choices)]):
+        return Answer(frozenset({LETTERS.index(text)}))
     view = state.exercise
     if view is not None and exercise_on_screen(lesson, state) is not None:
         if view.confirming and text not in ("q", "quit"):

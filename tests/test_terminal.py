@@ -25,7 +25,7 @@ import pytest
 
 from gradtutor.errors import GradtutorError, LessonProblems
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import LETTERS, Lesson, Question, Quiz
+from gradtutor.lessons.model import LETTERS, Lesson, Parsons, Predict, Question, Quiz
 from gradtutor.progress import Progress, finish, visit
 from gradtutor.store import ProgressStore
 
@@ -173,6 +173,8 @@ def leave_step(tutor: Tutor, lesson: Lesson, index: int, key: str) -> None:
             tutor.screen()
             tutor.send("\r" if number % 2 else RIGHT)  # Enter or → for the next question
         tutor.screen(f"Your score: {total} of {total}", "Passed")
+    if isinstance(step, Predict | Parsons) and key == "\r":
+        key = RIGHT  # Enter there submits an answer or an order; → moves on without one
     tutor.send(key)
 
 

@@ -212,3 +212,60 @@ def test_gradtutor_watch_checks_each_save_until_ctrl_c(exercise: Exercise,
     lesson = state["lessons"]["second"]
     assert lesson["exercises"][exercise.id]["passed"] is True
     assert lesson["step"] is None  # watching an exercise does not move the walkthrough's place
+
+
+UP, DOWN, RIGHT = "\x1b[A", "\x1b[B", "\x1b[C"
+
+
+def keys_to_order(start: tuple[str, ...], goal: tuple[str, ...]) -> str:
+    """The keys that turn `start` into `goal` on a Parsons screen: for each place from the
+    top, go to the line that belongs there, grab it, carry it up, drop it."""
+    order, cursor, keys = list(start), 0, []
+    for place, line_id in enumerate(goal):
+        at = order.index(line_id)
+        keys += [DOWN if at > cursor else UP] * abs(at - cursor)
+        keys += [" "] + [UP] * (at - place) + [" "]
+        order.insert(place, order.pop(at))
+        cursor = place
+    return "".join(keys)
+
+
+@pytest.mark.slow
+def test_predict_then_order_the_lines_then_a_demo(second: Lesson, tmp_path: Path) -> None:
+    from gradtutor.checking.parsons import initial_order
+    from gradtutor.lessons.model import Demo, Parsons, Predict
+
+    predict, parsons, demo = second.steps[1], second.steps[2], second.steps[3]
+    assert isinstance(predict, Predict) and isinstance(parsons, Parsons)
+    assert isinstance(demo, Demo) and demo.chart is not None
+    tutor = start(tmp_path)
+    tutor.expect("Your file")
+    tutor.send("n")
+    tutor.expect(predict.title)
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send(predict.answer)
+    tutor.expect("Your prediction:")
+    tutor.send("\r")
+    tutor.expect("Right.", f"{predict.show} is")
+    tutor.expect("4.0", timeout=CHECK_S)  # the value the snippet really showed
+    tutor.expect_re(LEGEND_END, "the key legend")
+
+    tutor.send("\r")
+    tutor.expect(parsons.title)
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send("\r")  # checked as shuffled: wrong
+    tutor.expect("out of place", "Not yet")
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send(keys_to_order(initial_order(parsons), parsons.solution_order) + "\r")
+    tutor.expect("Right: every line comes after the lines it needs.")
+    tutor.expect_re(LEGEND_END, "the key legend")
+
+    tutor.send(RIGHT)
+    tutor.expect(demo.title)
+    tutor.expect(demo.chart.title, timeout=CHECK_S)  # it ran on arrival and drew its chart
+    tutor.expect_re(LEGEND_END, "the key legend")
+    tutor.send("q")
+    tutor.expect("Your place is saved at step 4")
+    assert tutor.end() == 0
+    assert "Traceback" not in tutor.text
+    assert saved(tmp_path)["lessons"]["second"]["predictions"][predict.id]["right"] is True

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.parsons import assembled
+from gradtutor.checking.snippet import SnippetResult
 from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.lessons.load import load_lesson
-from gradtutor.lessons.model import Lesson
+from gradtutor.lessons.model import Lesson, ParsonsRun
 from gradtutor.walk import (
     Answer,
     CheckDone,
@@ -18,12 +21,17 @@ from gradtutor.walk import (
     FileSaved,
     Finished,
     OpenEditor,
+    Order,
     QuizDone,
     RecordCheck,
     RecordHints,
+    RecordPrediction,
     RecordSolution,
     RunCheck,
+    RunSnippet,
     Say,
+    SnippetDone,
+    SnippetFailed,
     Unknown,
     Visit,
     WalkState,
@@ -339,3 +347,150 @@ def test_lines_on_an_exercise(second, line, expected):
 def test_lines_while_the_solution_is_asked_for(second, line, expected):
     state, _ = drive(second, begin(second, EXERCISE), "solution")
     assert line_event(second, state, line) == expected
+
+
+# --- predict, Parsons and demo -------------------------------------------------------------
+
+PREDICT, PARSONS, DEMO = 1, 2, 3  # twice, training-step and descent in the second lesson
+
+
+def a_result(shown: str | None = "4.0", series=()) -> SnippetResult:
+    return SnippetResult(ok=True, shown=shown, series=series, output="", error=None,
+                         duration_ms=3)
+
+
+def test_a_prediction_is_chosen_then_submitted_then_its_snippet_runs(second):
+    step = second.steps[PREDICT]
+    state, effects = drive(second, begin(second, PREDICT), Choose(0), Choose(1))
+    assert (state.predict.chosen, state.predict.submitted, effects) == (1, False, [])
+    state, effects = drive(second, state, "submit")
+    assert state.predict.submitted and busy(state)
+    assert effects == [RecordPrediction("twice", "b", right=step.answer == "b"),
+                       RunSnippet("twice", step.code, show=step.show)]
+    state, _ = drive(second, state, SnippetDone("twice", a_result()))
+    assert state.predict.result == a_result() and not busy(state)
+    state, effects = drive(second, state, "submit")  # Enter again: on to the next step
+    assert state.index == PREDICT + 1
+
+
+def test_a_prediction_needs_a_letter_and_a_letter_cannot_change_once_submitted(second):
+    state, effects = drive(second, begin(second, PREDICT), "submit")
+    assert (effects, state.notice) == ([], "Choose an answer first: press a letter a-b.")
+    state, _ = drive(second, state, Choose(0), "submit", Choose(1))
+    assert state.predict.chosen == 0
+    assert state.notice == "'that' does nothing here: press ? for the keys."
+
+
+def test_a_typed_letter_answers_a_prediction_at_once(second):
+    state = begin(second, PREDICT)
+    assert line_event(second, state, "a\n") == Answer(frozenset({0}))
+    state, effects = drive(second, state, Answer(frozenset({0})))
+    assert state.predict.submitted and effects[0] == RecordPrediction("twice", "a", False)
+    state, _ = drive(second, begin(second, PREDICT), Answer(frozenset({0, 1})))
+    assert state.notice == "Answer with one letter, a-b." and not state.predict.submitted
+
+
+def test_a_prediction_can_be_skipped_and_its_late_result_is_ignored(second):
+    state, effects = drive(second, begin(second, PREDICT), "next")
+    assert state.index == PREDICT + 1
+    state, effects = drive(second, begin(second, PREDICT), Choose(1), "submit", "back")
+    after, more = drive(second, state, SnippetDone("twice", a_result()))
+    assert (after, more) == (state, [])
+
+
+def test_keys_on_a_prediction(second):
+    state = begin(second, PREDICT)
+    assert key_event(second, state, "b") == Choose(1)  # a choice letter, even b
+    assert key_event(second, state, "enter") == "submit"
+    assert key_event(second, state, "right") == "next"
+    assert key_event(second, state, "left") == "back"
+
+
+def test_a_parsons_step_starts_shuffled_and_wrong(second):
+    step = second.steps[PARSONS]
+    state = begin(second, PARSONS)
+    assert sorted(state.parsons.order) == sorted(line.id for line in step.lines)
+    assert state.parsons.order != step.solution_order
+    state, effects = drive(second, state, "submit")
+    assert not state.parsons.verdict.passed and effects == []
+
+
+def test_the_cursor_moves_and_a_grabbed_line_moves_with_it(second):
+    start = begin(second, PARSONS)
+    first, secondline = start.parsons.order[:2]
+    state, _ = drive(second, start, "up", "down")
+    assert (state.parsons.cursor, state.parsons.order) == (1, start.parsons.order)
+    state, _ = drive(second, start, "grab", "down")
+    assert state.parsons.order[:2] == (secondline, first)
+    assert (state.parsons.cursor, state.parsons.grabbed) == (1, True)
+    state, _ = drive(second, state, "grab", "down")  # dropped: only the cursor moves now
+    assert state.parsons.order[:2] == (secondline, first) and state.parsons.cursor == 2
+    last = len(start.parsons.order) - 1
+    state, _ = drive(second, state, *["down"] * 5)
+    assert state.parsons.cursor == last  # it stops at the end
+
+
+def test_moving_a_line_clears_the_old_grade(second):
+    state, _ = drive(second, begin(second, PARSONS), "submit")
+    assert state.parsons.verdict is not None
+    state, _ = drive(second, state, "grab", "down")
+    assert state.parsons.verdict is None
+
+
+def typed_solution(state: WalkState, step) -> Order:
+    return Order(tuple(state.parsons.order.index(i) + 1 for i in step.solution_order))
+
+
+def test_a_typed_order_is_graded_and_a_right_one_moves_on_with_enter(second):
+    step = second.steps[PARSONS]
+    state = begin(second, PARSONS)
+    order = typed_solution(state, step)
+    assert line_event(second, state, " ".join(map(str, order.numbers))) == order
+    state, effects = drive(second, state, order)
+    assert state.parsons.order == step.solution_order and state.parsons.verdict.passed
+    if step.run is not None:
+        assert effects == [RunSnippet(step.id, assembled(step, step.solution_order),
+                                      series=(step.run.series,))]
+    else:
+        assert effects == []
+    state, _ = drive(second, state, "submit")
+    assert state.index == PARSONS + 1
+
+
+def test_when_a_right_order_has_a_run_its_effect_arrives_as_news(second):
+    step = replace(second.steps[PARSONS], run=ParsonsRun(
+        setup="x = 1.0", record="x", series="xs", repeat=3))
+    lesson = replace(second, steps=(*second.steps[:PARSONS], step, *second.steps[PARSONS + 1:]))
+    state = begin(lesson, PARSONS)
+    state, effects = drive(lesson, state, typed_solution(state, step))
+    assert busy(state) and effects[0].series == ("xs",)
+    result = a_result(None, (("xs", (1.0, 1.0, 1.0)),))
+    state, _ = drive(lesson, state, SnippetDone(step.id, result))
+    assert (state.parsons.run, busy(state)) == (result, False)
+
+
+@pytest.mark.parametrize("numbers", [(1, 2), (1, 1, 2, 3), (0, 1, 2, 3), (1, 2, 3, 5)])
+def test_a_typed_order_must_name_each_line_once(second, numbers):
+    state, effects = drive(second, begin(second, PARSONS), Order(numbers))
+    assert effects == [] and state.parsons.verdict is None
+    assert state.notice == "Type each line number once, in the new order, such as 2 1 3 4."
+
+
+@pytest.mark.parametrize(("key", "expected"), [
+    ("up", "up"), ("down", "down"), ("k", "up"), ("j", "down"), ("space", "grab"),
+    ("enter", "submit"), ("right", "next"), ("n", "next"), ("left", "back"), ("q", "quit"),
+])
+def test_keys_on_a_parsons_step(second, key, expected):
+    assert key_event(second, begin(second, PARSONS), key) == expected
+
+
+def test_a_demo_runs_on_arrival_and_shows_its_result_when_it_comes(second):
+    step = second.steps[DEMO]
+    state, effects = enter(second, DEMO)
+    assert effects == [Visit(step.id), RunSnippet(step.id, step.code, series=step.chart.series)]
+    assert busy(state)
+    state, _ = drive(second, state, SnippetFailed(step.id, "The code could not be run (x)."))
+    assert (busy(state), state.notice) == (False, "The code could not be run (x).")
+    result = a_result(None, (("losses", (3.0, 2.0, 1.0)),))
+    state, _ = drive(second, begin(second, DEMO), SnippetDone(step.id, result))
+    assert state.demo.result == result

@@ -1,5 +1,5 @@
-"""The walkthrough's background work: checks run one at a time in a thread, each result
-posted back as an event, so the key loop never waits for a check.
+"""The walkthrough's background work: checks and lesson snippets run one at a time in a
+thread, each result posted back as an event, so the key loop never waits for them.
 
 Checks go to the warm worker (`gradtutor.checking.warm`, a process that has torch loaded
 already) where it is there and enabled, else to a fresh worker process per check
@@ -9,7 +9,6 @@ already) where it is there and enabled, else to a fresh worker process per check
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import queue
 import secrets
@@ -19,12 +18,15 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gradtutor.checking.verdict import Verdict
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
-from gradtutor.walk import CheckDone, CheckFailed, Event
+from gradtutor.walk import CheckDone, CheckFailed, Event, SnippetDone, SnippetFailed
+
+if TYPE_CHECKING:
+    from gradtutor.checking.snippet import SnippetResult
 
 
 class Checker(Protocol):
@@ -34,6 +36,9 @@ class Checker(Protocol):
 
     def check(self, exercise: Exercise, path: Path, *, seed: int,
               timeout: float | None = None) -> Verdict: ...
+
+    def run_snippet(self, code: str, *, show: str | None = None, series: tuple[str, ...] = (),
+                    timeout: float = 20.0) -> SnippetResult: ...
 
     def close(self) -> None: ...
 
@@ -51,6 +56,12 @@ class ColdChecker:
 
         return run_check(exercise, path, seed=seed, timeout=timeout)
 
+    def run_snippet(self, code: str, *, show: str | None = None, series: tuple[str, ...] = (),
+                    timeout: float = 20.0) -> SnippetResult:
+        from gradtutor.checking.runner import run_snippet
+
+        return run_snippet(code, show=show, series=series, timeout=timeout)
+
     def close(self) -> None:
         """End a check still running, so quitting never waits for it or leaves it behind."""
         runner = sys.modules.get("gradtutor.checking.runner")
@@ -65,20 +76,23 @@ class ColdChecker:
 
 def make_checker(environ: Mapping[str, str]) -> Checker:
     """The warm worker if it is available and not turned off (GRADTUTOR_WARM=0), else cold."""
-    try:
-        warm = importlib.import_module("gradtutor.checking.warm")
-    except ImportError:
-        return ColdChecker()
-    if not warm.warm_enabled(environ):
-        return ColdChecker()
-    checker: Checker = warm.WarmWorker()
-    return checker
+    from gradtutor.checking.warm import WarmWorker, warm_enabled
+
+    return WarmWorker() if warm_enabled(environ) else ColdChecker()
 
 
 @dataclass(frozen=True)
 class CheckJob:
     exercise: Exercise
     path: Path
+
+
+@dataclass(frozen=True)
+class SnippetJob:
+    step_id: str
+    code: str
+    show: str | None
+    series: tuple[str, ...]
 
 
 class Background:
@@ -90,7 +104,7 @@ class Background:
         self._environ = environ
         self._make_checker = checker
         self._checker: Checker | None = None
-        self._jobs: queue.Queue[CheckJob | None] = queue.Queue()
+        self._jobs: queue.Queue[CheckJob | SnippetJob | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
 
@@ -107,6 +121,10 @@ class Background:
     def check(self, exercise: Exercise, path: Path) -> None:
         self._jobs.put(CheckJob(exercise, path))
 
+    def snippet(self, step_id: str, code: str, show: str | None,
+                series: tuple[str, ...]) -> None:
+        self._jobs.put(SnippetJob(step_id, code, show, series))
+
     def close(self) -> None:
         """Stop: a running check is ended, queued ones are dropped, nothing more is posted."""
         self._closed.set()
@@ -122,8 +140,15 @@ class Background:
             if not self._closed.is_set():
                 self._post(event)
 
-    def _do(self, job: CheckJob) -> Event:
+    def _do(self, job: CheckJob | SnippetJob) -> Event:
         assert self._checker is not None
+        if isinstance(job, SnippetJob):
+            try:
+                result = self._checker.run_snippet(job.code, show=job.show, series=job.series)
+            except Exception as exc:  # noqa: BLE001 - one failed run must not end the tutor
+                return SnippetFailed(job.step_id, f"The code could not be run "
+                                                  f"({type(exc).__name__}: {exc}).")
+            return SnippetDone(job.step_id, result)
         exercise_id = job.exercise.id
         try:
             verdict = self._checker.check(job.exercise, job.path, seed=secrets.randbelow(2**31))

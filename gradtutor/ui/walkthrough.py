@@ -25,7 +25,7 @@ from rich.text import Text
 from gradtutor import progress as prog
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
-from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Quiz, Slide
+from gradtutor.lessons.model import LETTERS, Demo, Exercise, Lesson, Parsons, Predict, Quiz, Slide
 from gradtutor.store import ProgressStore, now_iso
 from gradtutor.ui import render
 from gradtutor.ui.keys import TimedReader, timed_reader
@@ -37,11 +37,14 @@ from gradtutor.walk import (
     FileSaved,
     Finished,
     OpenEditor,
+    ParsonsView,
     QuizDone,
     RecordCheck,
     RecordHints,
+    RecordPrediction,
     RecordSolution,
     RunCheck,
+    RunSnippet,
     Say,
     Visit,
     WalkState,
@@ -166,6 +169,15 @@ def legend(lesson: Lesson, state: WalkState, keys: bool, look: Look) -> Renderab
     step = lesson.steps[state.index]
     if isinstance(step, Exercise) and state.exercise is not None:
         return exercise_legend(state, keys, look)
+    if isinstance(step, Predict) and state.predict is not None and not state.predict.submitted:
+        last = LETTERS[len(step.choices) - 1]
+        if keys:
+            return render.legend([(f"a-{last}", "choose"), ("Enter", "submit"), ("→", "skip"),
+                                  ("←", "back"), ("?", "help"), ("q", "quit")], look)
+        return render.legend([(f"a-{last}", "answer"), ("n", "skip"), ("back", "go back"),
+                              ("?", "help"), ("q", "quit")], look)
+    if isinstance(step, Parsons) and state.parsons is not None:
+        return parsons_legend(state.parsons, keys, look)
     view = state.quiz
     if isinstance(step, Quiz) and view is not None and view.question < len(step.questions):
         last = LETTERS[len(step.questions[view.question].choices) - 1]
@@ -194,6 +206,18 @@ def exercise_legend(state: WalkState, keys: bool, look: Look) -> RenderableType:
                           *moves, ("?", "help"), ("q", "quit")], look)
 
 
+def parsons_legend(view: ParsonsView, keys: bool, look: Look) -> RenderableType:
+    passed = view.verdict is not None and view.verdict.passed
+    if not keys:
+        moves = [("n or Enter", "next")] if passed else [("Enter", "check again"), ("n", "next")]
+        return render.legend([("2 1 3 ...", "the new order, by number"), *moves,
+                              ("b", "back"), ("?", "help"), ("q", "quit")], look)
+    grab = ("space", "drop" if view.grabbed else "grab a line")
+    enter = ("Enter", "next") if passed else ("Enter", "check")
+    return render.legend([("↑/↓", "move"), grab, enter, ("→/n", "next"), ("←/b", "back"),
+                          ("?", "help"), ("q", "quit")], look)
+
+
 _EXERCISE_HELP = [
     ("e", "in an exercise: open your file in your editor ($VISUAL or $EDITOR)"),
     ("c", "in an exercise: check your file now (each save is checked anyway)"),
@@ -206,16 +230,19 @@ def help_body(keys: bool, look: Look) -> RenderableType:
     rows = [
         ("→  n  Enter", "next step (in an exercise: move on, solved or not)"),
         ("←  b", "previous step"),
-        ("a b c ...", "in the quiz: choose; Enter submits"),
+        ("a b c ...", "in the quiz or a prediction: choose; Enter submits"),
         *_EXERCISE_HELP,
+        ("↑  ↓  space", "in an ordering step: move the cursor; space grabs or drops a line"),
+        ("Enter", "in an ordering step: check the order"),
         ("?", "show or hide this help"),
         ("q", "quit; your place is saved"),
     ] if keys else [
         ("n or empty line", "next step (in an exercise: move on, solved or not)"),
         ("b", "previous step"),
-        ("a  or  a c", "in the quiz: your answer letters"),
+        ("a  or  a c", "in the quiz or a prediction: your answer letters"),
         ("back", "in the quiz: previous question or step"),
         *_EXERCISE_HELP,
+        ("2 1 3 ...", "in an ordering step: the lines' numbers in your order"),
         ("?", "show or hide this help"),
         ("q", "quit; your place is saved"),
     ]
@@ -239,6 +266,8 @@ def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
                              look)
     elif isinstance(step, Slide):
         body = render.slide_body(step, look)
+    elif isinstance(step, Predict | Parsons | Demo):
+        body = practice_body(step, state, width, look)
     elif isinstance(step, Quiz) and state.quiz is not None:
         view = state.quiz
         total = len(step.questions)
@@ -257,6 +286,31 @@ def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
         parts += [Text(""), Text(f"! {state.notice}", style="bold yellow")]
     parts.append(legend(lesson, state, keys, look))
     return Group(*parts)
+
+
+def practice_body(step: Predict | Parsons | Demo, state: WalkState, width: int,
+                  look: Look) -> RenderableType:
+    """A predict, Parsons or demo step as its view of the moment shows it."""
+    from gradtutor.ui import practice
+
+    if isinstance(step, Predict) and state.predict is not None:
+        view = state.predict
+        if view.submitted:
+            return practice.predict_body(step, view.chosen, view.result, look)
+        body = practice.predict_body(step, None, None, look)
+        if view.chosen is None:
+            return body
+        choice = step.choices[view.chosen]
+        return Group(body, Text(""), Text.assemble(
+            ("Your prediction: ", "bold"), f"{LETTERS[view.chosen]}) ",
+            render.inline(choice.text, look, "bold"), ("  (Enter submits it)", "grey50")))
+    if isinstance(step, Parsons) and state.parsons is not None:
+        view_p = state.parsons
+        return practice.parsons_body(step, view_p.order, view_p.cursor, view_p.grabbed,
+                                     view_p.verdict, view_p.run, look)
+    if isinstance(step, Demo) and state.demo is not None:
+        return practice.demo_body(step, state.demo.result, width, look)
+    return render.practice_preview(step, look)
 
 
 def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plain: bool,
@@ -281,7 +335,7 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
         # saved once the first screen is up, as is the warm worker started: both take time.
         state = shell.apply(state, [e for e in opened if not isinstance(e, Visit)])
         io.show(screen(lesson, state, io.console.width, io.keys, look, folder))
-        if any(isinstance(step, Exercise) for step in lesson.steps):
+        if any(isinstance(step, Exercise | Predict | Parsons | Demo) for step in lesson.steps):
             shell.jobs().start()
         state = shell.apply(state, [e for e in opened if isinstance(e, Visit)])
         while state.outcome is None:
@@ -351,6 +405,8 @@ class _Shell:
             return FileReady(effect.exercise_id, written)
         if isinstance(effect, RunCheck):
             self.jobs().check(self.exercises[effect.exercise_id], self.path(effect.exercise_id))
+        elif isinstance(effect, RunSnippet):
+            self.jobs().snippet(effect.step_id, effect.code, effect.show, effect.series)
         elif isinstance(effect, OpenEditor):
             problem = self.edit(self.path(effect.exercise_id))
             return Say(problem) if problem else None
@@ -391,6 +447,9 @@ class _Shell:
                     p = prog.record_hints(p, lesson_id, effect.exercise_id, effect.shown, now)
                 elif isinstance(effect, RecordSolution):
                     p = prog.record_solution(p, lesson_id, effect.exercise_id, now)
+                elif isinstance(effect, RecordPrediction):
+                    p = prog.record_prediction(p, lesson_id, effect.step_id, effect.answer,
+                                               effect.right, now)
             return p
 
         if any(_saved(effect, keep_place) for effect in effects):
@@ -427,7 +486,8 @@ class _Shell:
 def _saved(effect: Effect, keep_place: bool) -> bool:
     if isinstance(effect, Visit | Finished):
         return keep_place
-    return isinstance(effect, QuizDone | RecordCheck | RecordHints | RecordSolution)
+    return isinstance(effect, QuizDone | RecordCheck | RecordHints | RecordSolution
+                      | RecordPrediction)
 
 
 @contextlib.contextmanager
