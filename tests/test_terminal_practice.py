@@ -269,3 +269,39 @@ def test_predict_then_order_the_lines_then_a_demo(second: Lesson, tmp_path: Path
     assert tutor.end() == 0
     assert "Traceback" not in tutor.text
     assert saved(tmp_path)["lessons"]["second"]["predictions"][predict.id]["right"] is True
+
+
+def test_piped_commands_wait_for_the_check_they_started(exercise: Exercise,
+                                                        tmp_path: Path) -> None:
+    """Without a terminal, the next line is read only once the check has answered, so a
+    script of commands runs in the order a person would type them."""
+    from test_terminal import gradtutor
+
+    path = tmp_path / "workspace" / f"{exercise.id}.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(WRONG, encoding="utf-8")
+    result = gradtutor(tmp_path, "start", "second", "--lessons", str(FIXTURES),
+                       stdin="c\nh\nq\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Traceback" not in out + result.stderr
+    assert 0 < out.index("checking ...") < out.index("Not yet") < out.index("Hint 1 of")
+    assert record(tmp_path, exercise)["attempts"] == 1
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_check_quits_at_once(exercise: Exercise, tmp_path: Path) -> None:
+    import time
+
+    path = tmp_path / "workspace" / f"{exercise.id}.py"
+    tutor = start(tmp_path)
+    on_exercise(tutor, path)
+    save_like_an_editor(path, "def read_grad(w, loss_fn):\n    while True:\n        pass\n")
+    tutor.expect("checking ...")
+    tutor.expect_re(LEGEND_END, "the key legend")
+    asked = time.monotonic()
+    tutor.send(CTRL_C)
+    tutor.expect("Your place is saved at step 1")
+    assert tutor.end() == 0
+    assert time.monotonic() - asked < exercise.timeout  # not held until the check times out
+    assert "Traceback" not in tutor.text
