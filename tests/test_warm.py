@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 from test_isolation import CORRECT, HOSTILE, exercise, live, own_descendants
 
-from gradtutor.checking.runner import run_check
+from gradtutor.checking.runner import become_subreaper, run_check
 from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker, warm_enabled
 from gradtutor.lessons.course import load_course
@@ -284,6 +285,52 @@ def test_checks_from_another_thread_and_close_in_the_middle_of_one(folder: Path)
     assert live([server]) == ()
     if LINUX:
         assert own_descendants() - before == set()
+
+
+CTRL_C = """
+import os, sys, threading, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from test_isolation import exercise
+from gradtutor.checking.warm import WarmWorker
+
+worker = WarmWorker()
+worker.start()
+assert worker.check(exercise(), Path(sys.argv[2]) / "correct.py", seed=1).passed
+print(worker.pid, flush=True)
+threading.Thread(target=worker.check, args=(exercise(60), Path(sys.argv[2]) / "loops.py"),
+                 kwargs={"seed": 1}, daemon=True).start()
+while not (Path(sys.argv[3]) / "loops.pid").exists():
+    time.sleep(0.01)
+raise KeyboardInterrupt  # as Ctrl+C in the walkthrough, with a check running off the key loop
+"""
+LOOPS = """
+import os
+with open(os.path.join(os.environ["GRADTUTOR_TEST_PIDDIR"], "loops.pid"), "w") as f:
+    f.write(str(os.getpid()))
+
+
+def read_grad(w, loss_fn):
+    while True:
+        pass
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_tutor_leaves_no_server_and_no_check_running(
+        folder: Path, tmp_path: Path) -> None:
+    become_subreaper()  # as in a whole run: orphans of the tutor's children come here
+    (folder / "loops.py").write_text(LOOPS)
+    env = {**os.environ, "GRADTUTOR_TEST_PIDDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", CTRL_C, str(Path(__file__).parent),
+                           str(folder), str(tmp_path)], capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert "KeyboardInterrupt" in done.stderr and done.returncode != 0
+    server, check = int(done.stdout.split()[0]), int((tmp_path / "loops.pid").read_text())
+    deadline = time.monotonic() + 5
+    while live([server, check]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert live([server, check]) == ()
 
 
 @pytest.mark.slow

@@ -241,9 +241,9 @@ class _Forked:
             if not self.server.lost:
                 return False
             self.server.stop()  # once it is reaped, its orphans are the tutor's
-        return self._reap_orphan(deadline)
+        return self.reap_orphan(deadline)
 
-    def _reap_orphan(self, deadline: float) -> bool:
+    def reap_orphan(self, deadline: float) -> bool:
         while True:
             try:
                 done, status = os.waitpid(self.pid, os.WNOHANG)
@@ -412,11 +412,14 @@ class _ForkEngine:
             server, self._server = self._server, None
             current = self._current
         if current is not None:
-            current.kill()  # the check in flight ends now; its own thread reaps and sweeps
+            current.kill()  # the check in flight ends now; its own thread sweeps
         if server is not None:
             server.stop()
             if current is None:
                 server.close_socket()
+        if current is not None:
+            # its server is gone, so it is the tutor's to reap; at exit, its thread will not
+            current.reap_orphan(time.monotonic() + KILL_WAIT)
 
 
 # ---- elsewhere: a pre-started spawned worker -------------------------------------------------
@@ -534,5 +537,7 @@ class _PrestartEngine:
             current = self._current
         if current is not None:
             current.kill()  # the request in flight ends now; its own thread cleans up
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                current.proc.wait(KILL_WAIT)  # reaped here too: at exit, its thread will not
         if waiting is not None:
             waiting.discard()
