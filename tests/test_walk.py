@@ -14,15 +14,27 @@ from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.model import Lesson, ParsonsRun
 from gradtutor.walk import (
     Answer,
+    Choose,
+    Finished,
+    QuizDone,
+    Unknown,
+    Visit,
+    WalkState,
+    begin,
+    busy,
+    enter,
+    exercise_on_screen,
+    handle,
+    key_event,
+    line_event,
+)
+from gradtutor.walk_practice import (
     CheckDone,
     CheckFailed,
-    Choose,
     FileReady,
     FileSaved,
-    Finished,
     OpenEditor,
     Order,
-    QuizDone,
     RecordCheck,
     RecordHints,
     RecordPrediction,
@@ -32,17 +44,7 @@ from gradtutor.walk import (
     Say,
     SnippetDone,
     SnippetFailed,
-    Unknown,
-    Visit,
-    WalkState,
     WriteStarter,
-    begin,
-    busy,
-    enter,
-    exercise_on_screen,
-    handle,
-    key_event,
-    line_event,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Protocol
 from gradtutor.checking.verdict import Verdict
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
-from gradtutor.walk import CheckDone, CheckFailed, Event, SnippetDone, SnippetFailed
+from gradtutor.walk_practice import CheckDone, CheckFailed, SnippetDone, SnippetFailed
 
 if TYPE_CHECKING:
     from gradtutor.checking.snippet import SnippetResult
+    from gradtutor.walk import Event
 
 
 class Checker(Protocol):

@@ -13,7 +13,7 @@ from rich.text import Text
 from gradtutor.lessons.model import Exercise
 from gradtutor.ui.check_view import verdict_view
 from gradtutor.ui.render import Look, code_block, inline, markdown
-from gradtutor.walk import ExerciseView
+from gradtutor.walk_practice import ExerciseView
 
 
 def exercise_body(exercise: Exercise, view: ExerciseView, path: Path,

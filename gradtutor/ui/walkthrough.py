@@ -31,24 +31,10 @@ from gradtutor.ui import render
 from gradtutor.ui.keys import TimedReader, timed_reader
 from gradtutor.ui.render import Look
 from gradtutor.walk import (
-    Effect,
-    Event,
-    FileReady,
-    FileSaved,
     Finished,
-    OpenEditor,
-    ParsonsView,
     QuizDone,
-    RecordCheck,
-    RecordHints,
-    RecordPrediction,
-    RecordSolution,
-    RunCheck,
-    RunSnippet,
-    Say,
     Visit,
     WalkState,
-    WriteStarter,
     busy,
     enter,
     exercise_on_screen,
@@ -59,6 +45,8 @@ from gradtutor.walk import (
 
 if TYPE_CHECKING:  # the practice machinery loads after the first screen, when it is needed
     from gradtutor.ui.background import Background
+    from gradtutor.walk import Effect, Event
+    from gradtutor.walk_practice import ParsonsView
     from gradtutor.watching import FileWatch
 
 KEY_WAIT_S = 0.1  # how long a key is awaited before the inbox is looked at again
@@ -395,7 +383,17 @@ class _Shell:
         return state
 
     def do(self, effect: Effect) -> Event | None:
+        if isinstance(effect, Visit | QuizDone | Finished):
+            return None  # saved by save()
         from gradtutor import workspace
+        from gradtutor.walk_practice import (
+            FileReady,
+            OpenEditor,
+            RunCheck,
+            RunSnippet,
+            Say,
+            WriteStarter,
+        )
 
         if isinstance(effect, WriteStarter):
             try:
@@ -434,22 +432,17 @@ class _Shell:
 
         def change(p: prog.Progress) -> prog.Progress:
             for effect in effects:
-                if isinstance(effect, Visit) and keep_place:
-                    p = prog.visit(p, lesson_id, effect.step_id, now)
+                if isinstance(effect, Visit):
+                    if keep_place:
+                        p = prog.visit(p, lesson_id, effect.step_id, now)
                 elif isinstance(effect, QuizDone):
                     p = prog.record_quiz(p, lesson_id, effect.quiz_id, effect.score,
                                          effect.total, now)
-                elif isinstance(effect, Finished) and keep_place:
-                    p = prog.finish(p, lesson_id, now)
-                elif isinstance(effect, RecordCheck):
-                    p = prog.record_check(p, lesson_id, effect.exercise_id, effect.passed, now)
-                elif isinstance(effect, RecordHints):
-                    p = prog.record_hints(p, lesson_id, effect.exercise_id, effect.shown, now)
-                elif isinstance(effect, RecordSolution):
-                    p = prog.record_solution(p, lesson_id, effect.exercise_id, now)
-                elif isinstance(effect, RecordPrediction):
-                    p = prog.record_prediction(p, lesson_id, effect.step_id, effect.answer,
-                                               effect.right, now)
+                elif isinstance(effect, Finished):
+                    if keep_place:
+                        p = prog.finish(p, lesson_id, now)
+                else:
+                    p = _record_practice(p, lesson_id, effect, now)
             return p
 
         if any(_saved(effect, keep_place) for effect in effects):
@@ -463,6 +456,7 @@ class _Shell:
             return
         self.stop_watching()
         if exercise is not None:
+            from gradtutor.walk_practice import FileSaved
             from gradtutor.watching import FileWatch, events_enabled
 
             exercise_id = exercise.id
@@ -486,8 +480,27 @@ class _Shell:
 def _saved(effect: Effect, keep_place: bool) -> bool:
     if isinstance(effect, Visit | Finished):
         return keep_place
-    return isinstance(effect, QuizDone | RecordCheck | RecordHints | RecordSolution
-                      | RecordPrediction)
+    if isinstance(effect, QuizDone):
+        return True
+    from gradtutor.walk_practice import RecordCheck, RecordHints, RecordPrediction, RecordSolution
+
+    return isinstance(effect, RecordCheck | RecordHints | RecordSolution | RecordPrediction)
+
+
+def _record_practice(p: prog.Progress, lesson_id: str, effect: Effect, now: str) -> prog.Progress:
+    """How a practice step went, into progress; effects that record nothing leave it."""
+    from gradtutor.walk_practice import RecordCheck, RecordHints, RecordPrediction, RecordSolution
+
+    if isinstance(effect, RecordCheck):
+        return prog.record_check(p, lesson_id, effect.exercise_id, effect.passed, now)
+    if isinstance(effect, RecordHints):
+        return prog.record_hints(p, lesson_id, effect.exercise_id, effect.shown, now)
+    if isinstance(effect, RecordSolution):
+        return prog.record_solution(p, lesson_id, effect.exercise_id, now)
+    if isinstance(effect, RecordPrediction):
+        return prog.record_prediction(p, lesson_id, effect.step_id, effect.answer,
+                                      effect.right, now)
+    return p
 
 
 @contextlib.contextmanager

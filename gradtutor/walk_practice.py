@@ -1,0 +1,447 @@
+"""The practice steps' part of the walkthrough's state machine: exercises, predictions,
+Parsons orderings and demos. Pure, like `gradtutor.walk`, which hands these steps here.
+
+The shell reports its background work as events (a save noticed, a verdict, a snippet's
+result) and is asked for work by effects (write the starter, run a check or a snippet, open
+the editor, record how it went). Loaded only once such a step is reached, so a learner
+opening on a slide never waits for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from gradtutor.lessons.model import LETTERS, Demo, Exercise, Lesson, Parsons, Predict
+from gradtutor.walk import (
+    Answer,
+    Choose,
+    WalkState,
+    exercise_on_screen,
+    go_back,
+    go_forward,
+    unknown_notice,
+)
+
+if TYPE_CHECKING:
+    from gradtutor.checking.snippet import SnippetResult
+    from gradtutor.checking.verdict import Verdict
+    from gradtutor.walk import Effect, Event
+
+# What the learner can do on an exercise: open the editor, check now, take the next hint,
+# ask for the solution, and answer the "show the solution?" question.
+Act = Literal["edit", "check", "hint", "solution", "yes", "no"]
+# On a Parsons step: move the cursor (or the grabbed line), grab or drop the line.
+Move = Literal["up", "down", "grab"]
+
+
+@dataclass(frozen=True)
+class Order:
+    """A whole Parsons order at once, as a typed line gives it: the line numbers as shown,
+    1-based, in their new order; graded straight away."""
+
+    numbers: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FileReady:
+    """The exercise's file is in place; `written` if the starter was just put there (else the
+    learner's own file was kept)."""
+
+    exercise_id: str
+    written: bool
+
+
+@dataclass(frozen=True)
+class FileSaved:
+    """The learner's file for `exercise_id` has new content, identified by `digest`."""
+
+    exercise_id: str
+    digest: str
+
+
+@dataclass(frozen=True)
+class CheckDone:
+    exercise_id: str
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class CheckFailed:
+    """A check that could not run at all (the file vanished, ...); `message` says why."""
+
+    exercise_id: str
+    message: str
+
+
+@dataclass(frozen=True)
+class SnippetDone:
+    """The code of step `step_id` ran; `result` is what it showed, left and printed."""
+
+    step_id: str
+    result: SnippetResult
+
+
+@dataclass(frozen=True)
+class SnippetFailed:
+    """The code of step `step_id` could not be run at all; `message` says why."""
+
+    step_id: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Say:
+    """One line from the shell for the learner: an editor that would not start, ..."""
+
+    text: str
+
+
+# Events the shell reports about its own work, rather than the learner's keys.
+Report = FileReady | FileSaved | CheckDone | CheckFailed | SnippetDone | SnippetFailed | Say
+
+
+@dataclass(frozen=True)
+class WriteStarter:
+    """Put the exercise's starter in its workspace file, unless the learner has a file there;
+    answer with FileReady."""
+
+    exercise_id: str
+
+
+@dataclass(frozen=True)
+class RunCheck:
+    """Check the learner's file in the background; answer with CheckDone or CheckFailed."""
+
+    exercise_id: str
+
+
+@dataclass(frozen=True)
+class OpenEditor:
+    exercise_id: str
+
+
+@dataclass(frozen=True)
+class RecordCheck:
+    exercise_id: str
+    passed: bool
+
+
+@dataclass(frozen=True)
+class RecordHints:
+    exercise_id: str
+    shown: int
+
+
+@dataclass(frozen=True)
+class RecordSolution:
+    exercise_id: str
+
+
+@dataclass(frozen=True)
+class RunSnippet:
+    """Run a step's code in the background (`show` evaluated after it, the `series` variables
+    read back); answer with SnippetDone or SnippetFailed."""
+
+    step_id: str
+    code: str
+    show: str | None = None
+    series: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordPrediction:
+    step_id: str
+    answer: str
+    right: bool
+
+
+PracticeEffect = (WriteStarter | RunCheck | OpenEditor | RecordCheck | RecordHints
+                  | RecordSolution | RunSnippet | RecordPrediction)
+
+
+@dataclass(frozen=True)
+class ExerciseView:
+    """Where the learner is on an exercise. `checking` while a check runs; `again` when the
+    file changed during it, so it is checked once more after; `digest` names the content
+    last saved or checked, so a save that changed nothing is not checked twice."""
+
+    hints: int = 0
+    confirming: bool = False
+    solution: bool = False
+    checking: bool = False
+    again: bool = False
+    verdict: Verdict | None = None
+    digest: str | None = None
+    kept: bool = False  # the learner's file was there already and was left as it was
+
+
+@dataclass(frozen=True)
+class PredictView:
+    """A predict step: the letter chosen, whether it is submitted, and the snippet's run."""
+
+    chosen: int | None = None
+    submitted: bool = False
+    running: bool = False
+    result: SnippetResult | None = None
+
+
+@dataclass(frozen=True)
+class ParsonsView:
+    """A Parsons step: the lines' order (ids), the cursor, whether the line under it is
+    grabbed, the grade of the last submitted order, and the run of a correct one."""
+
+    order: tuple[str, ...]
+    cursor: int = 0
+    grabbed: bool = False
+    verdict: Verdict | None = None
+    running: bool = False
+    run: SnippetResult | None = None
+
+
+@dataclass(frozen=True)
+class DemoView:
+    running: bool = True
+    result: SnippetResult | None = None
+
+
+def practice_state(step: Exercise | Predict | Parsons | Demo, index: int) -> WalkState:
+    """The state on opening a practice step at `index`."""
+    if isinstance(step, Parsons):
+        from gradtutor.checking.parsons import initial_order
+
+        return WalkState(index=index, parsons=ParsonsView(order=initial_order(step)))
+    return WalkState(index=index, exercise=ExerciseView() if isinstance(step, Exercise) else None,
+                     predict=PredictView() if isinstance(step, Predict) else None,
+                     demo=DemoView() if isinstance(step, Demo) else None)
+
+
+def arrival(step: Exercise | Predict | Parsons | Demo) -> list[Effect]:
+    """What the shell must do on arriving at a practice step."""
+    if isinstance(step, Exercise):
+        return [WriteStarter(step.id)]
+    if isinstance(step, Demo):  # a demo runs on arrival
+        series = step.chart.series if step.chart is not None else ()
+        return [RunSnippet(step.id, step.code, series=series)]
+    return []
+
+
+def report(lesson: Lesson, state: WalkState, event: Report) -> tuple[WalkState, list[Effect]]:
+    """The shell's news. It never closes the help screen: it is shown once help is closed."""
+    if isinstance(event, SnippetDone | SnippetFailed):
+        return _snippet_report(lesson, state, event)
+    return _report(lesson, state, event)
+
+
+def handle_step(lesson: Lesson, step: Exercise | Predict | Parsons, state: WalkState,
+                event: Event) -> tuple[WalkState, list[Effect]]:
+    """A learner's event on a practice step (help and quit are handled before)."""
+    if isinstance(step, Exercise) and state.exercise is not None:
+        return _handle_exercise(lesson, step, state, state.exercise, event)
+    if isinstance(step, Predict) and state.predict is not None:
+        return _handle_predict(lesson, step, state, state.predict, event)
+    if isinstance(step, Parsons) and state.parsons is not None:
+        return _handle_parsons(lesson, step, state, state.parsons, event)
+    return replace(state, notice=unknown_notice(event)), []
+
+
+def _snippet_report(lesson: Lesson, state: WalkState,
+                    event: SnippetDone | SnippetFailed) -> tuple[WalkState, list[Effect]]:
+    """A step's code ran (or could not): shown if the learner is still on that step."""
+    if lesson.steps[state.index].id != event.step_id or state.outcome is not None:
+        return state, []
+    result = event.result if isinstance(event, SnippetDone) else None
+    if isinstance(event, SnippetFailed):
+        state = replace(state, notice=event.message)
+    if state.predict is not None and state.predict.running:
+        return replace(state, predict=replace(state.predict, running=False, result=result)), []
+    if state.parsons is not None and state.parsons.running:
+        return replace(state, parsons=replace(state.parsons, running=False, run=result)), []
+    if state.demo is not None and state.demo.running:
+        return replace(state, demo=replace(state.demo, running=False, result=result)), []
+    return state, []
+
+
+def _handle_predict(lesson: Lesson, step: Predict, state: WalkState, view: PredictView,
+                    event: Event) -> tuple[WalkState, list[Effect]]:
+    last = LETTERS[len(step.choices) - 1]
+    if view.submitted or event in ("next", "back"):  # → moves on without an answer too
+        if event in ("next", "submit"):
+            return go_forward(lesson, state)
+        if event == "back":
+            return go_back(lesson, state)
+        return replace(state, notice=unknown_notice(event)), []
+    if isinstance(event, Choose) and 0 <= event.index < len(step.choices):
+        return replace(state, predict=replace(view, chosen=event.index)), []
+    if isinstance(event, Answer):
+        if len(event.indexes) != 1 or max(event.indexes) >= len(step.choices):
+            return replace(state, notice=f"Answer with one letter, a-{last}."), []
+        view = replace(view, chosen=min(event.indexes))
+        event = "submit"
+    if event == "submit":
+        if view.chosen is None:
+            return replace(state, notice=f"Choose an answer first: press a letter a-{last}."), []
+        letter = LETTERS[view.chosen]
+        submitted = replace(view, submitted=True, running=True)
+        return replace(state, predict=submitted), [
+            RecordPrediction(step.id, letter, letter == step.answer),
+            RunSnippet(step.id, step.code, show=step.show)]
+    return replace(state, notice=unknown_notice(event)), []
+
+
+def _handle_parsons(lesson: Lesson, step: Parsons, state: WalkState, view: ParsonsView,
+                    event: Event) -> tuple[WalkState, list[Effect]]:
+    last = len(view.order) - 1
+    if event in ("up", "down"):
+        target = max(0, min(last, view.cursor + (-1 if event == "up" else 1)))
+        if not view.grabbed or target == view.cursor:
+            return replace(state, parsons=replace(view, cursor=target)), []
+        swapped = list(view.order)
+        swapped[view.cursor], swapped[target] = swapped[target], swapped[view.cursor]
+        moved = replace(view, order=tuple(swapped), cursor=target, verdict=None, run=None,
+                        running=False)  # a new order: the old grade no longer applies
+        return replace(state, parsons=moved), []
+    if event == "grab":
+        return replace(state, parsons=replace(view, grabbed=not view.grabbed)), []
+    if isinstance(event, Order):
+        numbers = event.numbers
+        if sorted(numbers) != list(range(1, len(view.order) + 1)):
+            example = " ".join(str(n) for n in [2, 1, *range(3, len(view.order) + 1)])
+            return replace(state, notice=f"Type each line number once, in the new order, "
+                                         f"such as {example}."), []
+        order = tuple(view.order[n - 1] for n in numbers)
+        return _grade_parsons(step, state, replace(view, order=order, verdict=None))
+    if event == "submit":
+        if view.verdict is not None and view.verdict.passed:
+            return go_forward(lesson, state)
+        return _grade_parsons(step, state, view)
+    if event == "next":
+        return go_forward(lesson, state)
+    if event == "back":
+        return go_back(lesson, state)
+    return replace(state, notice=unknown_notice(event)), []
+
+
+def _grade_parsons(step: Parsons, state: WalkState,
+                   view: ParsonsView) -> tuple[WalkState, list[Effect]]:
+    from gradtutor.checking.parsons import assembled, grade, run_series
+
+    verdict = grade(step, view.order)
+    view = replace(view, verdict=verdict, grabbed=False, run=None, running=False)
+    if not verdict.passed or step.run is None:
+        return replace(state, parsons=view), []
+    return (replace(state, parsons=replace(view, running=True)),
+            [RunSnippet(step.id, assembled(step, view.order), series=run_series(step))])
+
+
+def _report(lesson: Lesson, state: WalkState, event: FileReady | FileSaved | CheckDone
+            | CheckFailed | Say) -> tuple[WalkState, list[Effect]]:
+    """The shell's news. It never closes the help screen: it is shown once help is closed."""
+    if isinstance(event, Say):
+        return replace(state, notice=event.text), []
+    effects: list[Effect] = []
+    if isinstance(event, CheckDone):  # it ran: an attempt, even if the learner has moved on
+        effects.append(RecordCheck(event.exercise_id, event.verdict.passed))
+    exercise = exercise_on_screen(lesson, state)
+    view = state.exercise
+    if exercise is None or view is None or exercise.id != event.exercise_id:
+        return state, effects  # news about a step the learner has left
+    if isinstance(event, FileReady):
+        return replace(state, exercise=replace(view, kept=not event.written)), effects
+    if isinstance(event, FileSaved):
+        if event.digest == view.digest:
+            return state, effects
+        return _start_check(state, replace(view, digest=event.digest), exercise)
+    if isinstance(event, CheckDone):
+        view = replace(view, checking=False, verdict=event.verdict)
+    else:
+        view = replace(view, checking=False)
+        state = replace(state, notice=event.message)
+    if view.again:
+        state, more = _start_check(state, replace(view, again=False), exercise)
+        return state, effects + more
+    return replace(state, exercise=view), effects
+
+
+def _start_check(state: WalkState, view: ExerciseView,
+                 exercise: Exercise) -> tuple[WalkState, list[Effect]]:
+    if view.checking:  # one check at a time: the newest content is checked when this one ends
+        return replace(state, exercise=replace(view, again=True)), []
+    return replace(state, exercise=replace(view, checking=True)), [RunCheck(exercise.id)]
+
+
+def _handle_exercise(lesson: Lesson, exercise: Exercise, state: WalkState, view: ExerciseView,
+                     event: Event) -> tuple[WalkState, list[Effect]]:
+    if view.confirming:
+        view = replace(view, confirming=False)
+        if event == "yes":
+            return (replace(state, exercise=replace(view, solution=True)),
+                    [RecordSolution(exercise.id)])
+        return replace(state, exercise=view, notice="The solution stays hidden."), []
+    if event == "edit":
+        return state, [OpenEditor(exercise.id)]
+    if event == "check":
+        return _start_check(state, view, exercise)
+    if event == "hint":
+        if view.hints < len(exercise.hints):
+            shown = view.hints + 1
+            return (replace(state, exercise=replace(view, hints=shown)),
+                    [RecordHints(exercise.id, shown)])
+        more = "" if view.solution else ": s shows the solution"
+        return replace(state, notice=f"That was the last hint{more}."), []
+    if event == "solution":
+        if view.solution:
+            return replace(state, notice="The solution is on the screen."), []
+        return replace(state, exercise=replace(view, confirming=True)), []
+    if event in ("next", "submit"):
+        return go_forward(lesson, state)
+    if event == "back":
+        return go_back(lesson, state)
+    return replace(state, notice=unknown_notice(event)), []
+
+
+_EXERCISE_KEYS: dict[str, Act] = {"e": "edit", "c": "check", "h": "hint", "s": "solution"}
+_EXERCISE_WORDS: dict[str, Act] = {
+    **_EXERCISE_KEYS, "edit": "edit", "check": "check", "hint": "hint", "solution": "solution",
+}
+_CONFIRM_WORDS: dict[str, Act] = {"y": "yes", "yes": "yes", "n": "no", "no": "no"}
+
+
+_PARSONS_KEYS: dict[str, Move] = {"up": "up", "down": "down", "space": "grab", "k": "up",
+                                  "j": "down"}
+
+
+def practice_key(lesson: Lesson, state: WalkState, key: str) -> Event | None:
+    """A key press that means something special on the practice step on screen, else None."""
+    if state.parsons is not None and key in _PARSONS_KEYS:
+        return _PARSONS_KEYS[key]
+    predict = state.predict
+    step = lesson.steps[state.index]
+    if (predict is not None and not predict.submitted and isinstance(step, Predict)
+            and len(key) == 1 and key.lower() in LETTERS[: len(step.choices)]):
+        return Choose(LETTERS.index(key.lower()))
+    view = state.exercise
+    if view is not None and exercise_on_screen(lesson, state) is not None:
+        if view.confirming and key not in ("q", "ctrl-c", "eof"):
+            return "yes" if key.lower() == "y" else "no"
+        if key.lower() in _EXERCISE_KEYS:
+            return _EXERCISE_KEYS[key.lower()]
+    return None
+
+
+def practice_line(lesson: Lesson, state: WalkState, text: str) -> Event | None:
+    """A typed line (stripped, lower case) that means something special on the practice
+    step on screen, else None."""
+    if state.parsons is not None and text and all(c.isdigit() or c in " ,;" for c in text):
+        return Order(tuple(int(n) for n in text.replace(",", " ").replace(";", " ").split()))
+    step = lesson.steps[state.index]
+    if (state.predict is not None and not state.predict.submitted and isinstance(step, Predict)
+            and len(text) == 1 and text in LETTERS[: len(step.choices)]):
+        return Answer(frozenset({LETTERS.index(text)}))
+    view = state.exercise
+    if view is not None and exercise_on_screen(lesson, state) is not None:
+        if view.confirming and text not in ("q", "quit"):
+            return _CONFIRM_WORDS.get(text, "no")
+        if text in _EXERCISE_WORDS:
+            return _EXERCISE_WORDS[text]
+    return None
