@@ -78,10 +78,11 @@ def main() -> None:
     solution.write_text(exercise.solution, encoding="utf-8")
     env = {**os.environ, "GRADTUTOR_HOME": str(folder / "home"), "GRADTUTOR_WARM": "0"}
 
-    imports = [seconds_of([sys.executable, "-c", "import torch"]) for _ in range(3)]
     cold = [seconds_of([sys.executable, "-m", "gradtutor", "check", "read-grad", str(solution),
                         "--plain"], env) for _ in range(cold_checks)]
-    cold_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+    # the largest of the CLI processes and their workers so far (KiB on Linux)
+    cold_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    imports = [seconds_of([sys.executable, "-c", "import torch"]) for _ in range(3)]
 
     with WarmWorker() as worker:  # starts it
         started = time.perf_counter()
@@ -111,7 +112,7 @@ def main() -> None:
         ("peak RSS: tutor process (this one)", mib(peak_kib())),
         ("peak RSS: warm worker (fork server)" if FORK_SERVER else
          "peak RSS: warm worker (pre-started)", mib(server_peak)),
-        ("peak RSS: largest cold CLI process", mib(cold_children)),
+        ("peak RSS: cold check (CLI or its worker)", mib(cold_children)),
     ]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
