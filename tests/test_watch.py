@@ -199,3 +199,35 @@ def test_open_in_editor_passes_the_file_last_and_reports_problems(tmp_path):
     assert missing == "The editor 'no-such-editor-anywhere' was not found: check VISUAL or EDITOR."
     failed = open_in_editor(target, {"EDITOR": "false"})
     assert failed == "The editor 'false' ended with exit code 1."
+
+
+# --- gradtutor watch, without a terminal -------------------------------------------------
+
+
+def test_watch_opens_the_first_exercise_not_passed_and_q_stops(cli, course_dir, tmp_path):
+    folder = tmp_path / "ws"
+    code, out, err = cli("watch", "--lessons", str(course_dir), "--workspace", str(folder),
+                         stdin="h\nq\n", environ={"GRADTUTOR_WARM": "0"})  # no check runs
+    assert (code, err) == (0, "")
+    assert "Read a gradient" in out and "Hint 1 of 3" in out
+    assert out.rstrip().endswith(f"Stopped watching {folder / 'square-grad.py'}.")
+    assert (folder / "square-grad.py").is_file()
+
+
+def test_watch_names_an_unknown_exercise_with_a_hint(cli, course_dir):
+    code, out, err = cli("watch", "sqare-grad", "--lessons", str(course_dir))
+    assert code == 2
+    assert err == ("gradtutor: error: no exercise 'sqare-grad' "
+                   "(hint: did you mean 'square-grad'?)\n")
+
+
+def test_watch_after_every_exercise_is_passed_asks_for_one_by_name(cli, course_dir):
+    from gradtutor.progress import record_check
+    from gradtutor.store import ProgressStore
+
+    ProgressStore(cli.home, lambda line: None).update(
+        lambda p: record_check(p, "second", "square-grad", True, "t"))
+    code, out, err = cli("watch", "--lessons", str(course_dir))
+    assert code == 2
+    assert err.startswith("gradtutor: error: you have passed every exercise (hint: name one")
+    assert "gradtutor watch square-grad" in err
