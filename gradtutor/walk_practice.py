@@ -45,11 +45,11 @@ class Order:
 
 @dataclass(frozen=True)
 class FileReady:
-    """The exercise's file is in place; `written` if the starter was just put there (else the
-    learner's own file was kept)."""
+    """The exercise's file is in place; `starter` if it holds just the starter (else it holds
+    the learner's own work, which was left as it was)."""
 
     exercise_id: str
-    written: bool
+    starter: bool
 
 
 @dataclass(frozen=True)
@@ -347,7 +347,7 @@ def _report(lesson: Lesson, state: WalkState, event: FileReady | FileSaved | Che
     if exercise is None or view is None or exercise.id != event.exercise_id:
         return state, effects  # news about a step the learner has left
     if isinstance(event, FileReady):
-        return replace(state, exercise=replace(view, kept=not event.written)), effects
+        return replace(state, exercise=replace(view, kept=not event.starter)), effects
     if isinstance(event, FileSaved):
         if event.digest == view.digest:
             return state, effects

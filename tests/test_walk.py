@@ -210,7 +210,7 @@ def test_arriving_at_an_exercise_writes_its_starter(second):
     state, effects = enter(second, EXERCISE)
     assert effects == [Visit("square-grad"), WriteStarter("square-grad")]
     assert exercise_on_screen(second, state).id == "square-grad"
-    state, _ = handle(second, state, FileReady("square-grad", written=False))
+    state, _ = handle(second, state, FileReady("square-grad", starter=False))
     assert state.exercise.kept  # the learner's own file was there: the screen says it is kept
 
 

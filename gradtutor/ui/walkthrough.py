@@ -397,10 +397,11 @@ class _Shell:
 
         if isinstance(effect, WriteStarter):
             try:
-                written = workspace.write_starter(self.folder, self.exercises[effect.exercise_id])
+                exercise = self.exercises[effect.exercise_id]
+                written = workspace.write_starter(self.folder, exercise)
             except GradtutorError as exc:
                 return Say(f"{exc.message} ({exc.hint})")
-            return FileReady(effect.exercise_id, written)
+            return FileReady(exercise.id, written or self.holds_starter(exercise))
         if isinstance(effect, RunCheck):
             self.jobs().check(self.exercises[effect.exercise_id], self.path(effect.exercise_id))
         elif isinstance(effect, RunSnippet):
@@ -409,6 +410,12 @@ class _Shell:
             problem = self.edit(self.path(effect.exercise_id))
             return Say(problem) if problem else None
         return None
+
+    def holds_starter(self, exercise: Exercise) -> bool:
+        try:
+            return self.path(exercise.id).read_text(encoding="utf-8") == exercise.starter
+        except (OSError, UnicodeDecodeError):
+            return False
 
     def path(self, exercise_id: str) -> Path:
         from gradtutor.workspace import exercise_path
