@@ -630,7 +630,8 @@ def test_messages_carry_evidence_from_the_run(results: dict[str, list[list[Check
     assert alias is not None and "use w.grad.clone()" in alias.message.lower()
 
 
-# The lesson places each exercise after the slide it practises.
+# The lesson places each exercise after the slide it practises: the nearest slide
+# before it, with at most other practice steps (predict, Parsons, demo) between.
 
 @pytest.mark.parametrize("exercise_id", list(EXERCISES))
 def test_each_exercise_follows_its_slide(exercise_id: str) -> None:
@@ -638,8 +639,8 @@ def test_each_exercise_follows_its_slide(exercise_id: str) -> None:
     lesson = load_course().find("grad")
     index = lesson.index_of(exercise_id)
     assert index is not None
-    before = lesson.steps[index - 1]
-    assert isinstance(before, Slide) and before.id == slide
+    before = next(s for s in reversed(lesson.steps[:index]) if isinstance(s, Slide))
+    assert before.id == slide
     step = lesson.steps[index]
     assert isinstance(step, Exercise)
     assert (step.checker, step.function) == (checker, function)

@@ -26,7 +26,9 @@ def test_the_wheel_carries_the_lessons(tmp_path):
     (wheel,) = tmp_path.glob("gradtutor-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     shipped = sorted(n for n in names if n.startswith("gradtutor/_lessons/"))
-    expected = sorted(f"gradtutor/_lessons/{p.name}" for p in (ROOT / "lessons").glob("*.yaml"))
+    lessons = ROOT / "lessons"
+    expected = sorted(f"gradtutor/_lessons/{p.relative_to(lessons).as_posix()}"
+                      for p in lessons.rglob("*.yaml"))
     assert shipped == expected
     assert "gradtutor/__main__.py" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
