@@ -14,6 +14,7 @@ from typing import TextIO
 
 from rich.console import Console
 
+from gradtutor.i18n import ENGLISH, Translator
 from gradtutor.store import default_home
 
 MAX_WIDTH = 100
@@ -30,6 +31,9 @@ class Environment:
     width: int | None = None  # None: follow the terminal
     utf8: bool = True  # can stdout show box drawing and symbols?
     debug: bool = False
+    # The learner's language, set once by the CLI (`--lang`, GRADTUTOR_LANG, the locale), and
+    # the translator that says the core's messages in it. English until then.
+    tr: Translator = ENGLISH
     _consoles: dict[bool, Console] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -58,6 +62,10 @@ class Environment:
         output that cannot encode the symbols."""
         return (asked or self.environ.get("NO_COLOR", "") != ""
                 or self.environ.get("TERM") == "dumb" or not self.utf8)
+
+    @property
+    def lang(self) -> str:
+        return self.tr.lang
 
     def columns(self) -> int:
         if self.width is not None:
