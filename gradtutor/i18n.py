@@ -43,6 +43,13 @@ class Msg(str):
         return (Msg, (self.template, dict(self.fields)))
 
 
+class Untranslated(str):
+    """Lesson text shown in English because its translation is missing or stale. Renderers
+    mark it (a dim `[EN]`), so the learner sees where the fallback is."""
+
+    __slots__ = ()
+
+
 def msg(template: str, /, **fields: Any) -> Msg:
     """A translatable message: `template` in English with `str.format` fields.
 

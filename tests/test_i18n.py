@@ -139,3 +139,11 @@ def test_the_zh_catalog_translates_every_message_and_nothing_else():
     assert missing == []
     unused = sorted(set(catalog) - {f.template for f in found})
     assert unused == []
+
+
+def test_untranslated_text_is_still_its_text():
+    from gradtutor.i18n import Untranslated
+
+    text = Untranslated("Gradients start as None")
+    assert text == "Gradients start as None" and isinstance(text, str)
+    assert ZH(text) == "Gradients start as None"
