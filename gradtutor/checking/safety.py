@@ -24,6 +24,7 @@ import gradtutor
 from gradtutor.checking.checkers import load as load_checker
 from gradtutor.checking.outcome import case_error_check, judged, learner_error_check
 from gradtutor.checking.parsons import assembled, run_series
+from gradtutor.checking.snippet import read_series
 from gradtutor.checking.verdict import Check, overall
 from gradtutor.errors import Problem
 from gradtutor.lessons.load import Loc, display_path, parse_yaml, read_lesson_text
@@ -140,18 +141,17 @@ def problem_text(job: Job, result: dict[str, Any]) -> str | None:
 
 
 def _series_problem(job: Job, found: Any) -> str | None:
-    """Why the series a run left (`{name: [floats] or what it is instead}`) cannot be drawn."""
-    if not isinstance(found, dict):
+    """Why the series a run left (`{name: [floats] or what it is instead}`) cannot be drawn:
+    read as the tutor reads them, and, stricter than the tutor, none may be empty."""
+    values, fault = read_series(found, job.series)
+    if fault is None:
+        empty = [name for name, numbers in values if not numbers]
+        return f"{job.what} leaves `{empty[0]}` empty: there is nothing to show" if empty else None
+    if fault.name is None:
         return f"{job.what} ran, but the batch worker sent back no series from it"
-    for name in job.series:
-        value = found.get(name)
-        if name not in found:
-            return f"{job.what} leaves no variable `{name}`; make the code set it to a list"
-        if isinstance(value, str):
-            return f"{job.what} leaves `{name}` as {value}, not a list of numbers"
-        if not isinstance(value, list) or not value:
-            return f"{job.what} leaves `{name}` empty: there is nothing to show"
-    return None
+    if fault.holds is None:
+        return f"{job.what} leaves no variable `{fault.name}`; make the code set it to a list"
+    return f"{job.what} leaves `{fault.name}` as {fault.holds}, not a list of numbers"
 
 
 def run_jobs(jobs: list[Job]) -> list[dict[str, Any]]:

@@ -115,22 +115,46 @@ def snippet_result(run: WorkerRun, output: str, *, series: tuple[str, ...], time
     return SnippetResult(True, shown, values, output, None, duration_ms)
 
 
-def checked_series(found: Any, names: tuple[str, ...]) -> tuple[
-        tuple[tuple[str, tuple[float, ...]], ...], str | None]:
-    """The series `names` from a `run_code` result's "series", as floats; or a message naming
-    the first variable that is missing or not numbers. Also for `gradtutor validate`."""
+Series = tuple[tuple[str, tuple[float, ...]], ...]  # (variable, values), in the order asked
+
+
+@dataclass(frozen=True)
+class SeriesFault:
+    """Why a run's series cannot be drawn: `name` is missing (`holds` None) or holds `holds`,
+    what it is instead in words; `name` None: the series came back as no mapping at all."""
+
+    name: str | None
+    holds: str | None = None
+
+
+def read_series(found: Any, names: tuple[str, ...]) -> tuple[Series, SeriesFault | None]:
+    """The series `names` from a `run_code` result's "series", as floats; or the first one
+    that is missing or not numbers. The learner's side (`checked_series`) and `gradtutor
+    validate` word the fault each for its reader."""
     if not isinstance(found, dict):
-        return (), "the snippet's series came back unreadable"
+        return (), SeriesFault(None)
     values: list[tuple[str, tuple[float, ...]]] = []
     for name in names:
         if name not in found:
-            return (), f"the code left no variable named `{name}`"
+            return (), SeriesFault(name)
         value = found[name]
         if not isinstance(value, list) or not all(_is_number(v) for v in value):
-            what = value if isinstance(value, str) else f"a {type(value).__name__}"
-            return (), f"`{name}` is not a list of numbers or a 1-D tensor (it is {what})"
+            return (), SeriesFault(name, value if isinstance(value, str)
+                                   else f"a {type(value).__name__}")
         values.append((name, tuple(float(v) for v in value)))
     return tuple(values), None
+
+
+def checked_series(found: Any, names: tuple[str, ...]) -> tuple[Series, str | None]:
+    """`read_series`, with the fault as a message naming the variable."""
+    values, fault = read_series(found, names)
+    if fault is None:
+        return values, None
+    if fault.name is None:
+        return (), "the snippet's series came back unreadable"
+    if fault.holds is None:
+        return (), f"the code left no variable named `{fault.name}`"
+    return (), f"`{fault.name}` is not a list of numbers or a 1-D tensor (it is {fault.holds})"
 
 
 def _is_number(value: Any) -> bool:
