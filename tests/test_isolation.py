@@ -34,13 +34,19 @@ from gradtutor.checking.runner import (
     MEMORY_BUDGET,
     OUTPUT_CAP,
     RESULTS_CAP,
+    Seen,
+    Spawned,
+    check_with,
     descendants,
     remove_tree,
     run_check,
+    run_worker,
+    snippet_with,
+    stop_workers,
     worker_environment,
 )
 from gradtutor.checking.verdict import Check, Verdict, overall, to_json
-from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
+from gradtutor.checking.worker import CHECK_MARK, EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
 
@@ -84,6 +90,7 @@ CASES = [
     Case("segfault", "error", ("segmentation fault",)),
     Case("fork_children", "fail", (), "posix"),
     Case("setsid_grandchild", "fail", (), "linux"),
+    Case("setsid_exec_sleep", "fail", (), "posix"),
     Case("thread_left_running", "pass"),
     Case("reads_stdin", "error", ("tried to read input", "EOFError")),
     Case("tamper_torch", "fail", ("backward",)),
@@ -249,6 +256,17 @@ def test_the_forked_and_detached_processes_were_there_and_are_gone(
     assert len((piddir / "fork_children.pids").read_text().split()) == 3
     (grandchild,) = (piddir / "setsid_grandchild.pids").read_text().split()
     assert not os.path.exists(f"/proc/{grandchild}")
+
+
+@pytest.mark.slow
+def test_a_detached_process_that_exec_d_another_program_is_gone_and_carried_the_mark(
+        runs: dict[str, Run], piddir: Path) -> None:
+    if not POSIX:
+        pytest.skip("needs fork")
+    (grandchild,) = (piddir / "setsid_exec_sleep.pids").read_text().split()
+    assert live([int(grandchild)]) == ()
+    mark = (piddir / "setsid_exec_sleep.mark").read_text()  # what macOS's sweep looks for
+    assert Path(mark).name.startswith("gradtutor-check-") and not Path(mark).exists()
 
 
 @pytest.mark.slow
@@ -526,6 +544,128 @@ def test_the_worker_environment_imports_this_gradtutor_on_one_thread() -> None:
     assert env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"
     assert "PYTHONWARNINGS" not in env and "PYTHONFAULTHANDLER" not in env
     assert env["HOME"] == "/home/x"
+    assert CHECK_MARK not in env
+
+
+def test_the_worker_environment_carries_this_check_s_mark_only() -> None:
+    outer = {CHECK_MARK: "/tmp/gradtutor-check-outer", "HOME": "/home/x"}
+    assert worker_environment(outer, mark="/tmp/gradtutor-check-ab")[CHECK_MARK] == (
+        "/tmp/gradtutor-check-ab")
+    assert CHECK_MARK not in worker_environment(outer)  # a tutor run inside a check
+
+
+# ---- the tutor ends a check itself: it is closing ----------------------------------------
+
+def stopped_run(request: dict[str, Any], timeout: float) -> tuple[WorkerRun, Seen]:
+    """What a worker killed by `stop_workers` leaves: SIGKILL, no results, marked stopped."""
+    return worker_run(EXPECTED, returncode=-9), Seen("half a line", 0, 2500, stopped=True)
+
+
+def test_a_check_the_tutor_stopped_says_so_and_not_out_of_memory(tmp_path: Path) -> None:
+    path = tmp_path / "answer.py"
+    path.write_text(CORRECT)
+    verdict = check_with(stopped_run, exercise(), path, seed=3, timeout=None)
+    (check,) = verdict.checks
+    assert (verdict.status, check.name, check.status) == ("error", "stopped", "error")
+    assert "stopped because the tutor was closing" in check.message
+    assert "memory" not in check.message + check.help and "read-grad" in check.help
+    assert verdict.output == "half a line"
+    assert assert_documented(verdict)["status"] == "error"
+    # the same run, not stopped by the tutor, is a SIGKILL from outside
+    killed = check_with(lambda r, t: (stopped_run(r, t)[0], Seen("", 0, None)), exercise(),
+                        path, seed=3, timeout=None)
+    assert "SIGKILL" in killed.checks[0].message
+
+
+def test_a_snippet_the_tutor_stopped_says_so() -> None:
+    result = snippet_with(stopped_run, "x = 1", show=None, series=(), timeout=20)
+    assert not result.ok and result.error == "stopped because the tutor was closing"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LINUX, reason="counts the tutor's descendants in /proc")
+def test_stop_workers_ends_a_running_check_as_stopped(tmp_path: Path) -> None:
+    before = own_descendants()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(run_check, exercise(timeout=60), HOSTILE / "infinite_loop.py",
+                              seed=1)
+        deadline = time.monotonic() + 30
+        while own_descendants() == before:  # the worker has started
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(0.5)
+        stopped_at = time.monotonic()
+        stop_workers()
+        verdict = running.result(timeout=10)
+    assert time.monotonic() - stopped_at < 5
+    assert [(c.name, c.status) for c in verdict.checks] == [("stopped", "error")]
+    assert own_descendants() - before == set()
+
+
+# ---- Windows's job, faked: what the spawn path asks of it --------------------------------
+
+class FakeJob:
+    """Records what the runner asks of a worker's job (`runner.Tree`); `refuse` makes the
+    memory cap fail as a Windows call would."""
+
+    def __init__(self, pid: int, refuse: bool = False) -> None:
+        self.pid = pid
+        self.refuse = refuse
+        self.calls: list[str] = []
+
+    def cap_memory_above_now(self, budget: int) -> None:
+        self.calls.append(f"cap {budget}")
+        if self.refuse:
+            raise OSError(5, "access denied")
+
+    def kill(self) -> None:
+        self.calls.append("kill")
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+
+class FakeJobs:
+    """A `runner.Contain` that puts each worker in a FakeJob and keeps them."""
+
+    def __init__(self) -> None:
+        self.jobs: list[FakeJob] = []
+
+    def __call__(self, proc: Any) -> FakeJob:
+        self.jobs.append(FakeJob(proc.pid))
+        return self.jobs[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "status"), [("correct", "pass"), ("infinite_loop", "timeout")])
+def test_the_cold_worker_runs_in_its_job_capped_once_learner_code_starts(
+        tmp_path: Path, name: str, status: str) -> None:
+    (tmp_path / "correct.py").write_text(CORRECT)
+    path = tmp_path / "correct.py" if name == "correct" else HOSTILE / f"{name}.py"
+    jobs = FakeJobs()
+    verdict = check_with(lambda r, t: run_worker(r, t, contain=jobs), exercise(1.0), path,
+                         seed=2, timeout=None)
+    assert verdict.status == status, messages(verdict)
+    (job,) = jobs.jobs
+    assert job.calls[0] == f"cap {MEMORY_BUDGET}"  # after the import, before learner code
+    assert "kill" in job.calls[1:]  # at the deadline, and after the end: the leftovers
+    assert job.calls[-1] == "close" and job.calls.count("close") == 1
+
+
+def test_a_job_that_refuses_the_cap_leaves_the_memory_uncapped() -> None:
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    job = FakeJob(proc.pid)
+    refused, capped = Spawned(proc, FakeJob(proc.pid, refuse=True)), Spawned(proc, job)
+    for worker in (refused, capped):
+        worker.learner_starts(MEMORY_BUDGET)
+    assert (refused.memory_capped, capped.memory_capped) == (False, True)
+    assert not Spawned(proc).memory_capped  # no job: nothing for the tutor to cap
+    capped.release()
+    capped.release()
+    assert job.calls == [f"cap {MEMORY_BUDGET}", "close"]  # closed once, however often asked
 
 
 def test_descendants_follow_parents_and_spare_what_existed() -> None:

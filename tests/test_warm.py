@@ -20,9 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from test_isolation import CORRECT, HOSTILE, exercise, live, own_descendants
+from test_isolation import CORRECT, HOSTILE, FakeJobs, exercise, live, own_descendants
 
-from gradtutor.checking.runner import become_subreaper, run_check
+from gradtutor.checking.runner import MEMORY_BUDGET, become_subreaper, run_check
 from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker, warm_enabled
 from gradtutor.lessons.course import load_course
@@ -231,6 +231,7 @@ HOSTILE_CASES = [  # (file, status, words), as in test_isolation
     ("infinite_loop", "timeout", "still running after 1 s"),
     ("ignores_sigterm", "timeout", "still running after 1 s"),
     ("setsid_grandchild", "fail", ""),
+    ("setsid_exec_sleep", "fail", ""),
     ("fork_children", "fail", ""),
     ("output_flood", "fail", ""),
     ("memory_flood", "error", "ran out of memory (the limit is 2 GiB)"),
@@ -281,7 +282,8 @@ def test_checks_from_another_thread_and_close_in_the_middle_of_one(folder: Path)
         time.sleep(0.3)
         worker.close()
         verdict = running.result(timeout=10)
-    assert not verdict.passed
+    assert [(c.name, c.status) for c in verdict.checks] == [("stopped", "error")]
+    assert "stopped because the tutor was closing" in verdict.checks[0].message
     assert live([server]) == ()
     if LINUX:
         assert own_descendants() - before == set()
@@ -348,6 +350,36 @@ def test_the_pre_started_worker(folder: Path, piddir: Path,
         os.kill(second, signal.SIGKILL)  # killed while it waits: the check still passes
         verdict = worker.check(exercise(), folder / "correct.py", seed=2)
         assert verdict.passed, verdict.checks
+    assert live([first, second]) == ()
+    if LINUX:
+        assert own_descendants() - before == set()
+
+
+@pytest.mark.slow
+def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
+        folder: Path) -> None:
+    """Windows's warm worker, its job faked: each pre-started worker is contained when it
+    starts, capped when learner code starts, and its job closed once it is used; closing the
+    tutor mid-check ends that check as stopped, not as a crash."""
+    before = own_descendants() if LINUX else set()
+    jobs = FakeJobs()
+    worker = WarmWorker(fork=False, contain=jobs)
+    worker.start()
+    first = pid_of(worker)
+    assert worker.check(exercise(), folder / "correct.py", seed=3).passed
+    used = jobs.jobs[0]
+    assert used.pid == first and used.calls[0] == f"cap {MEMORY_BUDGET}"
+    assert used.calls[-1] == "close" and used.calls.count("close") == 1
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        second = pid_of(worker)
+        running = pool.submit(worker.check, exercise(timeout=60),
+                              HOSTILE / "infinite_loop.py", seed=1)
+        time.sleep(1.0)
+        worker.close()
+        verdict = running.result(timeout=10)
+    assert [(c.name, c.status) for c in verdict.checks] == [("stopped", "error")]
+    assert [job.pid for job in jobs.jobs] == [first, second]  # none started after close
+    assert all(job.calls[-1] == "close" for job in jobs.jobs)
     assert live([first, second]) == ()
     if LINUX:
         assert own_descendants() - before == set()

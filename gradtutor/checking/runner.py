@@ -10,8 +10,10 @@ torch first; warm.py runs the same requests through the same `supervise` in a wa
 
 Nothing is left running: on Linux the tutor becomes a child subreaper, so even a learner's
 double-forked, `setsid` daemon re-parents to it and is found and killed after the check. On
-macOS and Windows only the worker's process group (or tree) is killed: a process that left
-it on purpose can outlive the check there.
+macOS the worker's group is killed, then every process of the user's whose command line or
+environment carries the check's mark (GRADTUTOR_CHECK_MARK, inherited through fork and exec).
+On Windows the worker runs in a Job Object (winjob.py) that takes everything it starts down
+with it. docs/isolation.md has the whole picture.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from gradtutor.checking.checkers import CHECKERS
 from gradtutor.checking.checkers import load as load_checker
 from gradtutor.checking.outcome import GiB, MiB, WorkerRun, decide, source_problem
 from gradtutor.checking.snippet import SnippetResult, snippet_result
-from gradtutor.checking.verdict import Verdict, overall
+from gradtutor.checking.verdict import Check, Verdict, overall
+from gradtutor.checking.worker import CHECK_MARK
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
 
@@ -85,9 +88,9 @@ def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
                "source": raw.decode("utf-8-sig"), "filename": str(path), "seed": seed,
                "memory_bytes": MEMORY_BUDGET, "file_bytes": FILE_BUDGET}
     worker_run, seen = run(request, limit)
-    checks = decide(worker_run, load_checker(exercise.checker).judge,
-                    function=exercise.function, timeout=limit,
-                    startup_allowance=STARTUP_ALLOWANCE, results_cap=RESULTS_CAP)
+    checks = (stopped_check(exercise.id),) if seen.stopped else decide(
+        worker_run, load_checker(exercise.checker).judge, function=exercise.function,
+        timeout=limit, startup_allowance=STARTUP_ALLOWANCE, results_cap=RESULTS_CAP)
     return Verdict(exercise.id, overall(checks), checks, seed, _ms_since(started),
                    output=seen.output, output_truncated=seen.dropped > 0,
                    extra={"startup_ms": seen.startup_ms, "exit_code": worker_run.returncode,
@@ -112,7 +115,15 @@ def snippet_with(run: RunWorker, code: str, *, show: str | None, series: tuple[s
     worker_run, seen = run(request, timeout)
     return snippet_result(worker_run, seen.output, series=series, timeout=timeout,
                           startup_allowance=STARTUP_ALLOWANCE,
-                          duration_ms=_ms_since(started))
+                          duration_ms=_ms_since(started), stopped=seen.stopped)
+
+
+def stopped_check(exercise_id: str) -> Check:
+    """The check of a run the tutor ended itself because it was closing (not a crash, not
+    the learner's time limit: their code was simply not judged)."""
+    return Check("stopped", "error",
+                 "The check was stopped because the tutor was closing, so your code was not "
+                 "judged.", f"check it again: gradtutor check {exercise_id}")
 
 
 def read_learner_file(path: Path) -> bytes:
@@ -134,10 +145,14 @@ def _ms_since(started: float) -> int:
     return round((time.monotonic() - started) * 1000)
 
 
-def worker_environment(base: Mapping[str, str]) -> dict[str, str]:
+def worker_environment(base: Mapping[str, str], mark: str | None = None) -> dict[str, str]:
     """The worker's environment: the tutor's, made to import this very gradtutor, with one
-    thread per numeric library, UTF-8 output, and the settings in _DROPPED_ENV removed."""
-    env = {k: v for k, v in base.items() if k not in _DROPPED_ENV}
+    thread per numeric library, UTF-8 output, and the settings in _DROPPED_ENV removed; and
+    `mark` (the check's folder) as CHECK_MARK, which whatever the learner starts inherits, so
+    the sweep finds it where there is no subreaper (macOS)."""
+    env = {k: v for k, v in base.items() if k not in _DROPPED_ENV and k != CHECK_MARK}
+    if mark is not None:
+        env[CHECK_MARK] = mark
     root = str(Path(gradtutor.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [base.get("PYTHONPATH")])])
     env.update({
@@ -157,6 +172,7 @@ class Seen:
     output: str
     dropped: int
     startup_ms: int | None
+    stopped: bool = False  # the tutor ended the run because it was closing (`stop_workers`)
 
 
 # How a request is run: in a fresh cold worker (`run_worker`), or by a warm one (warm.py).
@@ -181,6 +197,8 @@ class _Drain(threading.Thread):
         self.lines = 0
         self.first_line = threading.Event()  # "expected" arrived: learner code starts now
         self.first_line_at = 0.0
+        self._on_first_line: Callable[[], None] | None = None
+        self._callback_lock = threading.Lock()
         self.complete = threading.Event()  # the final message arrived
         self.complete_at = 0.0
 
@@ -193,6 +211,16 @@ class _Drain(threading.Thread):
         finally:
             os.close(self.fd)
 
+    def when_first_line(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (once, in the drain's thread) as soon as the first line arrives, or
+        now if it has: the moment learner code is about to start."""
+        with self._callback_lock:
+            arrived = self.first_line.is_set()
+            if not arrived:
+                self._on_first_line = callback
+        if arrived:
+            callback()
+
     def _take(self, chunk: bytes) -> None:
         room = max(0, self.cap - len(self.kept))
         self.kept += chunk[:room]
@@ -202,7 +230,12 @@ class _Drain(threading.Thread):
             now = time.monotonic()
             if not self.first_line.is_set():
                 self.first_line_at = now
-                self.first_line.set()
+                with self._callback_lock:
+                    self.first_line.set()
+                    callback = self._on_first_line
+                if callback is not None:
+                    with contextlib.suppress(Exception):  # the drain must go on reading
+                        callback()
             if self.lines >= 2:
                 self.complete_at = now
                 self.complete.set()
@@ -270,19 +303,59 @@ class Process(Protocol):
     def wait_for(self, seconds: float) -> bool:
         """Wait up to `seconds` for it to end; whether it has."""
 
+    @property
+    def memory_capped(self) -> bool:
+        """The tutor capped the memory learner code may add (a Windows job), at `learner_starts`."""
+
+    def learner_starts(self, memory_bytes: int) -> None:
+        """Learner code starts now: cap the memory it may add, where the tutor is the one
+        to do it (a Windows job; on Linux the worker lowers its own RLIMIT_AS)."""
+
     def kill(self) -> None:
-        """SIGKILL its whole process group, itself included."""
+        """SIGKILL its whole process group (its job, on Windows), itself included; once it
+        has ended, whatever is left of its job."""
 
     def wait(self) -> None:
         """After `kill`: wait until it has ended (bounded; the status may stay unknown)."""
 
 
-class Spawned:
-    """A worker started with Popen (a cold one, or a pre-started one)."""
+class Tree(Protocol):
+    """What holds a worker and everything it starts, where processes can leave their group
+    (a `winjob.Job`): kill them all, cap their memory, let go of them (killing them too)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+    def cap_memory_above_now(self, budget: int) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+# How a just-started worker is put in a Tree: `contain_in_job` (Windows), or a test's fake.
+Contain = Callable[[subprocess.Popen[bytes]], "Tree | None"]
+
+
+def contain_in_job(proc: subprocess.Popen[bytes]) -> Tree | None:
+    """Windows: `proc` in a new kill-on-close Job Object. None elsewhere, or if Windows refuses
+    (the tree is then killed by `taskkill /T`, as before jobs)."""
+    if sys.platform != "win32":
+        return None
+    from gradtutor.checking import winjob  # pragma: no cover - Windows
+
+    try:  # pragma: no cover - Windows
+        return winjob.contain(int(proc._handle))  # type: ignore[attr-defined,unused-ignore]
+    except OSError:  # pragma: no cover - Windows
+        return None
+
+
+class Spawned:
+    """A worker started with Popen (a cold one, or a pre-started one), and the Tree holding it
+    and what it starts, if there is one. `release` lets go of the Tree once all is over."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], tree: Tree | None = None) -> None:
         self.proc = proc
         self.pid = proc.pid
+        self.tree = tree
+        self.memory_capped = False
 
     @property
     def ended(self) -> bool:
@@ -299,26 +372,50 @@ class Spawned:
             return False
         return True
 
+    def learner_starts(self, memory_bytes: int) -> None:
+        if self.tree is None:
+            return
+        try:  # relative to what is committed now: torch, the checker and its references
+            self.tree.cap_memory_above_now(memory_bytes)
+        except OSError:
+            return  # uncapped, and the verdict will not claim a limit
+        self.memory_capped = True
+
     def kill(self) -> None:
-        _kill_group(self.proc)
+        if self.tree is not None:
+            self.tree.kill()  # the worker and all it started, a detached grandchild included
+        if self.proc.poll() is None:
+            _kill_group(self.proc, tree_killed=self.tree is not None)
 
     def wait(self) -> None:
         self.proc.wait()
 
+    def release(self) -> None:
+        """Close the Tree (which kills what is left in it). After the sweep; idempotent."""
+        tree, self.tree = self.tree, None
+        if tree is not None:
+            with contextlib.suppress(OSError):
+                tree.close()
 
-def run_worker(request: dict[str, Any], timeout: float) -> tuple[WorkerRun, Seen]:
+
+def run_worker(request: dict[str, Any], timeout: float, *,
+               contain: Contain = contain_in_job) -> tuple[WorkerRun, Seen]:
     """Run one request in a fresh cold worker and return what happened, leaving nothing
-    behind: no process, no temporary file, even if the tutor itself is interrupted meanwhile."""
+    behind: no process, no temporary file, even if the tutor itself is interrupted meanwhile.
+    `contain` puts the worker in a Tree (a Job Object on Windows)."""
     slot = Slot()
+    worker: Spawned | None = None
     try:
         slot.write_request(request)
         before = tutor_descendants()
-        proc, go = spawn_worker(slot)
+        worker, go = spawn_worker(slot, contain=contain)
         started = time.monotonic()
         send_go(go)  # at once: the worker reads it as soon as torch is imported
         slot.handed_over()
-        return supervise(slot, Spawned(proc), request, timeout, before, started)
+        return supervise(slot, worker, request, timeout, before, started)
     finally:
+        if worker is not None:
+            worker.release()  # before the folder goes: Windows keeps a running process's cwd
         slot.close()
 
 
@@ -327,51 +424,64 @@ def supervise(slot: Slot, process: Process, request: dict[str, Any], timeout: fl
     """Watch a worker that has its request (sent at `started`): its clock, the kill at the
     deadline, then the sweep of whatever it left running (processes not in `before`), and
     what it sent. The sweep runs even if the tutor is interrupted meanwhile."""
+    slot.results.when_first_line(lambda: process.learner_starts(request["memory_bytes"]))
     try:
         timed_out, startup_timed_out = _wait(process, slot.results, timeout, started)
     finally:
-        if not process.ended:  # the tutor was interrupted
-            process.kill()
+        interrupted = not process.ended  # the tutor was interrupted
+        process.kill()  # what is left: the worker if interrupted, and its job (Windows)
+        if interrupted:
             process.wait()
-        forget_worker(process.pid)
+        stopped = forget_worker(process.pid)
         kill_leftovers(process.pid, before, str(slot.base))
-    return collect(slot, request, process.returncode, timed_out, startup_timed_out, started)
+    return collect(slot, request, process.returncode, timed_out, startup_timed_out, started,
+                   memory_capped=LINUX or process.memory_capped, stopped=stopped)
 
 
 def collect(slot: Slot, request: dict[str, Any], returncode: int | None, timed_out: bool,
-            startup_timed_out: bool, started: float) -> tuple[WorkerRun, Seen]:
-    """What the drains kept, once the worker and everything it started are dead."""
+            startup_timed_out: bool, started: float, *, memory_capped: bool = LINUX,
+            stopped: bool = False) -> tuple[WorkerRun, Seen]:
+    """What the drains kept, once the worker and everything it started are dead.
+    `memory_capped`: the memory budget was enforced (RLIMIT_AS on Linux, a job on Windows),
+    so a verdict may name it; `stopped`: the tutor ended the run because it was closing."""
     for drain in (slot.output, slot.results):
         drain.join(timeout=2.0)  # EOF once every holder of the pipe is dead
     run = WorkerRun(bytes(slot.results.kept), slot.results.dropped > 0, returncode,
                     timed_out, startup_timed_out,
-                    request["memory_bytes"] if LINUX else None,
+                    request["memory_bytes"] if memory_capped else None,
                     request["file_bytes"] if os.name == "posix" else None)
     startup_ms = (round((slot.results.first_line_at - started) * 1000)
                   if slot.results.first_line.is_set() else None)
     text = bytes(slot.output.kept).decode("utf-8", errors="replace").replace("\r\n", "\n")
-    return run, Seen(text, slot.output.dropped, startup_ms)
+    return run, Seen(text, slot.output.dropped, startup_ms, stopped)
 
 
-def spawn_worker(slot: Slot, *, preload: bool = False) -> tuple[subprocess.Popen[bytes], int]:
+def spawn_worker(slot: Slot, *, preload: bool = False,
+                 contain: Contain = contain_in_job) -> tuple[Spawned, int]:
     """Start a worker for `slot`: its own session (no terminal, no Ctrl+C from the tutor's
     terminal), stdin empty, output to the slot's output pipe, results to its result pipe and
-    nowhere else. It imports torch, then waits for `go` on a pipe: the returned fd, which the
-    caller hands to `send_go` (at once for a cold check, later for a pre-started worker)."""
+    nowhere else, the slot's folder as its mark, and (Windows) in a job, by `contain`. It
+    imports torch, then waits for `go` on a pipe: the returned fd, which the caller hands to
+    `send_go` (at once for a cold check, later for a pre-started worker). The caller
+    `release`s the worker once it is over."""
     go_r, go_w = os.pipe()
     try:
         kwargs, passed = _inheriting([go_r, slot.results_w])
         argv = [sys.executable, "-m", "gradtutor.checking.worker", str(slot.request_path),
                 *passed, *(["--preload"] if preload else [])]
+        env = worker_environment(os.environ, mark=str(slot.base))
         proc = start_registered(lambda: subprocess.Popen(
             argv, cwd=slot.work, stdin=subprocess.DEVNULL, stdout=slot.output_w,
-            stderr=slot.output_w, env=worker_environment(os.environ), **kwargs))
+            stderr=slot.output_w, env=env, **kwargs))
+        # no learner code runs before `go`, so nothing can start outside the job meanwhile
+        worker = Spawned(proc, contain(proc))
+        register_worker(proc.pid, worker.kill)
     except BaseException:
         os.close(go_w)
         raise
     finally:
         os.close(go_r)
-    return proc, go_w
+    return worker, go_w
 
 
 def send_go(fd: int) -> None:
@@ -423,11 +533,13 @@ def _wait(process: Process, results: _Drain, timeout: float,
             return False, False
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the worker's process group (it leads its own session), or its tree on Windows."""
+def _kill_group(proc: subprocess.Popen[bytes], *, tree_killed: bool = False) -> None:
+    """SIGKILL the worker's process group (it leads its own session); on Windows the worker,
+    and its tree by `taskkill /T` unless its job was killed already."""
     if sys.platform == "win32":  # pragma: no cover
-        subprocess.run(["taskkill", "/F", "/T", "/PID", str(proc.pid)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        if not tree_killed:
+            subprocess.run(["taskkill", "/F", "/T", "/PID", str(proc.pid)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         proc.kill()
     else:
         kill_group(proc.pid)
@@ -435,15 +547,19 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def kill_group(pid: int) -> None:
     """SIGKILL the process group `pid` leads (POSIX); quietly, if it is gone already."""
+    if os.name != "posix":  # pragma: no cover - Windows has no process groups to signal
+        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 
 
-# The workers running right now, across threads. Process-wide because a process's children
-# are: the sweep after one check must spare the workers (and what runs below them) of checks
-# still running beside it, so run_check can be called from several threads at once.
+# The workers running right now, across threads, each with how to kill it. Process-wide
+# because a process's children are: the sweep after one check must spare the workers (and
+# what runs below them) of checks still running beside it, so run_check can be called from
+# several threads at once; and closing the tutor must end them all (`stop_workers`).
 _workers_lock = threading.Lock()
-_live_workers: set[int] = set()
+_live_workers: dict[int, Callable[[], None]] = {}
+_stopped_workers: set[int] = set()  # ended by `stop_workers`; `forget_worker` tells
 
 
 def start_registered(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
@@ -452,19 +568,35 @@ def start_registered(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess
     become_subreaper()
     with _workers_lock:
         proc = start()
-        _live_workers.add(proc.pid)
+        _live_workers[proc.pid] = functools.partial(kill_group, proc.pid)
     return proc
 
 
-def register_worker(pid: int) -> None:
-    """Spare `pid` and what runs below it from every sweep until `forget_worker`."""
+def register_worker(pid: int, kill: Callable[[], None] | None = None) -> None:
+    """Spare `pid` and what runs below it from every sweep until `forget_worker`; `kill`
+    (default: SIGKILL its process group) is how `stop_workers` ends it."""
     with _workers_lock:
-        _live_workers.add(pid)
+        _live_workers[pid] = kill or functools.partial(kill_group, pid)
 
 
-def forget_worker(pid: int) -> None:
+def forget_worker(pid: int) -> bool:
+    """`pid` has ended: stop sparing it. Whether `stop_workers` had ended it."""
     with _workers_lock:
-        _live_workers.discard(pid)
+        _live_workers.pop(pid, None)
+        stopped = pid in _stopped_workers
+        _stopped_workers.discard(pid)
+    return stopped
+
+
+def stop_workers(pids: Iterable[int] | None = None) -> None:
+    """End the checks running now (all of them, or those of the workers `pids`): the tutor is
+    closing. Each such check ends as `stopped_check`, not as a crash of the learner's code."""
+    with _workers_lock:  # held while killing: a worker forgotten meanwhile has its job closed
+        for pid in list(_live_workers) if pids is None else pids:
+            kill = _live_workers.get(pid)
+            if kill is not None:
+                _stopped_workers.add(pid)
+                kill()
 
 
 @functools.cache
@@ -526,9 +658,10 @@ def kill_leftovers(worker: int, before: set[int], marker: str, rounds: int = 400
     """Kill and reap whatever the check left running: the worker's process group, then (on
     Linux) every process below the tutor that did not exist before the check and is not
     another check's worker, round after round until none is left. Elsewhere on POSIX, where
-    orphans go to init, forked copies of the worker are found by `marker` in their command
-    line (a fork keeps it; only a process that exec'd something else escapes)."""
-    if sys.platform == "win32":  # pragma: no cover - taskkill /T took the tree if it ran
+    orphans go to init, they are found by `marker` (the check's folder) in their command line
+    or environment, which keeps it through fork and exec. On Windows the worker's job (or
+    `taskkill /T`) took them when the worker was killed."""
+    if sys.platform == "win32":  # pragma: no cover
         return
     kill_group(worker)
     sweep_leftovers(before, marker, rounds)
@@ -548,7 +681,7 @@ def sweep_leftovers(before: set[int], marker: str, rounds: int = 400) -> None:
     for _ in range(rounds):
         with _workers_lock:
             table = process_table()
-            doomed = descendants(table, me, before | _live_workers)
+            doomed = descendants(table, me, before | _live_workers.keys())
             for pid in doomed:
                 if table[pid][1] != "Z":
                     _signal(pid, signal.SIGKILL)
@@ -560,24 +693,39 @@ def sweep_leftovers(before: set[int], marker: str, rounds: int = 400) -> None:
         time.sleep(0.005)
 
 
-def pids_with_marker(listing: str, marker: str, me: int) -> set[int]:
-    """From `ps -ww -axo pid=,args=` output, the pids whose command line holds `marker`."""
+# `ps` listing every process as "pid uid command line", the command line followed by the
+# environment the process started with: macOS's -E, procps's `e`. A process that exec'd
+# another program keeps the check's mark in its environment, not in its command line.
+PS_MACOS = ("ps", "-ww", "-E", "-axo", "pid=,uid=,args=")
+PS_PROCPS = ("ps", "-ww", "axeo", "pid=,uid=,args=")
+
+
+def pids_with_marker(listing: str, marker: str, *, uid: int, spared: Iterable[int]) -> set[int]:
+    """From a `PS_MACOS` or `PS_PROCPS` listing, the processes of the user `uid` whose command
+    line or environment holds `marker`, but for `spared` ones."""
+    spare = set(spared)
     found: set[int] = set()
     for line in listing.splitlines():
-        pid_text, _, args = line.strip().partition(" ")
-        if pid_text.isdigit() and marker in args and int(pid_text) != me:
-            found.add(int(pid_text))
+        fields = line.split(None, 2)
+        if len(fields) < 3 or not (fields[0].isdigit() and fields[1].isdigit()):
+            continue
+        pid, owner, args = int(fields[0]), int(fields[1]), fields[2]
+        if owner == uid and marker in args and pid not in spare:
+            found.add(pid)
     return found
 
 
-def sweep_by_marker(marker: str) -> set[int]:
-    """SIGKILL every process whose command line holds `marker`; the pids it found."""
+def sweep_by_marker(marker: str, ps: tuple[str, ...] = PS_MACOS) -> set[int]:
+    """SIGKILL every process of this user whose command line or environment (as listed by
+    `ps`) holds `marker`, never the tutor itself or its parent; the pids it found."""
+    env = {k: v for k, v in os.environ.items() if k != CHECK_MARK}  # ps must not list itself
     try:
-        listing = subprocess.run(["ps", "-ww", "-axo", "pid=,args="], capture_output=True,
-                                 text=True, timeout=10).stdout
+        listing = subprocess.run(list(ps), capture_output=True, text=True, env=env,
+                                 errors="replace", timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         return set()
-    doomed = pids_with_marker(listing, marker, os.getpid())
+    doomed = pids_with_marker(listing, marker, uid=os.getuid(),
+                              spared={os.getpid(), os.getppid()})
     for pid in doomed:
         _signal(pid, signal.SIGKILL)
     return doomed

@@ -87,11 +87,15 @@ def _number(item: Any) -> float | None:
 # ---- the tutor's side (pure) ---------------------------------------------------------------
 
 def snippet_result(run: WorkerRun, output: str, *, series: tuple[str, ...], timeout: float,
-                   startup_allowance: float, duration_ms: int) -> SnippetResult:
-    """The SnippetResult for one worker run, decided from plain data only."""
+                   startup_allowance: float, duration_ms: int,
+                   stopped: bool = False) -> SnippetResult:
+    """The SnippetResult for one worker run, decided from plain data only. `stopped`: the
+    tutor ended the run because it was closing."""
     def failed(error: str) -> SnippetResult:
         return SnippetResult(False, None, (), output, error, duration_ms)
 
+    if stopped:
+        return failed("stopped because the tutor was closing")
     if run.timed_out:
         return failed(f"timed out after {seconds(timeout)} s")
     if run.startup_timed_out:

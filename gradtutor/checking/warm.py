@@ -33,11 +33,12 @@ from gradtutor.checking.outcome import WorkerRun
 from gradtutor.checking.runner import (
     LINUX,
     STARTUP_ALLOWANCE,
+    Contain,
     Seen,
     Slot,
-    Spawned,
     check_with,
     collect,
+    contain_in_job,
     forget_worker,
     kill_group,
     register_worker,
@@ -46,6 +47,7 @@ from gradtutor.checking.runner import (
     snippet_with,
     spawn_worker,
     start_registered,
+    stop_workers,
     supervise,
     sweep_leftovers,
     tutor_descendants,
@@ -78,12 +80,13 @@ class WarmWorker:
     time. `close()` (or leaving the `with` block, or the end of the program) kills the worker
     and anything below it. The worker's environment is the tutor's as it was at `start()`.
     `fork` picks the fork server (True) or a pre-started spawned worker (False); the default
-    is the fork server where it works (Linux)."""
+    is the fork server where it works (Linux). `contain` puts each spawned worker in a job
+    (Windows; a fake in tests)."""
 
-    def __init__(self, *, fork: bool | None = None) -> None:
+    def __init__(self, *, fork: bool | None = None, contain: Contain = contain_in_job) -> None:
         use_fork = FORK_SERVER if fork is None else fork and FORK_SERVER
         self._engine: _ForkEngine | _PrestartEngine = (
-            _ForkEngine() if use_fork else _PrestartEngine())
+            _ForkEngine() if use_fork else _PrestartEngine(contain))
         self._lock = threading.Lock()  # one check at a time
         # the safety net: the engine is closed when this object goes, or at exit at the latest
         self._finalizer = weakref.finalize(self, self._engine.close)
@@ -106,8 +109,9 @@ class WarmWorker:
                                 timeout=timeout)
 
     def close(self) -> None:
-        """Kill the worker and any check running in it. Idempotent. A check or snippet asked
-        for afterwards raises GradtutorError rather than start a process."""
+        """Kill the worker and any check running in it, which ends as stopped because the
+        tutor was closing. Idempotent. A check or snippet asked for afterwards raises
+        GradtutorError rather than start a process."""
         self._finalizer()
 
     @property
@@ -222,11 +226,16 @@ class _Forked:
     The server reports how it ended. If the server dies meanwhile, the child re-parents to the
     tutor (the subreaper), which then reaps it itself and so still learns its exit status."""
 
+    memory_capped = False  # the child lowers its own RLIMIT_AS, as every Linux worker does
+
     def __init__(self, server: _Server, pid: int) -> None:
         self.server = server
         self.pid = pid
         self.ended = False
         self.returncode: int | None = None
+
+    def learner_starts(self, memory_bytes: int) -> None:
+        pass
 
     def wait_for(self, seconds: float) -> bool:
         if self.ended:
@@ -389,8 +398,8 @@ class _ForkEngine:
                 sweep_leftovers(before, str(slot.base))
                 outcome = collect(slot, request, None, False, False, started)
                 return outcome, True
-            register_worker(pid)  # spared by other threads' sweeps should it become ours
             child = _Forked(server, pid)
+            register_worker(pid, child.kill)  # spared by other threads' sweeps, if it is ours
             with self._state:
                 self._current = child
             try:
@@ -412,7 +421,7 @@ class _ForkEngine:
             server, self._server = self._server, None
             current = self._current
         if current is not None:
-            current.kill()  # the check in flight ends now; its own thread sweeps
+            stop_workers([current.pid])  # the check in flight ends now; its own thread sweeps
         if server is not None:
             server.stop()
             if current is None:
@@ -427,13 +436,14 @@ class _ForkEngine:
 class _Prestarted:
     """A spawned worker that imports torch (or has) and waits for `go`, with its slot."""
 
-    def __init__(self) -> None:
+    def __init__(self, contain: Contain) -> None:
         self.slot = Slot()
         try:
-            self.proc, self._go = spawn_worker(self.slot, preload=True)
+            self.worker, self._go = spawn_worker(self.slot, preload=True, contain=contain)
         except BaseException:
             self.slot.close()
             raise
+        self.proc = self.worker.proc
         self.slot.handed_over()
 
     def answer(self, request: dict[str, Any], timeout: float) -> tuple[Outcome, bool]:
@@ -445,24 +455,21 @@ class _Prestarted:
             started = time.monotonic()
             send_go(self._go)
             self._go = -1
-            outcome = supervise(self.slot, Spawned(self.proc), request, timeout, before,
-                                started)
+            outcome = supervise(self.slot, self.worker, request, timeout, before, started)
             return outcome, not self.slot.results.first_line.is_set()
         finally:
             self.discard()
 
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            Spawned(self.proc).kill()
-
     def discard(self) -> None:
-        """End it (if it still waits) and remove its slot. Idempotent."""
+        """End it (if it still waits) and whatever it started, and remove its slot.
+        Idempotent."""
         if self._go >= 0:
             os.close(self._go)
             self._go = -1
-        self.kill()
+        self.worker.kill()
         self.proc.wait()
         forget_worker(self.proc.pid)
+        self.worker.release()
         for drain in (self.slot.output, self.slot.results):
             if drain.is_alive():
                 drain.join(timeout=2.0)
@@ -472,7 +479,8 @@ class _Prestarted:
 class _PrestartEngine:
     """Runs each request in a pre-started worker, and pre-starts the next after it."""
 
-    def __init__(self) -> None:
+    def __init__(self, contain: Contain) -> None:
+        self._contain = contain
         self._state = threading.Lock()
         self._waiting: _Prestarted | None = None
         self._starting: threading.Thread | None = None
@@ -495,7 +503,7 @@ class _PrestartEngine:
 
     def _spawn(self) -> None:
         try:
-            worker = _Prestarted()
+            worker = _Prestarted(self._contain)
         except (OSError, subprocess.SubprocessError):
             return
         with self._state:
@@ -536,7 +544,8 @@ class _PrestartEngine:
             waiting, self._waiting = self._waiting, None
             current = self._current
         if current is not None:
-            current.kill()  # the request in flight ends now; its own thread cleans up
+            # the request in flight ends now, as stopped; its own thread cleans up
+            stop_workers([current.proc.pid])
             with contextlib.suppress(subprocess.TimeoutExpired):
                 current.proc.wait(KILL_WAIT)  # reaped here too: at exit, its thread will not
         if waiting is not None:

@@ -122,6 +122,10 @@ EXIT_WORKER_ERROR = 70  # the worker itself failed; it sends a "worker_error" fi
 EXIT_OUT_OF_MEMORY = 71  # memory ran out outside the learner's own calls
 EXIT_CHANNEL_LOST = 72  # the result channel was closed or broken, so nothing more can be said
 
+# The environment variable that marks every process of one check with the check's folder: the
+# learner's processes inherit it, even through exec, so the tutor can find them (macOS).
+CHECK_MARK = "GRADTUTOR_CHECK_MARK"
+
 
 class ChannelLost(Exception):
     """The result pipe cannot be written (learner code closed it, or the tutor went away)."""
@@ -403,6 +407,7 @@ def _check_child(control: Any, output_fd: int, result_fd: int,
         os.closerange(3, result_fd)
         os.closerange(result_fd + 1, _max_fd())
         os.chdir(request["work"])
+        os.environ[CHECK_MARK] = os.path.dirname(request["work"])  # as a spawned worker's
         send = result_sender(result_fd)
     except BaseException:  # noqa: BLE001 - nowhere to report it; the exit code says it
         os._exit(EXIT_WORKER_ERROR)

@@ -8,11 +8,8 @@ already) where it is there and enabled, else to a fresh worker process per check
 
 from __future__ import annotations
 
-import contextlib
-import os
 import queue
 import secrets
-import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -66,13 +63,8 @@ class ColdChecker:
     def close(self) -> None:
         """End a check still running, so quitting never waits for it or leaves it behind."""
         runner = sys.modules.get("gradtutor.checking.runner")
-        if runner is None or sys.platform == "win32":  # Windows: its job object ends them
-            return
-        with runner._workers_lock:
-            workers = list(runner._live_workers)
-        for pid in workers:  # each worker leads its own process group
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
+        if runner is not None:  # else no check ever ran, and none runs now
+            runner.stop_workers()
 
 
 def make_checker(environ: Mapping[str, str]) -> Checker:
