@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from gradtutor.i18n import msg
 from gradtutor.lessons.model import (
     LETTERS,
     Demo,
@@ -112,7 +113,7 @@ class WalkState:
     parsons: ParsonsView | None = None
     demo: DemoView | None = None
     help: bool = False
-    notice: str = ""
+    notice: str = ""  # one line for the learner: a message (`msg`), translated by the shell
     outcome: Literal["quit", "finished"] | None = None
 
 
@@ -149,7 +150,7 @@ def go_forward(lesson: Lesson, state: WalkState) -> tuple[WalkState, list[Effect
 def go_back(lesson: Lesson, state: WalkState) -> tuple[WalkState, list[Effect]]:
     """Back to the previous step; on the first, a notice says so."""
     if state.index == 0:
-        return replace(state, notice="This is the first step."), []
+        return replace(state, notice=msg("This is the first step.")), []
     return enter(lesson, state.index - 1)
 
 
@@ -195,8 +196,9 @@ def busy(state: WalkState) -> bool:
 
 
 def unknown_notice(event: Event) -> str:
-    shown = event.text if isinstance(event, Unknown) else "that"
-    return f"'{shown}' does nothing here: press ? for the keys."
+    if isinstance(event, Unknown):
+        return msg("'{shown}' does nothing here: press ? for the keys.", shown=event.text)
+    return msg("'that' does nothing here: press ? for the keys.")
 
 
 def _handle_quiz(lesson: Lesson, quiz: Quiz, state: WalkState, view: QuizView,
@@ -219,7 +221,7 @@ def _handle_quiz(lesson: Lesson, quiz: Quiz, state: WalkState, view: QuizView,
             return replace(state, quiz=after), effects
         if event == "back":
             return _quiz_back(lesson, state, view)
-        return replace(state, notice="Press Enter for the next question."), []
+        return replace(state, notice=msg("Press Enter for the next question.")), []
 
     if isinstance(event, Choose) and 0 <= event.index < len(question.choices):
         return replace(state, quiz=replace(view, selected=_toggle(question, view.selected,
@@ -227,20 +229,24 @@ def _handle_quiz(lesson: Lesson, quiz: Quiz, state: WalkState, view: QuizView,
     if isinstance(event, Answer):
         if not event.indexes or max(event.indexes) >= len(question.choices):
             last = LETTERS[len(question.choices) - 1]
-            return replace(state, notice=f"Answer with letters a-{last}."), []
+            return replace(state, notice=msg("Answer with letters a-{last}.", last=last)), []
         if len(event.indexes) > 1 and not question.multiple:
-            return replace(state, notice="Choose only one letter for this question."), []
+            return replace(state, notice=msg("Choose only one letter for this question.")), []
         view = replace(view, selected=event.indexes)
         event = "submit"
     if event in ("next", "submit"):
         if not view.selected:
             last = LETTERS[len(question.choices) - 1]
-            return replace(state, notice=f"Choose an answer first: press a letter a-{last}."), []
+            return replace(state, notice=choose_first(last)), []
         submitted = replace(view, answers=view.answers[: view.question] + (view.selected,))
         return replace(state, quiz=submitted), []
     if event == "back":
         return _quiz_back(lesson, state, view)
     return replace(state, notice=unknown_notice(event)), []
+
+
+def choose_first(last: str) -> str:
+    return msg("Choose an answer first: press a letter a-{last}.", last=last)
 
 
 def _quiz_back(lesson: Lesson, state: WalkState, view: QuizView) -> tuple[WalkState, list[Effect]]:

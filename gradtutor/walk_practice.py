@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Demo, Exercise, Lesson, Parsons, Predict
 from gradtutor.walk import (
     Answer,
     Choose,
     WalkState,
+    choose_first,
     exercise_on_screen,
     go_back,
     go_forward,
@@ -92,7 +94,8 @@ class SnippetFailed:
 
 @dataclass(frozen=True)
 class Say:
-    """One line from the shell for the learner: an editor that would not start, ..."""
+    """One line from the shell for the learner: an editor that would not start, ...
+    A message (`msg`), so the screen can say it in the learner's language."""
 
     text: str
 
@@ -275,12 +278,13 @@ def _handle_predict(lesson: Lesson, step: Predict, state: WalkState, view: Predi
         return replace(state, predict=replace(view, chosen=event.index)), []
     if isinstance(event, Answer):
         if len(event.indexes) != 1 or max(event.indexes) >= len(step.choices):
-            return replace(state, notice=f"Answer with one letter, a-{last}."), []
+            return replace(state, notice=msg("Answer with one letter, a-{last}.",
+                                             last=last)), []
         view = replace(view, chosen=min(event.indexes))
         event = "submit"
     if event == "submit":
         if view.chosen is None:
-            return replace(state, notice=f"Choose an answer first: press a letter a-{last}."), []
+            return replace(state, notice=choose_first(last)), []
         letter = LETTERS[view.chosen]
         submitted = replace(view, submitted=True, running=True)
         return replace(state, predict=submitted), [
@@ -307,8 +311,8 @@ def _handle_parsons(lesson: Lesson, step: Parsons, state: WalkState, view: Parso
         numbers = event.numbers
         if sorted(numbers) != list(range(1, len(view.order) + 1)):
             example = " ".join(str(n) for n in [2, 1, *range(3, len(view.order) + 1)])
-            return replace(state, notice=f"Type each line number once, in the new order, "
-                                         f"such as {example}."), []
+            return replace(state, notice=msg("Type each line number once, in the new order, "
+                                             "such as {example}.", example=example)), []
         order = tuple(view.order[n - 1] for n in numbers)
         return _grade_parsons(step, state, replace(view, order=order, verdict=None))
     if event == "submit":
@@ -377,7 +381,7 @@ def _handle_exercise(lesson: Lesson, exercise: Exercise, state: WalkState, view:
         if event == "yes":
             return (replace(state, exercise=replace(view, solution=True)),
                     [RecordSolution(exercise.id)])
-        return replace(state, exercise=view, notice="The solution stays hidden."), []
+        return replace(state, exercise=view, notice=msg("The solution stays hidden.")), []
     if event == "edit":
         return state, [OpenEditor(exercise.id)]
     if event == "check":
@@ -387,11 +391,12 @@ def _handle_exercise(lesson: Lesson, exercise: Exercise, state: WalkState, view:
             shown = view.hints + 1
             return (replace(state, exercise=replace(view, hints=shown)),
                     [RecordHints(exercise.id, shown)])
-        more = "" if view.solution else ": s shows the solution"
-        return replace(state, notice=f"That was the last hint{more}."), []
+        last = (msg("That was the last hint.") if view.solution
+                else msg("That was the last hint: s shows the solution."))
+        return replace(state, notice=last), []
     if event == "solution":
         if view.solution:
-            return replace(state, notice="The solution is on the screen."), []
+            return replace(state, notice=msg("The solution is on the screen.")), []
         return replace(state, exercise=replace(view, confirming=True)), []
     if event in ("next", "submit"):
         return go_forward(lesson, state)

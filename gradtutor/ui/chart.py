@@ -11,11 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.constrain import Constrain
 from rich.text import Text
 
-from gradtutor.ui.render import Look
+from gradtutor.i18n import msg
+from gradtutor.ui.linebreak import Prose
+from gradtutor.ui.render import Look, english_mark, tagged
 
 HEIGHT = 11  # rows of the plot area: odd, so the middle row has a tick of its own
 _MARKERS = {False: ("●", "×", "▲", "■", "+"), True: ("o", "x", "^", "#", "+")}
@@ -28,12 +31,15 @@ def line_chart(series: Sequence[tuple[str, Sequence[float]]], *, title: str, x_l
     """`series` as (name, values) pairs drawn over steps 1, 2, ...; no line wider than `width`.
 
     The y axis starts at 0 when no value is negative, so a falling loss looks as far from
-    zero as it is."""
+    zero as it is. Lesson text (title, labels) shown in English for want of a translation
+    is tagged `[EN]`."""
     finite = [v for _, values in series for v in values if math.isfinite(v)]
-    head: list[RenderableType] = [Text(title, style="" if look.plain else "bold")]
+    head: list[RenderableType] = [tagged(Prose(title, style="" if look.plain else "bold"),
+                                         title, look)]
     if not finite:
-        body: list[RenderableType] = [Text("(no finite values to draw)", style="italic")]
-        return Constrain(Group(*head, *body, *_notes(series)), width)
+        body: list[RenderableType] = [Prose(look.tr(msg("(no finite values to draw)")),
+                                            style="italic")]
+        return Constrain(Group(*head, *body, *_notes(series, look)), width)
     low = 0.0 if min(finite) >= 0 else min(finite)
     high = max(finite)
     if high == low:
@@ -49,7 +55,8 @@ def line_chart(series: Sequence[tuple[str, Sequence[float]]], *, title: str, x_l
             if math.isfinite(value):
                 grid[_row(value, low, high)][_column(i, steps, plot_width)].add(k)
     axis = "grey50"
-    lines: list[RenderableType] = [Text(y_label, style="" if look.plain else axis)]
+    lines: list[RenderableType] = [tagged(Prose(y_label, style="" if look.plain else axis),
+                                          y_label, look)]
     overlap = False
     for row, cells in enumerate(grid):
         line = Text(no_wrap=True, overflow="crop")
@@ -65,10 +72,12 @@ def line_chart(series: Sequence[tuple[str, Sequence[float]]], *, title: str, x_l
     lines.append(Text(" " * (label_width + 1)
                       + ("+" + "-" * plot_width if look.plain else "└" + "─" * plot_width),
                       style="" if look.plain else axis, no_wrap=True, overflow="crop"))
-    lines.append(Text(_x_axis(steps, x_label, label_width + 2, plot_width), no_wrap=True,
+    mark = english_mark(x_label, look)
+    shown_x = x_label if mark is None else f"{x_label} {mark.plain}"
+    lines.append(Text(_x_axis(steps, shown_x, label_width + 2, plot_width), no_wrap=True,
                       overflow="crop", style="" if look.plain else axis))
     return Constrain(Group(*head, *lines, *_legend(series, overlap, look, width),
-                           *_notes(series)), width)
+                           *_notes(series, look)), width)
 
 
 def _between(low: float, high: float, fraction: float) -> float:
@@ -108,10 +117,10 @@ def _x_axis(steps: int, x_label: str, indent: int, plot_width: int) -> str:
     """`1        step        30` under the plot: the first and last step, the label between."""
     first, last = "1", str(max(steps, 1))
     room = plot_width - len(first) - len(last)
-    middle = f" {x_label} " if len(x_label) + 2 <= room else ""
-    left = (room - len(middle)) // 2
+    middle = f" {x_label} " if cell_len(x_label) + 2 <= room else ""
+    left = (room - cell_len(middle)) // 2
     return (" " * indent + first + " " * left + middle
-            + " " * (room - left - len(middle)) + last).rstrip()
+            + " " * (room - left - cell_len(middle)) + last).rstrip()
 
 
 def _legend(series: Sequence[tuple[str, Sequence[float]]], overlap: bool, look: Look,
@@ -122,12 +131,13 @@ def _legend(series: Sequence[tuple[str, Sequence[float]]], overlap: bool, look: 
                               "" if look.plain else _COLOURS[k % len(_COLOURS)]), f" {name}")
                for k, (name, _) in enumerate(series)]
     if overlap:
+        both = msg("both") if len(series) == 2 else msg("more than one")
         entries.append(Text.assemble((_OVERLAP[look.plain], "" if look.plain else "bold"),
-                                     " both" if len(series) == 2 else " more than one"))
+                                     " " + look.tr(both)))
     lines: list[RenderableType] = []
     line = Text()
     for entry in entries:
-        if line.plain and len(line.plain) + 3 + len(entry.plain) > width:
+        if line.plain and cell_len(line.plain) + 3 + cell_len(entry.plain) > width:
             lines.append(line)
             line = Text()
         if line.plain:
@@ -137,15 +147,18 @@ def _legend(series: Sequence[tuple[str, Sequence[float]]], overlap: bool, look: 
     return lines
 
 
-def _notes(series: Sequence[tuple[str, Sequence[float]]]) -> list[RenderableType]:
+def _notes(series: Sequence[tuple[str, Sequence[float]]], look: Look) -> list[RenderableType]:
     """One line per series with values that could not be drawn: how many, what, from when."""
     notes: list[RenderableType] = []
     for name, values in series:
         bad = [(i, v) for i, v in enumerate(values) if not math.isfinite(v)]
         if bad:
-            kinds = sorted({"nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-                            for _, v in bad})
-            count = f"{len(bad)} value{'s' if len(bad) != 1 else ''}"
-            notes.append(Text(f"{name}: {count} not drawn ({', '.join(kinds)}), the first at "
-                              f"step {bad[0][0] + 1}", style="italic"))
+            kinds = ", ".join(sorted({"nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+                                      for _, v in bad}))
+            fields = {"name": name, "count": len(bad), "kinds": kinds, "step": bad[0][0] + 1}
+            note = (msg("{name}: {count} value not drawn ({kinds}), the first at step {step}",
+                        **fields) if len(bad) == 1 else
+                    msg("{name}: {count} values not drawn ({kinds}), the first at step {step}",
+                        **fields))
+            notes.append(Prose(look.tr(note), style="italic"))
     return notes

@@ -18,10 +18,12 @@ from rich.text import Text
 
 from gradtutor.checking.feedback import neutralise
 from gradtutor.checking.verdict import Verdict
+from gradtutor.i18n import Untranslated, msg
 from gradtutor.lessons.model import LETTERS, Demo, Parsons, Predict
-from gradtutor.ui.render import Look, code_block, inline, markdown
+from gradtutor.ui.linebreak import Prose
+from gradtutor.ui.render import Look, code_block, inline, markdown, tagged
 
-RUNNING = "running ..."
+RUNNING = msg("running ...")
 _SHOWN_VALUES = 12  # a Parsons run shows this many recorded values at most
 
 
@@ -61,31 +63,34 @@ def predict_body(step: Predict, chosen: int | None, result: RunResult | None,
         return Group(*parts)
     answer = LETTERS.index(step.answer)
     right = chosen == answer
-    parts.append(Text(f"{look.ok} Right." if right else f"{look.bad} Not quite.",
-                      style="bold green" if right else "bold red"))
+    verdict = f"{look.ok} " + look.tr(msg("Right.")) if right else (
+        f"{look.bad} " + look.tr(msg("Not quite.")))
+    parts.append(Prose(verdict, style="bold green" if right else "bold red"))
     parts.append(Text(""))
     table = _pairs([
-        ("You predicted", Text.assemble(f"{LETTERS[chosen]}) ",
-                                        inline(step.choices[chosen].text, look, "bold"))),
-        (f"{step.show} is", _shown(result)),
+        (look.tr(msg("You predicted")),
+         Prose.assemble(f"{LETTERS[chosen]}) ", inline(step.choices[chosen].text, look, "bold"))),
+        (look.tr(msg("{expression} is", expression=step.show)), _shown(result, look)),
     ])
     parts += [Padding(table, (0, 0, 0, 2)), Text("")]
     parts.append(Padding(inline(step.choices[chosen].why, look), (0, 0, 0, 2)))
     if not right:
         correct = step.choices[answer]
-        parts += [Text(""), Padding(Text.assemble(
-            (f"The answer is {step.answer}) ", "bold"), inline(correct.text, look, "bold"),
-            ": ", inline(correct.why, look)), (0, 0, 0, 2))]
+        parts += [Text(""), Padding(Prose.assemble(
+            (look.tr(msg("The answer is {letter}) ", letter=step.answer)), "bold"),
+            inline(correct.text, look, "bold"), look.tr(msg(": ")),
+            inline(correct.why, look)), (0, 0, 0, 2))]
     return Group(*parts)
 
 
-def _shown(result: RunResult | None) -> Text:
+def _shown(result: RunResult | None, look: Look) -> Text:
     if result is None:
-        return Text(RUNNING, style="italic cyan")
+        return Prose(look.tr(RUNNING), style="italic cyan")
     if result.error is not None:
-        return Text(f"the snippet failed: {neutralise(result.error)}", style="yellow")
+        return Prose(look.tr(msg("the snippet failed: {error}", error=neutralise(result.error))),
+                     style="yellow")
     if result.shown is None:
-        return Text("(nothing was shown)", style="italic")
+        return Prose(look.tr(msg("(nothing was shown)")), style="italic")
     return Text(neutralise(result.shown), style="bold")
 
 
@@ -97,7 +102,7 @@ def _pairs(rows: Sequence[tuple[str, Text]]) -> RenderableType:
     grid.add_column(no_wrap=True)
     grid.add_column(ratio=1)
     for label, value in rows:
-        grid.add_row(Text(label), value)
+        grid.add_row(Prose(label), value)
     return grid
 
 
@@ -124,9 +129,10 @@ def parsons_body(step: Parsons, order: Sequence[str], cursor: int, grabbed: bool
             style = "bold reverse" if not look.plain else ""
         row.append(step.line(line_id).code, style=style)
         if here and grabbed:
-            row.append("  (moving)", style="" if look.plain else "bold yellow")
+            row.append("  " + look.tr(msg("(moving)")), style="" if look.plain else "bold yellow")
         if line_id == wrong:
-            row.append(f"  {look.bad} out of place", style="" if look.plain else "bold red")
+            row.append(f"  {look.bad} " + look.tr(msg("out of place")),
+                       style="" if look.plain else "bold red")
         parts.append(row)
     if verdict is not None:
         parts += [Text(""), _verdict(verdict, look)]
@@ -138,33 +144,43 @@ def parsons_body(step: Parsons, order: Sequence[str], cursor: int, grabbed: bool
 def _verdict(verdict: Verdict, look: Look) -> RenderableType:
     failed = [c for c in verdict.checks if c.status not in ("pass", "skip")]
     if not failed:
-        return Text(f"{look.ok} Right: every line comes after the lines it needs.",
-                    style="bold green")
+        return Prose(f"{look.ok} " + look.tr(msg("Right: every line comes after the lines it "
+                                                 "needs.")), style="bold green")
     check = failed[0]
-    parts: list[RenderableType] = [
-        Text.assemble((f"{look.bad} Not yet: ", "bold red"), inline(check.message, look))]
+    parts: list[RenderableType] = [Prose.assemble(
+        (f"{look.bad} " + look.tr(msg("Not yet: ")), "bold red"), _said(check.message, look))]
     if check.help:
-        parts.append(Padding(Text.assemble(("hint: ", "bold"), inline(check.help, look)),
-                             (0, 0, 0, 2)))
+        parts.append(Padding(Prose.assemble((look.tr(msg("hint: ")), "bold"),
+                                            _said(check.help, look)), (0, 0, 0, 2)))
     return Group(*parts)
+
+
+def _said(message: str, look: Look) -> Text:
+    """A checker's message in the learner's language, `[EN]` after it when it quotes lesson
+    text that has no translation (a Parsons line's why)."""
+    fields = getattr(message, "fields", {})
+    text = inline(look.tr(message), look)
+    english = next((v for v in fields.values() if isinstance(v, Untranslated)), None)
+    return text if english is None else tagged(text, english, look)
 
 
 def _effect(step: Parsons, run: RunResult | None, look: Look) -> RenderableType:
     """What the assembled loop did: its recorded values, one per pass, first to last."""
     assert step.run is not None
-    title = inline(f"Your step ran {step.run.repeat} times; `{step.run.series}` after each:",
-                   look, "bold")
+    ran = msg("Your step ran {repeat} times; `{series}` after each:", repeat=step.run.repeat,
+              series=step.run.series)
+    title = inline(look.tr(ran), look, "bold")
     if run is None:
-        return Group(title, Padding(Text(RUNNING, style="italic cyan"), (0, 0, 0, 2)))
+        return Group(title, Padding(Prose(look.tr(RUNNING), style="italic cyan"), (0, 0, 0, 2)))
     if run.error is not None:
-        return Group(title, Padding(Text(f"the loop failed: {neutralise(run.error)}",
-                                         style="yellow"), (0, 0, 0, 2)))
+        failed = msg("the loop failed: {error}", error=neutralise(run.error))
+        return Group(title, Padding(Prose(look.tr(failed), style="yellow"), (0, 0, 0, 2)))
     values = dict(run.series).get(step.run.series)
     if not values:
-        return Group(title, Padding(Text("(no values were recorded)", style="italic"),
-                                    (0, 0, 0, 2)))
+        return Group(title, Padding(Prose(look.tr(msg("(no values were recorded)")),
+                                          style="italic"), (0, 0, 0, 2)))
     return Group(title, Padding(Text(_values_line(values, look)), (0, 0, 0, 2)),
-                 Padding(Text(_trend(values)), (0, 0, 0, 2)))
+                 Padding(Prose(look.tr(_trend(values))), (0, 0, 0, 2)))
 
 
 def _values_line(values: Sequence[float], look: Look) -> str:
@@ -179,11 +195,14 @@ def _short(value: float) -> str:
 
 
 def _trend(values: Sequence[float]) -> str:
-    first, last = values[0], values[-1]
-    if not (math.isfinite(first) and math.isfinite(last)):
-        return f"from {_short(first)} to {_short(last)}"
-    word = "fell" if last < first else ("rose" if last > first else "stayed")
-    return f"it {word} from {_short(first)} to {_short(last)}"
+    first, last = _short(values[0]), _short(values[-1])
+    if not (math.isfinite(values[0]) and math.isfinite(values[-1])):
+        return msg("from {first} to {last}", first=first, last=last)
+    if values[-1] < values[0]:
+        return msg("it fell from {first} to {last}", first=first, last=last)
+    if values[-1] > values[0]:
+        return msg("it rose from {first} to {last}", first=first, last=last)
+    return msg("it stayed from {first} to {last}", first=first, last=last)
 
 
 # --- demo -------------------------------------------------------------------------------------
@@ -196,10 +215,11 @@ def demo_body(step: Demo, result: RunResult | None, width: int,
     parts: list[RenderableType] = [markdown(step.body, look), Text(""),
                                    code_block(step.code, look), Text("")]
     if result is None:
-        parts.append(Text(RUNNING, style="italic cyan"))
+        parts.append(Prose(look.tr(RUNNING), style="italic cyan"))
         return Group(*parts)
     if result.error is not None:
-        parts.append(Text(f"The code failed: {neutralise(result.error)}", style="yellow"))
+        failed = msg("The code failed: {error}", error=neutralise(result.error))
+        parts.append(Prose(look.tr(failed), style="yellow"))
         return Group(*parts)
     if step.chart is not None:
         from gradtutor.ui.chart import line_chart
@@ -212,16 +232,16 @@ def demo_body(step: Demo, result: RunResult | None, width: int,
             parts.append(line_chart(drawn, title=step.chart.title, x_label=step.chart.x_label,
                                     y_label=step.chart.y_label, width=width, look=look))
         if missing:
-            parts.append(Text(f"(the code left no {', '.join(missing)} to draw)",
-                              style="italic"))
+            left = msg("(the code left no {names} to draw)", names=", ".join(missing))
+            parts.append(Prose(look.tr(left), style="italic"))
     output = result.output.rstrip()
     if output:
         if step.chart is not None:
             parts.append(Text(""))
-        parts += [Text("It printed:", style="bold"),
+        parts += [Prose(look.tr(msg("It printed:")), style="bold"),
                   Padding(Text(neutralise(output)), (0, 0, 0, 2))]
     elif step.chart is None:
-        parts.append(Text("(it printed nothing)", style="italic"))
+        parts.append(Prose(look.tr(msg("(it printed nothing)")), style="italic"))
     return Group(*parts)
 
 
@@ -233,14 +253,15 @@ def reading_body(step: Predict | Parsons | Demo, look: Look) -> RenderableType:
     away; a Parsons step lists its lines in the starting order and says how to check one."""
     if isinstance(step, Predict):
         parts = [predict_body(step, None, None, look)]
-        how = "In `gradtutor start`, pick an answer; the snippet then runs and shows the value."
+        how = msg("In `gradtutor start`, pick an answer; the snippet then runs and shows the "
+                  "value.")
     elif isinstance(step, Parsons):
         from gradtutor.checking.parsons import initial_order
 
         parts = [parsons_body(step, initial_order(step), -1, False, None, None, look)]
-        how = (f"Try it: write these lines in a working order in {step.id}.txt, one per line, "
-               f"and run `gradtutor check {step.id} {step.id}.txt`.")
+        how = msg("Try it: write these lines in a working order in {id}.txt, one per line, "
+                  "and run `gradtutor check {id} {id}.txt`.", id=step.id)
     else:
         parts = [markdown(step.body, look), Text(""), code_block(step.code, look)]
-        how = "`gradtutor start` runs this code and shows what it gives."
-    return Group(*parts, Text(""), inline(how, look, "italic"))
+        how = msg("`gradtutor start` runs this code and shows what it gives.")
+    return Group(*parts, Text(""), inline(look.tr(how), look, "italic"))

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
@@ -20,6 +20,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from gradtutor.i18n import ENGLISH, Translator, Untranslated, msg
 from gradtutor.lessons.model import (
     LETTERS,
     Choice,
@@ -33,13 +34,19 @@ from gradtutor.lessons.model import (
     Slide,
 )
 from gradtutor.progress import LessonProgress
+from gradtutor.ui.linebreak import Prose, ProseMarkdown
 
 MAX_WIDTH = 100
+EN_MARK = "[EN]"  # after lesson text shown in English because its translation is missing
 
 
 @dataclass(frozen=True)
 class Look:
+    """How screens are drawn: `plain` or fancy, and `tr`, the translator that says the
+    interface's messages in the learner's language."""
+
     plain: bool
+    tr: Translator = ENGLISH
 
     @property
     def ok(self) -> str:
@@ -52,8 +59,8 @@ class Look:
 
 def progress_bar(position: int, total: int, width: int, look: Look) -> Text:
     """`━━━━───── step 4 of 17`, or `[####-----] step 4 of 17` in plain look."""
-    label = f" step {position} of {total}"
-    cells = max(4, min(40, width - len(label) - 2))
+    label = " " + look.tr(msg("step {position} of {total}", position=position, total=total))
+    cells = max(4, min(40, width - cell_len(label) - 2))
     filled = round(cells * position / total) if total else 0
     if look.plain:
         return Text(f"[{'#' * filled}{'-' * (cells - filled)}]{label}")
@@ -61,22 +68,47 @@ def progress_bar(position: int, total: int, width: int, look: Look) -> Text:
     return bar + Text(label, style="bold")
 
 
+def english_mark(text: str, look: Look) -> Text | None:
+    """The dim `[EN]` that follows lesson text shown in English for want of a translation."""
+    if not isinstance(text, Untranslated):
+        return None
+    return Text(EN_MARK, style="" if look.plain else "dim")
+
+
+def tagged(text: Text, source: str, look: Look) -> Text:
+    """`text`, followed by ` [EN]` when `source` is untranslated lesson text."""
+    mark = english_mark(source, look)
+    if mark is not None:
+        text.append(" ")
+        text.append_text(mark)
+    return text
+
+
 def markdown(body: str, look: Look) -> RenderableType:
     # Plain look shows the markdown source: it is already readable text, and it pipes well.
-    return Text(body.strip()) if look.plain else Markdown(body.strip())
+    if look.plain:
+        return tagged(Prose(body.strip()), body, look)
+    shown = ProseMarkdown(body.strip())
+    mark = english_mark(body, look)
+    return shown if mark is None else Group(shown, mark)
 
 
 def inline(text: str, look: Look, style: str = "") -> Text:
-    """One line of text in which `code` spans are highlighted (shown as written when plain)."""
-    text = " ".join(text.split())
-    if look.plain:
-        return Text(text, style=style)
-    out = Text(style=style)
-    for n, part in enumerate(text.split("`")):
+    """One line of text in which `code` spans are highlighted (shown as written when plain).
+    Chinese in it wraps between characters; code spans are never broken."""
+    source, text = text, " ".join(text.split())
+    if look.plain or text.count("`") % 2:  # an unpaired backtick: show the text untouched
+        return tagged(Prose(text, style=style), source, look)
+    parts = text.split("`")
+    out = Prose(style=style, keep=[p for p in parts[1::2] if " " in p])
+    for n, part in enumerate(parts):
         out.append(part, style="bold cyan" if n % 2 else "")
-    if text.count("`") % 2:  # an unpaired backtick: show the text untouched
-        return Text(text, style=style)
-    return out
+    return tagged(out, source, look)
+
+
+def title_text(title: str, look: Look, style: str = "") -> Text:
+    """A lesson's or a step's title, tagged when it is shown in English."""
+    return tagged(Prose(title, style=style), title, look)
 
 
 def code_block(code: str, look: Look) -> RenderableType:
@@ -88,32 +120,38 @@ def code_block(code: str, look: Look) -> RenderableType:
 
 
 def rule(title: str, look: Look) -> RenderableType:
-    if look.plain:
-        return Rule(Text(title), characters="-", style="none", align="left")  # not markup
-    return Rule(Text(title, style="bold cyan"), style="cyan", align="left")
+    if look.plain:  # not markup
+        return Rule(title_text(title, look), characters="-", style="none", align="left")
+    return Rule(title_text(title, look, "bold cyan"), style="cyan", align="left")
 
 
 def header(lesson: Lesson, index: int, width: int, look: Look) -> RenderableType:
     step = lesson.steps[index]
     return Group(
         rule(lesson.title, look),
-        Text(step.title, style="bold"),
+        title_text(step.title, look, "bold"),
         progress_bar(index + 1, len(lesson.steps), width, look),
         Text(""),
     )
 
 
 def legend(keys: Iterable[tuple[str, str]], look: Look) -> RenderableType:
-    """The key legend at the foot of a screen: `n/→/Enter next · b/← back · ...`."""
+    """The key legend at the foot of a screen: `n/→/Enter next · b/← back · ...`. Keys and
+    their words are messages, said in the learner's language; an entry is never broken."""
     sep = " | " if look.plain else " · "
-    parts = Text()
+    parts = Prose()
+    entries = []
     for i, (key, what) in enumerate(keys):
+        key = look.tr(key)
         if look.plain:  # arrows are not in every dumb terminal's font
             key = key.replace("←", "Left").replace("→", "Right")
         if i:
             parts.append(sep, style="grey50")
+        what = look.tr(what)
         parts.append(key, style="bold")
         parts.append(f" {what}")
+        entries.append(f"{key} {what}")
+    parts.keep = tuple(entries)
     return Group(Text(""), parts)
 
 
@@ -122,7 +160,8 @@ def slide_body(slide: Slide, look: Look) -> RenderableType:
     if slide.code:
         parts += [Text(""), code_block(slide.code, look)]
     if slide.notes:
-        parts += [Text(""), Text.assemble(("Note: ", "bold"), inline(slide.notes, look, "italic"))]
+        parts += [Text(""), Prose.assemble((look.tr(msg("Note: ")), "bold"),
+                                            inline(slide.notes, look, "italic"))]
     return Group(*parts)
 
 
@@ -136,9 +175,11 @@ def _mark(question: Question, index: int, selected: frozenset[int], look: Look) 
 def question_body(question: Question, number: int, total: int, selected: frozenset[int],
                   look: Look) -> RenderableType:
     """A question waiting for an answer, with the learner's current selection marked."""
-    how = "choose all that apply" if question.multiple else "choose one"
+    how = (msg("Question {number} of {total} (choose all that apply)", number=number, total=total)
+           if question.multiple else
+           msg("Question {number} of {total} (choose one)", number=number, total=total))
     parts: list[RenderableType] = [
-        Text(f"Question {number} of {total} ({how})", style="bold"),
+        Prose(look.tr(how), style="bold"),
         Text(""),
         markdown(question.prompt, look),
     ]
@@ -162,17 +203,24 @@ def _hanging() -> Table:
     return grid
 
 
+_VERDICT_WORDS = {
+    (True, True): msg("(you chose it; correct answer)"),
+    (True, False): msg("(correct answer)"),
+    (False, True): msg("(you chose it; wrong)"),
+    (False, False): msg("(wrong)"),
+}
+
+
 def _feedback_line(choice: Choice, i: int, question: Question, selected: frozenset[int],
                    look: Look) -> tuple[Text, Text]:
     right = i in question.correct
     chosen = i in selected
     if right:
-        symbol, word, style = look.ok, "correct answer", "green"
+        symbol, style = look.ok, "green"
     else:
-        symbol, word, style = (look.bad, "wrong", "red") if chosen else ("-", "wrong", "grey50")
-    picked = "you chose it; " if chosen else ""
+        symbol, style = (look.bad, "red") if chosen else ("-", "grey50")
     text = inline(choice.text, look, "bold")
-    text.append(f"  ({picked}{word})", style=style)
+    text.append("  " + look.tr(_VERDICT_WORDS[right, chosen]), style=style)
     text.append("\n")
     text.append_text(inline(choice.why, look))
     return Text(f"{symbol} {LETTERS[i]})", style=style), text
@@ -187,10 +235,12 @@ def feedback_body(question: Question, number: int, total: int, selected: frozens
     """The verdict on one answer, and why each choice is right or wrong."""
     right = answer_is_right(question, selected)
     letters = ", ".join(LETTERS[i] for i in sorted(question.correct))
-    verdict = (Text(f"{look.ok} Correct!", style="bold green") if right else
-               Text(f"{look.bad} Not quite: the answer is {letters}.", style="bold red"))
+    verdict = (Prose(f"{look.ok} " + look.tr(msg("Correct!")), style="bold green") if right else
+               Prose(f"{look.bad} " + look.tr(msg("Not quite: the answer is {letters}.",
+                                                  letters=letters)), style="bold red"))
     parts: list[RenderableType] = [
-        Text(f"Question {number} of {total}", style="bold"),
+        Prose(look.tr(msg("Question {number} of {total}", number=number, total=total)),
+              style="bold"),
         Text(""),
         markdown(question.prompt, look),
         Text(""),
@@ -206,10 +256,11 @@ def feedback_body(question: Question, number: int, total: int, selected: frozens
 
 def score_body(quiz: Quiz, score: int, total: int, look: Look) -> RenderableType:
     passed = total and score / total >= quiz.pass_mark
-    verdict = (Text(f"{look.ok} Passed", style="bold green") if passed else
-               Text(f"{look.bad} Not passed yet: go back over the slides and try again",
-                    style="bold yellow"))
-    return Group(Text(f"Your score: {score} of {total}", style="bold"), Text(""), verdict)
+    verdict = (Prose(f"{look.ok} " + look.tr(msg("Passed")), style="bold green") if passed else
+               Prose(f"{look.bad} " + look.tr(msg("Not passed yet: go back over the slides and "
+                                                  "try again")), style="bold yellow"))
+    return Group(Prose(look.tr(msg("Your score: {score} of {total}", score=score, total=total)),
+                       style="bold"), Text(""), verdict)
 
 
 def quiz_overview(quiz: Quiz, look: Look) -> RenderableType:
@@ -246,13 +297,13 @@ def practice_preview(step: object, look: Look) -> RenderableType:
     if code:
         parts += [Text(""), code_block(str(code), look)]
     if isinstance(step, Exercise):
-        how = (f"Try it: save the starter above as {step.id}.py, fill it in, and run "
-               f"`gradtutor check {step.id} {step.id}.py`.")
-        parts += [Text(""), inline(how, look, "italic")]
+        how = msg("Try it: save the starter above as {id}.py, fill it in, and run "
+                  "`gradtutor check {id} {id}.py`.", id=step.id)
+        parts += [Text(""), inline(look.tr(how), look, "italic")]
     else:
         kind = getattr(step, "kind", "practice")
-        parts += [Text(""), Text(f"(This {kind} step becomes interactive in a later version.)",
-                                 style="italic")]
+        later = msg("(This {kind} step becomes interactive in a later version.)", kind=kind)
+        parts += [Text(""), Prose(look.tr(later), style="italic")]
     return Group(*parts)
 
 
@@ -261,25 +312,25 @@ def lessons_table(lessons: tuple[Lesson, ...], states: dict[str, LessonProgress]
     """The course with the learner's progress in each lesson."""
     table = Table(box=None if look.plain else box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("#", justify="right")
-    table.add_column("lesson")
-    table.add_column("title")
-    table.add_column("progress")
-    table.add_column("quiz", justify="right")
+    table.add_column(Text(look.tr(msg("lesson"))))
+    table.add_column(Text(look.tr(msg("title"))))
+    table.add_column(Text(look.tr(msg("progress"))))
+    table.add_column(Text(look.tr(msg("quiz"))), justify="right")
     for lesson in lessons:
         state = states.get(lesson.id, LessonProgress())
-        table.add_row(str(lesson.order), lesson.id, Text(lesson.title),  # a title is not markup
-                      status_text(lesson, state, look), quiz_text(lesson, state))
+        table.add_row(str(lesson.order), lesson.id, title_text(lesson.title, look),
+                      Text(status_text(lesson, state, look)), quiz_text(lesson, state))
     return table
 
 
 def status_text(lesson: Lesson, state: LessonProgress, look: Look) -> str:
     if state.finished:
-        return f"{look.ok} finished"
+        return f"{look.ok} " + look.tr(msg("finished"))
     if state.step is None:
-        return "not started"
+        return look.tr(msg("not started"))
     index = lesson.index_of(state.step)
     position = (index + 1) if index is not None else 1
-    return f"step {position} of {len(lesson.steps)}"
+    return look.tr(msg("step {position} of {total}", position=position, total=len(lesson.steps)))
 
 
 def quiz_text(lesson: Lesson, state: LessonProgress) -> str:

@@ -19,16 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from gradtutor import progress as prog
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
+from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Demo, Exercise, Lesson, Parsons, Predict, Quiz, Slide
 from gradtutor.store import ProgressStore, now_iso
 from gradtutor.ui import render
 from gradtutor.ui.keys import TimedReader, timed_reader
+from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look
 from gradtutor.walk import (
     Finished,
@@ -153,6 +156,13 @@ def make_io(env: Environment, plain: bool) -> Io:
     return Io(console, keys=False, stdin=env.stdin)
 
 
+# The words of the key legends. Keys stay as they are typed; words that are part of a key
+# ("n or Enter") are messages too.
+NEXT, BACK, HELP, QUIT = msg("next"), msg("back"), msg("help"), msg("quit")
+CHOOSE, SUBMIT, ANSWER = msg("choose"), msg("submit"), msg("answer")
+N_OR_ENTER = msg("n or Enter")
+
+
 def legend(lesson: Lesson, state: WalkState, keys: bool, look: Look) -> RenderableType:
     step = lesson.steps[state.index]
     if isinstance(step, Exercise) and state.exercise is not None:
@@ -160,10 +170,10 @@ def legend(lesson: Lesson, state: WalkState, keys: bool, look: Look) -> Renderab
     if isinstance(step, Predict) and state.predict is not None and not state.predict.submitted:
         last = LETTERS[len(step.choices) - 1]
         if keys:
-            return render.legend([(f"a-{last}", "choose"), ("Enter", "submit"), ("→", "skip"),
-                                  ("←", "back"), ("?", "help"), ("q", "quit")], look)
-        return render.legend([(f"a-{last}", "answer"), ("n", "skip"), ("back", "go back"),
-                              ("?", "help"), ("q", "quit")], look)
+            return render.legend([(f"a-{last}", CHOOSE), ("Enter", SUBMIT), ("→", msg("skip")),
+                                  ("←", BACK), ("?", HELP), ("q", QUIT)], look)
+        return render.legend([(f"a-{last}", ANSWER), ("n", msg("skip")),
+                              ("back", msg("go back")), ("?", HELP), ("q", QUIT)], look)
     if isinstance(step, Parsons) and state.parsons is not None:
         return parsons_legend(state.parsons, keys, look)
     view = state.quiz
@@ -171,73 +181,80 @@ def legend(lesson: Lesson, state: WalkState, keys: bool, look: Look) -> Renderab
         last = LETTERS[len(step.questions[view.question].choices) - 1]
         if not view.submitted():
             if keys:
-                return render.legend([(f"a-{last}", "choose"), ("Enter", "submit"),
-                                      ("←", "back"), ("?", "help"), ("q", "quit")], look)
-            several = " (several: a c)" if step.questions[view.question].multiple else ""
-            return render.legend([(f"a-{last}", f"answer{several}"), ("back", "go back"),
-                                  ("?", "help"), ("q", "quit")], look)
-        return render.legend([("Enter" if not keys else "Enter/→", "next question"),
-                              ("b" if not keys else "←", "back"), ("q", "quit")], look)
+                return render.legend([(f"a-{last}", CHOOSE), ("Enter", SUBMIT),
+                                      ("←", BACK), ("?", HELP), ("q", QUIT)], look)
+            answer = (msg("answer (several: a c)") if step.questions[view.question].multiple
+                      else ANSWER)
+            return render.legend([(f"a-{last}", answer), ("back", msg("go back")),
+                                  ("?", HELP), ("q", QUIT)], look)
+        return render.legend([("Enter" if not keys else "Enter/→", msg("next question")),
+                              ("b" if not keys else "←", BACK), ("q", QUIT)], look)
     if keys:
-        return render.legend([("→/n/Enter", "next"), ("←/b", "back"), ("?", "help"),
-                              ("q", "quit")], look)
-    return render.legend([("n or Enter", "next"), ("b", "back"), ("?", "help"),
-                          ("q", "quit")], look)
+        return render.legend([("→/n/Enter", NEXT), ("←/b", BACK), ("?", HELP),
+                              ("q", QUIT)], look)
+    return render.legend([(N_OR_ENTER, NEXT), ("b", BACK), ("?", HELP), ("q", QUIT)], look)
 
 
 def exercise_legend(state: WalkState, keys: bool, look: Look) -> RenderableType:
     if state.exercise is not None and state.exercise.confirming:
-        return render.legend([("y", "show the solution"), ("n", "keep it hidden"),
-                              ("q", "quit")], look)
-    moves = ([("→/n", "next"), ("←/b", "back")] if keys else [("n", "next"), ("b", "back")])
-    return render.legend([("e", "edit"), ("c", "check"), ("h", "hint"), ("s", "solution"),
-                          *moves, ("?", "help"), ("q", "quit")], look)
+        return render.legend([("y", msg("show the solution")), ("n", msg("keep it hidden")),
+                              ("q", QUIT)], look)
+    moves = ([("→/n", NEXT), ("←/b", BACK)] if keys else [("n", NEXT), ("b", BACK)])
+    return render.legend([("e", msg("edit")), ("c", msg("check")), ("h", msg("hint")),
+                          ("s", msg("solution")), *moves, ("?", HELP), ("q", QUIT)], look)
 
 
 def parsons_legend(view: ParsonsView, keys: bool, look: Look) -> RenderableType:
     passed = view.verdict is not None and view.verdict.passed
     if not keys:
-        moves = [("n or Enter", "next")] if passed else [("Enter", "check again"), ("n", "next")]
-        return render.legend([("2 1 3 ...", "the new order, by number"), *moves,
-                              ("b", "back"), ("?", "help"), ("q", "quit")], look)
-    grab = ("space", "drop" if view.grabbed else "grab a line")
-    enter = ("Enter", "next") if passed else ("Enter", "check")
-    return render.legend([("↑/↓", "move"), grab, enter, ("→/n", "next"), ("←/b", "back"),
-                          ("?", "help"), ("q", "quit")], look)
+        moves = ([(N_OR_ENTER, NEXT)] if passed
+                 else [("Enter", msg("check again")), ("n", NEXT)])
+        return render.legend([("2 1 3 ...", msg("the new order, by number")), *moves,
+                              ("b", BACK), ("?", HELP), ("q", QUIT)], look)
+    grab = ("space", msg("drop") if view.grabbed else msg("grab a line"))
+    enter = ("Enter", NEXT) if passed else ("Enter", msg("check"))
+    return render.legend([("↑/↓", msg("move")), grab, enter, ("→/n", NEXT), ("←/b", BACK),
+                          ("?", HELP), ("q", QUIT)], look)
 
 
 _EXERCISE_HELP = [
-    ("e", "in an exercise: open your file in your editor ($VISUAL or $EDITOR)"),
-    ("c", "in an exercise: check your file now (each save is checked anyway)"),
-    ("h", "in an exercise: the next hint, one more each time"),
-    ("s", "in an exercise: the solution, after you confirm"),
+    ("e", msg("in an exercise: open your file in your editor ($VISUAL or $EDITOR)")),
+    ("c", msg("in an exercise: check your file now (each save is checked anyway)")),
+    ("h", msg("in an exercise: the next hint, one more each time")),
+    ("s", msg("in an exercise: the solution, after you confirm")),
 ]
+_HELP_KEYS = [
+    ("→  n  Enter", msg("next step (in an exercise: move on, solved or not)")),
+    ("←  b", msg("previous step")),
+    ("a b c ...", msg("in the quiz or a prediction: choose; Enter submits")),
+    *_EXERCISE_HELP,
+    ("↑  ↓  space", msg("in an ordering step: move the cursor; space grabs or drops a line")),
+    ("Enter", msg("in an ordering step: check the order")),
+    ("?", msg("show or hide this help")),
+    ("q", msg("quit; your place is saved")),
+]
+_HELP_LINES = [
+    (msg("n or empty line"), msg("next step (in an exercise: move on, solved or not)")),
+    ("b", msg("previous step")),
+    (msg("a  or  a c"), msg("in the quiz or a prediction: your answer letters")),
+    ("back", msg("in the quiz: previous question or step")),
+    *_EXERCISE_HELP,
+    ("2 1 3 ...", msg("in an ordering step: the lines' numbers in your order")),
+    ("?", msg("show or hide this help")),
+    ("q", msg("quit; your place is saved")),
+]
+_KEY_COLUMN = 18  # cells
 
 
 def help_body(keys: bool, look: Look) -> RenderableType:
-    rows = [
-        ("→  n  Enter", "next step (in an exercise: move on, solved or not)"),
-        ("←  b", "previous step"),
-        ("a b c ...", "in the quiz or a prediction: choose; Enter submits"),
-        *_EXERCISE_HELP,
-        ("↑  ↓  space", "in an ordering step: move the cursor; space grabs or drops a line"),
-        ("Enter", "in an ordering step: check the order"),
-        ("?", "show or hide this help"),
-        ("q", "quit; your place is saved"),
-    ] if keys else [
-        ("n or empty line", "next step (in an exercise: move on, solved or not)"),
-        ("b", "previous step"),
-        ("a  or  a c", "in the quiz or a prediction: your answer letters"),
-        ("back", "in the quiz: previous question or step"),
-        *_EXERCISE_HELP,
-        ("2 1 3 ...", "in an ordering step: the lines' numbers in your order"),
-        ("?", "show or hide this help"),
-        ("q", "quit; your place is saved"),
-    ]
-    lines = [Text("Keys", style="bold"), Text("")]
-    lines += [Text.assemble((f"  {k:<18}", "bold"), what) for k, what in rows]
-    lines += [Text(""), Text("Progress is saved at every step; `gradtutor start` resumes.")]
-    return Group(*lines)
+    """The keys and what they do, one to a line."""
+    lines: list[RenderableType] = [Prose(look.tr(msg("Keys")), style="bold"), Text("")]
+    for key, what in _HELP_KEYS if keys else _HELP_LINES:
+        key = look.tr(key)
+        padded = "  " + key + " " * max(0, _KEY_COLUMN - cell_len(key))
+        lines.append(Prose.assemble((padded, "bold"), look.tr(what)))
+    saved = msg("Progress is saved at every step; `gradtutor start` resumes.")
+    return Group(*lines, Text(""), Prose(look.tr(saved)))
 
 
 def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
@@ -271,7 +288,7 @@ def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
         body = render.practice_preview(step, look)
     parts: list[RenderableType] = [render.header(lesson, state.index, width, look), body]
     if state.notice:
-        parts += [Text(""), Text(f"! {state.notice}", style="bold yellow")]
+        parts += [Text(""), Prose("! " + look.tr(state.notice), style="bold yellow")]
     parts.append(legend(lesson, state, keys, look))
     return Group(*parts)
 
@@ -289,9 +306,10 @@ def practice_body(step: Predict | Parsons | Demo, state: WalkState, width: int,
         if view.chosen is None:
             return body
         choice = step.choices[view.chosen]
-        return Group(body, Text(""), Text.assemble(
-            ("Your prediction: ", "bold"), f"{LETTERS[view.chosen]}) ",
-            render.inline(choice.text, look, "bold"), ("  (Enter submits it)", "grey50")))
+        return Group(body, Text(""), Prose.assemble(
+            (look.tr(msg("Your prediction: ")), "bold"), f"{LETTERS[view.chosen]}) ",
+            render.inline(choice.text, look, "bold"),
+            ("  " + look.tr(msg("(Enter submits it)")), "grey50")))
     if isinstance(step, Parsons) and state.parsons is not None:
         view_p = state.parsons
         return practice.parsons_body(step, view_p.order, view_p.cursor, view_p.grabbed,
@@ -310,7 +328,7 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
     saved, only scores and how exercises went. Exercise files live in `folder` (default: the
     workspace in the learner's data folder).
     """
-    look = Look(plain)
+    look = Look(plain, env.tr)
     io = make_io(env, plain)
     if folder is None:
         from gradtutor.workspace import default_folder
@@ -400,7 +418,7 @@ class _Shell:
                 exercise = self.exercises[effect.exercise_id]
                 written = workspace.write_starter(self.folder, exercise)
             except GradtutorError as exc:
-                return Say(f"{exc.message} ({exc.hint})")
+                return Say(msg("{message} ({hint})", message=exc.message, hint=exc.hint))
             return FileReady(exercise.id, written or self.holds_starter(exercise))
         if isinstance(effect, RunCheck):
             self.jobs().check(self.exercises[effect.exercise_id], self.path(effect.exercise_id))
@@ -426,7 +444,8 @@ class _Shell:
         """The learner's editor on `path`, until it closes. Ctrl-C there is the editor's
         business, not a reason to quit the tutor."""
         if not path.is_file():
-            return f"There is no file {path} to open: b then n writes the starter again."
+            return msg("There is no file {path} to open: b then n writes the starter again.",
+                       path=str(path))
         from gradtutor.workspace import open_in_editor
 
         with _ignoring_interrupts():
