@@ -46,7 +46,7 @@ def main() -> None:
     print(f"{'learner file':28} {'status':8} {'wall':>7} {'start-up':>9} {'after start-up':>15}")
     for name in ("correct_prints_passed", "infinite_loop", "ignores_sigterm", "thread_blocked",
                  "memory_flood", "output_flood", "segfault", "fork_children",
-                 "setsid_grandchild"):
+                 "setsid_grandchild", "setsid_exec_sleep"):
         wall, startup, status = measure(HOSTILE / f"{name}.py", runs)
         after = wall - startup
         note = f" ({after - LIMIT:+.2f} s after the limit)" if status == "timeout" else ""
