@@ -34,6 +34,8 @@ OPENING = frozenset("（「『“‘《〈【〔［｛〖〘([{")
 DOUBLED = frozenset("—…")
 # Quotes that Chinese writes around words; a line may break beside them like beside a hanzi.
 _CJK_QUOTES = frozenset("“”‘’")
+# Markdown's marks, shown as written in the plain look: `*梯度*。` must not part from its words.
+_GLUE = frozenset("*_`")
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
 
 
@@ -63,7 +65,8 @@ def _opportunities(text: str, keep: Sequence[tuple[int, int]]) -> list[int]:
             continue
         if before.isspace():
             found.append(i)  # after a space, as Rich breaks: the space ends the line before
-        elif after in CLOSING or before in OPENING or (before == after and after in DOUBLED):
+        elif (after in CLOSING or before in OPENING or (before == after and after in DOUBLED)
+              or before in _GLUE or after in _GLUE):
             continue
         elif _breaks_around(before) or _breaks_around(after):
             found.append(i)

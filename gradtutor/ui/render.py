@@ -58,9 +58,11 @@ class Look:
 
 
 def progress_bar(position: int, total: int, width: int, look: Look) -> Text:
-    """`━━━━───── step 4 of 17`, or `[####-----] step 4 of 17` in plain look."""
+    """`━━━━───── step 4 of 17`, or `[####-----] step 4 of 17` in plain look. The bar is as
+    long on every step: it leaves room for the widest label, `step 17 of 17`."""
     label = " " + look.tr(msg("step {position} of {total}", position=position, total=total))
-    cells = max(4, min(40, width - cell_len(label) - 2))
+    widest = " " + look.tr(msg("step {position} of {total}", position=total, total=total))
+    cells = max(4, min(40, width - max(cell_len(label), cell_len(widest)) - 2))
     filled = round(cells * position / total) if total else 0
     if look.plain:
         return Text(f"[{'#' * filled}{'-' * (cells - filled)}]{label}")

@@ -1,0 +1,393 @@
+"""The tutor in Simplified Chinese: every screen of the `grad` lesson, localized to zh-CN, fits
+60 and 100 columns in both looks; Chinese wraps between characters by the line-breaking rules
+(no closing punctuation opens a line); boxes, tables, the progress bar and the key legend stay
+aligned although each hanzi takes two cells; English left in for want of a translation is
+tagged `[EN]`, once, right where it shows.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+from rich.console import Console, Group
+from rich.text import Text
+
+from gradtutor.checking.snippet import SnippetResult
+from gradtutor.i18n import Translator, Untranslated, translator
+from gradtutor.lessons.course import default_lessons_dir, load_course
+from gradtutor.lessons.model import Demo, Exercise, Lesson, Parsons, Predict, Quiz
+from gradtutor.lessons.translate import Translation, load_translation, localize
+from gradtutor.ui.linebreak import OPENING, Prose, break_offsets, keep_ranges
+from gradtutor.ui.render import EN_MARK, Look
+from gradtutor.ui.walkthrough import screen
+from gradtutor.walk import Choose, WalkState, begin, handle
+from gradtutor.walk_practice import SnippetDone
+
+WIDTHS = (60, 100)
+HANZI = re.compile("[\u4e00-\u9fff]")
+BOX_DRAWING = re.compile("[\u2500-\u259f]")
+# Full-width closing punctuation: never the first character of a line.
+CJK_CLOSING = "，。、；：？！）」』”"
+
+
+# --- the lesson in Chinese -----------------------------------------------------------------
+
+
+@cache
+def english() -> Lesson:
+    return load_course().find("grad")
+
+
+@cache
+def translation() -> Translation:
+    found, problems = load_translation(default_lessons_dir() / "grad.yaml", "zh-CN")
+    assert problems == [] and found is not None
+    return found
+
+
+def in_chinese(drop: tuple[str | None, str] | None = None) -> Lesson:
+    """The grad lesson localized to zh-CN; `drop` (step id, field path) leaves one text out
+    of the translation, so it shows in English."""
+    entries = dict(translation().entries)
+    if drop is not None:
+        assert any((k.step, k.path) == drop for k in entries), drop
+        entries = {k: v for k, v in entries.items() if (k.step, k.path) != drop}
+    lesson, _report = localize(english(), translation()._replace(entries=entries), "zh-CN")
+    return lesson
+
+
+@cache
+def zh() -> Translator:
+    return translator("zh-CN")
+
+
+def render(renderable, width: int) -> list[str]:
+    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+    console.print(renderable)
+    return [line.rstrip() for line in console.file.getvalue().splitlines()]
+
+
+# --- every screen a learner meets ----------------------------------------------------------
+
+
+def result_for(step) -> SnippetResult:
+    """What running the step's code might give: a value shown, a falling series, output."""
+    series: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    output = ""
+    if isinstance(step, Demo):
+        names = step.chart.series if step.chart is not None else ()
+        series = tuple((n, (2.0, 1.5, 1.0, 0.7, 0.5)) for n in names)
+        output = "" if names else "损失 0.5\n"
+    elif isinstance(step, Parsons) and step.run is not None:
+        series = ((step.run.series, (4.0, 3.0, 2.2, 1.6)),)
+    return SnippetResult(ok=True, shown="tensor([4., 6.])", series=series, output=output,
+                         error=None, duration_ms=5)
+
+
+def states(lesson: Lesson, index: int) -> Iterator[tuple[str, WalkState]]:
+    """The states of step `index` worth drawing, each named."""
+    step = lesson.steps[index]
+    state = begin(lesson, index)
+    yield "open", state
+    yield "help", handle(lesson, state, "help")[0]
+    yield "notice", handle(lesson, state, "zz")[0]
+    if isinstance(step, Quiz):
+        for number, question in enumerate(step.questions):
+            state = handle(lesson, state, Choose(len(question.choices) - 1))[0]
+            yield f"question {number + 1}", state
+            state = handle(lesson, state, "submit")[0]
+            yield f"feedback {number + 1}", state
+            state = handle(lesson, state, "next")[0]
+        yield "score", state
+    elif isinstance(step, Predict):
+        state = handle(lesson, state, Choose(0))[0]
+        yield "chosen", state
+        state = handle(lesson, state, "submit")[0]
+        yield "running", state
+        yield "shown", handle(lesson, state, SnippetDone(step.id, result_for(step)))[0]
+    elif isinstance(step, Parsons):
+        state = handle(lesson, state, "grab")[0]
+        yield "grabbed", state
+        state = handle(lesson, state, "down")[0]
+        state = handle(lesson, state, "submit")[0]
+        yield "graded", state
+        from gradtutor.walk_practice import Order
+
+        right = [state.parsons.order.index(i) + 1 for i in step.solution_order]
+        state = handle(lesson, state, Order(tuple(right)))[0]
+        yield "passed", state
+        yield "ran", handle(lesson, state, SnippetDone(step.id, result_for(step)))[0]
+    elif isinstance(step, Demo):
+        yield "ran", handle(lesson, state, SnippetDone(step.id, result_for(step)))[0]
+    elif isinstance(step, Exercise):
+        for n in range(len(step.hints)):
+            state = handle(lesson, state, "hint")[0]
+            yield f"hint {n + 1}", state
+        state = handle(lesson, state, "solution")[0]
+        yield "confirming", state
+        yield "solution", handle(lesson, state, "yes")[0]
+
+
+def screens(lesson: Lesson, width: int, plain: bool,
+            keys: bool = True) -> Iterator[tuple[str, list[str]]]:
+    look = Look(plain, zh())
+    for index in range(len(lesson.steps)):
+        for name, state in states(lesson, index):
+            where = f"step {index + 1} ({lesson.steps[index].id}) {name}"
+            yield where, render(screen(lesson, state, width, keys, look, Path("/tmp/工作区")),
+                                width)
+
+
+# --- what must hold on each screen ---------------------------------------------------------
+
+
+LINE_PREFIX = re.compile(r"^[ │|]*(?:[-*•>❯] |\d+\. |\(.\) |\[.{1,2}\] )?")
+
+
+def opens_with_closing(line: str) -> bool:
+    """Whether the text of the line (after a box edge, bullet or number) opens with closing
+    punctuation, such as a markdown `*` that belongs to the line before, or a `，`."""
+    body = line[LINE_PREFIX.match(line).end():].lstrip()  # type: ignore[union-attr]
+    return bool(body) and (body[0] in CJK_CLOSING or body[:2] in ("*，", "*。", "`，", "`。"))
+
+
+def panels(lines: list[str]) -> Iterator[list[str]]:
+    """The lines of each box drawn, from its top edge to its bottom edge."""
+    box: list[str] | None = None
+    for line in lines:
+        if "╭" in line:
+            box = []
+        if box is not None:
+            box.append(line[line.index(line.strip()[0]):] if line.strip() else line)
+            if "╰" in line:
+                yield box
+                box = None
+
+
+def hanging_rows(lines: list[str], row: re.Pattern[str]) -> Iterator[tuple[int, list[str]]]:
+    """Rows of a label-and-text grid: (cell column of the text, the row's continuation lines)."""
+    rows: list[tuple[int, list[str]]] = []
+    for line in lines:
+        found = row.match(line)
+        if found:
+            rows.append((cell_len(found.group(0)), []))
+        elif rows and line.startswith(" " * 4) and line.strip():
+            rows[-1][1].append(line)
+        elif rows:
+            yield from rows
+            rows = []
+    yield from rows
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
+def test_every_screen_of_grad_in_chinese_fits_and_breaks_where_chinese_may(width, plain):
+    lesson = in_chinese()
+    total = len(lesson.steps)
+    seen = 0
+    for where, lines in screens(lesson, width, plain):
+        seen += 1
+        shown = "\n".join(lines)
+        index = int(where.split()[1]) - 1
+        wide = [line for line in lines if cell_len(line) > width]
+        assert wide == [], f"{where}: wider than {width} columns"
+        starts = [line for line in lines if opens_with_closing(line)]
+        assert starts == [], f"{where}: a line opens with closing punctuation"
+        ends = [line for line in lines if line and line[-1] in OPENING - set("([{")]
+        assert ends == [], f"{where}: a line ends with opening punctuation"
+        assert f"第 {index + 1} 步，共 {total} 步" in shown, where
+        assert len(HANZI.findall(shown)) > 10, f"{where}: hardly any Chinese"
+        assert EN_MARK not in shown, f"{where}: [EN] although every text is translated"
+        # the rule under the lesson's title runs to the edge; the bar never moves
+        assert cell_len(lines[0]) == width, where
+        bar = lines[2]
+        assert cell_len(bar) <= width and bar.index(" 第") == bar_cells(width, total, plain), where
+        if plain:
+            assert not BOX_DRAWING.search(shown), f"{where}: box drawing in plain look"
+        for box in panels(lines):
+            assert len({cell_len(line) for line in box}) == 1, f"{where}: a ragged box"
+    assert seen > len(lesson.steps) * 3
+
+
+def bar_cells(width: int, total: int, plain: bool) -> int:
+    label = f" 第 {total} 步，共 {total} 步"
+    cells = max(4, min(40, width - cell_len(label) - 2))
+    return cells + 2 if plain else cells
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
+def test_choices_keep_their_column_when_chinese_wraps(width, plain):
+    lesson = in_chinese()
+    mark = r"\((?:\*|•| )\)|\[(?:x| )\]"
+    question = re.compile(rf"^  (?:{mark}) [a-z]\) ")
+    feedback = re.compile(r"^  (?:\[OK\]|\[X\]|✓|✗|-) [a-z]\) *")
+    checked = 0
+    for where, lines in screens(lesson, width, plain):
+        if "question" not in where and "feedback" not in where:
+            continue
+        grid = question if "question" in where else feedback
+        rows = list(hanging_rows(lines, grid))
+        assert rows, where
+        columns = {column for column, _ in rows}
+        assert len(columns) == 1, f"{where}: choices start in different columns"
+        for column, more in rows:
+            for line in more:
+                assert len(line) - len(line.lstrip(" ")) == column, f"{where}: {line!r}"
+                checked += 1
+    assert checked > 0  # some choice did wrap in Chinese
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
+def test_the_lines_to_order_line_up(width, plain):
+    lesson = in_chinese()
+    row = re.compile(r"^([>❯ ]) +\d+\. ")
+    for where, lines in screens(lesson, width, plain):
+        if "order-the-loop" not in where or "help" in where:
+            continue
+        starts = {cell_len(m.group(0)) for m in map(row.match, lines) if m}
+        assert len(starts) == 1, where
+
+
+@pytest.mark.parametrize("keys", [True, False], ids=["keys", "lines"])
+def test_the_key_legend_never_breaks_inside_an_entry(keys):
+    lesson = in_chinese()
+    for where, lines in screens(lesson, 60, False, keys=keys):
+        if "help" in where:
+            continue
+        legend = lines[max(i for i, line in enumerate(lines) if not line) + 1:]
+        for line in legend:
+            for entry in re.split(" · ", line.strip(" ·")):
+                assert HANZI.search(entry) is None or " " in entry, f"{where}: {line!r}"
+                assert not entry.endswith(("/", "-")), f"{where}: {line!r}"
+
+
+# --- [EN]: the fallback is visible, and only where it is ----------------------------------
+
+# (step, field path, the state that shows the field)
+FALLBACKS = [
+    (None, "title", "open"),
+    ("grad-attribute", "title", "open"),
+    ("grad-attribute", "body", "open"),
+    ("read-grad", "prompt", "open"),
+    ("read-grad", "hints.1", "hint 1"),
+    ("leaf-tensors", "notes", "open"),
+    ("predict-two-backwards", "prompt", "open"),
+    ("predict-two-backwards", "choices.a.text", "open"),
+    ("predict-two-backwards", "choices.a.why", "shown"),
+    ("order-the-loop", "prompt", "open"),
+    ("hidden-bug-demo", "chart.title", "ran"),
+    ("hidden-bug-demo", "chart.y_label", "ran"),
+    ("hidden-bug-demo", "chart.x_label", "ran"),
+    ("quick-check", "questions.{q}.prompt", "question 1"),
+    ("quick-check", "questions.{q}.choices.a.text", "question 1"),
+    ("quick-check", "questions.{q}.choices.a.why", "feedback 1"),
+]
+
+
+def field_path(step_id: str | None, path: str) -> str:
+    if "{q}" in path:
+        quiz = english().steps[english().index_of(step_id)]
+        return path.format(q=quiz.questions[0].id)
+    return path
+
+
+@pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
+@pytest.mark.parametrize(("step_id", "path", "state_name"), FALLBACKS,
+                         ids=[f"{s}:{p}" for s, p, _ in FALLBACKS])
+def test_a_text_without_translation_shows_in_english_tagged_once(step_id, path, state_name,
+                                                                  plain):
+    path = field_path(step_id, path)
+    lesson = in_chinese(drop=(step_id, path))
+    index = lesson.index_of(step_id) if step_id else 0
+    named = dict(states(lesson, index))
+    look = Look(plain, zh())
+    for name, state in named.items():
+        if name == "help":
+            continue
+        shown = "\n".join(render(screen(lesson, state, 100, True, look, Path("/tmp")), 100))
+        if name == state_name:
+            assert shown.count(EN_MARK) == 1, f"{name}: {shown}"
+            text = english_text(step_id, path)
+            first_words = " ".join(text.split()[:3]).replace("`", "" if not plain else "`")
+            assert first_words in " ".join(shown.split()), f"{name}: English not shown"
+    other = index + 1 if index + 1 < len(lesson.steps) else index - 1
+    shown = "\n".join(render(screen(lesson, begin(lesson, other), 100, True, look), 100))
+    assert shown.count(EN_MARK) == (1 if step_id is None else 0)  # the lesson title is on all
+
+
+def english_text(step_id: str | None, path: str) -> str:
+    from gradtutor.lessons.translate import lesson_texts
+
+    for key, text in lesson_texts(english()):
+        if (key.step, key.path) == (step_id, path):
+            return text
+    raise KeyError(path)
+
+
+def test_the_localized_lesson_marks_exactly_the_missing_text_untranslated():
+    lesson = in_chinese(drop=("grad-attribute", "title"))
+    assert isinstance(lesson.steps[0].title, Untranslated)
+    assert not isinstance(lesson.steps[0].body, Untranslated)
+    assert not isinstance(lesson.title, Untranslated)
+
+
+# --- the line-breaking rule ----------------------------------------------------------------
+
+
+def pieces(text: str, width: int, keep=()) -> list[str]:
+    offsets = break_offsets(text, width, keep)
+    return [text[a:b] for a, b in zip([0, *offsets], [*offsets, len(text)], strict=True)]
+
+
+def test_chinese_breaks_between_characters_and_fills_the_line():
+    assert pieces("梯度会在多次反向传播之间不断累积", 10) == [
+        "梯度会在多", "次反向传播", "之间不断累", "积"]
+
+
+def test_closing_punctuation_never_opens_a_line_and_opening_never_ends_one():
+    # "。" would open the second line: the character before it goes down with it
+    assert pieces("先清空梯度。再反向传播", 11) == ["先清空梯", "度。再反向", "传播"]
+    assert pieces("调用方（caller）会读取它", 12) == ["调用方", "（caller）会", "读取它"]
+    assert pieces("他说“先清空”然后", 10) == ["他说“先清", "空”然后"]
+    assert pieces("要清零*梯度*。然后", 14) == ["要清零*梯度*。", "然后"]
+
+
+def test_english_words_and_code_spans_are_never_split():
+    text = "然后调用 optimizer.zero_grad() 清空梯度"
+    assert pieces(text, 24) == ["然后调用 ", "optimizer.zero_grad() 清", "空梯度"]
+    code = "运行 `loss_fn(prediction, target)` 得到损失"
+    spans = keep_ranges(code)  # a code span, as the plain look shows it, is kept whole
+    assert pieces(code, 34, spans) == ["运行 `loss_fn(prediction, target)` ", "得到损失"]
+    assert pieces(code, 30, spans) == ["运行 ", "`loss_fn(prediction, target)` ", "得到损失"]
+    bare = "运行 loss_fn(prediction, target) 得到损失"
+    assert pieces(bare, 28, keep=[(3, 31)]) == ["运行 ", "loss_fn(prediction, target) ", "得到损失"]
+    assert pieces(bare, 28)[0] == "运行 loss_fn(prediction, "  # what the kept range prevents
+
+
+def test_a_piece_wider_than_the_line_is_cut_rather_than_overflowing():
+    for width in range(1, 12):
+        for piece in pieces("一个很长的名字 abcdefghijklmnopqrstuvwxyz，完", width):
+            assert cell_len(piece.rstrip()) <= max(width, 2)
+
+
+@pytest.mark.parametrize("width", [8, 20, 33, 60])
+def test_prose_without_chinese_wraps_exactly_as_rich_does(width):
+    english_text = ("Gradients accumulate: call optimizer.zero_grad() before each backward "
+                    "pass, or w.grad keeps the sum of every pass so far (a bug that hides).")
+    assert render(Group(Prose(english_text)), width) == render(Group(Text(english_text)), width)
+
+
+def test_prose_in_a_table_measures_its_narrowest_piece_not_the_whole_sentence():
+    from rich.measure import Measurement
+
+    console = Console(width=60, file=io.StringIO())
+    measured = Measurement.get(console, console.options, Prose("梯度会不断累积。"))
+    assert measured == Measurement(4, 16)  # "积。" cannot be parted
