@@ -3,10 +3,13 @@
     python tests/checker_batch.py JOBS.json RESULTS.json
 
 Each job is {"checker", "function", "source", "seed"}; the results file gets, per job, the
-messages `worker.evaluate` sent. Unlike `gradtutor.checking.batch` (which runs authors' own
-code), the files here include hostile ones that replace torch functions, so whatever a job
-rebinds on torch's classes and modules is bound back before the next job runs; and results go to
-a file, so nothing a learner file prints can forge them.
+messages `worker.evaluate` sent; `checks_from` turns them into the checks the tutor shows, and
+`untranslated` lists what of those a learner reading Chinese would see in English.
+
+Unlike `gradtutor.checking.batch` (which runs authors' own code), the files here include
+hostile ones that replace torch functions, so whatever a job rebinds on torch's classes and
+modules is bound back before the next job runs; and results go to a file, so nothing a
+learner file prints can forge them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,57 @@ import json
 import sys
 import warnings
 from typing import Any
+
+
+def checks_from(checker: str, function: str, messages: list[dict[str, Any]]) -> list[Any]:
+    """The checks the tutor shows for one run, decided exactly as after a real check: the
+    messages as the bytes of a worker's result channel, through `outcome.decide` (an error
+    in the learner's code becomes a `loads` or `runs` check; else the checker's judge)."""
+    from gradtutor.checking.checkers import load
+    from gradtutor.checking.outcome import WorkerRun, decide
+
+    data = b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+    run = WorkerRun(results=data, results_overflow=False, returncode=0, timed_out=False,
+                    startup_timed_out=False)
+    return list(decide(run, load(checker).judge, function=function, timeout=10.0,
+                       startup_allowance=60.0, results_cap=len(data) + 1))
+
+
+# Evidence columns that are code, the same in every language.
+CODE_COLUMNS = frozenset({"w", "loss_fn(w)", "#", ""})
+
+
+def untranslated(checks: list[Any], catalog: dict[str, str]) -> list[str]:
+    """Every text of these checks that a learner reading `catalog`'s language would see in
+    English: a message or hint that is not a `msg()` message, a message (or a message in its
+    fields) missing from the catalog, an evidence column that is neither a message nor code."""
+    from gradtutor.i18n import Msg
+
+    problems: list[str] = []
+
+    def known(where: str, text: Any) -> None:
+        if not isinstance(text, Msg):
+            return
+        if text.template not in catalog:
+            problems.append(f"{where}: {text.template!r} has no translation")
+        for value in text.fields.values():
+            known(where, value)
+
+    for check in checks:
+        where = f"{check.name}={check.status}"
+        for part, text in (("message", check.message), ("help", check.help)):
+            if text and not isinstance(text, Msg):
+                problems.append(f"{where} {part}: {text!r} is not a message")
+            known(f"{where} {part}", text)
+        if check.evidence is not None:
+            for column in check.evidence.columns:
+                if not isinstance(column, Msg) and column not in CODE_COLUMNS:
+                    problems.append(f"{where} column {column!r} is not a message")
+                known(f"{where} column", column)
+            for row in check.evidence.rows:
+                for cell in row:
+                    known(f"{where} cell", cell)
+    return problems
 
 
 def snapshot(namespaces: list[Any]) -> list[tuple[Any, dict[str, Any]]]:

@@ -20,11 +20,13 @@ from pathlib import Path
 from textwrap import dedent
 from typing import Any
 
+import checker_batch
 import pytest
 
 from gradtutor.checking.checkers import load as load_checker
 from gradtutor.checking.checkers.common import flat, shape
 from gradtutor.checking.verdict import Check
+from gradtutor.i18n import load_catalog
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Slide
 
@@ -458,18 +460,10 @@ def all_runs() -> list[Run]:
 
 
 def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
-    """The checks the tutor shows for one run: an error in the learner's code is reported as
-    such (`loads` or `runs`); otherwise the checker's judge decides, here, on plain data."""
-    by_type = {m["type"]: m for m in messages}
-    if "learner_error" in by_type:
-        error = by_type["learner_error"]["error"]
-        return [Check("loads", "error", f"{error['type']}: {error['message']}")]
-    observed = by_type["observed"]["observed"]
-    failures = [o["error"] for o in observed if "error" in o]
-    if failures:
-        return [Check("runs", "error", f"{failures[0]['type']}: {failures[0]['message']}")]
-    expected = by_type["expected"]
-    return list(load_checker(checker).judge(expected["cases"], expected["expected"], observed))
+    """The checks the tutor shows for one run, decided as after a real check: an error in
+    the learner's code is reported as such (`loads` or `runs`); otherwise the checker's judge
+    decides, here, on plain data."""
+    return checker_batch.checks_from(checker, CHECKER_OF[checker][1], messages)
 
 
 def run_batches(runs: list[Run], tmp: Path, processes: int = 2) -> list[list[dict[str, Any]]]:
@@ -628,6 +622,21 @@ def test_messages_carry_evidence_from_the_run(results: dict[str, list[list[Check
                                     "None until the first backward.")
     alias = failing(results["mutant:read-grad/tidy-up-in-place"][0], "returns-grad")
     assert alias is not None and "use w.grad.clone()" in alias.message.lower()
+
+
+# A learner reading Chinese reads every check in Chinese: whatever the run (solutions,
+# starters, every mutant, mistakes, hostile files), each message, hint and evidence column
+# is a message the zh-CN catalog translates.
+
+@pytest.mark.slow
+def test_every_check_of_every_run_has_a_chinese_translation(
+        results: dict[str, list[list[Check]]]) -> None:
+    catalog = load_catalog("zh-CN")
+    problems = {f"{label}: {problem}" for label, runs in results.items() for checks in runs
+                for problem in checker_batch.untranslated(checks, catalog)}
+    assert sorted(problems) == []
+    labels = {label.split(":")[0] for label in results}
+    assert {"mutant", "starter", "solution"} <= labels
 
 
 # The lesson places each exercise after the slide it practises: the nearest slide

@@ -10,6 +10,7 @@ hard-coded answers, lying objects and a replaced `Tensor.backward` never pass.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -20,11 +21,13 @@ from pathlib import Path
 from textwrap import dedent
 from typing import Any
 
+import checker_batch
 import pytest
 
 from gradtutor.checking.checkers import load as load_checker
 from gradtutor.checking.checkers.grad_health import KINDS
-from gradtutor.checking.verdict import Check
+from gradtutor.checking.verdict import Check, Verdict, overall, say, to_json
+from gradtutor.i18n import load_catalog, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Slide
 
@@ -769,18 +772,10 @@ def expected_of(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
-    """The checks the tutor shows for one run: an error in the learner's code is reported as
-    such (`loads` or `runs`); otherwise the checker's judge decides, here, on plain data."""
-    by_type = {m["type"]: m for m in messages}
-    if "learner_error" in by_type:
-        error = by_type["learner_error"]["error"]
-        return [Check("loads", "error", f"{error['type']}: {error['message']}")]
-    observed = by_type["observed"]["observed"]
-    failures = [o["error"] for o in observed if "error" in o]
-    if failures:
-        return [Check("runs", "error", f"{failures[0]['type']}: {failures[0]['message']}")]
-    expected = by_type["expected"]
-    return list(load_checker(checker).judge(expected["cases"], expected["expected"], observed))
+    """The checks the tutor shows for one run, decided as after a real check: an error in
+    the learner's code is reported as such (`loads` or `runs`); otherwise the checker's judge
+    decides, here, on plain data."""
+    return checker_batch.checks_from(checker, EXERCISES[checker][0], messages)
 
 
 def start_batch(runs: list[Run], tmp: Path, name: str) -> tuple[subprocess.Popen[str], Path]:
@@ -919,6 +914,60 @@ def test_a_hard_coded_answer_fails(results: Results, exercise_id: str) -> None:
     assert len(runs) == len(HARD_CODED_SEEDS)
     for seed, checks in enumerate(runs):
         assert not passed(checks), f"seed {seed}: {describe(checks)}"
+
+
+# A learner reading Chinese reads every check in Chinese, evidence numbers unchanged.
+
+@pytest.mark.slow
+def test_every_check_of_every_run_has_a_chinese_translation(results: Results) -> None:
+    catalog = load_catalog("zh-CN")
+    problems = {f"{label}: {problem}" for label, runs in results.items() for checks, _ in runs
+                for problem in checker_batch.untranslated(checks, catalog)}
+    assert sorted(problems) == []
+    labels = {label.split(":")[0] for label in results}
+    assert {"mutant", "starter", "solution"} <= labels
+
+
+@pytest.mark.slow
+def test_the_fix_the_loop_starter_fails_in_chinese_with_the_numbers_of_the_run(
+        results: Results) -> None:
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    from gradtutor.ui.check_view import verdict_view
+    from gradtutor.ui.render import Look
+
+    zh = translator("zh-CN")
+    checks, _ = results["starter:fix-the-loop"][0]
+    verdict = Verdict("fix-the-loop", overall(tuple(checks)), tuple(checks), seed=0,
+                      duration_ms=5)
+    failed = [c for c in checks if c.status == "fail"]
+    assert failed and any(c.evidence is not None for c in failed)
+
+    def shown(width: int) -> str:
+        console = Console(width=width, file=io.StringIO(), force_terminal=False,
+                          color_system=None)
+        console.print(verdict_view(verdict, Look(plain=False, tr=zh)))
+        return console.file.getvalue()  # type: ignore[attr-defined]
+
+    wide, narrow = shown(100), shown(60)
+    squashed = "".join(wide.split())
+    assert "还没通过" in wide and "提示：" in wide and "种子 0" in wide
+    for check in failed:
+        said = zh(check.message)
+        assert re.search(r"[\u4e00-\u9fff]", said), said
+        assert "".join(said.replace("`", "").split()) in squashed
+        for row in check.evidence.rows if check.evidence else ():
+            for cell in row:  # numbers and names exactly as the run gave them (a cell may wrap)
+                for number in re.findall(r"-?\d[\d.e+-]*", say(zh, cell)):
+                    assert number in wide
+    assert all(cell_len(line) <= 60 for line in narrow.splitlines())
+
+    document = to_json(verdict, zh)
+    assert [c["name"] for c in document["checks"]] == [c.name for c in checks]
+    assert [c["status"] for c in document["checks"]] == [c.status for c in checks]
+    first = next(c for c in document["checks"] if c["status"] == "fail")
+    assert re.search(r"[\u4e00-\u9fff]", first["message"] + first["help"])
 
 
 # Each check says what happened, with evidence from the run.

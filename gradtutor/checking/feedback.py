@@ -4,13 +4,20 @@ A verdict keeps the learner's output and messages exactly as produced (JSON esca
 whatever draws them on a terminal first passes them through `neutralise`, so that escape
 sequences in learner output cannot clear the screen, move the cursor, set the window title or
 change colours, and the tutor's own lines cannot be faked or hidden.
+
+A message (`msg()`) stays a message: its fields are neutralised, so it still translates.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any, TypeVar
 
 from gradtutor.checking.verdict import Check, Table, Verdict
+from gradtutor.i18n import Msg, Untranslated, msg
+
+_Text = TypeVar("_Text", bound=str)
 
 # Shown as themselves: the only control characters that cannot take over a terminal.
 _KEPT = frozenset("\n\t")
@@ -35,16 +42,46 @@ def _unsafe(char: str) -> bool:
     return ((code < 0x20 or 0x7F <= code <= 0x9F) and char not in _KEPT) or char in _INVISIBLE
 
 
-def neutralise(text: str) -> str:
+def neutralise(text: _Text) -> _Text:
     """`text` with every control character except newline and tab written out visibly, the
     way Python writes it in a string literal: ESC becomes `\\x1b`, BEL `\\x07`, CSI `\\x9b`.
 
     Windows line ends (CR LF) become plain newlines first; a lone CR is shown as `\\r`,
-    because it would let later text overwrite earlier text on the same line."""
-    text = text.replace("\r\n", "\n")
-    if not any(_unsafe(c) for c in text):
-        return text
-    return "".join(_visible(c) if _unsafe(c) else c for c in text)
+    because it would let later text overwrite earlier text on the same line.
+
+    A message comes back a message, its fields (learner values among them) neutralised and
+    its template, which is ours, kept; Untranslated text stays Untranslated."""
+    if isinstance(text, Msg):
+        fields = {name: _field(value) for name, value in text.fields.items()}
+        return Msg(text.template, fields)  # type: ignore[return-value]
+    safe = text.replace("\r\n", "\n")
+    if any(_unsafe(c) for c in safe):
+        safe = "".join(_visible(c) if _unsafe(c) else c for c in safe)
+    if isinstance(text, Untranslated):
+        return Untranslated(safe)  # type: ignore[return-value]
+    return safe  # type: ignore[return-value]
+
+
+def _field(value: Any) -> Any:
+    # str fields (messages, names, learner values) are neutralised; numbers are harmless
+    return neutralise(value) if isinstance(value, str) else value
+
+
+def joined(items: Sequence[str]) -> str:
+    """Items as one phrase: `a`, `a and b`, `a, b and c`, ...; a message, so the words
+    between them translate (the items themselves may be messages or data)."""
+    if not items:
+        return ""
+    if len(items) == 1:
+        return items[0]
+    return msg("{items} and {last}", items=listed(items[:-1]), last=items[-1])
+
+
+def listed(items: Sequence[str]) -> str:
+    """Items as `a, b, c`; a message, so that the commas can be the language's own."""
+    if len(items) <= 1:
+        return items[0] if items else ""
+    return msg("{items}, {last}", items=listed(items[:-1]), last=items[-1])
 
 
 def _table(table: Table | None) -> Table | None:

@@ -9,6 +9,7 @@ JSON-decoded plain data; anything else the channel carries is a failed check, ne
 from __future__ import annotations
 
 import json
+import re
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 
 from gradtutor.checking.verdict import Check
 from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
+from gradtutor.i18n import msg
 
 Judge = Callable[[list[Any], list[Any], list[Any]], Sequence[Check]]
 
@@ -27,11 +29,11 @@ SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 8:
            9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM",
            24: "SIGXCPU", 25: "SIGXFSZ"}
 # What Windows reports for a crashed process, as unsigned exit codes.
-WINDOWS_CRASHES = {0xC0000005: "crashed with an access violation (a segmentation fault)",
-                   0xC00000FD: "crashed with a stack overflow",
-                   0xC0000017: "ran out of memory",
-                   0xC000001D: "crashed on an illegal instruction",
-                   0xC0000409: "crashed (a buffer overrun was detected)"}
+WINDOWS_CRASHES = {0xC0000005: msg("crashed with an access violation (a segmentation fault)"),
+                   0xC00000FD: msg("crashed with a stack overflow"),
+                   0xC0000017: msg("ran out of memory"),
+                   0xC000001D: msg("crashed on an illegal instruction"),
+                   0xC0000409: msg("crashed (a buffer overrun was detected)")}
 
 
 @dataclass(frozen=True)
@@ -65,45 +67,53 @@ def source_problem(raw: bytes, filename: str, function: str, max_bytes: int) -> 
     nothing. `compile` parses the file without executing a line of it."""
     if len(raw) > max_bytes:
         return Check("file", "error",
-                     f"Your file is {len(raw) / MiB:.1f} MiB, more than the {max_bytes // 1024} "
-                     "KiB a check accepts.",
-                     f"an answer is a few lines: keep only the function `{function}`")
+                     msg("Your file is {size:.1f} MiB, more than the {limit} KiB a check "
+                         "accepts.", size=len(raw) / MiB, limit=max_bytes // 1024),
+                     msg("an answer is a few lines: keep only the function `{function}`",
+                         function=function))
     try:
         source = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         return Check("file", "error",
-                     f"Your file is not UTF-8 text: line {line} has the byte "
-                     f"0x{raw[exc.start]:02x}, which UTF-8 does not allow.",
-                     "save the file as UTF-8 in your editor")
+                     msg("Your file is not UTF-8 text: line {line} has the byte 0x{byte:02x}, "
+                         "which UTF-8 does not allow.", line=line, byte=raw[exc.start]),
+                     msg("save the file as UTF-8 in your editor"))
     if not source.strip():
-        return Check("file", "error", "Your file is empty.",
-                     f"write the function `{function}` in it")
+        return Check("file", "error", msg("Your file is empty."),
+                     msg("write the function `{function}` in it", function=function))
     if "\0" in source:  # compile() says so without a line number, or as a ValueError
         line = source[:source.index("\0")].count("\n") + 1
         return Check("file", "error",
-                     f"Line {line} of your file is not valid Python: it contains a NUL byte.",
-                     "remove the invisible character (save the file as plain text)")
+                     msg("Line {line} of your file is not valid Python: it contains a NUL "
+                         "byte.", line=line),
+                     msg("remove the invisible character (save the file as plain text)"))
     try:
         compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        return Check("file", "error", syntax_message(exc), "fix that line, then check again")
+        return Check("file", "error", syntax_message(exc), msg("fix that line, then check again"))
     except (ValueError, RecursionError, MemoryError):
-        return Check("file", "error", "Your file is nested too deeply for Python to read.",
-                     "split the deepest expression into several lines")
+        return Check("file", "error", msg("Your file is nested too deeply for Python to read."),
+                     msg("split the deepest expression into several lines"))
     return None
 
 
 def syntax_message(exc: SyntaxError) -> str:
-    where = f"Line {exc.lineno} of your file" if exc.lineno else "Your file"
-    message = f"{where} is not valid Python: {exc.msg}."
-    if exc.text and exc.text.strip():
-        text = exc.text.rstrip("\n")
-        message += f"\n\n    {text.strip()}"
-        if exc.offset and exc.offset > 0:
-            indent = len(text) - len(text.lstrip())
-            message += "\n    " + " " * max(0, exc.offset - 1 - indent) + "^"
-    return message
+    """Where the file is not Python and Python's own words for why (they stay English), with
+    the line quoted and a caret under the spot."""
+    if exc.lineno:
+        message = msg("Line {line} of your file is not valid Python: {error}.",
+                      line=exc.lineno, error=exc.msg)
+    else:
+        message = msg("Your file is not valid Python: {error}.", error=exc.msg)
+    if not (exc.text and exc.text.strip()):
+        return message
+    text = exc.text.rstrip("\n")
+    caret = ""
+    if exc.offset and exc.offset > 0:
+        indent = len(text) - len(text.lstrip())
+        caret = "\n    " + " " * max(0, exc.offset - 1 - indent) + "^"
+    return msg("{message}\n\n    {code}{caret}", message=message, code=text.strip(), caret=caret)
 
 
 @dataclass(frozen=True)
@@ -122,32 +132,33 @@ def parse_results(data: bytes, overflow: bool, cap: int) -> Results:
     """The worker's messages, checked for shape and order. An unfinished last line (the
     process died while writing it) is dropped: it says only that the process died."""
     if overflow:
-        return Results(problem=f"more than {cap // MiB} MiB of results")
+        return Results(problem=msg("more than {size} MiB of results", size=cap // MiB))
     lines = data.split(b"\n")[:-1]
     messages: list[dict[str, Any]] = []
     for line in lines:
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
-            return Results(problem="a line that is not a result")
+            return Results(problem=msg("a line that is not a result"))
         if not isinstance(message, dict) or message.get("type") not in ("expected", *_FINAL):
-            return Results(problem="a line that is not a result")
+            return Results(problem=msg("a line that is not a result"))
         messages.append(message)
     kinds = [m["type"] for m in messages]
     if kinds == []:
         return Results()
     if kinds == ["worker_error"]:  # the worker failed before learner code existed
         if not _valid_final(messages[0], 0):
-            return Results(problem="a `worker_error` message of the wrong shape")
+            return Results(problem=msg("a `{kind}` message of the wrong shape",
+                                       kind="worker_error"))
         return Results(final=messages[0])
     if kinds[0] != "expected" or len(kinds) > 2 or "expected" in kinds[1:]:
-        return Results(problem="results out of order")
+        return Results(problem=msg("results out of order"))
     expected = messages[0]
     if not _valid_expected(expected):
-        return Results(problem="references of the wrong shape")
+        return Results(problem=msg("references of the wrong shape"))
     final = messages[1] if len(messages) == 2 else None
     if final is not None and not _valid_final(final, len(expected["cases"])):
-        return Results(problem=f"a `{final['type']}` message of the wrong shape")
+        return Results(problem=msg("a `{kind}` message of the wrong shape", kind=final["type"]))
     return Results(expected=expected, final=final)
 
 
@@ -174,10 +185,11 @@ def _valid_final(message: dict[str, Any], n_cases: int) -> bool:
 
 
 def memory_check(limit: int | None) -> Check:
-    where = f" (the limit is {limit / GiB:g} GiB)" if limit else ""
-    return Check("memory", "error", f"Your code ran out of memory{where}.",
-                 "look for a list or tensor that keeps growing, or one far larger than the "
-                 "exercise needs")
+    message = (msg("Your code ran out of memory (the limit is {limit:g} GiB).", limit=limit / GiB)
+               if limit else msg("Your code ran out of memory."))
+    return Check("memory", "error", message,
+                 msg("look for a list or tensor that keeps growing, or one far larger than the "
+                     "exercise needs"))
 
 
 def is_memory_error(error: dict[str, Any]) -> bool:
@@ -187,22 +199,51 @@ def is_memory_error(error: dict[str, Any]) -> bool:
             or "Cannot allocate memory" in error["message"])
 
 
+# The worker's own English for two things it reports as text (see worker.py): read back into
+# messages, so that they translate; anything else it says is shown as it came.
+_SYS_EXIT = re.compile(r"your code called sys\.exit\((.*)\)", re.DOTALL)
+_NO_FUNCTION = re.compile(r"your file does not define a function named `(.+)`", re.DOTALL)
+_NOT_CALLABLE = re.compile(r"`(.+)` in your file is not a function", re.DOTALL)
+_ARITY = re.compile(r"`(.+?)` must take (\d+) arguments?; yours is `(.*)`", re.DOTALL)
+
+
 def what_went_wrong(error: dict[str, Any]) -> str:
     """An exception from learner code, in words: `your code raised ...`."""
     kind, message = error["type"], error["message"]
     if kind == "SystemExit":
-        return str(message)  # the worker already says "your code called sys.exit(...)"
+        called = _SYS_EXIT.fullmatch(str(message))
+        if called:
+            return msg("your code called sys.exit({code})", code=called.group(1))
+        return str(message)
     if kind == "KeyboardInterrupt":
-        return "your code raised KeyboardInterrupt"
+        return msg("your code raised KeyboardInterrupt")
     if kind == "EOFError":
-        return ("your code tried to read input (input() or sys.stdin), but a check has no "
-                "one to type it")
-    return f"your code raised {kind}" + (f": {message}" if message else "")
+        return msg("your code tried to read input (input() or sys.stdin), but a check has no "
+                   "one to type it")
+    if message:
+        return msg("your code raised {kind}: {message}", kind=kind, message=message)
+    return msg("your code raised {kind}", kind=kind)
+
+
+def function_problem(text: str) -> str:
+    """What is wrong with the learner's function, as the worker put it, as a sentence."""
+    if found := _NO_FUNCTION.fullmatch(text):
+        return msg("Your file does not define a function named `{name}`.", name=found.group(1))
+    if found := _NOT_CALLABLE.fullmatch(text):
+        return msg("`{name}` in your file is not a function.", name=found.group(1))
+    if found := _ARITY.fullmatch(text):
+        name, arity, signature = found.group(1), int(found.group(2)), found.group(3)
+        if arity == 1:
+            return msg("`{name}` must take 1 argument; yours is `{signature}`.",
+                       name=name, signature=signature)
+        return msg("`{name}` must take {arity} arguments; yours is `{signature}`.",
+                   name=name, arity=arity, signature=signature)
+    return msg("{problem}.", problem=text[:1].upper() + text[1:])
 
 
 def _with_traceback(message: str, error: dict[str, Any]) -> str:
     trace = error["traceback"].strip()
-    return f"{message}\n\n{trace}" if trace else message
+    return msg("{message}\n\n{traceback}", message=message, traceback=trace) if trace else message
 
 
 def learner_error_check(message: dict[str, Any], function: str, memory: int | None) -> Check:
@@ -210,15 +251,14 @@ def learner_error_check(message: dict[str, Any], function: str, memory: int | No
     if is_memory_error(error):
         return memory_check(memory)
     if message["stage"] == "function":
-        text = error["message"]
-        return Check("function", "error", text[:1].upper() + text[1:] + ".",
-                     f"define `def {function}(...)` at the top level of your file, with the "
-                     "parameters the exercise asks for")
-    hint = ("code under `if __name__ == \"__main__\":` does not run during a check"
+        return Check("function", "error", function_problem(error["message"]),
+                     msg("define `def {function}(...)` at the top level of your file, with the "
+                         "parameters the exercise asks for", function=function))
+    hint = (msg("code under `if __name__ == \"__main__\":` does not run during a check")
             if error["type"] in ("SystemExit", "KeyboardInterrupt") else
-            "the lines above are where it happened, most recent last")
+            msg("the lines above are where it happened, most recent last"))
     return Check("loads", "error", _with_traceback(
-        f"Your file could not be loaded: {what_went_wrong(error)}.", error), hint)
+        msg("Your file could not be loaded: {what}.", what=what_went_wrong(error)), error), hint)
 
 
 def case_error_check(observed: list[dict[str, Any]], function: str,
@@ -231,9 +271,9 @@ def case_error_check(observed: list[dict[str, Any]], function: str,
     if is_memory_error(error):
         return memory_check(memory)
     return Check("runs", "error", _with_traceback(
-        f"`{function}` stopped on check case {i + 1} of {len(observed)}: "
-        f"{what_went_wrong(error)}.", error),
-        "the lines above are where it happened, most recent last")
+        msg("`{function}` stopped on check case {case} of {cases}: {what}.", function=function,
+            case=i + 1, cases=len(observed), what=what_went_wrong(error)), error),
+        msg("the lines above are where it happened, most recent last"))
 
 
 def ended_early_check(returncode: int | None, memory: int | None,
@@ -241,54 +281,57 @@ def ended_early_check(returncode: int | None, memory: int | None,
     """The process ended (or was killed) after learner code started, before the results."""
     def ended(how: str, hint: str = "") -> Check:
         return Check("process", "error",
-                     f"Your code {how} before the checks could finish.", hint)
+                     msg("Your code {how} before the checks could finish.", how=how), hint)
 
     if returncode == EXIT_OUT_OF_MEMORY:
         return memory_check(memory)
     if returncode == EXIT_CHANNEL_LOST:
-        return ended("closed or broke the channel the checker reports on",
-                     "do not close or write to file descriptors your code did not open")
+        return ended(msg("closed or broke the channel the checker reports on"),
+                     msg("do not close or write to file descriptors your code did not open"))
     if returncode is not None and returncode < 0:
         name = signal_name(-returncode)
         if name == "SIGSEGV":
-            return ended("crashed with a segmentation fault (it touched memory it does not "
-                         "own, e.g. through ctypes)")
+            return ended(msg("crashed with a segmentation fault (it touched memory it does not "
+                             "own, e.g. through ctypes)"))
         if name == "SIGKILL":
-            return ended("was killed (SIGKILL); most likely it ran out of memory",
-                         "look for a list or tensor that keeps growing")
+            return ended(msg("was killed (SIGKILL); most likely it ran out of memory"),
+                         msg("look for a list or tensor that keeps growing"))
         if name == "SIGXFSZ" and file_limit:
-            return ended(f"wrote a file larger than the {file_limit // MiB} MiB limit")
+            return ended(msg("wrote a file larger than the {limit} MiB limit",
+                             limit=file_limit // MiB))
         if name == "SIGABRT":
-            return ended("aborted (SIGABRT)")
-        return ended(f"was stopped by {name}")
+            return ended(msg("aborted (SIGABRT)"))
+        return ended(msg("was stopped by {signal}", signal=name))
     if returncode is not None and (returncode & 0xFFFFFFFF) in WINDOWS_CRASHES:
         return ended(WINDOWS_CRASHES[returncode & 0xFFFFFFFF])
-    code = "unknown" if returncode is None else returncode
-    return ended(f"ended the process (exit code {code})",
-                 "remove the call that exits (os._exit, os.kill, ...) from your code")
+    how = (msg("ended the process (exit code unknown)") if returncode is None else
+           msg("ended the process (exit code {code})", code=returncode))
+    return ended(how, msg("remove the call that exits (os._exit, os.kill, ...) from your code"))
 
 
 def startup_check(results: Results, run: WorkerRun, allowance: float) -> Check:
     """The worker never reached the learner's code: the tutor's problem, not the learner's."""
     if run.startup_timed_out:
         return Check("start-up", "error",
-                     f"The checker was not ready after {seconds(allowance)} s (it imports "
-                     "PyTorch before it runs your code), so your code was not checked.",
-                     "try again; if it keeps happening, check that `python -c \"import torch\"` "
-                     "works")
+                     msg("The checker was not ready after {seconds} s (it imports PyTorch "
+                         "before it runs your code), so your code was not checked.",
+                         seconds=seconds(allowance)),
+                     msg("try again; if it keeps happening, check that "
+                         "`python -c \"import torch\"` works"))
     final = results.final
     if final is not None and final["type"] == "worker_error":
         error = final["error"]
-        hint = ("install PyTorch: python -m pip install torch"
+        hint = (msg("install PyTorch: python -m pip install torch")
                 if "torch" in error["message"] and error["type"].endswith("Error") else
-                "this is a gradtutor problem; the output below may say more")
+                msg("this is a gradtutor problem; the output below may say more"))
         return Check("start-up", "error",
-                     f"The checker could not start ({error['type']}: {error['message']}), so "
-                     "your code was not checked.", hint)
+                     msg("The checker could not start ({error}: {message}), so your code was "
+                         "not checked.", error=error["type"], message=error["message"]), hint)
     code = "unknown" if run.returncode is None else run.returncode
     return Check("start-up", "error",
-                 f"The checker could not start (exit code {code}), so your code was not "
-                 "checked.", "this is a gradtutor problem; the output below may say more")
+                 msg("The checker could not start (exit code {code}), so your code was not "
+                     "checked.", code=code),
+                 msg("this is a gradtutor problem; the output below may say more"))
 
 
 def judged(judge: Judge, expected: dict[str, Any], observed: list[dict[str, Any]]) -> list[Check]:
@@ -296,12 +339,13 @@ def judged(judge: Judge, expected: dict[str, Any], observed: list[dict[str, Any]
         checks = list(judge(expected["cases"], expected["expected"], observed))
     except Exception as exc:  # noqa: BLE001 - odd data must fail the check, not the tutor
         return [Check("results", "error",
-                      f"The checker could not judge your results ({type(exc).__name__}: {exc}).",
-                      "if your code writes to the checker's channel, stop; otherwise this is "
-                      "a gradtutor bug")]
+                      msg("The checker could not judge your results ({error}: {message}).",
+                          error=type(exc).__name__, message=str(exc)),
+                      msg("if your code writes to the checker's channel, stop; otherwise this "
+                          "is a gradtutor bug"))]
     if not checks or not all(isinstance(c, Check) for c in checks):
-        return [Check("results", "error", "The checker returned no checks.",
-                      "this is a gradtutor bug")]
+        return [Check("results", "error", msg("The checker returned no checks."),
+                      msg("this is a gradtutor bug"))]
     return checks
 
 
@@ -310,17 +354,18 @@ def decide(run: WorkerRun, judge: Judge, *, function: str, timeout: float,
     """The checks for one worker run: the first thing that went wrong, or the judge's checks."""
     if run.timed_out:
         return (Check("time-limit", "timeout",
-                      f"Your code was still running after {seconds(timeout)} s: look for a loop "
-                      "that never ends or a call that waits for input."),)
+                      msg("Your code was still running after {seconds} s: look for a loop that "
+                          "never ends or a call that waits for input.",
+                          seconds=seconds(timeout))),)
     results = parse_results(run.results, run.results_overflow, results_cap)
     if results.problem is not None:
         if run.returncode == EXIT_OUT_OF_MEMORY:
             return (memory_check(run.memory_limit),)
         return (Check("results", "error",
-                      f"The checker's results came back unreadable ({results.problem}), so your "
-                      "code could not be judged.",
-                      "return small values (the gradient itself), and do not write to file "
-                      "descriptors your code did not open"),)
+                      msg("The checker's results came back unreadable ({problem}), so your "
+                          "code could not be judged.", problem=results.problem),
+                      msg("return small values (the gradient itself), and do not write to file "
+                          "descriptors your code did not open")),)
     if results.expected is None:
         return (startup_check(results, run, startup_allowance),)
     final = results.final
@@ -331,10 +376,10 @@ def decide(run: WorkerRun, judge: Judge, *, function: str, timeout: float,
         if is_memory_error(error) or run.returncode == EXIT_OUT_OF_MEMORY:
             return (memory_check(run.memory_limit),)
         return (Check("process", "error",
-                      f"The check stopped on an unexpected error ({error['type']}: "
-                      f"{error['message']}).",
-                      "if your code changes Python or torch internals, undo that; otherwise "
-                      "this is a gradtutor bug"),)
+                      msg("The check stopped on an unexpected error ({error}: {message}).",
+                          error=error["type"], message=error["message"]),
+                      msg("if your code changes Python or torch internals, undo that; "
+                          "otherwise this is a gradtutor bug")),)
     if final["type"] == "learner_error":
         return (learner_error_check(final, function, run.memory_limit),)
     observed = final["observed"]

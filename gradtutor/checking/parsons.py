@@ -14,8 +14,10 @@ import textwrap
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from gradtutor.checking.feedback import joined, listed
 from gradtutor.checking.verdict import Check, Table, Verdict, overall
 from gradtutor.errors import GradtutorError
+from gradtutor.i18n import msg
 from gradtutor.lessons.model import Lesson, Parsons
 
 MAX_ANSWER_BYTES = 1024 * 1024
@@ -59,22 +61,25 @@ def grade(step: Parsons, order: Sequence[str]) -> Verdict:
     lines = _lines_check(step, order)
     if lines.status != "pass":
         checks = (lines, Check("order", "skip",
-                               "not judged until every line is there exactly once"))
+                               msg("not judged until every line is there exactly once")))
         return Verdict(step.id, overall(checks), checks, seed=0, duration_ms=0)
     wrong = first_out_of_place(step, order)
     if wrong is None:
-        passed = Check("order", "pass", "every line comes after the lines it needs")
+        passed = Check("order", "pass", msg("every line comes after the lines it needs"))
         return Verdict(step.id, "pass", (lines, passed), seed=0, duration_ms=0)
     line_id, later = wrong
     line = step.line(line_id)
-    before = " and ".join(f"`{step.line(ref).code}`" for ref in later)
-    needs = " and ".join(f"`{step.line(ref).code}`" for ref in line.after)
-    rows = tuple((str(n), step.line(i).code, "out of place" if i == line_id else "")
+    before = joined([f"`{step.line(ref).code}`" for ref in later])
+    needs = joined([f"`{step.line(ref).code}`" for ref in line.after])
+    rows = tuple((str(n), step.line(i).code, msg("out of place") if i == line_id else "")
                  for n, i in enumerate(order, start=1))
+    # the lesson's own words (already in the learner's language): data to this message
     why = " ".join(line.why.split())
-    failed = Check("order", "fail", f"`{line.code}` comes before {before}: {why}",
-                   help=f"`{line.code}` must come after {needs}",
-                   evidence=Table(("#", "your order", ""), rows))
+    failed = Check("order", "fail",
+                   msg("`{code}` comes before {lines}: {why}", code=line.code, lines=before,
+                       why=why),
+                   help=msg("`{code}` must come after {lines}", code=line.code, lines=needs),
+                   evidence=Table(("#", msg("your order"), ""), rows))
     return Verdict(step.id, "fail", (lines, failed), seed=0, duration_ms=0,
                    extra={"out_of_place": line_id})
 
@@ -83,17 +88,26 @@ def _lines_check(step: Parsons, order: Sequence[str]) -> Check:
     known = [line.id for line in step.lines]
     count = len(known)
     if not order:
-        return Check("lines", "fail", f"your answer has none of the {count} lines",
-                     help=f"put all {count} lines in order, each once")
+        return Check("lines", "fail", msg("your answer has none of the {count} lines",
+                                          count=count),
+                     help=msg("put all {count} lines in order, each once", count=count))
     seen = Counter(order)
-    problems = [f"{line_id!r} is not one of the lines" for line_id in seen
+    problems = [msg("{line} is not one of the lines", line=repr(line_id)) for line_id in seen
                 if line_id not in known]
-    problems += [f"`{step.line(i).code}` is there {seen[i]} times" for i in known if seen[i] > 1]
-    problems += [f"`{step.line(i).code}` is missing" for i in known if not seen[i]]
+    problems += [msg("`{code}` is there {times} times", code=step.line(i).code, times=seen[i])
+                 for i in known if seen[i] > 1]
+    problems += [msg("`{code}` is missing", code=step.line(i).code)
+                 for i in known if not seen[i]]
     if problems:
-        return Check("lines", "fail", "; ".join(problems),
-                     help=f"use each of the {count} lines exactly once")
-    return Check("lines", "pass", f"all {count} lines, each once")
+        return Check("lines", "fail", _semicolons(problems),
+                     help=msg("use each of the {count} lines exactly once", count=count))
+    return Check("lines", "pass", msg("all {count} lines, each once", count=count))
+
+
+def _semicolons(items: Sequence[str]) -> str:
+    if len(items) == 1:
+        return items[0]
+    return msg("{items}; {last}", items=_semicolons(items[:-1]), last=items[-1])
 
 
 def normal(code: str) -> str:
@@ -117,7 +131,8 @@ def order_from_text(step: Parsons, text: str) -> list[str]:
         candidates.append(candidates[2].split("#", 1)[0])
         found = next((by_code[normal(c)] for c in candidates if normal(c) in by_code), None)
         if found is None:
-            raise OrderTextError(f"line {number}, `{stripped}`, is not one of the lines to order",
+            raise OrderTextError(msg("line {number}, `{text}`, is not one of the lines to order",
+                                     number=number, text=stripped),
                                  _closest_hint(step, stripped))
         order.append(found)
     return order
@@ -127,8 +142,9 @@ def _closest_hint(step: Parsons, written: str) -> str:
     codes = {normal(line.code): line.code for line in step.lines}
     close = difflib.get_close_matches(normal(written), list(codes), n=1, cutoff=0.6)
     if close:
-        return f"did you mean `{codes[close[0]]}`?"
-    return "copy each line as given: " + ", ".join(f"`{line.code}`" for line in step.lines)
+        return msg("did you mean `{code}`?", code=codes[close[0]])
+    return msg("copy each line as given: {lines}",
+               lines=listed([f"`{line.code}`" for line in step.lines]))
 
 
 def grade_text(step: Parsons, text: str) -> Verdict:
@@ -137,7 +153,7 @@ def grade_text(step: Parsons, text: str) -> Verdict:
         order = order_from_text(step, text)
     except OrderTextError as exc:
         checks = (Check("lines", "fail", exc.message, help=exc.hint),
-                  Check("order", "skip", "not judged until every line is one of the lines"))
+                  Check("order", "skip", msg("not judged until every line is one of the lines")))
         return Verdict(step.id, "fail", checks, seed=0, duration_ms=0)
     return grade(step, order)
 
@@ -146,15 +162,16 @@ def grade_file(step: Parsons, raw: bytes, filename: str) -> Verdict:
     """The verdict on an answer file's bytes; a file that is not UTF-8 text is an error."""
     problem = None
     if len(raw) > MAX_ANSWER_BYTES:
-        problem = f"{filename} is {len(raw)} bytes; an answer of {len(step.lines)} lines is short"
+        problem = msg("{file} is {size} bytes; an answer of {count} lines is short",
+                      file=filename, size=len(raw), count=len(step.lines))
     else:
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
-            problem = f"{filename} is not UTF-8 text"
+            problem = msg("{file} is not UTF-8 text", file=filename)
     if problem is not None:
-        check = Check("file", "error", problem, help="write the lines in order, one per line, "
-                                                     "in a plain text file")
+        check = Check("file", "error", problem,
+                      help=msg("write the lines in order, one per line, in a plain text file"))
         return Verdict(step.id, "error", (check,), seed=0, duration_ms=0)
     return grade_text(step, text)
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gradtutor.i18n import ENGLISH, Msg, Translator
+
 CheckStatus = Literal["pass", "fail", "error", "timeout", "skip"]
 Status = Literal["pass", "fail", "error", "timeout"]
 
 
 @dataclass(frozen=True)
 class Table:
-    """Evidence as a small table, e.g. per step: the gradient used vs the one expected."""
+    """Evidence as a small table, e.g. per step: the gradient used vs the one expected.
+    Column names and word cells are `msg()` messages; numbers and names are plain str."""
 
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
@@ -23,7 +26,8 @@ class Table:
 
 @dataclass(frozen=True)
 class Check:
-    """One named check. `message` names the mistake in the learner's terms; `help` is a hint."""
+    """One named check. `message` names the mistake in the learner's terms; `help` is a hint.
+    Both are `msg()` messages, so the shell can say them in the learner's language."""
 
     name: str
     status: CheckStatus
@@ -57,8 +61,16 @@ def overall(checks: tuple[Check, ...]) -> Status:
     return "pass" if checks else "error"
 
 
-def to_json(verdict: Verdict) -> dict[str, Any]:
-    """The documented `gradtutor check --json` object (docs/check-format.md)."""
+def say(tr: Translator, text: str) -> str:
+    """A verdict's text in the learner's language: a message is translated; anything else
+    (a number, a name, a learner's value) is data and stays as it is, even if it happens to
+    read like a message."""
+    return tr(text) if isinstance(text, Msg) else str(text)
+
+
+def to_json(verdict: Verdict, tr: Translator = ENGLISH) -> dict[str, Any]:
+    """The documented `gradtutor check --json` object (docs/check-format.md), its messages,
+    hints and evidence said by `tr`; names and statuses stay as they are."""
     return {
         "exercise": verdict.exercise,
         "passed": verdict.passed,
@@ -67,10 +79,11 @@ def to_json(verdict: Verdict) -> dict[str, Any]:
             {
                 "name": c.name,
                 "status": c.status,
-                "message": c.message,
-                **({"help": c.help} if c.help else {}),
-                **({"evidence": {"columns": list(c.evidence.columns),
-                                 "rows": [list(r) for r in c.evidence.rows]}}
+                "message": say(tr, c.message),
+                **({"help": say(tr, c.help)} if c.help else {}),
+                **({"evidence": {"columns": [say(tr, col) for col in c.evidence.columns],
+                                 "rows": [[say(tr, cell) for cell in r]
+                                          for r in c.evidence.rows]}}
                    if c.evidence else {}),
             }
             for c in verdict.checks

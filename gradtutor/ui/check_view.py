@@ -1,5 +1,8 @@
 """A Verdict as Rich renderables: each check with a symbol and a word, its evidence, and the
-learner's own output with control sequences made harmless. Pure: nothing here prints."""
+learner's own output with control sequences made harmless. Pure: nothing here prints.
+
+Every word is said by `look.tr`; the checks' messages, hints and evidence are messages
+(`msg()`) too, so a learner reading Chinese sees no English feedback line."""
 
 from __future__ import annotations
 
@@ -10,11 +13,15 @@ from rich.table import Table
 from rich.text import Text
 
 from gradtutor.checking.feedback import neutralise_verdict
-from gradtutor.checking.verdict import Check, Verdict
+from gradtutor.checking.verdict import Check, Verdict, say
+from gradtutor.i18n import msg
+from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look, inline
 
-_WORDS = {"pass": "passed", "fail": "failed", "error": "error", "timeout": "timed out",
-          "skip": "not run"}
+_WORDS = {"pass": msg("passed"), "fail": msg("failed"), "error": msg("error"),
+          "timeout": msg("timed out"), "skip": msg("not run")}
+_TITLES = {"pass": msg("Passed"), "fail": msg("Not yet"),
+           "error": msg("Your code did not run to the end"), "timeout": msg("Timed out")}
 
 
 def _symbol(status: str, look: Look) -> tuple[str, str]:
@@ -26,40 +33,47 @@ def _symbol(status: str, look: Look) -> tuple[str, str]:
 
 
 def check_line(check: Check, look: Look) -> RenderableType:
+    tr = look.tr
     symbol, style = _symbol(check.status, look)
-    head = Text(f"{symbol} {check.name}: {_WORDS[check.status]}", style=f"bold {style}")
-    parts: list[RenderableType] = [head]
+    heading = tr(msg("{name}: {status}", name=check.name, status=_WORDS[check.status]))
+    parts: list[RenderableType] = [Prose(f"{symbol} {heading}", style=f"bold {style}")]
     if check.status != "pass" or look.plain:
         # a traceback keeps its lines; prose flows and highlights its `code`
-        body = Text(check.message) if "\n" in check.message.strip() else inline(check.message, look)
+        message = say(tr, check.message)
+        body = Prose(message) if "\n" in message.strip() else inline(message, look)
         parts.append(Padding(body, (0, 0, 0, 2)))
     if check.evidence is not None:
-        table = Table(*check.evidence.columns, box=None if look.plain else box.SIMPLE,
-                      show_edge=False, pad_edge=False)
+        table = Table(*(say(tr, column) for column in check.evidence.columns),
+                      box=None if look.plain else box.SIMPLE, show_edge=False, pad_edge=False)
         for row in check.evidence.rows:
-            table.add_row(*(Text(cell) for cell in row))
+            table.add_row(*(Text(say(tr, cell)) for cell in row))
         parts.append(Padding(table, (0, 0, 0, 2)))
     if check.help and check.status != "pass":
-        parts.append(Padding(Text.assemble(("hint: ", "bold"), inline(check.help, look)),
-                             (0, 0, 0, 2)))
+        # the label carries its own spacing: "hint: " in English, none after "：" in Chinese
+        parts.append(Padding(Prose.assemble((tr(msg("hint: ")), "bold"),
+                                           inline(say(tr, check.help), look)), (0, 0, 0, 2)))
     return Group(*parts)
 
 
 def verdict_view(verdict: Verdict, look: Look) -> RenderableType:
+    """The verdict as the learner reads it, in the language of `look.tr`."""
+    tr = look.tr
     # messages quote learner exceptions and type names: as unsafe as the output itself
     verdict = neutralise_verdict(verdict)
     symbol, style = _symbol(verdict.status, look)
-    title = {"pass": "Passed", "fail": "Not yet", "error": "Your code did not run to the end",
-             "timeout": "Timed out"}[verdict.status]
+    title = tr(msg("{exercise}: {title}", exercise=verdict.exercise,
+                   title=_TITLES[verdict.status]))
+    timing = (msg("seed {seed}, {ms} ms", seed=verdict.seed, ms=verdict.duration_ms) if look.plain
+              else msg("seed {seed} · {ms} ms", seed=verdict.seed, ms=verdict.duration_ms))
     parts: list[RenderableType] = [
-        Text(f"{symbol} {verdict.exercise}: {title}", style=f"bold {style}"),
-        Text(f"seed {verdict.seed} · {verdict.duration_ms} ms" if not look.plain
-             else f"seed {verdict.seed}, {verdict.duration_ms} ms", style="grey50"),
+        Prose(f"{symbol} {title}", style=f"bold {style}"),
+        Text(tr(timing), style="grey50"),
         Text(""),
     ]
     parts += [check_line(check, look) for check in verdict.checks]
     if verdict.output.strip():
-        more = " (cut: it was longer)" if verdict.output_truncated else ""
-        parts += [Text(""), Text(f"Your code printed{more}:", style="bold"),
+        printed = (msg("Your code printed (cut: it was longer):") if verdict.output_truncated
+                   else msg("Your code printed:"))
+        parts += [Text(""), Prose(tr(printed), style="bold"),
                   Padding(Text(verdict.output.rstrip()), (0, 0, 0, 2))]
     return Group(*parts)

@@ -1,5 +1,6 @@
 """The exercise screen's body: the task, the learner's file, the hints and solution asked
-for, and the state of the check. Pure: nothing here prints or reads the file."""
+for, and the state of the check. Pure: nothing here prints or reads the file. Its own words
+are messages, said by `look.tr`."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.padding import Padding
 from rich.text import Text
 
+from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 from gradtutor.ui.check_view import verdict_view
+from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look, code_block, inline, markdown
 from gradtutor.walk_practice import ExerciseView
 
@@ -19,17 +22,23 @@ from gradtutor.walk_practice import ExerciseView
 def exercise_body(exercise: Exercise, view: ExerciseView, path: Path,
                   look: Look) -> RenderableType:
     """`path` is the learner's file for this exercise, as the screen names it."""
+    tr = look.tr
     parts: list[RenderableType] = [markdown(exercise.prompt, look), Text("")]
-    kept = " (your earlier work, kept as it was)" if view.kept else ""
-    parts.append(Text.assemble(("Your file", "bold"), (kept, "grey50"), ":"))
+    if view.kept:
+        parts.append(Prose.assemble((tr(msg("Your file")), "bold"),
+                                    (tr(msg(" (your earlier work, kept as it was):")),
+                                     "grey50")))
+    else:
+        parts.append(Prose(tr(msg("Your file:")), style="bold"))
     parts.append(Padding(Folded(str(path), "cyan"), (0, 0, 0, 2)))
-    parts.append(inline("Edit it in any editor (`e` opens yours); each save is checked here.",
-                        look, "italic"))
+    parts.append(inline(tr(msg("Edit it in any editor (`e` opens yours); each save is checked "
+                               "here.")), look, "italic"))
     for number, hint in enumerate(exercise.hints[: view.hints], start=1):
-        label = Text(f"Hint {number} of {len(exercise.hints)}: ", style="bold yellow")
-        parts += [Text(""), Text.assemble(label, inline(hint, look))]
+        label = tr(msg("Hint {number} of {total}: ", number=number, total=len(exercise.hints)))
+        parts += [Text(""), Prose.assemble((label, "bold yellow"), inline(hint, look))]
     if view.solution:
-        parts += [Text(""), Text("Solution:", style="bold"), code_block(exercise.solution, look)]
+        parts += [Text(""), Prose(tr(msg("Solution:")), style="bold"),
+                  code_block(exercise.solution, look)]
     parts += [Text(""), status(exercise, view, look)]
     return Group(*parts)
 
@@ -50,20 +59,21 @@ class Folded:
 def status(exercise: Exercise, view: ExerciseView, look: Look) -> RenderableType:
     """Where the check stands: running, its verdict (and why it works, once passed), or not
     run yet; the solution question takes its place while it is asked."""
+    tr = look.tr
     if view.confirming:
-        return Text("Show the solution? You can still write your own afterwards.  "
-                    "y shows it, n keeps it hidden.", style="bold yellow")
+        return Prose(tr(msg("Show the solution? You can still write your own afterwards.  "
+                            "y shows it, n keeps it hidden.")), style="bold yellow")
     parts: list[RenderableType] = []
     if view.checking:
-        parts.append(Text("checking ...", style="bold cyan"))
+        parts.append(Prose(tr(msg("checking ...")), style="bold cyan"))
     if view.verdict is not None:
         if view.checking:
-            parts += [Text("the result before:", style="grey50")]
+            parts += [Prose(tr(msg("the result before:")), style="grey50")]
         parts.append(verdict_view(view.verdict, look))
         if view.verdict.passed:
-            parts += [Text(""), Text("Why it works", style="bold green"),
+            parts += [Text(""), Prose(tr(msg("Why it works")), style="bold green"),
                       Padding(markdown(exercise.why, look), (0, 0, 0, 2))]
     elif not view.checking:
-        parts.append(Text("Not checked yet: save your file (or c checks it now).",
-                          style="grey50"))
+        parts.append(Prose(tr(msg("Not checked yet: save your file (or c checks it now).")),
+                           style="grey50"))
     return Group(*parts)

@@ -26,6 +26,7 @@ from gradtutor.checking.checkers.training import (
     usable,
 )
 from gradtutor.checking.verdict import Check
+from gradtutor.i18n import msg
 
 FUNCTION = "accumulated_step"
 ARITY = 4
@@ -74,15 +75,15 @@ def _one_step(case: dict[str, Any], events: list[dict[str, Any]]) -> Check | Non
         return None
     if steps == 0:
         return Check("one-step", "fail",
-                     "optimizer.step() never ran, so the weights never changed.",
-                     "after the last micro-batch's backward, call optimizer.step() once")
+                     msg("optimizer.step() never ran, so the weights never changed."),
+                     msg("after the last micro-batch's backward, call optimizer.step() once"))
     interleaved = any(e.get("event") == "accumulate" for e in events[_steps(events)[0]:])
-    how = (f"once per micro-batch ({n} micro-batches)" if steps == n and interleaved
-           else f"{steps} times")
+    how = (msg("once per micro-batch ({n} micro-batches)", n=n) if steps == n and interleaved
+           else msg("{steps} times", steps=steps))
     return Check("one-step", "fail",
-                 f"optimizer.step() ran {how}: accumulation takes a single step, after "
-                 f"the backward of every micro-batch.",
-                 "move optimizer.step() out of the loop, after it")
+                 msg("optimizer.step() ran {how}: accumulation takes a single step, after the "
+                     "backward of every micro-batch.", how=how),
+                 msg("move optimizer.step() out of the loop, after it"))
 
 
 def _backward_per_micro_batch(case: dict[str, Any], names: list[str],
@@ -94,23 +95,24 @@ def _backward_per_micro_batch(case: dict[str, Any], names: list[str],
     if len(steps) == 1 and any(e.get("event") == "accumulate" for e in events[steps[0]:]):
         return Check(
             "backward-per-micro-batch", "fail",
-            "optimizer.step() ran before backward: the step used the gradient that was in "
-            ".grad before your micro-batches, and theirs came too late to be used.",
-            "run backward on every micro-batch first, then call optimizer.step()")
+            msg("optimizer.step() ran before backward: the step used the gradient that was in "
+                ".grad before your micro-batches, and theirs came too late to be used."),
+            msg("run backward on every micro-batch first, then call optimizer.step()"))
     if all(c == n for c in counts.values()):
         return None
     most = max(counts.values())
     if most == 0:
-        message = ("No gradient reached the parameters through backward(): call backward on "
-                   "each micro-batch's loss.")
+        message = msg("No gradient reached the parameters through backward(): call backward "
+                      "on each micro-batch's loss.")
     elif most == 1:
-        message = (f"backward ran once for {n} micro-batches: call it once per micro-batch. "
-                   f"Each backward then frees that micro-batch's graph before the next one is "
-                   f"built, which is what saves memory.")
+        message = msg("backward ran once for {n} micro-batches: call it once per micro-batch. "
+                      "Each backward then frees that micro-batch's graph before the next one "
+                      "is built, which is what saves memory.", n=n)
     else:
-        message = f"backward ran {most} times for {n} micro-batches: run it once per micro-batch."
+        message = msg("backward ran {most} times for {n} micro-batches: run it once per "
+                      "micro-batch.", most=most, n=n)
     return Check("backward-per-micro-batch", "fail", message,
-                 "in the loop: loss = loss_fn(model(x), y) / n, then loss.backward()")
+                 msg("in the loop: loss = loss_fn(model(x), y) / n, then loss.backward()"))
 
 
 def _explain(v: Vector, families: dict[str, Vector]) -> tuple[str, float] | None:
@@ -129,20 +131,22 @@ def _gradient_checks(case: dict[str, Any], exp: dict[str, Any],
     names = exp["names"]
     n = case["micro_batches"]
     used_grads = events[_steps(events)[0]]["grads"]
-    table = per_param_table(names, ("your step used", "mean gradient of the whole batch"),
+    table = per_param_table(names, (msg("your step used"),
+                                    msg("mean gradient of the whole batch")),
                             used_grads, exp["mean"])
     used = join(used_grads, names)
     step = _steps(events)[0]
-    why = ("optimizer.step() ran before backward" if not any(
+    why = (msg("optimizer.step() ran before backward") if not any(
         e.get("event") == "accumulate" for e in events[:step])
-        else ".grad was cleared after backward")
+        else msg(".grad was cleared after backward"))
     if used is None:
         missing = [name for name in names if used_grads.get(name) is None]
         return None, Check(
             "step-gradient", "fail",
-            f"The step saw no gradient for {', '.join(missing)}: {why}, so .grad was None "
-            f"when optimizer.step() ran and those parameters did not move.",
-            "order: zero_grad(), then backward on each micro-batch, then step()", table)
+            msg("The step saw no gradient for {names}: {why}, so .grad was None when "
+                "optimizer.step() ran and those parameters did not move.",
+                names=", ".join(missing), why=why),
+            msg("order: zero_grad(), then backward on each micro-batch, then step()"), table)
     mean = join(exp["mean"], names)
     last = join(exp["micro"][-1], names)
     assert mean is not None and last is not None
@@ -155,36 +159,38 @@ def _gradient_checks(case: dict[str, Any], exp: dict[str, Any],
             own = without
             clears = Check(
                 "clears-leftovers", "fail",
-                "The step used leftover gradients from before your function was called: "
-                "clear them first.",
-                "call optimizer.zero_grad() once, before the first micro-batch",
-                per_param_table(names, ("leftover .grad before your call", "your step used",
-                                        "should have used"),
+                msg("The step used leftover gradients from before your function was called: "
+                    "clear them first."),
+                msg("call optimizer.zero_grad() once, before the first micro-batch"),
+                per_param_table(names, (msg("leftover .grad before your call"),
+                                        msg("your step used"), msg("should have used")),
                                 exp["leftovers"], used_grads, exp["mean"]))
     found = _explain(own, families)
     if found is not None and found[0] == "mean" and near(found[1], 1.0):
         return clears, None
-    help_ = f"divide each micro-batch's loss by {n} (the number of micro-batches)"
+    help_ = msg("divide each micro-batch's loss by {n} (the number of micro-batches)", n=n)
     if found is None:
-        message = ("The step's gradient is not the mean-loss gradient of all the micro-batches "
-                   "taken as one batch.")
+        message = msg("The step's gradient is not the mean-loss gradient of all the "
+                      "micro-batches taken as one batch.")
     elif found[0] == "last":
-        message = ("The step used only the last micro-batch's gradient: .grad was cleared "
-                   "inside the loop, wiping out the earlier micro-batches.")
-        help_ = "clear once, before the loop, not for every micro-batch"
+        message = msg("The step used only the last micro-batch's gradient: .grad was cleared "
+                      "inside the loop, wiping out the earlier micro-batches.")
+        help_ = msg("clear once, before the loop, not for every micro-batch")
     elif near(found[1], 0.0):
-        message = f"The step used none of your micro-batches' gradients: {why}."
-        help_ = "order: zero_grad(), then backward on each micro-batch, then step()"
+        message = msg("The step used none of your micro-batches' gradients: {why}.", why=why)
+        help_ = msg("order: zero_grad(), then backward on each micro-batch, then step()")
     elif near(found[1], n):
-        message = (f"Your loss was not divided by the number of micro-batches: the step used "
-                   f"a gradient {n}× too large.")
+        message = msg("Your loss was not divided by the number of micro-batches: the step "
+                      "used a gradient {n}× too large.", n=n)
     elif near(found[1], 1 / n):
-        message = (f"The step used a gradient {n}× too small: it was divided by {n} twice. "
-                   f"Divide each micro-batch's loss by {n} once.")
-        help_ = f"either loss / {n} before backward or scale .grad before step(), not both"
+        message = msg("The step used a gradient {n}× too small: it was divided by {n} twice. "
+                      "Divide each micro-batch's loss by {n} once.", n=n)
+        help_ = msg("either loss / {n} before backward or scale .grad before step(), not both",
+                    n=n)
     else:
-        message = (f"The step used {times(found[1])}× the whole-batch mean gradient; with "
-                   f"{n} equal micro-batches, each mean loss should count 1/{n}.")
+        message = msg("The step used {factor}× the whole-batch mean gradient; with {n} equal "
+                      "micro-batches, each mean loss should count 1/{n}.",
+                      factor=times(found[1]), n=n)
     return clears, Check("step-gradient", "fail", message, help_, table)
 
 
@@ -197,21 +203,21 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     single = [i for i, bad in zip(ran, one_step, strict=True) if bad is None]
     gradient = [_gradient_checks(cases[i], expected[i], observed[i]) for i in single]
     checks = [
-        first_failure(one_step) or Check("one-step", "pass", "optimizer.step() ran exactly once"),
+        first_failure(one_step)
+        or Check("one-step", "pass", msg("optimizer.step() ran exactly once")),
         first_failure(backward) or Check(
             "backward-per-micro-batch", "pass",
-            "backward ran once per micro-batch, all before the step"),
+            msg("backward ran once per micro-batch, all before the step")),
     ]
     leftover_cases = [i for i in single if cases[i]["leftovers"]]
+    no_step = msg("not judged: no single optimizer step to look at")
     checks.append(
         first_failure([c for c, _ in gradient])
-        or (Check("clears-leftovers", "pass", "leftover gradients did not reach the step")
-            if leftover_cases else
-            Check("clears-leftovers", "skip", "not judged: no single optimizer step to look at")))
+        or (Check("clears-leftovers", "pass", msg("leftover gradients did not reach the step"))
+            if leftover_cases else Check("clears-leftovers", "skip", no_step)))
     checks.append(
         first_failure([g for _, g in gradient])
         or (Check("step-gradient", "pass",
-                  "your micro-batches added up to the mean gradient of the whole batch")
-            if single else
-            Check("step-gradient", "skip", "not judged: no single optimizer step to look at")))
+                  msg("your micro-batches added up to the mean gradient of the whole batch"))
+            if single else Check("step-gradient", "skip", no_step)))
     return checks

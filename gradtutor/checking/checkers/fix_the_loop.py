@@ -28,6 +28,7 @@ from gradtutor.checking.checkers.training import (
     usable,
 )
 from gradtutor.checking.verdict import Check, Table
+from gradtutor.i18n import msg
 
 FUNCTION = "train"
 ARITY = 4
@@ -114,16 +115,16 @@ def _order_problem(window: list[dict[str, Any]]) -> str:
     """Why a step saw an empty or stale gradient, read from what happened before it."""
     kinds = [e.get("event") for e in window]
     if "accumulate" not in kinds:
-        return "optimizer.step() ran before backward"
+        return msg("optimizer.step() ran before backward")
     last_backward = max(i for i, k in enumerate(kinds) if k == "accumulate")
     if "zero_grad" in kinds[last_backward:]:
-        return "zero_grad() ran after backward and before step()"
-    return ".grad was cleared after backward"
+        return msg("zero_grad() ran after backward and before step()")
+    return msg(".grad was cleared after backward")
 
 
 def _step_table(rows: list[tuple[int, Vector | None, Vector]]) -> Table:
     """Per step: the gradient it used next to the one it should have used."""
-    return Table(("step", "gradient it used", "gradient of its batch"),
+    return Table((msg("step"), msg("gradient it used"), msg("gradient of its batch")),
                  tuple((str(k + 1), fmt(used), fmt(ref)) for k, used, ref in rows))
 
 
@@ -157,11 +158,11 @@ def _analyse(case: dict[str, Any], exp: dict[str, Any],
             if c is not None or close(used, leftovers):
                 found["leftover"] = Check(
                     "clears-leftovers", "fail",
-                    "The first step used leftover gradients from before your function was "
-                    "called: clear them first.",
-                    "call optimizer.zero_grad() at the top of each step, before backward",
-                    per_param_table(names, ("leftover .grad before your call", "step 1 used",
-                                            "gradient of batch 1"),
+                    msg("The first step used leftover gradients from before your function was "
+                        "called: clear them first."),
+                    msg("call optimizer.zero_grad() at the top of each step, before backward"),
+                    per_param_table(names, (msg("leftover .grad before your call"),
+                                            msg("step 1 used"), msg("gradient of batch 1")),
                                     exp["leftovers"], step["grads"], ref["grads"]))
                 if c is not None and near(c, 1.0):
                     break  # batch 1's own gradient was right; the trajectory now differs
@@ -184,39 +185,44 @@ def _backward_problem(steps: list[dict[str, Any]], names: list[str]) -> tuple[st
         if all(c == 1 for c in counts):
             continue
         if not any(e.get("event") == "accumulate" for s in steps for e in s["window"]):
-            return ("No gradient reached the parameters through backward(): .grad was never "
-                    "filled by a backward pass.",
-                    "loss = loss_fn(model(x), y), then loss.backward(), in every step")
+            return (msg("No gradient reached the parameters through backward(): .grad was "
+                        "never filled by a backward pass."),
+                    msg("loss = loss_fn(model(x), y), then loss.backward(), in every step"))
         if max(counts) == 0:
-            return (f"optimizer.step() ran before backward: step {k + 1} had no backward pass "
-                    f"before it.", "call loss.backward() before optimizer.step()")
-        return (f"backward ran {max(counts)} times before step {k + 1}: run it once per batch.",
-                "one loss.backward() per step")
+            return (msg("optimizer.step() ran before backward: step {step} had no backward "
+                        "pass before it.", step=k + 1),
+                    msg("call loss.backward() before optimizer.step()"))
+        return (msg("backward ran {count} times before step {step}: run it once per batch.",
+                    count=max(counts), step=k + 1),
+                msg("one loss.backward() per step"))
     return None
 
 
 def _batch_problem(k: int, used: Vector | None, g: Vector, previous: Vector | None,
                    window: list[dict[str, Any]]) -> tuple[str, str]:
     """(message, help) for step k, whose gradient was not its batch's gradient."""
-    step = f"Step {k + 1}"
+    step = k + 1
     if used is None or not any(used):
-        return (f"{step} used none of batch {k + 1}'s gradient: {_order_problem(window)}.",
-                "in each step: zero_grad(), forward, loss, backward(), then step()")
+        return (msg("Step {step} used none of batch {step}'s gradient: {why}.", step=step,
+                    why=_order_problem(window)),
+                msg("in each step: zero_grad(), forward, loss, backward(), then step()"))
     if previous is not None and close(used, previous) and "accumulate" not in [
             e.get("event") for e in window]:
-        return (f"optimizer.step() ran before backward: {step.lower()} used the previous "
-                f"gradient, batch {k}'s.",
-                "call loss.backward() before optimizer.step()")
+        return (msg("optimizer.step() ran before backward: step {step} used the previous "
+                    "gradient, batch {previous}'s.", step=step, previous=k),
+                msg("call loss.backward() before optimizer.step()"))
     if previous is not None and close(used, add(previous, g)):
-        return (f"{step} used the gradient of batch {k} plus batch {k + 1}: .grad was not "
-                f"cleared before backward.",
-                "call optimizer.zero_grad() in every step, before loss.backward()")
+        return (msg("Step {step} used the gradient of batch {previous} plus batch {step}: "
+                    ".grad was not cleared before backward.", step=step, previous=k),
+                msg("call optimizer.zero_grad() in every step, before loss.backward()"))
     c = multiple(used, g)
     if c is not None:
-        return (f"{step} used {times(c)}× the gradient of batch {k + 1}.",
-                "run backward once per batch, on that batch's loss")
-    return (f"{step} used a gradient that is not the gradient of batch {k + 1}'s loss.",
-            "each step: zero_grad(), loss = loss_fn(model(x), y), loss.backward(), step()")
+        return (msg("Step {step} used {factor}× the gradient of batch {step}.", step=step,
+                    factor=times(c)),
+                msg("run backward once per batch, on that batch's loss"))
+    return (msg("Step {step} used a gradient that is not the gradient of batch {step}'s loss.",
+                step=step),
+            msg("each step: zero_grad(), loss = loss_fn(model(x), y), loss.backward(), step()"))
 
 
 def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
@@ -224,33 +230,36 @@ def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
     count = case["batches"]
     if isinstance(losses, dict):
         kind = losses["not_a_list"]
-        message = ("You returned None: collect loss.item() for each batch in a list and return "
-                   "it." if kind == "NoneType" else
-                   f"You returned a {kind}, not a list of the batch losses.")
-        return Check("returns-losses", "fail", message, "return a list: one loss.item() per batch")
+        message = (msg("You returned None: collect loss.item() for each batch in a list and "
+                       "return it.") if kind == "NoneType" else
+                   msg("You returned a {kind}, not a list of the batch losses.", kind=kind))
+        return Check("returns-losses", "fail", message,
+                     msg("return a list: one loss.item() per batch"))
     if len(losses) != count:
         return Check("returns-losses", "fail",
-                     f"You returned {len(losses)} losses for {count} batches: return one per "
-                     f"batch.", "append loss.item() once in each step")
+                     msg("You returned {returned} losses for {count} batches: return one per "
+                         "batch.", returned=len(losses), count=count),
+                     msg("append loss.item() once in each step"))
     kinds = {item["type"] for item in losses if isinstance(item, dict)}
     if "Tensor" in kinds:
         return Check("returns-losses", "fail",
-                     "Your list holds tensors, not floats: append loss.item(). Keeping the loss "
-                     "tensors also keeps each batch's graph in memory.",
-                     "losses.append(loss.item())")
+                     msg("Your list holds tensors, not floats: append loss.item(). Keeping the "
+                         "loss tensors also keeps each batch's graph in memory."),
+                     msg("losses.append(loss.item())"))
     if kinds:
         return Check("returns-losses", "fail",
-                     f"Your list holds {', '.join(sorted(kinds))} values, not floats.",
-                     "losses.append(loss.item())")
+                     msg("Your list holds {kinds} values, not floats.",
+                         kinds=", ".join(sorted(kinds))),
+                     msg("losses.append(loss.item())"))
     ref = [step["loss"] for step in exp["steps"]]
     wrong = [k for k in range(min(comparable, count)) if not close(losses[k], ref[k])]
     if not wrong:
         return None
     return Check("returns-losses", "fail",
-                 f"Loss {wrong[0] + 1} you returned is not the loss of batch {wrong[0] + 1} "
-                 f"(computed before its step).",
-                 "append loss.item() right after computing each batch's loss",
-                 Table(("batch", "you returned", "its loss"),
+                 msg("Loss {batch} you returned is not the loss of batch {batch} (computed "
+                     "before its step).", batch=wrong[0] + 1),
+                 msg("append loss.item() right after computing each batch's loss"),
+                 Table((msg("batch"), msg("you returned"), msg("its loss")),
                        tuple((str(k + 1), fmt(losses[k]), fmt(ref[k]))
                              for k in range(min(comparable, count)))))
 
@@ -258,13 +267,18 @@ def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
 def _step_count(cases: list[dict[str, Any]], found: dict[int, dict[str, Any]]) -> Check:
     wrong = [i for i in found if found[i]["steps"] != cases[i]["batches"]]
     if not wrong:
-        return Check("one-step-per-batch", "pass", "one optimizer step per batch")
+        return Check("one-step-per-batch", "pass", msg("one optimizer step per batch"))
     steps, count = found[wrong[0]]["steps"], cases[wrong[0]]["batches"]
-    message = ("optimizer.step() never ran, so the weights never changed." if steps == 0
-               else f"optimizer.step() ran {steps} time{'s' if steps != 1 else ''} for "
-                    f"{count} batches: step once per batch, inside the loop.")
+    if steps == 0:
+        message = msg("optimizer.step() never ran, so the weights never changed.")
+    elif steps == 1:
+        message = msg("optimizer.step() ran 1 time for {count} batches: step once per batch, "
+                      "inside the loop.", count=count)
+    else:
+        message = msg("optimizer.step() ran {steps} times for {count} batches: step once per "
+                      "batch, inside the loop.", steps=steps, count=count)
     return Check("one-step-per-batch", "fail", message,
-                 "call optimizer.step() once in each step, after backward")
+                 msg("call optimizer.step() once in each step, after backward"))
 
 
 def _per_step(name: str, key: str, judged: list[int], found: dict[int, dict[str, Any]],
@@ -277,7 +291,7 @@ def _per_step(name: str, key: str, judged: list[int], found: dict[int, dict[str,
         return Check(name, "fail", message, help_, evidence)
     if judged:
         return Check(name, "pass", passed)
-    return Check(name, "skip", "not judged: there was not one step per batch to look at")
+    return Check(name, "skip", msg("not judged: there was not one step per batch to look at"))
 
 
 def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
@@ -291,13 +305,13 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     return [
         _step_count(cases, found),
         _per_step("backward-per-batch", "backward", judged, found,
-                  "one backward pass before each step"),
+                  msg("one backward pass before each step")),
         leftover[0] if leftover else
-        Check("clears-leftovers", "pass", "leftover gradients did not reach the first step")
+        Check("clears-leftovers", "pass", msg("leftover gradients did not reach the first step"))
         if any(cases[i]["leftovers"] and found[i]["steps"] for i in found) else
-        Check("clears-leftovers", "skip", "not judged: no step to look at"),
+        Check("clears-leftovers", "skip", msg("not judged: no step to look at")),
         _per_step("per-batch-gradient", "batch", judged, found,
-                  "each step used only its own batch's gradient"),
+                  msg("each step used only its own batch's gradient")),
         next((c for c in losses if c is not None),
-             Check("returns-losses", "pass", "you returned each batch's loss")),
+             Check("returns-losses", "pass", msg("you returned each batch's loss"))),
     ]

@@ -13,7 +13,9 @@ import random
 from typing import Any
 
 from gradtutor.checking.checkers.training import usable
+from gradtutor.checking.feedback import joined, listed
 from gradtutor.checking.verdict import Check, Table
+from gradtutor.i18n import msg
 
 FUNCTION = "grad_report"
 ARITY = 2
@@ -189,10 +191,10 @@ def describe(info: dict[str, Any], max_norm: float) -> str:
         return "None"
     if info["nan"] or info["inf"]:
         parts = [f"{info[k]} {k}" for k in ("nan", "inf") if info[k]]
-        return f"{' and '.join(parts)} of {info['numel']} entries"
+        return msg("{counts} of {numel} entries", counts=joined(parts), numel=info["numel"])
     if info["norm"] == 0:
-        return "all zeros"
-    return f"norm {info['norm']:.6g} (max_norm {max_norm:g})"
+        return msg("all zeros")
+    return msg("norm {norm:.6g} (max_norm {max_norm:g})", norm=info["norm"], max_norm=max_norm)
 
 
 def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> tuple[str, str]:
@@ -201,32 +203,37 @@ def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> tuple[str
     kind, right = info["kind"], info["class"]
     norm = f"{info['norm']:.6g}" if info["norm"] is not None else ""
     if kind == "nan":
-        return "nan", (f"'{name}' has nan entries, so it is exploding: its norm is nan, and "
-                       f"nan > max_norm is False. Check torch.isfinite(grad).all() as well.")
+        return "nan", msg("'{name}' has nan entries, so it is exploding: its norm is nan, and "
+                          "nan > max_norm is False. Check torch.isfinite(grad).all() as well.",
+                          name=name)
     if kind == "inf":
-        return "inf", f"'{name}' has an inf entry, so it is exploding."
+        return "inf", msg("'{name}' has an inf entry, so it is exploding.", name=name)
     if kind == "none":
-        return "none", f"The .grad of '{name}' is None: it got no gradient at all, so it is dead."
+        return "none", msg("The .grad of '{name}' is None: it got no gradient at all, so it is "
+                           "dead.", name=name)
     if kind == "zero":
-        return "zero", (f"'{name}' has a gradient of all zeros: it is dead. A zero gradient is "
-                        f"a tensor, not None, so test (grad == 0).all() too.")
+        return "zero", msg("'{name}' has a gradient of all zeros: it is dead. A zero gradient "
+                           "is a tensor, not None, so test (grad == 0).all() too.", name=name)
     if kind in ("above", "huge"):
-        return "above", (f"'{name}' has a gradient norm of {norm}, above max_norm "
-                         f"{max_norm:g}: it is exploding. Compare each parameter's own 2-norm, "
-                         f"grad.norm(), with max_norm.")
+        return "above", msg("'{name}' has a gradient norm of {norm}, above max_norm "
+                            "{max_norm:g}: it is exploding. Compare each parameter's own "
+                            "2-norm, grad.norm(), with max_norm.", name=name, norm=norm,
+                            max_norm=max_norm)
     if kind == "sum-zero" and got == "dead":
-        return "sum-zero", (f"The entries of the gradient of '{name}' add up to zero, but they "
-                            f"are not all zero: it is ok. Test every entry: (grad == 0).all(), "
-                            f"not grad.sum() == 0.")
+        return "sum-zero", msg("The entries of the gradient of '{name}' add up to zero, but "
+                               "they are not all zero: it is ok. Test every entry: "
+                               "(grad == 0).all(), not grad.sum() == 0.", name=name)
     if kind == "tiny" and got == "dead":
-        return "tiny", (f"'{name}' has a tiny gradient (norm {norm}), but not a zero one: it "
-                        f"is ok. Dead means every entry is exactly zero.")
+        return "tiny", msg("'{name}' has a tiny gradient (norm {norm}), but not a zero one: it "
+                           "is ok. Dead means every entry is exactly zero.", name=name, norm=norm)
     if got == "exploding" and info["norm"] is not None:
-        return "below", (f"'{name}' has a gradient norm of {norm}, not above max_norm "
-                         f"{max_norm:g}: it is ok. Use each parameter's own 2-norm, "
-                         f"grad.norm(): not the largest entry, the sum of absolute values, or "
-                         f"a total over all parameters.")
-    return f"{kind}-{got}", f"'{name}' is {right}, not {got}."
+        return "below", msg("'{name}' has a gradient norm of {norm}, not above max_norm "
+                            "{max_norm:g}: it is ok. Use each parameter's own 2-norm, "
+                            "grad.norm(): not the largest entry, the sum of absolute values, "
+                            "or a total over all parameters.", name=name, norm=norm,
+                            max_norm=max_norm)
+    return f"{kind}-{got}", msg("'{name}' is {right}, not {got}.", name=name, right=right,
+                                got=got)
 
 
 def _returns_dict(exp: dict[str, Any], obs: dict[str, Any]) -> Check | None:
@@ -234,37 +241,41 @@ def _returns_dict(exp: dict[str, Any], obs: dict[str, Any]) -> Check | None:
     if "not_a_dict" in report:
         kind = report["not_a_dict"]
         return Check("returns-dict", "fail",
-                     "You returned None: build a dict and return it." if kind == "NoneType"
-                     else f"You returned a {kind}, not a dict.",
-                     "report = {}; report[name] = 'dead' / 'exploding' / 'ok'; return report")
+                     msg("You returned None: build a dict and return it.") if kind == "NoneType"
+                     else msg("You returned a {kind}, not a dict.", kind=kind),
+                     msg("report = {}; report[name] = 'dead' / 'exploding' / 'ok'; return "
+                         "report"))
     if report["bad_keys"]:
         return Check("returns-dict", "fail",
-                     f"Your dict has {report['bad_keys'][0]} keys: use the parameter names, "
-                     f"the strings model.named_parameters() gives.",
-                     "for name, p in model.named_parameters(): report[name] = ...")
+                     msg("Your dict has {kind} keys: use the parameter names, the strings "
+                         "model.named_parameters() gives.", kind=report["bad_keys"][0]),
+                     msg("for name, p in model.named_parameters(): report[name] = ..."))
     names = list(exp["params"])
     entries = report["entries"]
     missing = [n for n in names if n not in entries]
     if missing:
         unused = all(exp["params"][n]["none"] for n in missing)
+        absent = ", ".join(repr(n) for n in missing[:4])
         return Check("returns-dict", "fail",
-                     f"Your dict has no entry for {', '.join(repr(n) for n in missing[:4])}"
-                     + (": parameters whose .grad is None belong in it too, as dead."
-                        if unused else ": give every parameter an entry."),
-                     "one entry per name in model.named_parameters()")
+                     msg("Your dict has no entry for {names}: parameters whose .grad is None "
+                         "belong in it too, as dead.", names=absent) if unused else
+                     msg("Your dict has no entry for {names}: give every parameter an entry.",
+                         names=absent),
+                     msg("one entry per name in model.named_parameters()"))
     extra = [n for n in entries if n not in exp["params"]]
     if extra:
         return Check("returns-dict", "fail",
-                     f"Your dict has names that are not parameter names: "
-                     f"{', '.join(repr(n) for n in extra[:4])}.",
-                     "use the names model.named_parameters() gives, such as 'head.weight'")
-    odd = sorted({str(v) if isinstance(v, str) else f"a {v['type']}" for v in entries.values()
-                  if not (isinstance(v, str) and v in CLASSES)})
-    if odd:
+                     msg("Your dict has names that are not parameter names: {names}.",
+                         names=", ".join(repr(n) for n in extra[:4])),
+                     msg("use the names model.named_parameters() gives, such as 'head.weight'"))
+    strings = sorted({v for v in entries.values() if isinstance(v, str) and v not in CLASSES})
+    others = sorted({v["type"] for v in entries.values() if not isinstance(v, str)})
+    if strings or others:
+        used = listed([repr(v) for v in strings] + [msg("a {kind}", kind=kind) for kind in others])
         return Check("returns-dict", "fail",
-                     f"Each value must be one of the strings 'dead', 'exploding' or 'ok'; you "
-                     f"used {', '.join(repr(v) if not v.startswith('a ') else v for v in odd)}.",
-                     "report[name] = 'dead' (or 'exploding', or 'ok')")
+                     msg("Each value must be one of the strings 'dead', 'exploding' or 'ok'; "
+                         "you used {values}.", values=used),
+                     msg("report[name] = 'dead' (or 'exploding', or 'ok')"))
     return None
 
 
@@ -274,10 +285,11 @@ def _classification(case: dict[str, Any], exp: dict[str, Any],
     if "crashed_on_none" in obs:
         unused = [n for n, info in exp["params"].items() if info["none"]]
         return Check("classification", "fail",
-                     f"Your function crashed on a parameter whose .grad is None "
-                     f"({', '.join(repr(n) for n in unused[:2])}): {obs['crashed_on_none']}. "
-                     f"A parameter that got no gradient has .grad None; it is dead.",
-                     "check `p.grad is None` before anything else")
+                     msg("Your function crashed on a parameter whose .grad is None ({names}): "
+                         "{error}. A parameter that got no gradient has .grad None; it is dead.",
+                         names=", ".join(repr(n) for n in unused[:2]),
+                         error=obs["crashed_on_none"]),
+                     msg("check `p.grad is None` before anything else"))
     entries = obs["report"].get("entries", {})
     wrong = [(name, info, entries[name]) for name, info in exp["params"].items()
              if entries.get(name) in CLASSES and entries[name] != info["class"]]
@@ -289,12 +301,16 @@ def _classification(case: dict[str, Any], exp: dict[str, Any],
         if key not in reasons and len(reasons) < 2:
             reasons[key] = reason
     count = len(wrong)
-    return Check("classification", "fail",
-                 f"You classified {count} parameter{'s' if count != 1 else ''} wrong. "
-                 + " ".join(reasons.values()),
-                 "dead: None or (grad == 0).all(); exploding: not torch.isfinite(grad).all() "
-                 "or grad.norm() > max_norm; else ok",
-                 Table(("parameter", "its gradient", "should be", "yours"),
+    why_wrong = list(reasons.values())
+    wrongly = (msg("You classified 1 parameter wrong.") if count == 1 else
+               msg("You classified {count} parameters wrong.", count=count))
+    message = (msg("{wrongly} {why}", wrongly=wrongly, why=why_wrong[0]) if len(why_wrong) == 1
+               else msg("{wrongly} {why} {more}", wrongly=wrongly, why=why_wrong[0],
+                        more=why_wrong[1]))
+    return Check("classification", "fail", message,
+                 msg("dead: None or (grad == 0).all(); exploding: not torch.isfinite(grad).all() "
+                     "or grad.norm() > max_norm; else ok"),
+                 Table((msg("parameter"), msg("its gradient"), msg("should be"), msg("yours")),
                        tuple((name, describe(info, max_norm), info["class"], got)
                              for name, info, got in wrong)))
 
@@ -305,9 +321,9 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     returned = [i for i in ran if "report" in observed[i]]
     shape = [c for c in (_returns_dict(expected[i], observed[i]) for i in returned) if c]
     checks = [shape[0] if shape else
-              Check("returns-dict", "pass", "a dict with one class per parameter name")
+              Check("returns-dict", "pass", msg("a dict with one class per parameter name"))
               if returned else
-              Check("returns-dict", "skip", "not judged: your function did not return")]
+              Check("returns-dict", "skip", msg("not judged: your function did not return"))]
     judged = [i for i in ran if "crashed_on_none" in observed[i]
               or "entries" in observed[i]["report"]]
     # a crash on a None gradient first: it explains more than a misread in another case
@@ -315,7 +331,7 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     wrong = [c for c in (_classification(cases[i], expected[i], observed[i]) for i in judged)
              if c]
     checks.append(wrong[0] if wrong else
-                  Check("classification", "pass", "every parameter was classified right")
+                  Check("classification", "pass", msg("every parameter was classified right"))
                   if judged else
-                  Check("classification", "skip", "not judged: no dict to read"))
+                  Check("classification", "skip", msg("not judged: no dict to read")))
     return checks

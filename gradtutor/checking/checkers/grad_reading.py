@@ -13,12 +13,15 @@ from typing import Any
 
 from gradtutor.checking.checkers.common import LOSSES, build_loss, close, count, flat, fmt, shape
 from gradtutor.checking.verdict import Table
+from gradtutor.i18n import msg
 
 # Vectors and small matrices, as weights come in both.
 SHAPES: tuple[tuple[int, ...], ...] = ((2,), (3,), (4,), (5,), (2, 2), (2, 3), (3, 2))
 # The losses as a learner would write them, for evidence tables.
 LOSS_WORDS = {"weighted": "(w * [1, 2, 3, ...]).sum()"}
-MULTIPLES = range(6)  # how many gradients' worth a wrong value might hold: 0 (zeros) .. 5
+MULTIPLES = range(6)
+# The usual subject of `not_the_grad`.
+RETURNED = msg("You returned")  # how many gradients' worth a wrong value might hold: 0 (zeros) .. 5
 
 
 def leaf_cases(seed: int, how_many: int = 4) -> list[dict[str, Any]]:
@@ -110,59 +113,76 @@ def is_zeros_like(values: Any, w: Any) -> bool:
 
 def ran(k: int) -> str:
     """"ran twice" and so on, for a count of backward passes."""
-    return {0: "never ran", 1: "ran once", 2: "ran twice"}.get(k, f"ran {k} times")
+    if k == 0:
+        return msg("never ran")
+    if k == 1:
+        return msg("ran once")
+    if k == 2:
+        return msg("ran twice")
+    return msg("ran {k} times", k=k)
 
 
 def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[str, Any],
                  runs: int, aliased: bool = False) -> str:
-    """Why `value` (described as `subject`, e.g. "You returned") is not the gradient.
+    """Why `value` (described as `subject`, e.g. `msg("You returned")`) is not the gradient.
 
     `runs` is how many backward passes reached w; `aliased` says the value was the very
     tensor still in w.grad when the function returned.
     """
     if value is None:
         if runs == 0:
-            return (f"{subject} None: backward never ran, so w.grad was still None. "
-                    f"PyTorch creates .grad only when a backward pass reaches w.")
-        missing = ", or the function has no `return`" if subject == "You returned" else ""
-        return f"{subject} None: w.grad was read before backward filled it{missing}."
+            return msg("{subject} None: backward never ran, so w.grad was still None. "
+                       "PyTorch creates .grad only when a backward pass reaches w.",
+                       subject=subject)
+        if subject == RETURNED:
+            return msg("{subject} None: w.grad was read before backward filled it, or the "
+                       "function has no `return`.", subject=subject)
+        return msg("{subject} None: w.grad was read before backward filled it.",
+                   subject=subject)
     if isinstance(value, dict):
         kind = value.get("not_a_tensor", "object")
         if kind == "ellipsis":
-            return f"{subject} `...`, the starter's placeholder: replace it with your code."
+            return msg("{subject} `...`, the starter's placeholder: replace it with your code.",
+                       subject=subject)
         if "number" in value and close(value["number"], expected["loss"]):
-            return (f"{subject} the loss as a Python {kind}, not its gradient: the gradient "
-                    f"is the tensor in w.grad.")
+            return msg("{subject} the loss as a Python {kind}, not its gradient: the gradient "
+                       "is the tensor in w.grad.", subject=subject, kind=kind)
         if kind in ("float", "int", "list"):
-            return (f"{subject} a Python {kind}, not a tensor: return w.grad itself, "
-                    f"without `.item()` or `.tolist()`.")
-        return f"{subject} an object of type {kind}, not the gradient tensor w.grad."
+            return msg("{subject} a Python {kind}, not a tensor: return w.grad itself, "
+                       "without `.item()` or `.tolist()`.", subject=subject, kind=kind)
+        return msg("{subject} an object of type {kind}, not the gradient tensor w.grad.",
+                   subject=subject, kind=kind)
     k = multiple_of(value, expected["grad"])
     if k == 0:
         if aliased:
-            return (f"{subject} a tensor of zeros: w.grad was zeroed in place (zero_()) before "
-                    f"your function ended, and what you kept is that same tensor, so it shows "
-                    f"the zeros too. Use w.grad.clone() to keep a copy, or do not clear it.")
-        return f"{subject} a tensor of zeros, not the gradient."
+            return msg("{subject} a tensor of zeros: w.grad was zeroed in place (zero_()) "
+                       "before your function ended, and what you kept is that same tensor, "
+                       "so it shows the zeros too. Use w.grad.clone() to keep a copy, or do "
+                       "not clear it.", subject=subject)
+        return msg("{subject} a tensor of zeros, not the gradient.", subject=subject)
     if k is not None and k > 1:
         if runs == k:
-            return (f"{subject} {k}x the gradient: backward {ran(k)}, and each call "
-                    f"adds into w.grad.")
-        return (f"{subject} {k}x the gradient, though backward {ran(runs)}: something scaled "
-                f"it (a scaled loss, or arithmetic on w.grad).")
+            return msg("{subject} {k}x the gradient: backward {ran}, and each call adds into "
+                       "w.grad.", subject=subject, k=k, ran=ran(k))
+        return msg("{subject} {k}x the gradient, though backward {ran}: something scaled it "
+                   "(a scaled loss, or arithmetic on w.grad).", subject=subject, k=k,
+                   ran=ran(runs))
     if shape(value) == () and close(value, expected["loss"]):
-        return (f"{subject} the loss, not its gradient: the gradient is in w.grad, "
-                f"and it has the same shape as w.")
+        return msg("{subject} the loss, not its gradient: the gradient is in w.grad, and it "
+                   "has the same shape as w.", subject=subject)
     if close(value, case["w"]):
-        return f"{subject} w itself, not its gradient w.grad."
+        return msg("{subject} w itself, not its gradient w.grad.", subject=subject)
     if shape(value) != shape(case["w"]):
-        return (f"{subject} a tensor of shape {list(shape(value))}, but the gradient has w's "
-                f"shape, {list(shape(case['w']))}.")
-    return f"{subject} a tensor that is not the gradient of the loss with respect to w."
+        return msg("{subject} a tensor of shape {shape}, but the gradient has w's shape, "
+                   "{w_shape}.", subject=subject, shape=str(list(shape(value))),
+                   w_shape=str(list(shape(case["w"]))))
+    return msg("{subject} a tensor that is not the gradient of the loss with respect to w.",
+               subject=subject)
 
 
 def evidence(case: dict[str, Any], columns: tuple[str, ...], *values: Any) -> Table:
-    """One row: w, the loss as code, then the given values under the given column names."""
+    """One row: w, the loss as code, then the given values under the given column names
+    (messages)."""
     loss = LOSS_WORDS.get(case["loss"], LOSSES[case["loss"]])
     return Table(("w", "loss_fn(w)") + columns,
                  ((fmt(case["w"]), loss) + tuple(fmt(v) for v in values),))

@@ -23,12 +23,16 @@ from gradtutor.checking.checkers.training import (
     usable,
 )
 from gradtutor.checking.verdict import Check, Table
+from gradtutor.i18n import msg
 
 FUNCTION = "manual_sgd"
 ARITY = 4
 CASES = 3
 LOSSES = ("mse", "l1", "huber", "logistic")
 IN_PLACE_ON_LEAF = "a leaf Variable that requires grad is being used in an in-place operation"
+# Hints that are only code; messages all the same, so every hint has a translation.
+UPDATE = msg("w -= lr * w.grad")
+NO_GRAD_UPDATE = msg("with torch.no_grad(): w -= lr * w.grad")
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
@@ -145,20 +149,22 @@ def _leaf_problem(obs: dict[str, Any]) -> str | None:
         if call["ours"]:
             continue
         if not call["tensor"]:
-            return "loss_fn was called with something that is not the tensor w."
+            return msg("loss_fn was called with something that is not the tensor w.")
         if not call["requires_grad"]:
-            return ("After your first update, w no longer requires grad: w = w - lr * w.grad "
-                    "inside torch.no_grad() makes a new tensor that autograd does not track, "
-                    "and the caller's w never changes. Update w in place: w -= lr * w.grad.")
+            return msg("After your first update, w no longer requires grad: w = w - lr * w.grad "
+                       "inside torch.no_grad() makes a new tensor that autograd does not "
+                       "track, and the caller's w never changes. Update w in place: "
+                       "w -= lr * w.grad.")
         if not call["is_leaf"]:
-            return ("w is no longer a leaf: update it in place inside torch.no_grad() "
-                    "(w -= lr * w.grad), not w = w - ...")
-        return ("Your updates went to a new tensor, not the w you were given, so the "
-                "caller's w never changes: update w itself, in place.")
+            return msg("w is no longer a leaf: update it in place inside torch.no_grad() "
+                       "(w -= lr * w.grad), not w = w - ...")
+        return msg("Your updates went to a new tensor, not the w you were given, so the "
+                   "caller's w never changes: update w itself, in place.")
     if not obs["final_requires_grad"]:
-        return "w no longer requires grad after your function: leave requires_grad alone."
+        return msg("w no longer requires grad after your function: leave requires_grad alone.")
     if not obs["final_leaf"]:
-        return "w is no longer a leaf after your function: update it inside torch.no_grad()."
+        return msg("w is no longer a leaf after your function: update it inside "
+                   "torch.no_grad().")
     return None
 
 
@@ -174,8 +180,9 @@ def _updates(case: dict[str, Any], exp: dict[str, Any],
         firsts.setdefault(call["batch"], index)
     missing = [k for k in range(count) if k not in firsts]
     if missing:
-        return ((f"loss_fn was never called with batch {missing[0] + 1}: make one update per "
-                 f"batch, in order.", "for batch in batches: ... loss_fn(w, batch) ..."),
+        return ((msg("loss_fn was never called with batch {batch}: make one update per batch, "
+                     "in order.", batch=missing[0] + 1),
+                 msg("for batch in batches: ... loss_fn(w, batch) ...")),
                 None, [])
     rows: list[tuple[str, ...]] = []
     previous: Vector | None = None
@@ -200,16 +207,19 @@ def _updates(case: dict[str, Any], exp: dict[str, Any],
         batch_problem = None
         if grad is not None and not close(grad, g):
             if previous is not None and close(grad, add(previous, g)):
-                batch_problem = (f"The {nth} update used batch {k}'s gradient too: clear "
-                                 f"w.grad after each update.",
-                                 "w.grad = None after the update (or before each backward)")
+                batch_problem = (msg("The {nth} update used batch {previous}'s gradient too: "
+                                     "clear w.grad after each update.", nth=nth, previous=k),
+                                 msg("w.grad = None after the update (or before each "
+                                     "backward)"))
             else:
                 c = multiple(grad, g)
-                batch_problem = ((f"Before the {nth} update, w.grad held {times(c)}× the "
-                                  f"gradient of batch {k + 1}." if c is not None else
-                                  f"Before the {nth} update, w.grad did not hold the gradient "
-                                  f"of batch {k + 1}'s loss."),
-                                 "one backward per batch, with w.grad cleared in between")
+                batch_problem = ((msg("Before the {nth} update, w.grad held {factor}× the "
+                                      "gradient of batch {batch}.", nth=nth, factor=times(c),
+                                      batch=k + 1) if c is not None else
+                                  msg("Before the {nth} update, w.grad did not hold the "
+                                      "gradient of batch {batch}'s loss.", nth=nth,
+                                      batch=k + 1)),
+                                 msg("one backward per batch, with w.grad cleared in between"))
             if close(implied, grad):
                 return batch_problem, None, rows
         followed = grad if grad is not None else g
@@ -229,32 +239,33 @@ def _backward_problem(case: dict[str, Any], obs: dict[str, Any]) -> str | None:
     counts = [sum(1 for e in events[a:b] if e.get("event") == "accumulate")
               for a, b in zip(bounds, bounds[1:], strict=False)]
     if not any(e.get("event") == "accumulate" for e in events):
-        return ("backward() never filled w.grad: call loss.backward() on each batch's loss, "
-                "then read the gradient from w.grad.")
+        return msg("backward() never filled w.grad: call loss.backward() on each batch's loss, "
+                   "then read the gradient from w.grad.")
     for k, count in enumerate(counts):
         if count != 1:
-            return (f"backward reached w {count} times for batch {k + 1}: run it once per "
-                    f"batch.")
+            return msg("backward reached w {count} times for batch {batch}: run it once per "
+                       "batch.", count=count, batch=k + 1)
     return None
 
 
 def _update_problem(nth: str, moved: Vector, implied: Vector, grad: Vector,
                     lr: float) -> tuple[str, str]:
     if not any(moved):
-        return (f"The {nth} update did not change w.",
-                "loss.backward(), then inside torch.no_grad(): w -= lr * w.grad")
+        return (msg("The {nth} update did not change w.", nth=nth),
+                msg("loss.backward(), then inside torch.no_grad(): w -= lr * w.grad"))
     if close(implied, scale(grad, -1.0)):
-        return (f"The {nth} update added lr * grad: w moved uphill, and the loss grows.",
-                "subtract: w -= lr * w.grad")
+        return (msg("The {nth} update added lr * grad: w moved uphill, and the loss grows.",
+                    nth=nth),
+                msg("subtract: w -= lr * w.grad"))
     if close(scale(moved, -1.0), grad):
-        return (f"The {nth} update left out the learning rate: it subtracted the whole "
-                f"gradient.", "w -= lr * w.grad")
+        return (msg("The {nth} update left out the learning rate: it subtracted the whole "
+                    "gradient.", nth=nth), UPDATE)
     c = multiple(implied, grad)
     if c is not None:
-        return (f"The {nth} update moved w by {times(c)}× lr * grad; it should move by "
-                f"exactly lr * grad.", "w -= lr * w.grad")
-    return (f"The {nth} update did not change w by -lr * grad.",
-            "inside torch.no_grad(): w -= lr * w.grad")
+        return (msg("The {nth} update moved w by {factor}× lr * grad; it should move by "
+                    "exactly lr * grad.", nth=nth, factor=times(c)), UPDATE)
+    return (msg("The {nth} update did not change w by -lr * grad.", nth=nth),
+            msg("inside torch.no_grad(): w -= lr * w.grad"))
 
 
 def _flat(values: Any) -> Vector:
@@ -271,30 +282,33 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     stepped = [i for i in ran
                if any(e.get("event") == "before_step" for e in observed[i]["events"])]
     checks.append(Check("no-optimizer", "fail",
-                        "An optimizer's step() ran: here you write the update yourself.",
-                        "inside torch.no_grad(): w -= lr * w.grad")
+                        msg("An optimizer's step() ran: here you write the update yourself."),
+                        msg("inside torch.no_grad(): w -= lr * w.grad"))
                   if stepped else
-                  Check("no-optimizer", "pass", "you updated w without an optimizer"))
+                  Check("no-optimizer", "pass", msg("you updated w without an optimizer")))
 
     leaf = {i: _leaf_problem(observed[i]) for i in ran}
     bad_leaf = [i for i in ran if leaf[i] is not None]
-    checks.append(Check("stays-leaf", "fail", str(leaf[bad_leaf[0]]),
-                        "with torch.no_grad(): w -= lr * w.grad")
+    checks.append(Check("stays-leaf", "fail", leaf[bad_leaf[0]] or "",
+                        NO_GRAD_UPDATE)
                   if bad_leaf else
-                  Check("stays-leaf", "pass", "w stayed the same leaf tensor, requiring grad"))
+                  Check("stays-leaf", "pass", msg("w stayed the same leaf tensor, requiring "
+                                                  "grad")))
 
     in_place = [i for i in ran if (observed[i]["raised"] or {}).get("in_place_on_leaf")]
     judged = [i for i in ran if i not in bad_leaf and i not in in_place]
     backward = [p for p in (_backward_problem(cases[i], observed[i]) for i in judged) if p]
+    not_judged = msg("not judged: see the other checks")
     checks.append(Check("backward-per-batch", "fail", backward[0],
-                        "loss_fn(w, batch).backward() once per batch")
+                        msg("loss_fn(w, batch).backward() once per batch"))
                   if backward else
-                  Check("backward-per-batch", "pass", "one backward pass filled w.grad per batch")
+                  Check("backward-per-batch", "pass",
+                        msg("one backward pass filled w.grad per batch"))
                   if judged else
-                  Check("backward-per-batch", "skip", "not judged: see the other checks"))
+                  Check("backward-per-batch", "skip", not_judged))
     found = {i: _updates(cases[i], expected[i], observed[i]) for i in judged}
-    columns = ("update", "w.grad after backward", "batch gradient", "change in w",
-               "should be -lr * grad")
+    columns = (msg("update"), msg("w.grad after backward"), msg("batch gradient"),
+               msg("change in w"), msg("should be -lr * grad"))
 
     batch = [i for i in judged if found[i][0] is not None]
     if batch:
@@ -304,23 +318,24 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
                             Table(columns, tuple(found[i][2]))))
     elif judged:
         checks.append(Check("per-batch-gradient", "pass",
-                            "each update used only its own batch's gradient"))
+                            msg("each update used only its own batch's gradient")))
     else:
-        checks.append(Check("per-batch-gradient", "skip", "not judged: see the other checks"))
+        checks.append(Check("per-batch-gradient", "skip", not_judged))
 
     update = [i for i in judged if found[i][1] is not None]
     if in_place:
         checks.append(Check(
             "update", "fail",
-            "w -= ... ran while autograd was recording: PyTorch refuses to change a leaf that "
-            "requires grad in place. Put the update inside a `with torch.no_grad():` block.",
-            "with torch.no_grad(): w -= lr * w.grad"))
+            msg("w -= ... ran while autograd was recording: PyTorch refuses to change a leaf "
+                "that requires grad in place. Put the update inside a `with torch.no_grad():` "
+                "block."),
+            NO_GRAD_UPDATE))
     elif update:
         i = update[0]
         message, help_ = found[i][1]  # type: ignore[misc]
         checks.append(Check("update", "fail", message, help_, Table(columns, tuple(found[i][2]))))
     elif judged:
-        checks.append(Check("update", "pass", "each update was w -= lr * grad, in place"))
+        checks.append(Check("update", "pass", msg("each update was w -= lr * grad, in place")))
     else:
-        checks.append(Check("update", "skip", "not judged: see the other checks"))
+        checks.append(Check("update", "skip", not_judged))
     return checks

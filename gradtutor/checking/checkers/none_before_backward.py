@@ -22,6 +22,7 @@ from gradtutor.checking.checkers.grad_reading import (
     reference,
 )
 from gradtutor.checking.verdict import Check
+from gradtutor.i18n import msg
 
 FUNCTION = "grad_before_and_after"
 ARITY = 2
@@ -52,7 +53,7 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     unpaired = [o for o in observed if not o["pair"]]
     if unpaired:
         return [returns_pair(unpaired[0])]
-    checks = [Check("returns-pair", "pass", "you returned a pair (before, after)")]
+    checks = [Check("returns-pair", "pass", msg("you returned a pair (before, after)"))]
     runs = [backward_runs(o) for o in observed]
 
     not_none = [i for i, o in enumerate(observed) if o["before"] is not None]
@@ -60,27 +61,29 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         i = not_none[0]
         checks.append(Check("before-is-none", "fail",
                             before_message(cases[i], expected[i], observed[i], runs[i]),
-                            "read `before = w.grad` first, before any backward, and keep "
-                            "it as it is",
-                            evidence(cases[i], ("before: w.grad then", "your before"),
+                            msg("read `before = w.grad` first, before any backward, and keep "
+                                "it as it is"),
+                            evidence(cases[i], (msg("before: w.grad then"), msg("your before")),
                                      None, observed[i]["before"])))
     else:
         checks.append(Check("before-is-none", "pass",
-                            "before was None: no gradient exists until the first backward"))
+                            msg("before was None: no gradient exists until the first "
+                                "backward")))
 
     if all(n == 1 for n in runs):
-        checks.append(Check("runs-backward", "pass", "backward ran exactly once"))
+        checks.append(Check("runs-backward", "pass", msg("backward ran exactly once")))
     elif any(n == 0 for n in runs):
         checks.append(Check("runs-backward", "fail",
-                            "Your function never ran backward on loss_fn(w), so no gradient "
-                            "reached w.grad.",
-                            "between the two reads, call loss_fn(w).backward()"))
+                            msg("Your function never ran backward on loss_fn(w), so no "
+                                "gradient reached w.grad."),
+                            msg("between the two reads, call loss_fn(w).backward()")))
     else:
         most = max(runs)
         checks.append(Check("runs-backward", "fail",
-                            f"backward {ran(most)}: each call adds into w.grad, so `after` "
-                            f"is {most}x the gradient of one backward.",
-                            "call backward exactly once, between the two reads"))
+                            msg("backward {ran}: each call adds into w.grad, so `after` is "
+                                "{most}x the gradient of one backward.", ran=ran(most),
+                                most=most),
+                            msg("call backward exactly once, between the two reads")))
 
     wrong = [i for i, (e, o) in enumerate(zip(expected, observed, strict=True))
              if not close(o["after"], e["grad"])]
@@ -88,13 +91,13 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         i = wrong[0]
         o = observed[i]
         checks.append(Check("after-is-grad", "fail",
-                            not_the_grad("`after` was", o["after"], cases[i], expected[i],
+                            not_the_grad(msg("`after` was"), o["after"], cases[i], expected[i],
                                          runs[i], o["after_is_grad"]),
-                            "after the backward call, read w.grad again",
-                            evidence(cases[i], ("gradient", "your after"),
+                            msg("after the backward call, read w.grad again"),
+                            evidence(cases[i], (msg("gradient"), msg("your after")),
                                      expected[i]["grad"], o["after"])))
     else:
-        checks.append(Check("after-is-grad", "pass", "after was the gradient"))
+        checks.append(Check("after-is-grad", "pass", msg("after was the gradient")))
     return checks
 
 
@@ -102,16 +105,18 @@ def returns_pair(observed: dict[str, Any]) -> Check:
     """The failed `returns-pair` check for a return value that is not (before, after)."""
     returned = observed["returned"]
     if "length" in observed:
-        what = f"a {returned['not_a_tensor']} of {observed['length']} values"
+        what = msg("a {kind} of {length} values", kind=returned["not_a_tensor"],
+                   length=observed["length"])
     elif returned is None:
-        what = "None (is `return` missing?)"
+        what = msg("None (is `return` missing?)")
     elif isinstance(returned, dict):
-        what = f"a {returned['not_a_tensor']}"
+        what = msg("a {kind}", kind=returned["not_a_tensor"])
     else:
-        what = f"a single tensor, {fmt(returned)}"
+        what = msg("a single tensor, {value}", value=fmt(returned))
     return Check("returns-pair", "fail",
-                 f"You returned {what}, not a pair: return both reads, as `before, after`.",
-                 "end with `return before, after`")
+                 msg("You returned {what}, not a pair: return both reads, as `before, after`.",
+                     what=what),
+                 msg("end with `return before, after`"))
 
 
 def before_message(case: dict[str, Any], expected: dict[str, Any], observed: dict[str, Any],
@@ -120,21 +125,26 @@ def before_message(case: dict[str, Any], expected: dict[str, Any], observed: dic
     if isinstance(before, dict):
         kind = before["not_a_tensor"]
         if kind == "ellipsis":
-            return "`before` was `...`, the starter's placeholder: replace it with your code."
+            return msg("`before` was `...`, the starter's placeholder: replace it with your "
+                       "code.")
         if kind == "bool":
-            return ("`before` was a bool, not None: return the value of w.grad itself, not a "
-                    "test such as `w.grad is None`.")
+            return msg("`before` was a bool, not None: return the value of w.grad itself, not "
+                       "a test such as `w.grad is None`.")
         if kind == "str":
-            return "`before` was a string: return w.grad itself, which is the value None."
-        return f"`before` was a {kind}, not None: before any backward, w.grad is None."
+            return msg("`before` was a string: return w.grad itself, which is the value None.")
+        return msg("`before` was a {kind}, not None: before any backward, w.grad is None.",
+                   kind=kind)
     if is_zeros_like(before, case["w"]):
-        return ("`before` was a tensor of zeros: PyTorch leaves .grad as None until the "
-                "first backward.")
+        return msg("`before` was a tensor of zeros: PyTorch leaves .grad as None until the "
+                   "first backward.")
     k = multiple_of(before, expected["grad"])
     if observed["before_is_grad"] or (k is not None and k > 0):
-        same = (" `before` and `after` are the same tensor, since w.grad is one tensor that "
-                "backward fills." if observed["same"] else "")
-        return ("`before` already held a gradient: you read w.grad after backward had run. "
-                "Read it first: before any backward, w.grad is None." + same)
-    return ("`before` was a tensor, but before any backward w.grad is None: return w.grad "
-            "as it is then.")
+        if observed["same"]:
+            return msg("`before` already held a gradient: you read w.grad after backward had "
+                       "run. Read it first: before any backward, w.grad is None. `before` and "
+                       "`after` are the same tensor, since w.grad is one tensor that backward "
+                       "fills.")
+        return msg("`before` already held a gradient: you read w.grad after backward had run. "
+                   "Read it first: before any backward, w.grad is None.")
+    return msg("`before` was a tensor, but before any backward w.grad is None: return w.grad "
+               "as it is then.")

@@ -9,6 +9,7 @@ from typing import Any
 
 from gradtutor.checking.checkers.common import close, shape
 from gradtutor.checking.checkers.grad_reading import (
+    RETURNED,
     backward_runs,
     evidence,
     leaf_cases,
@@ -19,6 +20,7 @@ from gradtutor.checking.checkers.grad_reading import (
     reference,
 )
 from gradtutor.checking.verdict import Check
+from gradtutor.i18n import msg
 
 FUNCTION = "read_grad"
 ARITY = 2
@@ -41,24 +43,24 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         o = observed[i]
         checks.append(Check(
             "returns-grad", "fail",
-            not_the_grad("You returned", o["returned"], cases[i], expected[i], runs[i],
+            not_the_grad(RETURNED, o["returned"], cases[i], expected[i], runs[i],
                          o["returned_is_grad"]),
-            "after backward, return w.grad",
-            evidence(cases[i], ("gradient", "you returned"), expected[i]["grad"],
+            msg("after backward, return w.grad"),
+            evidence(cases[i], (msg("gradient"), msg("you returned")), expected[i]["grad"],
                      o["returned"])))
     else:
-        checks.append(Check("returns-grad", "pass", "you returned the gradient"))
+        checks.append(Check("returns-grad", "pass", msg("you returned the gradient")))
 
     stale = [i for i, (e, o) in enumerate(zip(expected, observed, strict=True))
              if not close(o["grad_after"], e["grad"])]
     if not stale:
-        checks.append(Check("grad-kept", "pass", "w.grad holds the gradient afterwards"))
+        checks.append(Check("grad-kept", "pass", msg("w.grad holds the gradient afterwards")))
     elif not wrong:  # a wrong return already names the mistake; say one thing at a time
         i = stale[0]
         checks.append(Check("grad-kept", "fail", grad_not_kept(cases[i], expected[i],
                                                               observed[i]),
-                            "read w.grad and leave it as it is",
-                            evidence(cases[i], ("gradient", "w.grad afterwards"),
+                            msg("read w.grad and leave it as it is"),
+                            evidence(cases[i], (msg("gradient"), msg("w.grad afterwards")),
                                      expected[i]["grad"], observed[i]["grad_after"])))
     return checks
 
@@ -67,40 +69,41 @@ def runs_backward(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
                   observed: list[dict[str, Any]], runs: list[int]) -> Check:
     """Exactly one backward pass reached w, in every case."""
     if all(n == 1 for n in runs):
-        return Check("runs-backward", "pass", "backward ran exactly once")
+        return Check("runs-backward", "pass", msg("backward ran exactly once"))
     if any(n == 0 for n in runs):
         i = runs.index(0)
         if close(observed[i]["grad_after"], expected[i]["grad"]):
             return Check(
                 "runs-backward", "fail",
-                "w.grad holds the gradient, but no backward pass put it there: your code "
-                "assigned w.grad itself (torch.autograd.grad, for one, returns the gradient "
-                "without touching .grad).",
-                "call loss_fn(w).backward(): it fills w.grad for you")
+                msg("w.grad holds the gradient, but no backward pass put it there: your code "
+                    "assigned w.grad itself (torch.autograd.grad, for one, returns the "
+                    "gradient without touching .grad)."),
+                msg("call loss_fn(w).backward(): it fills w.grad for you"))
         return Check("runs-backward", "fail",
-                     "Your function never ran backward on loss_fn(w), so no gradient "
-                     "reached w.grad.",
-                     "call loss_fn(w).backward() before you read w.grad")
+                     msg("Your function never ran backward on loss_fn(w), so no gradient "
+                         "reached w.grad."),
+                     msg("call loss_fn(w).backward() before you read w.grad"))
     most = max(runs)
     return Check("runs-backward", "fail",
-                 f"backward {ran(most)}: each call adds into w.grad, so the gradient you "
-                 f"read is {most}x too large.",
-                 "call backward exactly once")
+                 msg("backward {ran}: each call adds into w.grad, so the gradient you read is "
+                     "{most}x too large.", ran=ran(most), most=most),
+                 msg("call backward exactly once"))
 
 
 def grad_not_kept(case: dict[str, Any], expected: dict[str, Any],
                   observed: dict[str, Any]) -> str:
     after = observed["grad_after"]
     if after is None:
-        return ("Afterwards w.grad was None: your function cleared it (w.grad = None or "
-                "zero_grad()) after reading it. Leave the gradient in w.grad.")
+        return msg("Afterwards w.grad was None: your function cleared it (w.grad = None or "
+                   "zero_grad()) after reading it. Leave the gradient in w.grad.")
     k = multiple_of(after, expected["grad"])
     if k == 0:
-        return ("Afterwards w.grad was all zeros: your function cleared it in place "
-                "(w.grad.zero_()) after reading it. Leave the gradient in w.grad.")
+        return msg("Afterwards w.grad was all zeros: your function cleared it in place "
+                   "(w.grad.zero_()) after reading it. Leave the gradient in w.grad.")
     if k is not None and k > 1:
-        return (f"Afterwards w.grad was {k}x the gradient: backward ran again after you "
-                f"read it, and added into w.grad.")
+        return msg("Afterwards w.grad was {k}x the gradient: backward ran again after you "
+                   "read it, and added into w.grad.", k=k)
     if shape(after) != shape(case["w"]):
-        return "Afterwards w.grad no longer had w's shape: leave w.grad as backward left it."
-    return "Afterwards w.grad no longer held the gradient: leave it as backward left it."
+        return msg("Afterwards w.grad no longer had w's shape: leave w.grad as backward left "
+                   "it.")
+    return msg("Afterwards w.grad no longer held the gradient: leave it as backward left it.")

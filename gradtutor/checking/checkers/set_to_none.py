@@ -13,13 +13,14 @@ from typing import Any
 from gradtutor.checking.checkers.common import close, flat, fmt, shape
 from gradtutor.checking.checkers.grad_reading import nest
 from gradtutor.checking.verdict import Check, Table
+from gradtutor.i18n import msg
 
 FUNCTION = "clear_grads"
 ARITY = 1
 
 OPTIMIZERS = ("SGD", "Adam")
 SHAPES: tuple[tuple[int, ...], ...] = ((1,), (2,), (3,), (2, 2), (2, 3), (3, 2))
-ORDINALS = ("first", "second", "third")
+ORDINALS = (msg("first"), msg("second"), msg("third"))
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
@@ -125,10 +126,10 @@ def all_none(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         if all(s == "none" for group in states for s in group):
             continue
         return Check("all-none", "fail", why_not_none(states, obs["events"]),
-                     "call optimizer.zero_grad(), or set p.grad = None for every p in every "
-                     "group of optimizer.param_groups",
+                     msg("call optimizer.zero_grad(), or set p.grad = None for every p in every "
+                         "group of optimizer.param_groups"),
                      grads_table(exp, obs))
-    return Check("all-none", "pass", "every parameter's .grad was None afterwards")
+    return Check("all-none", "pass", msg("every parameter's .grad was None afterwards"))
 
 
 def why_not_none(states: list[list[str]], events: list[dict[str, Any]]) -> str:
@@ -137,55 +138,61 @@ def why_not_none(states: list[list[str]], events: list[dict[str, Any]]) -> str:
     zero_grads = [e for e in events if e.get("event") == "zero_grad"]
     if every == {"zeros"}:
         if any(not e["set_to_none"] for e in zero_grads):
-            return ("After your function, .grad was a tensor of zeros, not None: "
-                    "zero_grad(set_to_none=False) keeps the tensors and fills them with zeros.")
-        return ("After your function, every .grad was a tensor of zeros, not None: filling "
-                "them with zeros (p.grad.zero_() or torch.zeros_like) keeps a tensor there. "
-                "Set p.grad = None instead.")
+            return msg("After your function, .grad was a tensor of zeros, not None: "
+                       "zero_grad(set_to_none=False) keeps the tensors and fills them with "
+                       "zeros.")
+        return msg("After your function, every .grad was a tensor of zeros, not None: "
+                   "filling them with zeros (p.grad.zero_() or torch.zeros_like) keeps a "
+                   "tensor there. Set p.grad = None instead.")
     if every == {"kept"}:
         if any(e.get("event") == "step" for e in events):
-            return ("Every parameter kept its gradient: optimizer.step() updates the weights "
-                    "from .grad, but it does not clear .grad.")
-        return ("Every parameter kept its gradient: nothing cleared them. (Writing "
-                "`optimizer.zero_grad` without `()` does not call it, and `g = p.grad; "
-                "g = None` only changes the name g, not p.grad.)")
+            return msg("Every parameter kept its gradient: optimizer.step() updates the "
+                       "weights from .grad, but it does not clear .grad.")
+        return msg("Every parameter kept its gradient: nothing cleared them. (Writing "
+                   "`optimizer.zero_grad` without `()` does not call it, and `g = p.grad; "
+                   "g = None` only changes the name g, not p.grad.)")
     group_states = [set(group) for group in states]
     if len(states) > 1 and all(len(g) == 1 for g in group_states) and {"none"} in group_states:
         left = [ORDINALS[i] for i, g in enumerate(group_states) if g != {"none"}]
         cleared = [ORDINALS[i] for i, g in enumerate(group_states) if g == {"none"}]
         left_states = {s for g in group_states if g != {"none"} for s in g}
-        kept = {frozenset({"kept"}): "kept their gradients",
-                frozenset({"zeros"}): "held zeros, not None"}.get(
-                    frozenset(left_states), "still had a .grad tensor")
-        return (f"Parameters in the {' and '.join(left)} param group{plural(left)} {kept}: "
-                f"your function cleared only the {' and '.join(cleared)} group"
-                f"{plural(cleared)}. An optimizer can hold several param groups; clear the "
-                f"parameters of every group in optimizer.param_groups.")
+        kept = {frozenset({"kept"}): msg("kept their gradients"),
+                frozenset({"zeros"}): msg("held zeros, not None")}.get(
+                    frozenset(left_states), msg("still had a .grad tensor"))
+        # three groups at most, so one or two groups on either side
+        groups = (msg("Parameters in the {a} and {b} param groups {kept}", a=left[0],
+                      b=left[-1], kept=kept) if len(left) > 1 else
+                  msg("Parameters in the {group} param group {kept}", group=left[0], kept=kept))
+        only = (msg("your function cleared only the {a} and {b} groups", a=cleared[0],
+                    b=cleared[-1]) if len(cleared) > 1 else
+                msg("your function cleared only the {group} group", group=cleared[0]))
+        return msg("{groups}: {only}. An optimizer can hold several param groups; clear the "
+                   "parameters of every group in optimizer.param_groups.",
+                   groups=groups, only=only)
     if all(group[0] == "none" for group in states):
-        return ("Only the first parameter of each param group was cleared: the others kept "
-                "their .grad. Clear every parameter in group['params'], not just "
-                "group['params'][0].")
+        return msg("Only the first parameter of each param group was cleared: the others kept "
+                   "their .grad. Clear every parameter in group['params'], not just "
+                   "group['params'][0].")
     if "zeros" in every:
-        return ("Some .grad were tensors of zeros, not None: zeroing keeps a tensor there. "
-                "Set p.grad = None instead.")
+        return msg("Some .grad were tensors of zeros, not None: zeroing keeps a tensor there. "
+                   "Set p.grad = None instead.")
     remaining = sum(s != "none" for group in states for s in group)
     total = sum(len(group) for group in states)
-    return (f"{remaining} of {total} parameters still had a .grad tensor afterwards (see the "
-            f"table): clear every parameter of every param group.")
-
-
-def plural(items: list[str]) -> str:
-    return "s" if len(items) > 1 else ""
+    return msg("{remaining} of {total} parameters still had a .grad tensor afterwards (see "
+               "the table): clear every parameter of every param group.",
+               remaining=remaining, total=total)
 
 
 def grads_table(expected: dict[str, Any], observed: dict[str, Any]) -> Table:
     rows = []
     for g, (got, want) in enumerate(zip(observed["grads"], expected["grads"], strict=True)):
         for p, (after, before) in enumerate(zip(got, want, strict=True)):
-            rows.append((f"group {g + 1}", f"{p + 1}: shape {list(shape(before))}",
+            rows.append((msg("group {group}", group=g + 1),
+                         msg("{parameter}: shape {shape}", parameter=p + 1,
+                             shape=str(list(shape(before)))),
                          fmt(before), fmt(after)))
-    return Table(("param group", "parameter", ".grad before", ".grad after your function"),
-                 tuple(rows))
+    return Table((msg("param group"), msg("parameter"), msg(".grad before"),
+                  msg(".grad after your function")), tuple(rows))
 
 
 def weights_unchanged(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
@@ -199,14 +206,16 @@ def weights_unchanged(cases: list[dict[str, Any]], expected: list[dict[str, Any]
         if not moved:
             continue
         if any(e.get("event") == "step" for e in obs["events"]):
-            message = ("Your function changed the weights: it called optimizer.step(), which "
-                       "updates them from .grad. clear_grads should only clear the gradients.")
+            message = msg("Your function changed the weights: it called optimizer.step(), "
+                          "which updates them from .grad. clear_grads should only clear the "
+                          "gradients.")
         else:
-            message = ("Your function changed the weights; clearing the gradients must leave "
-                       "them as they were.")
-        rows = tuple((f"group {g + 1}", f"{p + 1}", fmt(exp["weights"][g][p]),
+            message = msg("Your function changed the weights; clearing the gradients must "
+                          "leave them as they were.")
+        rows = tuple((msg("group {group}", group=g + 1), f"{p + 1}", fmt(exp["weights"][g][p]),
                       fmt(obs["weights"][g][p])) for g, p in moved)
         return Check("weights-unchanged", "fail", message,
-                     "only set .grad; do not call optimizer.step() or change the weights",
-                     Table(("param group", "parameter", "weight before", "after"), rows))
-    return Check("weights-unchanged", "pass", "the weights were left as they were")
+                     msg("only set .grad; do not call optimizer.step() or change the weights"),
+                     Table((msg("param group"), msg("parameter"), msg("weight before"),
+                            msg("after")), rows))
+    return Check("weights-unchanged", "pass", msg("the weights were left as they were"))

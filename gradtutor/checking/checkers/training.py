@@ -15,11 +15,13 @@ from typing import Any
 
 from gradtutor.checking.checkers.common import close, flat, fmt
 from gradtutor.checking.verdict import Check, Table
+from gradtutor.i18n import msg
 
 # Mean-reduced losses of (prediction, target), by name.
 LOSSES = ("mse", "l1", "smooth-l1", "huber", "cross-entropy")
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
-ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
+ORDINALS = (msg("first"), msg("second"), msg("third"), msg("fourth"), msg("fifth"),
+            msg("sixth"))
 
 
 def model_case(rng: random.Random, groups: int | None = None) -> dict[str, Any]:
@@ -176,10 +178,11 @@ def ordinal(i: int) -> str:
 
 def per_param_table(names: list[str], columns: tuple[str, ...],
                     *grads: dict[str, Any] | None) -> Table:
-    """One row per parameter: its name, then each gradient in short form."""
+    """One row per parameter: its name, then each gradient in short form. `columns` are
+    messages."""
     rows = tuple((name, *(fmt(g.get(name) if g is not None else None) for g in grads))
                  for name in names)
-    return Table(("parameter", *columns), rows)
+    return Table((msg("parameter"), *columns), rows)
 
 
 def first_failure(found: list[Check | None]) -> Check | None:

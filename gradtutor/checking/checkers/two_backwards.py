@@ -10,6 +10,7 @@ from typing import Any
 
 from gradtutor.checking.checkers.common import close, fmt
 from gradtutor.checking.checkers.grad_reading import (
+    RETURNED,
     accumulations,
     backward_runs,
     leaf_cases,
@@ -22,6 +23,7 @@ from gradtutor.checking.checkers.grad_reading import (
 )
 from gradtutor.checking.checkers.grad_reading import evidence as leaf_evidence
 from gradtutor.checking.verdict import Check, Table
+from gradtutor.i18n import msg
 
 FUNCTION = "grad_after_two_backwards"
 ARITY = 2
@@ -44,27 +46,28 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         i = wrong[0]
         checks.append(Check("doubled", "fail",
                             not_doubled(cases[i], expected[i], observed[i], runs[i]),
-                            "run loss_fn(w).backward() twice, touch nothing in between, "
-                            "then return w.grad",
+                            msg("run loss_fn(w).backward() twice, touch nothing in between, "
+                                "then return w.grad"),
                             evidence(cases[i], expected[i], observed[i])))
     else:
-        checks.append(Check("doubled", "pass", "w.grad held twice the gradient"))
+        checks.append(Check("doubled", "pass", msg("w.grad held twice the gradient")))
 
     stale = [i for i, (e, o) in enumerate(zip(expected, observed, strict=True))
              if not close(o["grad_after"], scaled(e["grad"], WANT))]
     if not stale:
-        checks.append(Check("grad-kept", "pass", "w.grad still holds both gradients"))
+        checks.append(Check("grad-kept", "pass", msg("w.grad still holds both gradients")))
     elif not wrong and all(n == WANT for n in runs):  # else a check above names the mistake
         i = stale[0]
         after = observed[i]["grad_after"]
-        what = ("None: your function cleared it" if after is None
-                else "all zeros: your function cleared it in place"
+        what = (msg("None: your function cleared it") if after is None
+                else msg("all zeros: your function cleared it in place")
                 if multiple_of(after, expected[i]["grad"]) == 0
-                else "different: your function changed it")
+                else msg("different: your function changed it"))
         checks.append(Check("grad-kept", "fail",
-                            f"You returned the right values, but afterwards w.grad was {what} "
-                            f"after reading it. Leave w.grad as the two backward calls left it.",
-                            "return w.grad and leave it in place",
+                            msg("You returned the right values, but afterwards w.grad was "
+                                "{what} after reading it. Leave w.grad as the two backward "
+                                "calls left it.", what=what),
+                            msg("return w.grad and leave it in place"),
                             evidence(cases[i], expected[i], observed[i])))
     return checks
 
@@ -73,21 +76,22 @@ def backward_twice(expected: list[dict[str, Any]], observed: list[dict[str, Any]
                    runs: list[int]) -> Check:
     """Exactly two backward passes reached w, in every case."""
     if all(n == WANT for n in runs):
-        return Check("backward-twice", "pass", "backward ran twice")
+        return Check("backward-twice", "pass", msg("backward ran twice"))
     i = next(i for i, n in enumerate(runs) if n != WANT)
     n = runs[i]
     if n == 0:
-        message = ("Your function never ran backward on loss_fn(w), so no gradient reached "
-                   "w.grad.")
+        message = msg("Your function never ran backward on loss_fn(w), so no gradient "
+                      "reached w.grad.")
     elif n == 1 and close(observed[i]["returned"], scaled(expected[i]["grad"], WANT)):
-        message = ("backward ran once, yet you returned twice the gradient: you doubled it "
-                   "by hand (2 * w.grad, or a doubled loss). The point is that a second "
-                   "backward call adds into w.grad by itself.")
+        message = msg("backward ran once, yet you returned twice the gradient: you doubled it "
+                      "by hand (2 * w.grad, or a doubled loss). The point is that a second "
+                      "backward call adds into w.grad by itself.")
     else:
-        message = (f"backward {ran(n)}; this exercise needs exactly two calls, and each call "
-                   f"adds one gradient into w.grad.")
+        message = msg("backward {ran}; this exercise needs exactly two calls, and each call "
+                      "adds one gradient into w.grad.", ran=ran(n))
     return Check("backward-twice", "fail", message,
-                 "call loss_fn(w).backward() two times: compute the loss afresh for each call")
+                 msg("call loss_fn(w).backward() two times: compute the loss afresh for each "
+                     "call"))
 
 
 def not_doubled(case: dict[str, Any], expected: dict[str, Any], observed: dict[str, Any],
@@ -99,30 +103,39 @@ def not_doubled(case: dict[str, Any], expected: dict[str, Any], observed: dict[s
     steps = accumulations(observed)
     if k == 1:
         if runs >= 2 and close(steps[1], grad):
-            return ("Your .grad holds 1x the gradient: it was cleared between the two backward "
-                    "calls (w.grad = None or w.grad.zero_()), so the second one started from "
-                    "nothing. Leave w.grad alone between them.")
+            return msg("Your .grad holds 1x the gradient: it was cleared between the two "
+                       "backward calls (w.grad = None or w.grad.zero_()), so the second one "
+                       "started from nothing. Leave w.grad alone between them.")
         if runs == 1:
-            return "Your .grad holds 1x the gradient: backward ran only once."
+            return msg("Your .grad holds 1x the gradient: backward ran only once.")
         if close(observed["grad_after"], scaled(grad, WANT)):
-            return ("You returned a copy of w.grad taken after the first backward; the second "
-                    "backward added into w.grad afterwards. Return w.grad at the end.")
-        return "You returned 1x the gradient, not twice it."
+            return msg("You returned a copy of w.grad taken after the first backward; the "
+                       "second backward added into w.grad afterwards. Return w.grad at the "
+                       "end.")
+        return msg("You returned 1x the gradient, not twice it.")
     if k is not None and k > WANT and runs == k:
-        return f"Your .grad holds {k}x the gradient: backward {ran(k)}, once too many."
+        return msg("Your .grad holds {k}x the gradient: backward {ran}, once too many.",
+                   k=k, ran=ran(k))
     if returned is None and runs > 0 and observed["grad_after"] is None:
-        return ("You returned None, and w.grad was None afterwards: your function cleared it "
-                "after the backward calls. Return w.grad before clearing anything (or do not "
-                "clear).")
-    return not_the_grad("You returned", returned, case, expected, runs,
+        return msg("You returned None, and w.grad was None afterwards: your function cleared "
+                   "it after the backward calls. Return w.grad before clearing anything (or "
+                   "do not clear).")
+    return not_the_grad(RETURNED, returned, case, expected, runs,
                         observed["returned_is_grad"])
 
 
 def evidence(case: dict[str, Any], expected: dict[str, Any], observed: dict[str, Any]) -> Table:
     """w and the loss; one gradient and two; what w.grad held after each of the learner's
     backward passes; and what they returned."""
-    steps = " then ".join(fmt(s) for s in accumulations(observed)) or "no backward ran"
-    base = leaf_evidence(case, ("one gradient", "twice that"), expected["grad"],
-               scaled(expected["grad"], WANT))
-    return Table(base.columns + ("w.grad after each backward", "you returned"),
+    steps = then([fmt(s) for s in accumulations(observed)]) or msg("no backward ran")
+    base = leaf_evidence(case, (msg("one gradient"), msg("twice that")), expected["grad"],
+                         scaled(expected["grad"], WANT))
+    return Table(base.columns + (msg("w.grad after each backward"), msg("you returned")),
                  ((*base.rows[0], steps, fmt(observed["returned"])),))
+
+
+def then(values: list[str]) -> str:
+    """`a then b then c`: values one after another, as a message."""
+    if len(values) <= 1:
+        return values[0] if values else ""
+    return msg("{earlier} then {later}", earlier=then(values[:-1]), later=values[-1])
