@@ -54,18 +54,27 @@ def timed_process(argv: list[str], lessons: str | None) -> Callable[[], float]:
     return run
 
 
-def timed_first_slide(lesson: str, lessons: str | None) -> Callable[[], float]:
+def timed_first_slide(lesson: str, lessons: str | None, *, warm: bool,
+                      next_step: list[float]) -> Callable[[], float]:
+    """Time to the first slide of `gradtutor start` on a real pty; with `warm`, the warm
+    worker starts (importing torch) right after that slide, as it does for a learner, and
+    the time from pressing Enter to the second slide, while it starts, goes in `next_step`."""
     import pexpect
 
     def run() -> float:
         with tempfile.TemporaryDirectory() as home:
+            env = child_env(home, lessons)
+            env["GRADTUTOR_WARM"] = "1" if warm else "0"
             began = time.perf_counter()
             child = pexpect.spawn(sys.executable, ["-m", "gradtutor", "start", lesson],
-                                  env=child_env(home, lessons), dimensions=(40, 100),
-                                  encoding="utf-8", timeout=30)
+                                  env=env, dimensions=(40, 100), encoding="utf-8", timeout=30)
             try:
                 child.expect("step 1 of")
                 took = time.perf_counter() - began
+                pressed = time.perf_counter()
+                child.send("\r")
+                child.expect("step 2 of")
+                next_step.append(time.perf_counter() - pressed)
                 child.send("q")
                 child.expect(pexpect.EOF)
             except (pexpect.TIMEOUT, pexpect.EOF):
@@ -133,13 +142,17 @@ def main() -> None:
         "b": "gradtutor --help",
         "c": "gradtutor list",
         "d": f"gradtutor show {options.lesson} --step 1 --plain",
-        "e": f"gradtutor start {options.lesson}: first slide (pty)",
+        "e": f"gradtutor start {options.lesson}: first slide (pty), warm worker starting",
+        "g": f"gradtutor start {options.lesson}: first slide, GRADTUTOR_WARM=0",
         "f": "import torch (reference)",
     }
+    next_warm: list[float] = []
+    next_cold: list[float] = []
     try:
         if sys.platform == "win32":
             raise ImportError("no pseudo-terminal on Windows")
-        cases["e"] = timed_first_slide(options.lesson, lessons)
+        cases["e"] = timed_first_slide(options.lesson, lessons, warm=True, next_step=next_warm)
+        cases["g"] = timed_first_slide(options.lesson, lessons, warm=False, next_step=next_cold)
     except ImportError as exc:
         print(f"(e) skipped: {exc}")
     order = sorted(cases)
@@ -151,6 +164,8 @@ def main() -> None:
     print()
     for key in order:  # warm-up: page cache, .pyc files
         cases[key]()
+    next_warm.clear()
+    next_cold.clear()
     samples: dict[str, list[float]] = {key: [] for key in order}
     for _ in range(options.runs):
         for key in order:
@@ -169,6 +184,12 @@ def main() -> None:
             ratio = statistics.median(samples[key]) / base
             verdict = "met" if ratio <= TARGET else "NOT met"
             print(f"{what} / bare UI import = {ratio:.2f}x  (target <= {TARGET}x: {verdict})")
+    if next_warm and next_cold:
+        warm, cold = statistics.median(next_warm), statistics.median(next_cold)
+        print(f"Enter to step 2: median {warm * 1000:.0f} ms while the warm worker starts, "
+              f"{cold * 1000:.0f} ms without it")
+        first = statistics.median(samples["e"]) / statistics.median(samples["g"])
+        print(f"first slide with / without the warm worker starting = {first:.2f}x")
     print()
     for args in (["--help"], ["list"], ["show", options.lesson, "--step", "1", "--plain"]):
         imported = torch_imported(args, lessons)
