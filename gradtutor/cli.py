@@ -1,13 +1,16 @@
 """The `gradtutor` command line: thin commands over the core, and the one error boundary.
 
 `run()` is the only place that turns exceptions into a message and an exit code; `--debug`
-(or GRADTUTOR_DEBUG=1) lets the traceback through instead.
+(or GRADTUTOR_DEBUG=1) lets the traceback through instead. It is also where the learner's
+language is chosen, before Click reads the arguments, so that `--help` and every message
+after it are in that language.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,19 +21,30 @@ from gradtutor import __version__
 from gradtutor import progress as prog
 from gradtutor.env import Environment
 from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
-from gradtutor.lessons.course import Course, check_files, lesson_files, load_course
+from gradtutor.i18n import ENGLISH_CODE, CatalogError, choose_language, language_code, msg
+from gradtutor.lessons.course import (
+    Course,
+    check_files,
+    exercise_hint,
+    lesson_files,
+    load_course,
+)
 from gradtutor.lessons.load import display_path
 from gradtutor.lessons.model import Exercise, Lesson
 from gradtutor.store import ProgressStore
 from gradtutor.ui import render
 
 if TYPE_CHECKING:
-    from gradtutor.checking.verdict import Verdict
+    from typer.core import TyperGroup
 
+    from gradtutor.checking.verdict import Verdict
+    from gradtutor.i18n import Translator
+
+# Help texts are msg() templates, so that `--lang zh ... --help` can say them in Chinese.
 app = typer.Typer(
     name="gradtutor",
-    help="Learn how PyTorch's .grad really behaves, one step at a time, in your terminal.",
-    epilog="Start here:  gradtutor start",
+    help=msg("Learn how PyTorch's .grad really behaves, one step at a time, in your terminal."),
+    epilog=msg("Start here:  gradtutor start"),
     no_args_is_help=False,
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
@@ -46,13 +60,23 @@ def _complete_lesson(incomplete: str) -> list[str]:
 
 
 LessonsOpt = Annotated[Path | None, typer.Option(
-    "--lessons", metavar="DIR", help="Load lessons from this folder instead of the built-in ones.",
+    "--lessons", metavar="DIR",
+    help=msg("Load lessons from this folder instead of the built-in ones."),
     envvar="GRADTUTOR_LESSONS", file_okay=False)]
 PlainOpt = Annotated[bool, typer.Option(
-    "--plain", help="No colour and no box drawing (also: NO_COLOR=1 or TERM=dumb).")]
+    "--plain", help=msg("No colour and no box drawing (also: NO_COLOR=1 or TERM=dumb)."))]
 LessonArg = Annotated[str, typer.Argument(
-    metavar="LESSON", help="A lesson id, as `gradtutor list` shows it.",
+    metavar="LESSON", help=msg("A lesson id, as `gradtutor list` shows it."),
     autocompletion=_complete_lesson)]
+WorkspaceOpt = Annotated[Path | None, typer.Option(
+    "--workspace", metavar="DIR", envvar="GRADTUTOR_WORKSPACE", file_okay=False,
+    help=msg("The folder of exercise files, one EXERCISE.py each; default: in your data "
+             "folder."))]
+# Typer's own help texts, for the catalog: `_cli` says them in the learner's language too.
+TYPER_HELP = (msg("Install completion for the current shell."),
+              msg("Show completion for the current shell, to copy it or customize the "
+                  "installation."))
+LANG_HELP = msg("The language to speak: en or zh (default: GRADTUTOR_LANG, else your locale).")
 
 
 def _env(ctx: typer.Context) -> Environment:
@@ -63,8 +87,29 @@ def _env(ctx: typer.Context) -> Environment:
     return env
 
 
+def _say(env: Environment, text: str) -> str:
+    """`text` in the learner's language."""
+    return env.tr(text)
+
+
+def _warn(env: Environment) -> Callable[[str], None]:
+    return lambda line: env.error(env.tr(line))
+
+
 def _store(env: Environment) -> ProgressStore:
-    return ProgressStore(env.home, env.error)
+    return ProgressStore(env.home, _warn(env))
+
+
+def _look(env: Environment, plain: bool) -> render.Look:
+    return render.Look(plain, env.tr)
+
+
+def _course(env: Environment, folder: Path | None) -> Course:
+    """The course in the learner's language, its notes (translations it could not use) shown."""
+    course = load_course(folder, env.lang)
+    for note in course.notes:
+        env.error(env.tr(note))
+    return course
 
 
 def _version(value: bool) -> None:
@@ -77,14 +122,19 @@ def _version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Show the version and exit.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")] = False,
+                                          help=msg("Show the version and exit."))] = False,
+    debug: Annotated[bool, typer.Option(
+        "--debug", help=msg("Show full tracebacks on errors."))] = False,
 ) -> None:
-    """Learn how PyTorch's `.grad` really behaves, one step at a time, in your terminal.
-
-    Example: `gradtutor start`
-    """
     _env(ctx).debug = debug
+
+
+def _bold(text: str, part: str) -> Text:
+    """`text` with its first `part` (a lesson title) in bold."""
+    at = text.find(part)
+    if at < 0 or not part:
+        return Text(text)
+    return Text.assemble(text[:at], (part, "bold"), text[at + len(part):])
 
 
 def _choose_lesson(course: Course, lesson_id: str | None, progress: prog.Progress) -> Lesson:
@@ -96,11 +146,13 @@ def _choose_lesson(course: Course, lesson_id: str | None, progress: prog.Progres
 def _ask_finished(env: Environment, lesson: Lesson, plain: bool) -> str:
     """A finished lesson: review it, start over, or quit. Returns 'r', 's' or 'q'."""
     console = env.console(plain)
-    console.print(Text.assemble(("You have finished ", ""), (lesson.title, "bold"), (".", "")))
-    console.print("  r  review it from the first step\n  s  start over (clears your place)\n"
-                  "  q  quit")
+    console.print(_bold(_say(env, msg("You have finished {title}.", title=lesson.title)),
+                        lesson.title))
+    for line in (msg("  r  review it from the first step"),
+                 msg("  s  start over (clears your place)"), msg("  q  quit")):
+        console.print(_say(env, line))
     while True:
-        console.print("Your choice [r/s/q]: ", end="", markup=False)
+        console.print(_say(env, msg("Your choice [r/s/q]: ")), end="", markup=False)
         console.file.flush()
         if env.interactive:
             from gradtutor.ui.keys import key_reader
@@ -115,29 +167,26 @@ def _ask_finished(env: Environment, lesson: Lesson, plain: bool) -> str:
             return "q"
 
 
-@app.command()
+@app.command(help=msg(
+    "Open the walkthrough, where you left off.\n\n"
+    "One step per screen: → or n for next, ← or b for back, ? for help, q to quit (your "
+    "place is saved). Without a terminal it reads one command per line. An exercise puts a "
+    "starter file in your workspace; edit it in any editor (e opens yours) and each save is "
+    "checked on the spot.\n\n"
+    "Example: `gradtutor start grad`"))
 def start(
     ctx: typer.Context,
     lesson_id: Annotated[str | None, typer.Argument(
-        metavar="[LESSON]", help="A lesson id; default: the next unfinished lesson.",
+        metavar="[LESSON]", help=msg("A lesson id; default: the next unfinished lesson."),
         autocompletion=_complete_lesson, show_default=False)] = None,
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """Open the walkthrough, where you left off.
-
-    One step per screen: → or n for next, ← or b for back, ? for help, q to quit (your
-    place is saved). Without a terminal it reads one command per line. An exercise puts a
-    starter file in your workspace; edit it in any editor (e opens yours) and each save is
-    checked on the spot.
-
-    Example: `gradtutor start grad`
-    """
     from gradtutor.ui.walkthrough import run
 
     env = _env(ctx)
-    course = load_course(lessons)
+    course = _course(env, lessons)
     store = _store(env)
     saved = store.load()
     lesson = _choose_lesson(course, lesson_id, saved)
@@ -154,25 +203,25 @@ def start(
     final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace))
     console = env.console(plain)
     if final.outcome == "finished":
-        console.print(Text(f"{render.Look(plain).ok} You finished “{lesson.title}”. "
-                           f"`gradtutor list` shows the course.", style="bold green"))
+        console.print(Text(_say(env, msg("{ok} You finished “{title}”. `gradtutor list` shows "
+                                         "the course.", ok=_look(env, plain).ok,
+                                         title=lesson.title)), style="bold green"))
     else:
-        console.print(f"Your place is saved at step {final.index + 1} of {len(lesson.steps)}. "
-                      f"Run `gradtutor start {lesson.id}` to go on.")
+        console.print(_say(env, msg("Your place is saved at step {step} of {total}. Run "
+                                    "`gradtutor start {lesson}` to go on.",
+                                    step=final.index + 1, total=len(lesson.steps),
+                                    lesson=lesson.id)))
 
 
-@app.command("list")
+@app.command("list", help=msg("List the lessons with your progress in each.\n\n"
+                               "Example: `gradtutor list`"))
 def list_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = False) -> None:
-    """List the lessons with your progress in each.
-
-    Example: `gradtutor list`
-    """
     env = _env(ctx)
-    course = load_course(lessons)
+    course = _course(env, lessons)
     saved = _store(env).load()
     plain = env.plain(plain)
     env.console(plain).print(render.lessons_table(course.lessons, dict(saved.lessons),
-                                                  render.Look(plain)))
+                                                  _look(env, plain)))
 
 
 def _step_index(lesson: Lesson, step: str) -> int:
@@ -181,126 +230,117 @@ def _step_index(lesson: Lesson, step: str) -> int:
         if 1 <= number <= len(lesson.steps):
             return number - 1
         raise GradtutorError(
-            f"lesson '{lesson.id}' has steps 1 to {len(lesson.steps)}, not {number}",
-                             f"try `gradtutor show {lesson.id} --step 1`")
+            msg("lesson '{lesson}' has steps 1 to {last}, not {number}", lesson=lesson.id,
+                last=len(lesson.steps), number=number),
+            msg("try `gradtutor show {lesson} --step 1`", lesson=lesson.id))
     index = lesson.index_of(step)
     if index is None:
         import difflib
 
         close = difflib.get_close_matches(step, [s.id for s in lesson.steps], n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "use a step number, starting at 1"
-        raise GradtutorError(f"lesson '{lesson.id}' has no step '{step}'",
-                             f"{hint} (`gradtutor show {lesson.id}` lists them)")
+        hint = (msg("did you mean '{close}'?", close=close[0]) if close
+                else msg("use a step number, starting at 1"))
+        raise GradtutorError(msg("lesson '{lesson}' has no step '{step}'", lesson=lesson.id,
+                                 step=step),
+                             msg("{hint} (`gradtutor show {lesson}` lists them)", hint=hint,
+                                 lesson=lesson.id))
     return index
 
 
-@app.command()
+@app.command(help=msg(
+    "Print a lesson, or one step of it, without interaction: for reading and piping.\n\n"
+    "Quiz answers are not shown; take the quiz with `gradtutor quiz`.\n\n"
+    "Example: `gradtutor show grad --step 3 --plain`"))
 def show(
     ctx: typer.Context,
     lesson_id: LessonArg,
     step: Annotated[str | None, typer.Option(
         "--step", "-s", metavar="N|ID",
-        help="Only this step: a number from 1, or a step id.")] = None,
+        help=msg("Only this step: a number from 1, or a step id."))] = None,
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
-    """Print a lesson, or one step of it, without interaction: for reading and piping.
-
-    Quiz answers are not shown; take the quiz with `gradtutor quiz`.
-
-    Example: `gradtutor show grad --step 3 --plain`
-    """
     env = _env(ctx)
-    lesson = load_course(lessons).find(lesson_id)
+    lesson = _course(env, lessons).find(lesson_id)
     indexes = [_step_index(lesson, step)] if step else range(len(lesson.steps))
     plain = env.plain(plain) or not env.stdout_tty
     console = env.console(plain)
     for index in indexes:
-        console.print(render.step_for_reading(lesson, index, console.width, render.Look(plain)))
+        console.print(render.step_for_reading(lesson, index, console.width, _look(env, plain)))
 
 
-@app.command()
+@app.command(help=msg("Take a lesson's quick check on its own; your score is saved.\n\n"
+                       "Example: `gradtutor quiz grad`"))
 def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
          plain: PlainOpt = False) -> None:
-    """Take a lesson's quick check on its own; your score is saved.
-
-    Example: `gradtutor quiz grad`
-    """
     from gradtutor.ui.walkthrough import run
 
     env = _env(ctx)
-    lesson = load_course(lessons).find(lesson_id)
+    lesson = _course(env, lessons).find(lesson_id)
     quizzes = lesson.quizzes
     if not quizzes:
-        raise GradtutorError(f"lesson '{lesson.id}' has no quiz",
-                             "`gradtutor list` shows the lessons")
+        raise GradtutorError(msg("lesson '{lesson}' has no quiz", lesson=lesson.id),
+                             msg("`gradtutor list` shows the lessons"))
     only_quiz = dataclasses.replace(lesson, steps=tuple(quizzes))
     plain = env.plain(plain)
     final = run(only_quiz, 0, env, _store(env), plain, keep_place=False)
     if final.outcome != "finished":
-        env.console(plain).print("Quiz left unfinished; no score was saved.")
+        env.console(plain).print(_say(env, msg("Quiz left unfinished; no score was saved.")))
 
 
-@app.command("progress")
+@app.command("progress", help=msg(
+    "Show your progress: where you are in each lesson and your quiz scores.\n\n"
+    "Example: `gradtutor progress`"))
 def progress_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = False) -> None:
-    """Show your progress: where you are in each lesson and your quiz scores.
-
-    Example: `gradtutor progress`
-    """
     env = _env(ctx)
-    course = load_course(lessons)
+    course = _course(env, lessons)
     store = _store(env)
     saved = store.load()
     plain = env.plain(plain)
-    look = render.Look(plain)
+    look = _look(env, plain)
     console = env.console(plain)
     for lesson in course.lessons:
         state = saved.of(lesson.id)
         seen = len(state.seen & {s.id for s in lesson.steps})
         line = Text.assemble((f"{lesson.id}", "bold"), f"  {lesson.title}: ",
                              render.status_text(lesson, state, look),
-                             f"; {seen} of {len(lesson.steps)} steps seen")
+                             _say(env, msg("; {seen} of {total} steps seen", seen=seen,
+                                           total=len(lesson.steps))))
         best = render.quiz_text(lesson, state)
         if best != "-":
-            line.append(f"; best quiz score {best}")
+            line.append(_say(env, msg("; best quiz score {score}", score=best)))
         console.print(line)
-    console.print(Text(f"Saved in {store.path}", style="grey50"))
+    console.print(Text(_say(env, msg("Saved in {path}", path=store.path)), style="grey50"))
 
 
-@app.command()
+@app.command(help=msg("Forget your progress in one lesson, or in all of them.\n\n"
+                       "Example: `gradtutor reset grad --yes`"))
 def reset(
     ctx: typer.Context,
     lesson_id: Annotated[str | None, typer.Argument(
-        metavar="[LESSON]", help="Only this lesson; default: all progress.",
+        metavar="[LESSON]", help=msg("Only this lesson; default: all progress."),
         autocompletion=_complete_lesson, show_default=False)] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: Annotated[bool, typer.Option(
+        "--yes", "-y", help=msg("Do not ask for confirmation."))] = False,
     lessons: LessonsOpt = None,
 ) -> None:
-    """Forget your progress in one lesson, or in all of them.
-
-    Example: `gradtutor reset grad --yes`
-    """
     env = _env(ctx)
     if lesson_id is not None:
-        load_course(lessons).find(lesson_id)  # a typo must not silently reset nothing
-    what = f"your progress in '{lesson_id}'" if lesson_id else "all your progress"
+        _course(env, lessons).find(lesson_id)  # a typo must not silently reset nothing
+    what = (msg("your progress in '{lesson}'", lesson=lesson_id) if lesson_id
+            else msg("all your progress"))
     if not yes:
         if not env.stdin_tty:
-            raise GradtutorError(f"refusing to reset {what} without confirmation",
-                                 "add --yes to confirm")
+            raise GradtutorError(msg("refusing to reset {what} without confirmation", what=what),
+                                 msg("add --yes to confirm"))
         console = env.console(env.plain())
-        console.print(f"Reset {what}? [y/N]: ", end="", markup=False)
+        console.print(_say(env, msg("Reset {what}? [y/N]: ", what=what)), end="", markup=False)
         console.file.flush()
-        if env.stdin.readline().strip().lower() not in ("y", "yes"):
-            console.print("Nothing was reset.")
+        if env.stdin.readline().strip().lower() not in ("y", "yes", "是"):
+            console.print(_say(env, msg("Nothing was reset.")))
             return
     _store(env).update(lambda p: prog.reset(p, lesson_id))
-    env.console(env.plain()).print(f"Reset {what}.")
-
-
-WorkspaceOpt = Annotated[Path | None, typer.Option(
-    "--workspace", metavar="DIR", envvar="GRADTUTOR_WORKSPACE", file_okay=False,
-    help="The folder of exercise files, one EXERCISE.py each; default: in your data folder.")]
+    env.console(env.plain()).print(_say(env, msg("Reset {what}.", what=what)))
 
 
 def workspace_dir(env: Environment, chosen: Path | None) -> Path:
@@ -318,85 +358,78 @@ def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
     return run_check(course.find_exercise(exercise_id), path, seed=seed, timeout=timeout)
 
 
-@app.command()
+@app.command(help=msg(
+    "Run your code for an exercise and say what it did right and wrong.\n\n"
+    "Exit code 0 when it passes, 1 when it does not (wrong answer, crash, timeout, a file that "
+    "is not valid Python), 2 for a usage error. `--json` prints the result as one JSON object "
+    "(docs/check-format.md); `--all` checks every exercise, for autograding.\n\n"
+    "A line-ordering step takes a text file with its lines in your order, one per line: "
+    "`gradtutor check order-the-loop my_order.txt`.\n\n"
+    "Example: `gradtutor check read-grad my_read_grad.py --seed 7`"))
 def check(
     ctx: typer.Context,
     exercise_id: Annotated[str | None, typer.Argument(
-        metavar="[EXERCISE]", help="An exercise id, such as read-grad, or a line-ordering "
-                                   "step, such as order-the-loop.",
+        metavar="[EXERCISE]", help=msg("An exercise id, such as read-grad, or a line-ordering "
+                                       "step, such as order-the-loop."),
         show_default=False)] = None,
     file: Annotated[Path | None, typer.Argument(
-        metavar="[FILE]", help="Your Python file (for a line-ordering step: a text file of its "
-                               "lines in your order); default: the workspace file.",
+        metavar="[FILE]", help=msg("Your Python file (for a line-ordering step: a text file of "
+                                   "its lines in your order); default: the workspace file."),
         show_default=False, dir_okay=False)] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Check every exercise.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help=msg("Check every exercise."))] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=msg("Print one JSON object."))] = False,
     seed: Annotated[int | None, typer.Option(
-        "--seed", min=0, help="Reproduce a run: the inputs come from this seed.")] = None,
+        "--seed", min=0, help=msg("Reproduce a run: the inputs come from this seed."))] = None,
     timeout: Annotated[float | None, typer.Option(
-        "--timeout", min=0.1, metavar="SECONDS", help="Wall-clock limit for your code.")] = None,
+        "--timeout", min=0.1, metavar="SECONDS",
+        help=msg("Wall-clock limit for your code."))] = None,
     workspace: WorkspaceOpt = None,
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
-    """Run your code for an exercise and say what it did right and wrong.
-
-    Exit code 0 when it passes, 1 when it does not (wrong answer, crash, timeout, a file that
-    is not valid Python), 2 for a usage error. `--json` prints the result as one JSON object
-    (docs/check-format.md); `--all` checks every exercise, for autograding.
-
-    A line-ordering step takes a text file with its lines in your order, one per line:
-    `gradtutor check order-the-loop my_order.txt`.
-
-    Example: `gradtutor check read-grad my_read_grad.py --seed 7`
-    """
     import json
     import secrets
 
     from gradtutor.checking.parsons import parsons_steps
 
     env = _env(ctx)
-    course = load_course(lessons)
+    course = _course(env, lessons)
     orderings = parsons_steps(course.lessons)
     folder = workspace_dir(env, workspace)
     seed = secrets.randbelow(2**31) if seed is None else seed
     if all_:
         if exercise_id is not None or file is not None:
-            raise GradtutorError("--all checks every exercise's workspace file",
-                                 "leave out EXERCISE and FILE, or drop --all")
+            raise GradtutorError(msg("--all checks every exercise's workspace file"),
+                                 msg("leave out EXERCISE and FILE, or drop --all"))
         verdicts = [_check_one(eid, folder / f"{eid}.py", course, seed, timeout)
                     if (folder / f"{eid}.py").is_file() else missing_verdict(eid, folder, seed)
                     for eid in course.exercises()]
     else:
         if exercise_id is None:
-            raise GradtutorError("name the exercise to check",
-                                 f"for example `gradtutor check read-grad FILE`; exercises: "
-                                 f"{', '.join(course.exercises())}")
+            raise GradtutorError(msg("name the exercise to check"),
+                                 msg("for example `gradtutor check read-grad FILE`; "
+                                     "exercises: {ids}", ids=", ".join(course.exercises())))
         if exercise_id not in orderings and exercise_id not in course.exercises():
-            import difflib
-
-            known = [*course.exercises(), *orderings]
-            close = difflib.get_close_matches(exercise_id, known, n=1)
-            raise GradtutorError(f"no exercise '{exercise_id}'",
-                                 f"did you mean '{close[0]}'?" if close
-                                 else f"exercises: {', '.join(known) or 'none in these lessons'}")
+            raise GradtutorError(msg("no exercise '{exercise}'", exercise=exercise_id),
+                                 exercise_hint(exercise_id, [*course.exercises(), *orderings]))
         ordering = exercise_id in orderings
         path = file if file is not None else folder / (
             f"{exercise_id}.txt" if ordering else f"{exercise_id}.py")
         if not path.is_file():
-            where = "" if file is not None else " (your workspace file for it)"
-            raise GradtutorError(f"no such file: {path}{where}",
-                                 f"pass the path of your {'answer' if ordering else 'Python'} "
-                                 f"file as FILE")
+            raise GradtutorError(
+                msg("no such file: {path}", path=path) if file is not None
+                else msg("no such file: {path} (your workspace file for it)", path=path),
+                msg("pass the path of your answer file as FILE") if ordering
+                else msg("pass the path of your Python file as FILE"))
         verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
     passed = all(v.passed for v in verdicts)
     if as_json:
         from gradtutor.checking.verdict import to_json
 
-        payload = (to_json(verdicts[0]) if not all_ else {
+        payload = ({**to_json(verdicts[0], env.tr), "lang": env.lang} if not all_ else {
             "passed": passed, "total": len(verdicts),
-            "passed_count": sum(v.passed for v in verdicts), "seed": seed,
-            "exercises": [to_json(v) for v in verdicts]})
+            "passed_count": sum(v.passed for v in verdicts), "seed": seed, "lang": env.lang,
+            "exercises": [to_json(v, env.tr) for v in verdicts]})
         env.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
         from gradtutor.ui.check_view import verdict_view
@@ -404,10 +437,12 @@ def check(
         plain = env.plain(plain)
         console = env.console(plain)
         for verdict in verdicts:
-            console.print(verdict_view(verdict, render.Look(plain)))
+            console.print(verdict_view(verdict, _look(env, plain)))
             console.print()
         if all_:
-            console.print(f"{sum(v.passed for v in verdicts)} of {len(verdicts)} exercises passed")
+            console.print(_say(env, msg("{passed} of {total} exercises passed",
+                                        passed=sum(v.passed for v in verdicts),
+                                        total=len(verdicts))))
     raise typer.Exit(int(ExitCode.OK if passed else ExitCode.FAILED))
 
 
@@ -416,8 +451,8 @@ def missing_verdict(exercise_id: str, folder: Path, seed: int) -> Verdict:
     from gradtutor.checking.verdict import Check, Verdict
 
     return Verdict(exercise_id, "error", (Check(
-        "file", "error", f"there is no file {folder / (exercise_id + '.py')}",
-        "write your solution there, or point --workspace at your folder"),), seed, 0)
+        "file", "error", msg("there is no file {path}", path=folder / (exercise_id + ".py")),
+        msg("write your solution there, or point --workspace at your folder")),), seed, 0)
 
 
 def _exercise_to_watch(course: Course, exercise_id: str | None,
@@ -430,36 +465,37 @@ def _exercise_to_watch(course: Course, exercise_id: str | None,
     if found is None:
         names = ", ".join(course.exercises())
         if not names:
-            raise GradtutorError("these lessons have no exercises", "`gradtutor list` shows them")
-        raise GradtutorError("you have passed every exercise",
-                             f"name one to work on it again, for example "
-                             f"`gradtutor watch {next(iter(course.exercises()))}` ({names})")
+            raise GradtutorError(msg("these lessons have no exercises"),
+                                 msg("`gradtutor list` shows them"))
+        raise GradtutorError(msg("you have passed every exercise"),
+                             msg("name one to work on it again, for example "
+                                 "`gradtutor watch {first}` ({ids})",
+                                 first=next(iter(course.exercises())), ids=names))
     return found
 
 
-@app.command()
+@app.command(help=msg(
+    "Work on one exercise: each time you save its file, it is checked and the result shown."
+    "\n\n"
+    "The file is EXERCISE.py in your workspace; its starter is put there if you have no file "
+    "yet (yours is never written over). e opens it in your editor, c checks now, h shows the "
+    "next hint, s the solution; q or Ctrl-C stops.\n\n"
+    "Example: `gradtutor watch read-grad`"))
 def watch(
     ctx: typer.Context,
     exercise_id: Annotated[str | None, typer.Argument(
         metavar="[EXERCISE]", show_default=False,
-        help="An exercise id; default: the one you are on, else the first not passed yet.")]
+        help=msg("An exercise id; default: the one you are on, else the first not passed "
+                 "yet."))]
     = None,
     workspace: WorkspaceOpt = None,
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
-    """Work on one exercise: each time you save its file, it is checked and the result shown.
-
-    The file is EXERCISE.py in your workspace; its starter is put there if you have no file
-    yet (yours is never written over). e opens it in your editor, c checks now, h shows the
-    next hint, s the solution; q or Ctrl-C stops.
-
-    Example: `gradtutor watch read-grad`
-    """
     from gradtutor.ui.walkthrough import run
 
     env = _env(ctx)
-    course = load_course(lessons)
+    course = _course(env, lessons)
     store = _store(env)
     lesson, exercise = _exercise_to_watch(course, exercise_id, store.load())
     plain = env.plain(plain)
@@ -467,91 +503,204 @@ def watch(
     alone = dataclasses.replace(lesson, steps=(exercise,))
     run(alone, 0, env, store, plain, keep_place=False, folder=folder)
     # soft_wrap: a long path stays one piece to copy, whatever the terminal's width
-    env.console(plain).print(f"Stopped watching {folder / (exercise.id + '.py')}.",
+    env.console(plain).print(_say(env, msg("Stopped watching {path}.",
+                                           path=folder / (exercise.id + ".py"))),
                              soft_wrap=True)
 
 
-@app.command()
+@app.command(help=msg(
+    "Check lesson files and report every problem at once, as `file:line:col: message`.\n\n"
+    "With code to run, it also proves each exercise (the starter fails, the solution passes, "
+    "each mutant fails on the check it names) and each answer key that has code. Every "
+    "translation beside a lesson (`<folder>/<language>/<file>`) is checked too: its missing "
+    "and stale texts are listed field by field, as warnings. Exit code 0 when all is well, 2 "
+    "when there are problems.\n\n"
+    "Example: `gradtutor validate lessons/`"))
 def validate(
     ctx: typer.Context,
     path: Annotated[Path | None, typer.Argument(
-        metavar="[PATH]", help="A lesson file or folder; default: the lessons in use.",
+        metavar="[PATH]", help=msg("A lesson file or folder; default: the lessons in use."),
         show_default=False)] = None,
     lessons: LessonsOpt = None,
     run_code: Annotated[bool, typer.Option(
-        "--run/--no-run", help="Also prove exercises and answer keys by running them.")] = True,
+        "--run/--no-run", help=msg("Also prove exercises and answer keys by running them."))]
+    = True,
 ) -> None:
-    """Check lesson files and report every problem at once, as `file:line:col: message`.
-
-    With code to run, it also proves each exercise (the starter fails, the solution passes,
-    each mutant fails on the check it names) and each answer key that has code. Exit code
-    0 when all is well, 2 when there are problems.
-
-    Example: `gradtutor validate lessons/`
-    """
     from gradtutor.lessons.course import default_lessons_dir
+    from gradtutor.lessons.translate import check_translations, report_lines, translation_target
 
     env = _env(ctx)
     target = path or lessons or default_lessons_dir()
+    # a translation file or language folder named by itself: check it with its lessons
+    target, only = translation_target(target) or (target, None)
     files = lesson_files(target)
     if not files:
-        raise GradtutorError(f"no lesson files (*.yaml) in {display_path(target)}",
-                             "name a lesson file or a folder that holds some")
+        raise GradtutorError(msg("no lesson files (*.yaml) in {path}", path=display_path(target)),
+                             msg("name a lesson file or a folder that holds some"))
     found, problems = check_files(files)
-    if problems:
-        raise LessonProblems(problems)
+    reports, unmatched, broken = check_translations(found, only, whole_folder=target.is_dir())
+    if problems or broken:
+        raise LessonProblems(problems + broken)
     steps = sum(len(lesson.steps) for lesson, _ in found)
-    proofs = ""
+    proved = 0
     if run_code:
         from gradtutor.checking.safety import jobs_for, prove
 
         runs = sum(1 for lesson, path in found for _ in jobs_for(lesson, path))
         if runs:
-            env.error(f"running {runs} proofs of exercises and answer keys ...")
+            env.error(env.tr(msg("running {runs} proofs of exercises and answer keys ...",
+                                 runs=runs)))
             problems = prove(found)
             if problems:
                 raise LessonProblems(problems)
-            proofs = f"; {runs} proofs passed"
-    look = render.Look(env.plain())
-    env.console(env.plain()).print(
-        f"{look.ok} {len(found)} lesson{'s' if len(found) != 1 else ''} OK "
-        f"({steps} steps{proofs})")
+            proved = runs
+    look = _look(env, env.plain())
+    console = env.console(env.plain())
+    count = len(found)
+    lessons_ok = (msg("1 lesson", count=count) if count == 1
+                  else msg("{count} lessons", count=count))
+    summary = (msg("{ok} {lessons} OK ({steps} steps; {runs} proofs passed)", ok=look.ok,
+                   lessons=lessons_ok, steps=steps, runs=proved) if proved
+               else msg("{ok} {lessons} OK ({steps} steps)", ok=look.ok, lessons=lessons_ok,
+                        steps=steps))
+    console.print(env.tr(summary))
+    for line in [*(line for report in reports for line in report_lines(report)), *unmatched]:
+        console.print(line, soft_wrap=True)  # a located line stays one line, to click or grep
+    missing = sum(len(report.missing) for report in reports)
+    stale = sum(len(report.stale) for report in reports)
+    if missing or stale or unmatched:
+        console.print(env.tr(msg(
+            "translations: {missing} texts missing and {stale} stale, shown in English until "
+            "translated (listed above)", missing=missing, stale=stale)))
+    elif reports:
+        console.print(env.tr(msg("{ok} translations complete: {languages}", ok=look.ok,
+                                 languages=", ".join(sorted({r.language for r in reports})))))
+
+
+# --- the language -----------------------------------------------------------------------------
+
+def _language_option(argv: list[str]) -> str | None:
+    """The value of the last `--lang` before `--`, wherever it stands (before the command or
+    after it). Read before Click parses: its `--help` and errors are said in the language."""
+    value = None
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--lang" and index + 1 < len(argv):
+            value = argv[index + 1]
+        elif arg.startswith("--lang="):
+            value = arg.removeprefix("--lang=")
+    return value
+
+
+def _speak(argv: list[str], env: Environment) -> None:
+    """Choose the learner's language and set `env.tr` to say messages in it."""
+    from gradtutor.i18n import LANGUAGES
+
+    option = _language_option(argv)
+    if option is not None and language_code(option) is None:
+        raise GradtutorError(msg("unknown language '{value}' for --lang", value=option),
+                             msg("use one of: {choices}",
+                                 choices=", ".join(code.split("-")[0] for code in LANGUAGES)))
+    told = option is not None or any(env.environ.get(name, "").strip() for name in (
+        "GRADTUTOR_LANG", "LC_ALL", "LC_MESSAGES", "LANG"))
+    choice = choose_language(option, env.environ, utf8=env.utf8,
+                             system_locale=None if told else env.system_locale())
+    if choice.note:
+        env.error(env.tr(msg("gradtutor: warning: {note}", note=choice.note)))
+    if choice.lang == ENGLISH_CODE:
+        return
+    from gradtutor.i18n import translator
+
+    try:
+        env.tr = translator(choice.lang)
+    except CatalogError as exc:
+        env.error(env.tr(msg("gradtutor: warning: the {lang} interface text cannot be read "
+                             "({error}); using English", lang=choice.lang, error=str(exc))))
+
+
+def _cli(tr: Translator) -> TyperGroup:
+    """The Click command tree of `app`, every command taking `--lang`, and its help said by
+    `tr`. Built afresh on each run, so changing it changes nothing global."""
+    from typer.core import TyperArgument, TyperGroup, TyperOption
+
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+    commands = [group, *group.commands.values()]
+    for command in commands:
+        command.params.append(TyperOption(param_decls=["--lang"], metavar="LANG",
+                                          help=LANG_HELP, expose_value=False))
+    if tr.english:
+        return group
+    options, arguments = tr(msg("Options")), tr(msg("Arguments"))
+    for command in commands:
+        # Click's own --help says "Show this message and exit." in English; one of ours, under
+        # the same names, takes its place.
+        command.params.append(TyperOption(
+            param_decls=["--help", "-h"], is_flag=True, expose_value=False, is_eager=True,
+            help=msg("Show this message and exit."), callback=_show_help))
+        command.help = tr(command.help) if command.help else command.help
+        command.epilog = tr(command.epilog) if command.epilog else command.epilog
+        command.short_help = tr(command.short_help) if command.short_help else None
+        for param in command.params:
+            text = getattr(param, "help", None)
+            if text:
+                param.help = tr(text)  # type: ignore[attr-defined]
+            if isinstance(param, TyperArgument):
+                param.rich_help_panel = param.rich_help_panel or arguments
+            elif isinstance(param, TyperOption):
+                param.rich_help_panel = param.rich_help_panel or options
+        if command is not group and hasattr(command, "rich_help_panel"):
+            command.rich_help_panel = command.rich_help_panel or tr(msg("Commands"))
+    return group
+
+
+def _show_help(ctx: typer.Context, _param: object, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        typer.echo(ctx.get_help(), color=ctx.color)
+        ctx.exit()
 
 
 def run(argv: list[str], env: Environment) -> int:
-    """Run the CLI on `argv`; the single place where errors become messages and exit codes."""
+    """Run the CLI on `argv`; the single place where errors become messages and exit codes,
+    said in the learner's language."""
     debug = "--debug" in argv or env.environ.get("GRADTUTOR_DEBUG") == "1"
+    tr = env.tr
     try:
-        result = app(args=argv, prog_name="gradtutor", standalone_mode=False, obj=env)
+        _speak(argv, env)
+        tr = env.tr
+        result = _cli(tr)(args=argv, prog_name="gradtutor", standalone_mode=False, obj=env)
         return int(result) if isinstance(result, int) else 0
     except LessonProblems as exc:
         if debug:
             raise
         for problem in exc.problems:
             env.error(str(problem))
-        env.error(f"gradtutor: {exc.message} ({exc.hint})")
+        env.error(tr(msg("gradtutor: {message} ({hint})", message=exc.message, hint=exc.hint)))
         return int(exc.exit_code)
     except GradtutorError as exc:
         if debug:
             raise
-        hint = f" (hint: {exc.hint})" if exc.hint else ""
-        env.error(f"gradtutor: error: {exc.message}{hint}")
+        hint = tr(msg(" (hint: {hint})", hint=exc.hint)) if exc.hint else ""
+        env.error(tr(msg("gradtutor: error: {message}{hint}", message=exc.message, hint=hint)))
         return int(exc.exit_code)
     except typer.Exit as exc:
         return int(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort):
-        env.error("gradtutor: interrupted; your progress is saved")
+        env.error(tr(msg("gradtutor: interrupted; your progress is saved")))
         return int(ExitCode.INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback without --debug
         if _is_usage_error(exc):
             command = _command_of(argv)
-            env.error(f"gradtutor: error: {exc.format_message()} "  # type: ignore[attr-defined]
-                      f"(hint: see `gradtutor {command + ' ' if command else ''}--help`)")
+            message = exc.format_message()  # type: ignore[attr-defined]
+            env.error(tr(msg("gradtutor: error: {message}{hint}", message=message, hint=tr(msg(
+                " (hint: {hint})", hint=msg("see `gradtutor {command}--help`",
+                                            command=command + " " if command else ""))))))
             return int(ExitCode.USAGE)
         if debug:
             raise
-        env.error(f"gradtutor: internal error: {type(exc).__name__}: {exc} "
-                  f"(hint: rerun with --debug and report it)")
+        env.error(tr(msg("gradtutor: internal error: {error} (hint: rerun with --debug and "
+                         "report it)", error=f"{type(exc).__name__}: {exc}")))
         return 70
 
 

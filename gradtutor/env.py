@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -34,6 +34,9 @@ class Environment:
     # The learner's language, set once by the CLI (`--lang`, GRADTUTOR_LANG, the locale), and
     # the translator that says the core's messages in it. English until then.
     tr: Translator = ENGLISH
+    # The operating system's own locale, asked only when neither --lang nor a variable says
+    # which language; tests keep the default, so the machine they run on cannot change them.
+    system_locale: Callable[[], str | None] = lambda: None
     _consoles: dict[bool, Console] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -46,7 +49,7 @@ class Environment:
         encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
         return cls(stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr, environ=os.environ,
                    stdin_tty=_isatty(sys.stdin), stdout_tty=_isatty(sys.stdout),
-                   utf8=encoding in ("utf8", "cp65001"))
+                   utf8=encoding in ("utf8", "cp65001"), system_locale=_system_locale)
 
     @property
     def home(self) -> Path:
@@ -96,6 +99,15 @@ class Environment:
         """One line on stderr."""
         self.stderr.write(line.rstrip("\n") + "\n")
         self.stderr.flush()
+
+
+def _system_locale() -> str | None:
+    import locale
+
+    try:
+        return locale.getlocale()[0]
+    except ValueError:  # a locale Python cannot parse
+        return None
 
 
 def _isatty(stream: TextIO | None) -> bool:

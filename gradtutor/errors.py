@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+from gradtutor.i18n import msg
+
 
 class ExitCode(IntEnum):
     OK = 0
@@ -14,7 +16,8 @@ class ExitCode(IntEnum):
 
 
 class GradtutorError(Exception):
-    """A problem the user can fix: a one-line message and a hint on what to do."""
+    """A problem the user can fix: a one-line message and a hint on what to do, each best
+    made with `msg()` so that the error boundary can say it in the learner's language."""
 
     exit_code: ExitCode = ExitCode.USAGE
 
@@ -43,7 +46,8 @@ class LessonProblems(GradtutorError):
     def __init__(self, problems: list[Problem]) -> None:
         count = len(problems)
         super().__init__(
-            f"{count} problem{'s' if count != 1 else ''} in lesson files",
-            "fix each line above, then run `gradtutor validate` again",
+            msg("{count} problem in lesson files", count=count) if count == 1
+            else msg("{count} problems in lesson files", count=count),
+            msg("fix each line above, then run `gradtutor validate` again"),
         )
         self.problems = problems

@@ -11,13 +11,15 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise, Lesson
 
 SCHEMA_VERSION = 1
 
 
 class ProgressFormatError(ValueError):
-    """The JSON is not progress this version of gradtutor can read."""
+    """The JSON is not progress this version of gradtutor can read; its message is a `msg()`,
+    said in the learner's language where the store's warning shows it."""
 
 
 @dataclass(frozen=True)
@@ -241,7 +243,7 @@ def to_json(progress: Progress) -> dict[str, Any]:
 
 def _expect(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ProgressFormatError(f"{what} has the wrong type")
+        raise ProgressFormatError(msg("{what} has the wrong type", what=what))
     return value
 
 
@@ -259,7 +261,7 @@ def _scores(raw: Any, what: str) -> Mapping[str, QuizScore]:
 def _count(raw: Any, what: str) -> int:
     value: int = _expect(raw, int, what)
     if value < 0:
-        raise ProgressFormatError(f"{what} is negative")
+        raise ProgressFormatError(msg("{what} is negative", what=what))
     return value
 
 
@@ -296,11 +298,12 @@ def from_json(raw: Any) -> Progress:
     _expect(raw, dict, "the file")
     version = raw.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise ProgressFormatError("it has no format version")
+        raise ProgressFormatError(msg("it has no format version"))
     if version > SCHEMA_VERSION:
-        raise ProgressFormatError(f"it was written by a newer gradtutor (format {version})")
+        raise ProgressFormatError(msg("it was written by a newer gradtutor (format {version})",
+                                     version=version))
     if version < 1:
-        raise ProgressFormatError(f"format {version} is unknown")
+        raise ProgressFormatError(msg("format {version} is unknown", version=version))
     lessons: dict[str, LessonProgress] = {}
     for lesson_id, state in _expect(raw.get("lessons", {}), dict, "lessons").items():
         what = f"lessons.{lesson_id}"

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from gradtutor.errors import GradtutorError
+from gradtutor.i18n import Msg, msg
 from gradtutor.progress import Progress, ProgressFormatError, from_json, to_json
 
 FILE_NAME = "progress.json"
@@ -56,7 +57,9 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 class ProgressStore:
-    """Progress kept in `folder/progress.json`; `warn` gets one line if a file is set aside."""
+    """Progress kept in `folder/progress.json`; `warn` gets one line (a `msg()`, for the
+    caller to say in the learner's language) if a file is set aside. The file is the same
+    whatever the language: ids and numbers only, so progress made in one reads in any other."""
 
     def __init__(self, folder: Path, warn: Callable[[str], None]) -> None:
         self.folder = folder
@@ -71,13 +74,16 @@ class ProgressStore:
         except FileNotFoundError:
             return Progress()
         except OSError as exc:
-            return self._set_aside(f"it could not be read ({exc.strerror})")
+            return self._set_aside(msg("it could not be read ({error})", error=exc.strerror))
         try:
             return from_json(json.loads(raw.decode("utf-8")))
         except (UnicodeDecodeError, json.JSONDecodeError):
-            return self._set_aside("it is not valid JSON")
-        except (ProgressFormatError, RecursionError) as exc:
-            return self._set_aside(str(exc))
+            return self._set_aside(msg("it is not valid JSON"))
+        except ProgressFormatError as exc:
+            reason = exc.args[0] if exc.args and isinstance(exc.args[0], Msg) else str(exc)
+            return self._set_aside(reason)
+        except RecursionError:
+            return self._set_aside(msg("it is nested too deeply"))
 
     def update(self, change: Callable[[Progress], Progress]) -> Progress:
         """Apply `change` to the freshest saved progress and save the result atomically."""
@@ -92,13 +98,14 @@ class ProgressStore:
                 return progress
         except Timeout:
             raise GradtutorError(
-                "progress is locked by another gradtutor that is not answering",
-                f"close other gradtutor windows, or delete {self.lock_path}",
+                msg("progress is locked by another gradtutor that is not answering"),
+                msg("close other gradtutor windows, or delete {path}", path=self.lock_path),
             ) from None
         except OSError as exc:
             raise GradtutorError(
-                f"cannot save progress in {self.folder} ({exc.strerror})",
-                "set GRADTUTOR_HOME to a folder you can write to",
+                msg("cannot save progress in {folder} ({error})", folder=self.folder,
+                    error=exc.strerror),
+                msg("set GRADTUTOR_HOME to a folder you can write to"),
             ) from None
 
     def _set_aside(self, reason: str) -> Progress:
@@ -111,12 +118,14 @@ class ProgressStore:
         try:
             os.replace(self.path, backup)
         except OSError as exc:
-            self._warn(f"warning: saved progress is unusable ({reason}) and could not be moved "
-                       f"aside ({exc.strerror}); starting fresh without saving over it")
-            raise GradtutorError(f"cannot move aside the unusable progress file {self.path}",
-                                 "move or delete it yourself, then try again") from None
-        self._warn(f"warning: saved progress was unusable ({reason}); "
-                   f"kept it as {backup} and started fresh")
+            self._warn(msg("warning: saved progress is unusable ({reason}) and could not be "
+                           "moved aside ({error}); starting fresh without saving over it",
+                           reason=reason, error=exc.strerror))
+            raise GradtutorError(
+                msg("cannot move aside the unusable progress file {path}", path=self.path),
+                msg("move or delete it yourself, then try again")) from None
+        self._warn(msg("warning: saved progress was unusable ({reason}); kept it as {backup} "
+                       "and started fresh", reason=reason, backup=backup))
         return Progress()
 
 

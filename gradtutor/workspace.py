@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gradtutor.errors import GradtutorError
+from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 
 # Tried in turn when neither VISUAL nor EDITOR is set; nano first: it shows its own keys.
@@ -41,12 +42,12 @@ def write_starter(folder: Path, exercise: Exercise) -> bool:
 
     GradtutorError when the folder cannot be made or written to."""
     path = exercise_path(folder, exercise.id)
-    hint = "choose a folder you can write to with --workspace DIR"
+    hint = msg("choose a folder you can write to with --workspace DIR")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file where the folder should be, no permission, ...
-        raise GradtutorError(f"cannot make the workspace folder {folder} "
-                             f"({exc.strerror or exc})", hint) from None
+        raise GradtutorError(msg("cannot make the workspace folder {folder} ({error})",
+                                 folder=folder, error=exc.strerror or exc), hint) from None
     try:
         # "x": created only if absent, so a learner's file, even one saved a moment ago, stays
         with open(path, "x", encoding="utf-8", newline="\n") as handle:
@@ -55,7 +56,8 @@ def write_starter(folder: Path, exercise: Exercise) -> bool:
     except FileExistsError:
         return False
     except OSError as exc:
-        raise GradtutorError(f"cannot write {path} ({exc.strerror or exc})", hint) from None
+        raise GradtutorError(msg("cannot write {path} ({error})", path=path,
+                                 error=exc.strerror or exc), hint) from None
 
 
 def editor_command(environ: Mapping[str, str], which: Callable[[str], str | None],
@@ -83,18 +85,21 @@ def editor_command(environ: Mapping[str, str], which: Callable[[str], str | None
 
 def open_in_editor(path: Path, environ: Mapping[str, str]) -> str | None:
     """Edit `path` in the learner's editor and wait for it to close; None when it ran, else
-    one line saying what went wrong and what to do."""
+    one line (a `msg()`, to say in the learner's language) on what went wrong and what to do."""
     command = editor_command(environ, shutil.which, sys.platform == "win32")
     if command is None:
-        return (f"No editor found: set EDITOR (for example `export EDITOR=nano`), or open "
-                f"{path} in any editor; each save is checked.")
+        return msg("No editor found: set EDITOR (for example `export EDITOR=nano`), or open "
+                   "{path} in any editor; each save is checked.", path=path)
     try:
         done = subprocess.run([*command, str(path)], check=False)
     except FileNotFoundError:
-        return f"The editor '{command[0]}' was not found: check VISUAL or EDITOR."
+        return msg("The editor '{editor}' was not found: check VISUAL or EDITOR.",
+                   editor=command[0])
     except OSError as exc:
-        return f"The editor '{command[0]}' could not start ({exc.strerror or exc}): check EDITOR."
+        return msg("The editor '{editor}' could not start ({error}): check EDITOR.",
+                   editor=command[0], error=exc.strerror or exc)
     if done.returncode != 0:
         editor = os.path.basename(command[0])
-        return f"The editor '{editor}' ended with exit code {done.returncode}."
+        return msg("The editor '{editor}' ended with exit code {code}.", editor=editor,
+                   code=done.returncode)
     return None

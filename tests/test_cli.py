@@ -236,7 +236,7 @@ def test_a_broken_lesson_folder_stops_start_with_located_problems(cli, tmp_path,
 def test_internal_errors_are_one_line_unless_debug(cli, monkeypatch):
     from gradtutor.lessons import course
 
-    def broken(folder=None):
+    def broken(*_args):
         raise RuntimeError("boom")
 
     monkeypatch.setattr("gradtutor.cli.load_course", broken)

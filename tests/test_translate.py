@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from gradtutor.i18n import Untranslated
 from gradtutor.lessons import model
 from gradtutor.lessons.course import lesson_files
 from gradtutor.lessons.load import load_lesson
@@ -31,6 +32,7 @@ from gradtutor.lessons.translate import (
     FieldKey,
     Translation,
     check_translation,
+    check_translations,
     fingerprint,
     language_from_env,
     language_tag,
@@ -45,6 +47,7 @@ from gradtutor.lessons.translate import (
     shape_differences,
     skeleton,
     translation_file,
+    translation_target,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,7 +150,9 @@ def test_a_text_without_translation_falls_back_to_english_and_is_missing(
     step = localized.steps[localized.index_of("grad-accumulates") or 0]
     assert isinstance(step, Slide)
     assert step.body == text_at(grad, key)
+    assert isinstance(step.body, Untranslated)  # so the renderer marks it [EN]
     assert CJK.search(step.title)  # the rest of the step is still translated
+    assert not isinstance(step.title, Untranslated)
     assert key in report.missing
     assert report.shows_english("grad-accumulates", "body")
     assert not report.shows_english("grad-accumulates", "title")
@@ -170,6 +175,7 @@ def test_changing_the_english_makes_the_translation_stale(grad: Lesson, zh: Tran
     step = localized.steps[localized.index_of("habit") or 0]
     assert isinstance(step, Slide)
     assert step.body.endswith("A new sentence.\n")  # English, with the change
+    assert isinstance(step.body, Untranslated)
     (stale,) = [s for s in report.stale if s.key == key]
     assert stale.was == zh.entries[key].source
     assert stale.now == fingerprint(step.body) != stale.was
@@ -481,7 +487,8 @@ def test_an_unreadable_translation_file_is_a_located_problem(tmp_path: Path,
 
 def test_a_cached_translation_is_the_same_translation(tmp_path: Path) -> None:
     path = tmp_path / "zh.yaml"
-    path.write_text(ZH.read_text(encoding="utf-8"), encoding="utf-8")
+    # a text of its own: the shipped one may be in the cache already, from another test
+    path.write_text(ZH.read_text(encoding="utf-8") + f"# {tmp_path.name}\n", encoding="utf-8")
     first, _ = load_translation_file(path)
     again, _ = load_translation_file(path)  # from the cache: positions are not known
     assert first is not None and again is not None
@@ -636,3 +643,45 @@ def test_the_example_in_docs_translating_is_a_fresh_translation_of_grad(grad: Le
     _, report = localize(grad, translation, "zh-CN")
     assert report.stale == () and report.unused == ()
     assert report.translated == len(translation.entries) == 5
+
+
+# --- what the tutor and validate do with the translations beside a course ----------------------
+
+def test_english_and_fresh_translations_are_never_marked_untranslated(
+        grad: Lesson, zh: Translation) -> None:
+    english, _ = localize(grad, zh, "en")
+    assert not any(isinstance(text, Untranslated) for _, text in lesson_texts(english))
+    chinese, report = localize(grad, zh, "zh-CN")
+    marked = {key for key, text in lesson_texts(chinese) if isinstance(text, Untranslated)}
+    assert marked == set(report.english)
+
+
+def test_without_a_usable_translation_every_text_is_untranslated(grad: Lesson) -> None:
+    localized, _ = localize(grad, None, "zh-CN")
+    assert all(isinstance(text, Untranslated) for _, text in lesson_texts(localized))
+
+
+def test_check_translations_reports_each_language_and_a_lesson_it_lacks(
+        grad: Lesson, tmp_path: Path) -> None:
+    (tmp_path / "grad.yaml").write_text(GRAD.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "zh-CN").mkdir()
+    (tmp_path / "zh-CN" / "gone.yaml").write_text(HEAD, encoding="utf-8")
+    reports, unmatched, problems = check_translations([(grad, tmp_path / "grad.yaml")])
+    assert problems == []
+    (report,) = reports
+    assert report.language == "zh-CN" and report.translated == 0
+    assert report.path and report.path.endswith("zh-CN/grad.yaml (no such file)")
+    (line,) = unmatched
+    assert "zh-CN/gone.yaml: unused: there is no lesson" in line
+    _, unmatched, _ = check_translations([(grad, tmp_path / "grad.yaml")], whole_folder=False)
+    assert unmatched == []
+
+
+def test_a_translation_path_names_its_lessons_and_language(tmp_path: Path) -> None:
+    assert translation_target(ZH) == (GRAD, "zh-CN")
+    assert translation_target(ZH.parent) == (GRAD.parent, "zh-CN")
+    assert translation_target(GRAD) is None and translation_target(GRAD.parent) is None
+    folder = tmp_path / "my-course"  # looks like a language tag, holds lessons
+    folder.mkdir()
+    (folder / "intro.yaml").write_text("id: intro\n", encoding="utf-8")
+    assert translation_target(folder) is None and translation_target(folder / "intro.yaml") is None

@@ -1,4 +1,6 @@
-"""A course is every lesson file in one folder, in their `order`."""
+"""A course is every lesson file in one folder, in their `order`, in the learner's language:
+each lesson's translation, beside it in `<folder>/<language>/`, is read only for a language
+other than English."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gradtutor.errors import GradtutorError, LessonProblems, Problem
+from gradtutor.i18n import ENGLISH_CODE, Msg, msg
 from gradtutor.lessons.load import display_path, load_lesson_file
 from gradtutor.lessons.model import Exercise, Lesson, Parsons
 
@@ -17,6 +20,9 @@ LESSON_SUFFIXES = (".yaml", ".yml")
 class Course:
     folder: Path
     lessons: tuple[Lesson, ...]
+    lang: str = ENGLISH_CODE
+    # Warnings for the learner: translations that could not be used, so English is shown.
+    notes: tuple[Msg, ...] = ()
 
     def find(self, lesson_id: str) -> Lesson:
         """The lesson with this id, or an error that suggests the closest id."""
@@ -25,9 +31,10 @@ class Course:
                 return lesson
         ids = [lesson.id for lesson in self.lessons]
         close = difflib.get_close_matches(lesson_id, ids, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else f"lessons here: {', '.join(ids)}"
-        raise GradtutorError(f"no lesson '{lesson_id}'", f"{hint} (see `gradtutor list`)")
-
+        hint = (msg("did you mean '{close}'?", close=close[0]) if close
+                else msg("lessons here: {ids}", ids=", ".join(ids)))
+        raise GradtutorError(msg("no lesson '{lesson}'", lesson=lesson_id),
+                             msg("{hint} (see `gradtutor list`)", hint=hint))
 
     def exercises(self) -> dict[str, Exercise]:
         """Every exercise in the course by id, in course order (ids are unique course-wide)."""
@@ -39,10 +46,8 @@ class Course:
         found = self.exercises()
         if exercise_id in found:
             return found[exercise_id]
-        close = difflib.get_close_matches(exercise_id, list(found), n=1)
-        hint = (f"did you mean '{close[0]}'?" if close
-                else f"exercises: {', '.join(found) or 'none in these lessons'}")
-        raise GradtutorError(f"no exercise '{exercise_id}'", hint)
+        raise GradtutorError(msg("no exercise '{exercise}'", exercise=exercise_id),
+                             exercise_hint(exercise_id, list(found)))
 
 
 def default_lessons_dir() -> Path:
@@ -59,8 +64,8 @@ def lesson_files(target: Path) -> list[Path]:
     if target.is_dir():
         return sorted(p for p in target.iterdir()
                       if p.suffix in LESSON_SUFFIXES and p.is_file() and not p.name.startswith("."))
-    raise GradtutorError(f"no such file or folder: {display_path(target)}",
-                         "check the path, or leave it out to use the built-in lessons")
+    raise GradtutorError(msg("no such file or folder: {path}", path=display_path(target)),
+                         msg("check the path, or leave it out to use the built-in lessons"))
 
 
 def check_files(files: list[Path]) -> tuple[list[tuple[Lesson, Path]], list[Problem]]:
@@ -100,14 +105,39 @@ def check_files(files: list[Path]) -> tuple[list[tuple[Lesson, Path]], list[Prob
     return sorted(lessons, key=lambda pair: pair[0].order), problems
 
 
-def load_course(folder: Path | None = None) -> Course:
-    """Every lesson in `folder` (default: the built-in course); LessonProblems if any is broken."""
+def exercise_hint(wanted: str, known: list[str]) -> Msg:
+    """What to say after "no exercise 'x'": the closest id, else every id there is."""
+    close = difflib.get_close_matches(wanted, known, n=1)
+    if close:
+        return msg("did you mean '{close}'?", close=close[0])
+    if known:
+        return msg("exercises: {ids}", ids=", ".join(known))
+    return msg("these lessons have no exercises")
+
+
+def load_course(folder: Path | None = None, lang: str = ENGLISH_CODE) -> Course:
+    """Every lesson in `folder` (default: the built-in course) in `lang`; LessonProblems if
+    any is broken. A translation that cannot be used is a note, and its lesson stays English."""
     folder = folder or default_lessons_dir()
     files = lesson_files(folder)
     if not files:
-        raise GradtutorError(f"no lesson files (*.yaml) in {display_path(folder)}",
-                             "point --lessons at a folder of lesson YAML files")
-    lessons, problems = check_files(files)
+        raise GradtutorError(msg("no lesson files (*.yaml) in {path}", path=display_path(folder)),
+                             msg("point --lessons at a folder of lesson YAML files"))
+    found, problems = check_files(files)
     if problems:
         raise LessonProblems(problems)
-    return Course(folder, tuple(lesson for lesson, _ in lessons))
+    if lang == ENGLISH_CODE:  # English costs nothing: no translation is looked for
+        return Course(folder, tuple(lesson for lesson, _ in found))
+    from gradtutor.lessons.translate import in_language
+
+    lessons: list[Lesson] = []
+    notes: list[Msg] = []
+    for lesson, path in found:
+        localized, broken = in_language(lesson, path, lang)
+        lessons.append(localized)
+        if broken:
+            notes.append(msg("warning: the {lang} translation of lesson '{lesson}' cannot be "
+                             "used, so it is shown in English: {problem} (`gradtutor validate` "
+                             "lists every problem)", lang=lang, lesson=lesson.id,
+                             problem=str(broken[0])))
+    return Course(folder, tuple(lessons), lang, tuple(notes))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from gradtutor.errors import Problem
+from gradtutor.i18n import Untranslated
 from gradtutor.lessons import cache
 from gradtutor.lessons.load import (
     Parsed,
@@ -432,6 +433,15 @@ def load_translation(lesson_path: Path, language: str,
     return load_translation_file(path, use_cache)
 
 
+def in_language(lesson: Lesson, lesson_path: Path,
+                language: str) -> tuple[Lesson, list[Problem]]:
+    """The lesson as the tutor shows it in `language`, and the problems of a translation file
+    that could not be used; then every text stays English (`Untranslated`)."""
+    translation, problems = load_translation(lesson_path, language)
+    localized, _ = localize(lesson, translation, language)
+    return localized, problems
+
+
 # --- localize ---------------------------------------------------------------------------------
 
 class Stale(NamedTuple):
@@ -488,7 +498,8 @@ class Report(NamedTuple):
 def localize(lesson: Lesson, translation: Translation | None,
              language: str) -> tuple[Lesson, Report]:
     """The lesson with every text that has a fresh translation into `language` replaced by
-    it, and the report of the rest, which stays English. Code and identifiers never change."""
+    it, and the report of the rest, which stays English as `Untranslated` text, so renderers
+    can mark it. Code and identifiers never change."""
     if language == SOURCE_LANGUAGE:
         total = sum(1 for _ in lesson_texts(lesson))
         return lesson, Report(lesson.id, language, None, total, total, (), (), (), (), None,
@@ -512,11 +523,11 @@ def localize(lesson: Lesson, translation: Translation | None,
             entry = entries.get(key)
             if entry is None or entry.text is None:
                 missing.append(key)
-                return english
+                return Untranslated(english)
             now = fingerprint(english)
             if entry.source != now:
                 stale.append(Stale(key, entry.at, entry.source, now))
-                return english
+                return Untranslated(english)
             return entry.text
         return choose
 
@@ -528,6 +539,57 @@ def localize(lesson: Lesson, translation: Translation | None,
     english = frozenset(missing) | {s.key for s in stale}
     return localized, Report(lesson.id, language, path, len(keys), len(keys) - len(english),
                              tuple(missing), tuple(stale), tuple(unused), (), mismatch, english)
+
+
+def check_translations(found: Sequence[tuple[Lesson, Path]], only: str | None = None,
+                       whole_folder: bool = True
+                       ) -> tuple[list[Report], list[str], list[Problem]]:
+    """Every translation beside each lesson file (into `only`, or every language there is), as
+    `validate` reports them: a report per lesson and language (a missing file: every text
+    missing), a line per translation file with no lesson to translate (when a whole folder is
+    checked), and the problems of the files that cannot be used."""
+    reports: list[Report] = []
+    problems: list[Problem] = []
+    folders = {path.parent for _, path in found}
+    for lesson, path in found:
+        for language in [only] if only else languages_in(path.parent):
+            translation, broken = load_translation(path, language, use_cache=False)
+            problems += broken
+            if broken:
+                continue
+            report = check_translation(lesson, translation, language)
+            if translation is None:
+                report = report._replace(path=f"{display_path(translation_file(path, language))} "
+                                              f"(no such file)")
+            reports.append(report)
+    unmatched = []
+    if whole_folder:
+        names = {path.name for _, path in found}
+        for folder in sorted(folders):
+            for language in [only] if only else languages_in(folder):
+                for path in sorted((folder / language).glob("*.y*ml")):
+                    if path.name not in names:
+                        unmatched.append(f"{display_path(path)}: unused: there is no lesson "
+                                         f"{display_path(folder / path.name)} to translate")
+    return reports, unmatched, problems
+
+
+def translation_target(target: Path) -> tuple[Path, str] | None:
+    """A path that names translations rather than lessons, as (the lessons it translates,
+    the language): `lessons/zh-CN/grad.yaml` -> (`lessons/grad.yaml`, zh-CN), and
+    `lessons/zh-CN` -> (`lessons`, zh-CN) when every file in it has its lesson beside the
+    folder. None for anything else."""
+    folder = target.parent if target.is_file() else target
+    language = folder.name
+    if not _LANGUAGE.fullmatch(language) or language == SOURCE_LANGUAGE:
+        return None
+    lessons = folder.parent
+    if target.is_file():
+        return (lessons / target.name, language) if (lessons / target.name).is_file() else None
+    files = [p for p in target.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()]
+    if files and all((lessons / p.name).is_file() for p in files):
+        return lessons, language
+    return None
 
 
 def check_translation(lesson: Lesson, translation: Translation | None,

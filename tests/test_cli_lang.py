@@ -1,0 +1,398 @@
+"""The learner's language end to end: how it is chosen, lessons and messages in it, the English
+fallback for what is not translated, and what `validate` says about translations."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gradtutor.env import Environment
+from gradtutor.i18n import CatalogError, Untranslated, load_catalog
+from gradtutor.lessons.course import default_lessons_dir, load_course
+from gradtutor.lessons.load import load_lesson
+from gradtutor.lessons.translate import FieldKey, fingerprint, lesson_texts, load_translation
+
+FIXTURES = Path(__file__).parent / "fixtures" / "course"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+# The Chinese of the fixture lesson `basics`, by field; `requires-grad body` is left out, so it
+# is missing and shows in English.
+CHINESE = {
+    FieldKey(None, "title"): "梯度基础",
+    FieldKey(None, "summary"): "requires_grad 做什么，.grad 最后在哪里。",
+    FieldKey("welcome", "title"): "欢迎",
+    FieldKey("welcome", "body"): "张量可以记录对它们做过的运算。",
+    FieldKey("requires-grad", "title"): "请求梯度",
+    FieldKey("requires-grad", "notes"): "x*x 在 2 处的梯度是 4。",
+    FieldKey("accumulate", "title"): "梯度会累加",
+    FieldKey("accumulate", "body"): "调用两次 backward 会累加进 `.grad`，而不是替换它。",
+}
+
+
+def write_translation(folder: Path, texts: dict[FieldKey, str], lesson_file: str = "basics.yaml",
+                      language: str = "zh-CN") -> Path:
+    """A translation file of `texts`, each fingerprinted from the lesson's English as it is."""
+    lesson = load_lesson(folder / lesson_file)
+    english = dict(lesson_texts(lesson))
+    lines = [f"translates: {lesson.id}", f"language: {language}"]
+    lesson_part = [key for key in texts if key.step is None]
+    if lesson_part:
+        lines.append("lesson:")
+        for key in lesson_part:
+            lines += [f"  {key.path}:", f"    source: '{fingerprint(english[key])}'",
+                      f"    text: {json.dumps(texts[key], ensure_ascii=False)}"]
+    lines.append("steps:")
+    for step in dict.fromkeys(key.step for key in texts if key.step is not None):
+        lines.append(f"  {step}:")
+        for key in (k for k in texts if k.step == step):
+            lines += [f"    {key.path}:", f"      source: '{fingerprint(english[key])}'",
+                      f"      text: {json.dumps(texts[key], ensure_ascii=False)}"]
+    path = folder / language / lesson_file
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    """The fixture lesson `basics` alone, with a zh-CN translation that lacks one text."""
+    folder = tmp_path / "course"
+    folder.mkdir()
+    shutil.copy(FIXTURES / "basics.yaml", folder / "basics.yaml")
+    write_translation(folder, CHINESE)
+    return folder
+
+
+class Run:
+    """The real CLI in-process, with its own streams, home and environment variables."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    def __call__(self, *argv: str, environ: dict[str, str] | None = None, utf8: bool = True,
+                 stdin: str = "") -> tuple[int, str, str]:
+        from gradtutor.cli import run
+
+        env = Environment(stdin=io.StringIO(stdin), stdout=io.StringIO(),
+                          stderr=io.StringIO(),
+                          environ={"GRADTUTOR_HOME": str(self.home), **(environ or {})},
+                          stdin_tty=False, stdout_tty=False, width=80, utf8=utf8)
+        code = run(list(argv), env)
+        return code, env.stdout.getvalue(), env.stderr.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def gt(tmp_path: Path) -> Run:
+    return Run(tmp_path / "home")
+
+
+def show_welcome(gt: Run, course: Path, *lang: str, **kwargs: object) -> tuple[int, str, str]:
+    return gt("show", "basics", "--step", "1", "--plain", "--lessons", str(course), *lang,
+              **kwargs)  # type: ignore[arg-type]
+
+
+ZH_WELCOME = "张量可以记录对它们做过的运算。"
+EN_WELCOME = "Tensors can record the operations done on them."
+
+
+# --- choosing the language --------------------------------------------------------------------
+
+def test_lang_beats_gradtutor_lang_which_beats_the_locale(gt: Run, course: Path) -> None:
+    both = {"GRADTUTOR_LANG": "en", "LANG": "zh_CN.UTF-8"}
+    for where in (["--lang", "zh"], ["--lang=zh"]):
+        code, out, err = show_welcome(gt, course, *where, environ=both)
+        assert (code, err) == (0, "") and ZH_WELCOME in out and EN_WELCOME not in out
+    code, out, _ = show_welcome(gt, course, environ=both)
+    assert code == 0 and EN_WELCOME in out and ZH_WELCOME not in out
+    _, out, _ = show_welcome(gt, course, environ={"LANG": "zh_CN.UTF-8"})
+    assert ZH_WELCOME in out
+    _, out, _ = show_welcome(gt, course, environ={"LC_ALL": "C.UTF-8", "LANG": "zh_CN.UTF-8"})
+    assert EN_WELCOME in out
+    _, out, _ = show_welcome(gt, course, "--lang", "en", environ={"GRADTUTOR_LANG": "zh"})
+    assert EN_WELCOME in out
+
+
+def test_lang_works_before_the_command_too(gt: Run, course: Path) -> None:
+    code, out, err = gt("--lang", "zh", "show", "basics", "--step", "1", "--plain",
+                        "--lessons", str(course))
+    assert (code, err) == (0, "") and ZH_WELCOME in out
+    # the one nearer the command wins, as with any repeated option
+    _, out, _ = gt("--lang", "zh", "show", "basics", "--step", "1", "--plain",
+                   "--lessons", str(course), "--lang", "en")
+    assert EN_WELCOME in out
+
+
+def test_an_output_that_cannot_show_chinese_gets_english(gt: Run, course: Path) -> None:
+    code, out, err = show_welcome(gt, course, "--lang", "zh", utf8=False)
+    assert code == 0 and EN_WELCOME in out and not CJK.search(out)
+    assert err.count("\n") == 1 and err.startswith("gradtutor: warning: ") and "UTF-8" in err
+    # from the locale, English is no surprise: no warning
+    code, out, err = show_welcome(gt, course, environ={"LANG": "zh_CN.GB2312"}, utf8=False)
+    assert (code, err) == (0, "") and EN_WELCOME in out
+
+
+@pytest.mark.parametrize("argv", [["--lang", "klingon", "list"], ["list", "--lang", "fr"],
+                                  ["show", "basics", "--lang=xx"]])
+def test_an_unknown_lang_is_a_usage_error_in_one_line(gt: Run, course: Path,
+                                                      argv: list[str]) -> None:
+    code, out, err = gt(*argv, "--lessons", str(course))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("gradtutor: error: unknown language ") and "en, zh" in err
+
+
+def test_an_unknown_gradtutor_lang_warns_once_and_speaks_english(gt: Run, course: Path) -> None:
+    code, out, err = show_welcome(gt, course, environ={"GRADTUTOR_LANG": "fr"})
+    assert code == 0 and EN_WELCOME in out
+    assert err.count("\n") == 1 and "GRADTUTOR_LANG='fr'" in err
+
+
+def test_a_broken_interface_catalog_warns_once_and_speaks_english(
+        gt: Run, course: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(lang: str) -> None:
+        raise CatalogError("gradtutor/locale/zh-CN/cli.yaml: cannot be read (ScannerError)")
+
+    monkeypatch.setattr("gradtutor.i18n.translator", broken)
+    code, _, err = gt("show", "nothing", "--lang", "zh", "--lessons", str(course))
+    lines = err.splitlines()
+    assert code == 2 and len(lines) == 2
+    assert lines[0].startswith("gradtutor: warning: ") and "cli.yaml" in lines[0]
+    assert lines[1].startswith("gradtutor: error: no lesson 'nothing'")
+
+
+# --- lessons in the language ------------------------------------------------------------------
+
+def test_the_shipped_grad_lesson_shows_in_chinese(gt: Run) -> None:
+    lessons = default_lessons_dir()
+    translation, problems = load_translation(lessons / "grad.yaml", "zh-CN")
+    assert problems == [] and translation is not None
+    grad = load_lesson(lessons / "grad.yaml")
+    first = grad.steps[0].id
+    title = translation.entries[FieldKey(first, "title")].text
+    assert title and CJK.search(title)
+    code, out, err = gt("show", "grad", "--lang", "zh", "--plain", "--step", "1")
+    assert (code, err) == (0, "")
+    assert title in out and translation.entries[FieldKey(None, "title")].text in out
+    body_start = (translation.entries[FieldKey(first, "body")].text or "").split("：")[0]
+    assert CJK.search(body_start) and body_start in out
+
+
+def test_a_text_without_translation_shows_in_english_and_is_untranslated(gt: Run,
+                                                                         course: Path) -> None:
+    lesson = load_course(course, "zh-CN").find("basics")
+    slide = lesson.steps[1]
+    assert slide.title == "请求梯度" and not isinstance(slide.title, Untranslated)
+    assert slide.body == "Set `requires_grad=True` to track a tensor."
+    assert isinstance(slide.body, Untranslated)
+    assert not isinstance(lesson.title, Untranslated) and lesson.title == "梯度基础"
+    # code is never translated, and never marked
+    assert not isinstance(slide.code, Untranslated)  # type: ignore[union-attr]
+    code, out, err = gt("show", "basics", "--step", "2", "--plain", "--lessons", str(course),
+                        "--lang", "zh")
+    assert (code, err) == (0, "")
+    assert "请求梯度" in out and "to track a tensor." in out
+
+
+def test_english_never_reads_a_translation(gt: Run, course: Path) -> None:
+    (course / "zh-CN" / "basics.yaml").write_text("translates: [\n", encoding="utf-8")
+    code, out, err = show_welcome(gt, course)
+    assert (code, err) == (0, "") and EN_WELCOME in out
+    lesson = load_course(course).find("basics")
+    assert not any(isinstance(text, Untranslated) for _, text in lesson_texts(lesson))
+
+
+def test_a_broken_translation_warns_with_its_line_and_the_lesson_shows_in_english(
+        gt: Run, course: Path) -> None:
+    path = course / "zh-CN" / "basics.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("    text:", "    txt:", 1),
+                    encoding="utf-8")
+    code, out, err = show_welcome(gt, course, "--lang", "zh")
+    assert code == 0 and EN_WELCOME in out and ZH_WELCOME not in out
+    assert err.count("\n") == 1
+    # the warning is in the interface's Chinese; the author's problem stays English
+    assert re.search(r"^警告：.*zh-CN/basics\.yaml:\d+:\d+: unknown key 'txt'", err), err
+    lesson = load_course(course, "zh-CN").find("basics")
+    assert all(isinstance(text, Untranslated) for _, text in lesson_texts(lesson))
+    code, _, err = gt("validate", str(course), "--no-run")
+    assert code == 2 and re.search(r"zh-CN/basics\.yaml:\d+:\d+: unknown key 'txt'", err)
+
+
+def test_translations_are_never_loaded_as_lessons(gt: Run, course: Path) -> None:
+    code, out, err = gt("list", "--lessons", str(course), "--lang", "zh")
+    assert (code, err) == (0, "") and "梯度基础" in out
+    assert load_course(course).lessons[0].id == "basics" and len(load_course(course).lessons) == 1
+
+
+# --- progress is the same in every language ---------------------------------------------------
+
+def test_progress_made_in_chinese_is_read_in_english(gt: Run, course: Path) -> None:
+    code, out, _ = gt("start", "basics", "--lessons", str(course), "--lang", "zh",
+                      stdin="n\nn\nq\n")
+    assert code == 0 and CJK.search(out)
+    saved = json.loads((gt.home / "progress.json").read_text(encoding="utf-8"))
+    assert saved["lessons"]["basics"]["step"] == "accumulate"
+    assert not CJK.search(json.dumps(saved, ensure_ascii=False))
+    code, out, _ = gt("start", "basics", "--lessons", str(course), stdin="q\n")
+    assert code == 0 and "step 3 of 5" in out
+    assert "Your place is saved at step 3 of 5." in out
+
+
+# --- interface text in the language -----------------------------------------------------------
+
+def test_errors_and_hints_are_said_in_chinese(gt: Run, course: Path) -> None:
+    code, _, err = gt("show", "basic", "--lessons", str(course), "--lang", "zh")
+    assert code == 2
+    assert err == ("gradtutor：错误：没有课程“basic”"
+                   "（提示：你是不是想输入“basics”？（见 `gradtutor list`））\n")
+    code, _, err = gt("reset", "--lang", "zh")
+    assert code == 2 and err.startswith("gradtutor：错误：未经确认，不会重置你的全部进度（提示：")
+
+
+def test_a_finished_lesson_asks_in_chinese(gt: Run, course: Path) -> None:
+    gt("start", "basics", "--lessons", str(course), stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    code, out, _ = gt("start", "basics", "--lessons", str(course), "--lang", "zh", stdin="q\n")
+    assert code == 0
+    assert "你已经学完了“梯度基础”。" in out and "你的选择 [r/s/q]：" in out
+
+
+def test_help_is_chinese_with_lang_zh_and_unchanged_in_english(
+        gt: Run, capsys: pytest.CaptureFixture[str]) -> None:
+    catalog = load_catalog("zh-CN")
+    start_help = next(t for t in catalog if t.startswith("Open the walkthrough"))
+    chinese_first_line = catalog[start_help].split("\n")[0]
+    for argv in (["--lang", "zh", "start", "--help"], ["start", "--lang", "zh", "--help"],
+                 ["start", "--help", "--lang", "zh"]):
+        code, _, _ = gt(*argv)
+        out = capsys.readouterr().out
+        assert code == 0
+        assert chinese_first_line in out and "Open the walkthrough" not in out
+        assert catalog["Load lessons from this folder instead of the built-in ones."] in out
+        assert "Show this message and exit." not in out
+    gt("start", "--help")
+    out = capsys.readouterr().out
+    assert "Open the walkthrough, where you left off." in out and not CJK.search(out)
+    assert "Example: gradtutor start grad" in out and "--lang" in out
+
+
+@pytest.mark.parametrize("command", ["start", "list", "show", "quiz", "progress", "reset",
+                                     "check", "watch", "validate"])
+def test_every_command_takes_lang(gt: Run, capsys: pytest.CaptureFixture[str],
+                                  command: str) -> None:
+    code, _, _ = gt(command, "--help", "--lang", "zh")
+    out = capsys.readouterr().out
+    assert code == 0 and "--lang" in out and "使用的语言" in out
+
+
+def test_check_json_says_its_language(gt: Run, tmp_path: Path) -> None:
+    answer = tmp_path / "order.txt"
+    answer.write_text("opt.zero_grad()\nloss = model(x).pow(2).mean()\nloss.backward()\n"
+                      "opt.step()\n", encoding="utf-8")
+    for lang, code_of_lang in (("zh", "zh-CN"), ("en", "en")):
+        code, out, _ = gt("check", "training-step", str(answer), "--json", "--lessons",
+                          str(FIXTURES), "--lang", lang)
+        document = json.loads(out)
+        assert code == 0 and document["passed"] is True and document["lang"] == code_of_lang
+
+
+# --- validate and translations ----------------------------------------------------------------
+
+def test_validate_lists_missing_texts_field_by_field(gt: Run, course: Path) -> None:
+    code, out, err = gt("validate", str(course), "--no-run")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == "✓ 1 lesson OK (5 steps)"
+    total = sum(1 for _ in lesson_texts(load_lesson(course / "basics.yaml")))
+    assert re.search(rf"zh-CN/basics\.yaml: zh-CN translation of lesson 'basics': "
+                     rf"{len(CHINESE)} of {total} texts translated \({total - len(CHINESE)} "
+                     rf"missing\)$", lines[1])
+    assert any(line.endswith("missing (shown in English): step requires-grad: body")
+               for line in lines)
+    assert any(line.endswith("missing (shown in English): step check: title, "
+                             "questions.grad-value.prompt, questions.grad-value.choices.a.text, "
+                             "questions.grad-value.choices.a.why, "
+                             "questions.grad-value.choices.b.text, "
+                             "questions.grad-value.choices.b.why, "
+                             "questions.grad-value.choices.c.text, "
+                             "questions.grad-value.choices.c.why, "
+                             "questions.accumulates.prompt, "
+                             "questions.accumulates.choices.a.text, "
+                             "questions.accumulates.choices.a.why, "
+                             "questions.accumulates.choices.b.text, "
+                             "questions.accumulates.choices.b.why, "
+                             "questions.accumulates.choices.c.text, "
+                             "questions.accumulates.choices.c.why, intro") for line in lines)
+    assert " ".join(out.split()).endswith(f"translations: {total - len(CHINESE)} texts missing "
+                                          "and 0 stale, shown in English until translated "
+                                          "(listed above)")
+
+
+def test_validate_finds_stale_translations_after_the_english_changed(gt: Run,
+                                                                      course: Path) -> None:
+    lesson_file = course / "basics.yaml"
+    lesson_file.write_text(lesson_file.read_text(encoding="utf-8").replace(
+        "Tensors can record the operations done on them.",
+        "Tensors can record every operation done on them."), encoding="utf-8")
+    code, out, _ = gt("validate", str(course), "--no-run")
+    assert code == 0
+    stale = [line for line in out.splitlines() if "stale:" in line]
+    assert len(stale) == 1
+    now = fingerprint("Tensors can record every operation done on them.")
+    assert re.search(r"zh-CN/basics\.yaml:\d+:\d+: stale: the English of step welcome body "
+                     r"changed after it was translated; revise the text, then set "
+                     rf"`source: {now}`", stale[0])
+    assert "texts missing and 1 stale" in " ".join(out.split())
+    # and the learner sees the new English, marked, instead of the old translation
+    code, out, _ = show_welcome(gt, course, "--lang", "zh")
+    assert "every operation" in out and ZH_WELCOME not in out
+    body = load_course(course, "zh-CN").find("basics").steps[0].body  # type: ignore[union-attr]
+    assert isinstance(body, Untranslated)
+
+
+def test_validate_a_translation_file_checks_it_with_its_lesson(gt: Run, course: Path) -> None:
+    code, out, err = gt("validate", str(course / "zh-CN" / "basics.yaml"), "--no-run")
+    assert (code, err) == (0, "")
+    assert out.startswith("✓ 1 lesson OK (5 steps)\n") and "zh-CN translation of lesson" in out
+    code, out, err = gt("validate", str(course / "zh-CN"), "--no-run")
+    assert (code, err) == (0, "") and "zh-CN translation of lesson 'basics'" in out
+
+
+def test_validate_names_a_translation_without_its_lesson(gt: Run, course: Path) -> None:
+    shutil.copy(course / "zh-CN" / "basics.yaml", course / "zh-CN" / "old.yaml")
+    code, out, _ = gt("validate", str(course), "--no-run")
+    assert code == 0
+    assert re.search(r"zh-CN/old\.yaml: unused: there is no lesson .*old\.yaml to translate",
+                     out)
+
+
+def test_validate_of_a_complete_translation_says_so(gt: Run, course: Path) -> None:
+    lesson = load_lesson(course / "basics.yaml")
+    write_translation(course, {key: f"译：{text}" for key, text in lesson_texts(lesson)})
+    code, out, _ = gt("validate", str(course), "--no-run")
+    assert code == 0
+    assert out.splitlines()[-1] == "✓ translations complete: zh-CN"
+
+
+def test_validate_speaks_chinese_but_author_lines_stay_english(gt: Run, course: Path) -> None:
+    code, out, _ = gt("validate", str(course), "--no-run", "--lang", "zh")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "✓ 1 节课没有问题（共 5 步）"
+    assert "texts translated" in lines[1]
+    assert any(line.startswith("翻译：") for line in lines)
+
+
+def test_english_start_up_never_imports_the_translation_code(tmp_path: Path,
+                                                              course: Path) -> None:
+    from test_startup_imports import imported_modules
+
+    english = imported_modules(["show", "basics", "--plain", "--lessons", str(course)],
+                               tmp_path)
+    assert "gradtutor.lessons.translate" not in english
+    chinese = imported_modules(["show", "basics", "--plain", "--lessons", str(course),
+                                "--lang", "zh"], tmp_path)
+    assert "gradtutor.lessons.translate" in chinese
