@@ -52,6 +52,15 @@ def assert_chinese(checks: list[Check] | tuple[Check, ...]) -> None:
             assert chinese(ZH(check.help)), check.help
 
 
+def test_the_translation_check_finds_english_a_learner_would_see() -> None:
+    check = Check("x", "fail", "plain English", msg("nothing like this {n}", n=1),
+                  Table(("words here", msg("gradient")), ((msg("all zeros"), "1"),)))
+    assert checker_batch.untranslated([check], CATALOG) == [
+        "x=fail message: 'plain English' is not a message",
+        "x=fail help: 'nothing like this {n}' has no translation",
+        "x=fail column 'words here' is not a message"]
+
+
 # --- the file cannot run at all ---------------------------------------------------------
 
 @pytest.mark.parametrize(("raw", "english", "kept"), [
