@@ -12,7 +12,9 @@ Each checker module defines:
   from ``case`` (in the worker, after the learner's file is loaded) and returns plain data:
   values via ``trace.values``, events from ``trace.events``;
 - ``judge(cases, expected, observed) -> list[Check]``: the pass/fail decision, in the
-  tutor's process, from plain data only (no torch).
+  tutor's process, from plain data only (no torch). Its messages, hints and evidence words
+  are ``msg()`` templates with the run's numbers and names as fields, each translated in
+  ``gradtutor/locale/zh-CN/feedback.yaml``; the checker tests fail on any that is not.
 
 Only ``judge`` runs in the tutor; the other functions import torch and run in the worker.
 """
