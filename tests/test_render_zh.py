@@ -283,6 +283,7 @@ FALLBACKS = [
     ("predict-two-backwards", "choices.a.text", "open"),
     ("predict-two-backwards", "choices.a.why", "shown"),
     ("order-the-loop", "prompt", "open"),
+    ("order-the-loop", "lines.{wrong}.why", "graded"),
     ("hidden-bug-demo", "chart.title", "ran"),
     ("hidden-bug-demo", "chart.y_label", "ran"),
     ("hidden-bug-demo", "chart.x_label", "ran"),
@@ -293,9 +294,13 @@ FALLBACKS = [
 
 
 def field_path(step_id: str | None, path: str) -> str:
+    """`path` with {q} the first question's id, {wrong} the line a wrong order is graded on."""
     if "{q}" in path:
         quiz = english().steps[english().index_of(step_id)]
         return path.format(q=quiz.questions[0].id)
+    if "{wrong}" in path:
+        graded = dict(states(english(), english().index_of(step_id)))["graded"]
+        return path.format(wrong=graded.parsons.verdict.extra["out_of_place"])
     return path
 
 

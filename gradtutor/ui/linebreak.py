@@ -138,15 +138,6 @@ class Prose(Text):
         super().__init__(text, *args, **kwargs)
         self.keep = tuple(keep)
 
-    @classmethod
-    def of(cls, text: Text, keep: Sequence[str] = ()) -> Prose:
-        """`text`, styles and all, as Prose."""
-        prose = cls(text.plain, style=text.style, justify=text.justify,
-                    overflow=text.overflow, no_wrap=text.no_wrap, end=text.end,
-                    tab_size=text.tab_size, keep=keep)
-        prose._spans[:] = text._spans
-        return prose
-
     def wrap(self, console: Console, width: int, *, justify: Any = None, overflow: Any = None,
              tab_size: int = 8, no_wrap: bool | None = None) -> Lines:
         no_wrap = (no_wrap if no_wrap is not None else bool(self.no_wrap)) or overflow == "ignore"

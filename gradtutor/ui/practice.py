@@ -18,7 +18,7 @@ from rich.text import Text
 
 from gradtutor.checking.feedback import neutralise
 from gradtutor.checking.verdict import Verdict
-from gradtutor.i18n import Untranslated, msg
+from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Demo, Parsons, Predict
 from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look, code_block, inline, markdown, tagged
@@ -135,33 +135,28 @@ def parsons_body(step: Parsons, order: Sequence[str], cursor: int, grabbed: bool
                        style="" if look.plain else "bold red")
         parts.append(row)
     if verdict is not None:
-        parts += [Text(""), _verdict(verdict, look)]
+        why = step.line(wrong).why if wrong in {line.id for line in step.lines} else ""
+        parts += [Text(""), _verdict(verdict, why, look)]
         if verdict.passed and step.run is not None:
             parts += [Text(""), _effect(step, run, look)]
     return Group(*parts)
 
 
-def _verdict(verdict: Verdict, look: Look) -> RenderableType:
+def _verdict(verdict: Verdict, why: str, look: Look) -> RenderableType:
+    """The grade of an order; `why` is the explanation of the line out of place, which the
+    message quotes: `[EN]` follows the message when that explanation is in English."""
     failed = [c for c in verdict.checks if c.status not in ("pass", "skip")]
     if not failed:
         return Prose(f"{look.ok} " + look.tr(msg("Right: every line comes after the lines it "
                                                  "needs.")), style="bold green")
     check = failed[0]
     parts: list[RenderableType] = [Prose.assemble(
-        (f"{look.bad} " + look.tr(msg("Not yet: ")), "bold red"), _said(check.message, look))]
+        (f"{look.bad} " + look.tr(msg("Not yet: ")), "bold red"),
+        tagged(inline(look.tr(check.message), look), why, look))]
     if check.help:
         parts.append(Padding(Prose.assemble((look.tr(msg("hint: ")), "bold"),
-                                            _said(check.help, look)), (0, 0, 0, 2)))
+                                            inline(look.tr(check.help), look)), (0, 0, 0, 2)))
     return Group(*parts)
-
-
-def _said(message: str, look: Look) -> Text:
-    """A checker's message in the learner's language, `[EN]` after it when it quotes lesson
-    text that has no translation (a Parsons line's why)."""
-    fields = getattr(message, "fields", {})
-    text = inline(look.tr(message), look)
-    english = next((v for v in fields.values() if isinstance(v, Untranslated)), None)
-    return text if english is None else tagged(text, english, look)
 
 
 def _effect(step: Parsons, run: RunResult | None, look: Look) -> RenderableType:
