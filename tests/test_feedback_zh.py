@@ -283,6 +283,9 @@ def test_neutralise_reaches_into_nested_messages() -> None:
     assert isinstance(safe, Msg) and isinstance(safe.fields["what"], Msg)
     assert "\x1b" not in safe and "\x1b" not in ZH(safe) and chinese(ZH(safe))
     assert neutralise(msg("{n} of {total}", n=3, total=4)).fields == {"n": 3, "total": 4}
+    # a field that is neither text nor a number (a path, say) is shown, so made safe, as text
+    path = neutralise(msg("{file} is not UTF-8 text", file=Path(f"/tmp/{ESCAPE}.txt")))
+    assert "\x1b" not in path and "\x1b" not in ZH(path) and "\\x1b[2J" in ZH(path)
 
 
 def test_neutralise_verdict_keeps_messages_hints_and_evidence_translatable() -> None:

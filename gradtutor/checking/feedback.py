@@ -63,8 +63,11 @@ def neutralise(text: _Text) -> _Text:
 
 
 def _field(value: Any) -> Any:
-    # str fields (messages, names, learner values) are neutralised; numbers are harmless
-    return neutralise(value) if isinstance(value, str) else value
+    # numbers are harmless and keep their format specs; anything else (a message, a learner's
+    # value, a path) is shown as text, so it is neutralised as text
+    if isinstance(value, (int, float)):
+        return value
+    return neutralise(value if isinstance(value, str) else str(value))
 
 
 def joined(items: Sequence[str]) -> str:
