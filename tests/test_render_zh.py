@@ -26,7 +26,7 @@ from gradtutor.lessons.translate import Translation, load_translation, localize
 from gradtutor.ui.linebreak import OPENING, Prose, break_offsets, keep_ranges
 from gradtutor.ui.render import EN_MARK, Look
 from gradtutor.ui.walkthrough import screen
-from gradtutor.walk import Choose, WalkState, begin, handle
+from gradtutor.walk import Choose, Unknown, WalkState, begin, handle
 from gradtutor.walk_practice import SnippetDone
 
 WIDTHS = (60, 100)
@@ -34,6 +34,7 @@ HANZI = re.compile("[\u4e00-\u9fff]")
 BOX_DRAWING = re.compile("[\u2500-\u259f]")
 # Full-width closing punctuation: never the first character of a line.
 CJK_CLOSING = "，。、；：？！）」』”"
+NOTICE = "“zz”在这里没有作用"  # what typing zz is told, from gradtutor/locale/zh-CN/ui.yaml
 
 
 # --- the lesson in Chinese -----------------------------------------------------------------
@@ -96,7 +97,7 @@ def states(lesson: Lesson, index: int) -> Iterator[tuple[str, WalkState]]:
     state = begin(lesson, index)
     yield "open", state
     yield "help", handle(lesson, state, "help")[0]
-    yield "notice", handle(lesson, state, "zz")[0]
+    yield "notice", handle(lesson, state, Unknown("zz"))[0]
     if isinstance(step, Quiz):
         for number, question in enumerate(step.questions):
             state = handle(lesson, state, Choose(len(question.choices) - 1))[0]
@@ -204,6 +205,8 @@ def test_every_screen_of_grad_in_chinese_fits_and_breaks_where_chinese_may(width
         assert f"第 {index + 1} 步，共 {total} 步" in shown, where
         assert len(HANZI.findall(shown)) > 10, f"{where}: hardly any Chinese"
         assert EN_MARK not in shown, f"{where}: [EN] although every text is translated"
+        if where.endswith("notice"):
+            assert NOTICE in shown, f"{where}: the notice is not in Chinese"
         # the rule under the lesson's title runs to the edge; the bar never moves
         assert cell_len(lines[0]) == width, where
         bar = lines[2]
