@@ -26,7 +26,13 @@ pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX 
               pytest.mark.slow]
 pexpect = pytest.importorskip("pexpect")
 
-from test_terminal import RIGHT, Tutor, shipped_lesson, strip_ansi  # noqa: E402 - after the skip
+from test_terminal import (  # noqa: E402 - after the skip
+    RIGHT,
+    Tutor,
+    gradtutor,
+    shipped_lesson,
+    strip_ansi,
+)
 
 RUN_S = 40  # a prediction's snippet may start a worker that loads torch
 
@@ -128,3 +134,17 @@ def test_the_quiz_in_chinese_with_full_marks(grad_zh: Lesson, tmp_path: Path) ->
     tutor.send("q")
     assert tutor.end() == 0
     assert english_interface_words(tutor.text) == []
+
+
+def test_without_a_terminal_the_lines_and_legend_are_chinese_too(grad_zh: Lesson,
+                                                                 tmp_path: Path) -> None:
+    done = gradtutor(tmp_path, "start", "grad", stdin="?\nn\nzz\nq\n", COLUMNS="60",
+                     GRADTUTOR_LANG="zh-CN")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for text in (grad_zh.steps[0].title, counter(grad_zh, 0), say("Keys"),
+                 say("n or empty line"), grad_zh.steps[1].title, counter(grad_zh, 1),
+                 say("'{shown}' does nothing here: press ? for the keys.", shown="zz"),
+                 f"q {say('quit')}"):
+        assert text in out, text
+    assert english_interface_words(out) == []
