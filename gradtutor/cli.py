@@ -302,7 +302,8 @@ def progress_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = 
     for lesson in course.lessons:
         state = saved.of(lesson.id)
         seen = len(state.seen & {s.id for s in lesson.steps})
-        line = Text.assemble((f"{lesson.id}", "bold"), f"  {lesson.title}: ",
+        line = Text.assemble((f"{lesson.id}", "bold"),
+                             _say(env, msg("  {title}: ", title=lesson.title)),
                              render.status_text(lesson, state, look),
                              _say(env, msg("; {seen} of {total} steps seen", seen=seen,
                                            total=len(lesson.steps))))

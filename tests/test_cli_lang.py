@@ -396,3 +396,13 @@ def test_english_start_up_never_imports_the_translation_code(tmp_path: Path,
     chinese = imported_modules(["show", "basics", "--plain", "--lessons", str(course),
                                 "--lang", "zh"], tmp_path)
     assert "gradtutor.lessons.translate" in chinese
+
+
+def test_the_progress_store_warns_in_chinese(gt: Run, course: Path) -> None:
+    gt.home.mkdir(parents=True)
+    (gt.home / "progress.json").write_text('{"version": 1, "lessons": {"basics": 3}}')
+    code, out, err = gt("progress", "--lessons", str(course), "--lang", "zh")
+    assert code == 0
+    assert re.fullmatch(r"警告：保存的进度无法使用（lessons\.basics 的类型不对）；已把它保留为 "
+                        r"\S+progress\.\S+\.bak\.json，并重新开始\n", err), err
+    assert "  梯度基础：" in out  # the lesson line, in Chinese too
