@@ -399,3 +399,16 @@ def test_prose_in_a_table_measures_its_narrowest_piece_not_the_whole_sentence():
     console = Console(width=60, file=io.StringIO())
     measured = Measurement.get(console, console.options, Prose("梯度会不断累积。"))
     assert measured == Measurement(4, 16)  # "积。" cannot be parted
+
+
+@pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
+def test_the_marker_follows_the_last_words_of_an_english_body(plain):
+    from gradtutor.ui.render import markdown
+
+    look = Look(plain, zh())
+    ends_in_words = render(markdown(Untranslated("First.\n\nThen `w.grad` is None."), look), 60)
+    assert ends_in_words[-1].endswith(f"is None. {EN_MARK}")
+    assert "\n".join(ends_in_words).count(EN_MARK) == 1
+    ends_in_list = render(markdown(Untranslated("Steps:\n\n- zero\n- backward"), look), 60)
+    assert ends_in_list[-1].strip() in (EN_MARK, f"- backward {EN_MARK}")
+    assert EN_MARK not in "\n".join(render(markdown("First.\n\n- zero", look), 60))

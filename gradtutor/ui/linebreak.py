@@ -181,16 +181,26 @@ def _code_phrases(markup: str) -> tuple[str, ...]:
 
 class _ProseParagraph(Paragraph):
     keep: tuple[str, ...] = ()
+    tail: Text | None = None  # appended to the paragraph: the last one's `ProseMarkdown.tail`
 
     @classmethod
     def create(cls, markdown: Markdown, token: Any) -> Paragraph:
         paragraph = cls(justify=markdown.justify or "left")
-        paragraph.keep = getattr(markdown, "keep", ())
+        if isinstance(markdown, ProseMarkdown):
+            paragraph.keep = markdown.keep
+            paragraph.tail = markdown.tail if token.map == markdown.last_paragraph else None
         return paragraph
 
     def on_enter(self, context: MarkdownContext) -> None:
         super().on_enter(context)
         self.text = Prose(justify="left", keep=self.keep)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Any:
+        if self.tail is not None:
+            self.text.append(" ")
+            self.text.append_text(self.tail)
+            self.tail = None
+        yield from super().__rich_console__(console, options)
 
 
 class _ProseHeading(Heading):
@@ -200,12 +210,24 @@ class _ProseHeading(Heading):
 
 
 class ProseMarkdown(Markdown):
-    """Rich's Markdown, with paragraphs and headings wrapped as `Prose`."""
+    """Rich's Markdown, with paragraphs and headings wrapped as `Prose`. `tail` (a marker such
+    as `[EN]`) follows the text: at the end of its last paragraph when the markdown ends
+    with one, else on a line of its own."""
 
     elements: ClassVar[dict[str, Any]] = {
         **Markdown.elements, "paragraph_open": _ProseParagraph, "heading_open": _ProseHeading,
     }
 
-    def __init__(self, markup: str, **kwargs: Any) -> None:
+    def __init__(self, markup: str, tail: Text | None = None, **kwargs: Any) -> None:
         super().__init__(markup, **kwargs)
         self.keep = _code_phrases(markup)
+        self.tail = tail
+        ends_in_paragraph = bool(self.parsed) and self.parsed[-1].type == "paragraph_close"
+        opening = [t for t in self.parsed if t.type == "paragraph_open" and t.level == 0]
+        self.last_paragraph = opening[-1].map if ends_in_paragraph and opening else None
+        self.tail_alone = tail is not None and self.last_paragraph is None
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Any:
+        yield from super().__rich_console__(console, options)
+        if self.tail_alone and self.tail is not None:
+            yield self.tail

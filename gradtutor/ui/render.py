@@ -90,9 +90,7 @@ def markdown(body: str, look: Look) -> RenderableType:
     # Plain look shows the markdown source: it is already readable text, and it pipes well.
     if look.plain:
         return tagged(Prose(body.strip()), body, look)
-    shown = ProseMarkdown(body.strip())
-    mark = english_mark(body, look)
-    return shown if mark is None else Group(shown, mark)
+    return ProseMarkdown(body.strip(), tail=english_mark(body, look))
 
 
 def inline(text: str, look: Look, style: str = "") -> Text:
