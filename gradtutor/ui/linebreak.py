@@ -6,7 +6,7 @@ next line, leaving a ragged gap, then cut wherever the edge falls, even before a
 Here a line may break between any two Chinese characters, never before closing punctuation or
 after opening punctuation (the kinsoku rules), never inside an English word or a code span.
 
-`break_offsets` is the pure rule. `Prose` is a Rich `Text` that wraps by it, and `Markdown`
+`break_offsets` is the pure rule. `Prose` is a Rich `Text` that wraps by it, and `ProseMarkdown`
 renders paragraphs as `Prose`. Text with no double-width character is left entirely to Rich,
 so English renders exactly as before.
 """
