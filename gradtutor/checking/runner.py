@@ -43,6 +43,7 @@ from gradtutor.checking.snippet import SnippetResult, snippet_result
 from gradtutor.checking.verdict import Check, Verdict, overall
 from gradtutor.checking.worker import CHECK_MARK
 from gradtutor.errors import GradtutorError
+from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 
 MEMORY_BUDGET = 2 * GiB  # address space learner code may add to the worker's (Linux)
@@ -122,8 +123,9 @@ def stopped_check(exercise_id: str) -> Check:
     """The check of a run the tutor ended itself because it was closing (not a crash, not
     the learner's time limit: their code was simply not judged)."""
     return Check("stopped", "error",
-                 "The check was stopped because the tutor was closing, so your code was not "
-                 "judged.", f"check it again: gradtutor check {exercise_id}")
+                 msg("The check was stopped because the tutor was closing, so your code was "
+                     "not judged."),
+                 msg("check it again: gradtutor check {exercise}", exercise=exercise_id))
 
 
 def read_learner_file(path: Path) -> bytes:
@@ -131,8 +133,8 @@ def read_learner_file(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise GradtutorError(f"there is no file {path}",
-                             "write your answer in that file, or name the right one") from None
+        raise GradtutorError(msg("there is no file {path}", path=str(path)),
+                             msg("write your answer in that file, or name the right one")) from None
     except IsADirectoryError:
         raise GradtutorError(f"{path} is a folder, not a Python file",
                              "name the .py file with your answer") from None

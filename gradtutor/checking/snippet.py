@@ -15,6 +15,7 @@ from typing import Any
 
 from gradtutor.checking.outcome import MiB, WorkerRun, seconds, signal_name
 from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
+from gradtutor.i18n import msg
 
 MAX_ERROR_CHARS = 300
 
@@ -95,11 +96,12 @@ def snippet_result(run: WorkerRun, output: str, *, series: tuple[str, ...], time
         return SnippetResult(False, None, (), output, error, duration_ms)
 
     if stopped:
-        return failed("stopped because the tutor was closing")
+        return failed(msg("stopped because the tutor was closing"))
     if run.timed_out:
-        return failed(f"timed out after {seconds(timeout)} s")
+        return failed(msg("timed out after {seconds} s", seconds=seconds(timeout)))
     if run.startup_timed_out:
-        return failed(f"the worker was not ready after {seconds(startup_allowance)} s")
+        return failed(msg("the worker was not ready after {seconds} s",
+                          seconds=seconds(startup_allowance)))
     final, problem = _final_message(run.results, run.results_overflow)
     if problem is not None:
         return failed(problem)
@@ -107,12 +109,13 @@ def snippet_result(run: WorkerRun, output: str, *, series: tuple[str, ...], time
         return failed(_ended_early(run.returncode))
     if final["type"] == "worker_error":
         error = final["error"]
-        return failed(f"the worker failed: {error['type']}: {error['message']}")
+        return failed(msg("the worker failed: {type}: {message}", type=error["type"],
+                          message=error["message"]))
     if "error" in final:
         return failed(str(final["error"]))
     shown = final.get("shown")
     if shown is not None and not isinstance(shown, str):
-        return failed("the snippet's results came back unreadable")
+        return failed(msg("the snippet's results came back unreadable"))
     values, problem = checked_series(final.get("series", {}), series)
     if problem is not None:
         return failed(problem)
@@ -155,10 +158,11 @@ def checked_series(found: Any, names: tuple[str, ...]) -> tuple[Series, str | No
     if fault is None:
         return values, None
     if fault.name is None:
-        return (), "the snippet's series came back unreadable"
+        return (), msg("the snippet's series came back unreadable")
     if fault.holds is None:
-        return (), f"the code left no variable named `{fault.name}`"
-    return (), f"`{fault.name}` is not a list of numbers or a 1-D tensor (it is {fault.holds})"
+        return (), msg("the code left no variable named `{name}`", name=fault.name)
+    return (), msg("`{name}` is not a list of numbers or a 1-D tensor (it is {holds})",
+                   name=fault.name, holds=fault.holds)
 
 
 def _is_number(value: Any) -> bool:
@@ -170,13 +174,13 @@ def _is_number(value: Any) -> bool:
 def _final_message(data: bytes, overflow: bool) -> tuple[dict[str, Any] | None, str | None]:
     """The message that ended the run (None if none came), or why the channel is unreadable."""
     if overflow:
-        return None, f"the snippet's results were larger than {len(data) // MiB} MiB"
+        return None, msg("the snippet's results were larger than {mib} MiB", mib=len(data) // MiB)
     messages: list[Any] = []
     for line in data.split(b"\n")[:-1]:  # an unfinished last line says only that it died
         try:
             messages.append(json.loads(line))
         except (ValueError, RecursionError):
-            return None, "the snippet's results came back unreadable"
+            return None, msg("the snippet's results came back unreadable")
     kinds = [m.get("type") if isinstance(m, dict) else None for m in messages]
     if kinds in ([], ["started"]):
         return None, None
@@ -184,9 +188,9 @@ def _final_message(data: bytes, overflow: bool) -> tuple[dict[str, Any] | None, 
     if kinds == ["worker_error"] or (kinds[:1] == ["started"] and len(kinds) == 2
                                      and kinds[1] in ("snippet", "worker_error")):
         if final["type"] == "worker_error" and not _valid_error(final.get("error")):
-            return None, "the snippet's results came back unreadable"
+            return None, msg("the snippet's results came back unreadable")
         return final, None
-    return None, "the snippet's results came back unreadable"
+    return None, msg("the snippet's results came back unreadable")
 
 
 def _valid_error(error: Any) -> bool:
@@ -196,10 +200,10 @@ def _valid_error(error: Any) -> bool:
 
 def _ended_early(returncode: int | None) -> str:
     if returncode == EXIT_OUT_OF_MEMORY:
-        return "the snippet ran out of memory"
+        return msg("the snippet ran out of memory")
     if returncode == EXIT_CHANNEL_LOST:
-        return "the snippet closed the channel its results go back on"
+        return msg("the snippet closed the channel its results go back on")
     if returncode is not None and returncode < 0:
-        return f"the snippet's process was killed by {signal_name(-returncode)}"
+        return msg("the snippet's process was killed by {signal}", signal=signal_name(-returncode))
     code = "unknown" if returncode is None else returncode
-    return f"the snippet's process ended before it finished (exit code {code})"
+    return msg("the snippet's process ended before it finished (exit code {code})", code=code)
