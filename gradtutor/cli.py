@@ -9,6 +9,7 @@ after it are in that language.
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -694,6 +695,8 @@ def run(argv: list[str], env: Environment) -> int:
         if _is_usage_error(exc):
             command = _command_of(argv)
             message = exc.format_message()  # type: ignore[attr-defined]
+            if not tr.english:
+                message = tr(_usage_problem(exc, message))
             env.error(tr(msg("gradtutor: error: {message}{hint}", message=message, hint=tr(msg(
                 " (hint: {hint})", hint=msg("see `gradtutor {command}--help`",
                                             command=command + " " if command else ""))))))
@@ -709,6 +712,38 @@ def _is_usage_error(exc: Exception) -> bool:
     # Click's usage errors (vendored inside newer Typer releases): they know how to word
     # themselves and carry an exit code.
     return callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code")
+
+
+# Click words its usage errors in English only; these are the ones a learner meets, as
+# (Click's message, the same in a msg() template). Any other stays English.
+_CLICK_PROBLEMS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"No such option: (?P<option>\S+) \(Possible options: (?P<options>.+)\)"),
+     lambda m: msg("no such option: {option} (did you mean {options}?)", **m.groupdict())),
+    (re.compile(r"No such option: (?P<option>\S+)"),
+     lambda m: msg("no such option: {option}", **m.groupdict())),
+    (re.compile(r"Option '(?P<option>[^']+)' requires an argument\."),
+     lambda m: msg("{option} needs a value", **m.groupdict())),
+    (re.compile(r"Missing argument '(?P<name>[^']+)'\."),
+     lambda m: msg("missing {name}", **m.groupdict())),
+    (re.compile(r"Missing command\."), lambda m: msg("name a command")),
+    (re.compile(r"No such command '(?P<command>[^']+)'\. Did you mean '(?P<close>[^']+)'\?"),
+     lambda m: msg("no command '{command}'; did you mean '{close}'?", **m.groupdict())),
+    (re.compile(r"No such command '(?P<command>[^']+)'\."),
+     lambda m: msg("no command '{command}'", **m.groupdict())),
+    (re.compile(r"Got unexpected extra argument(?:\(s\)|s)? \((?P<extra>.+)\)"),
+     lambda m: msg("too many arguments: {extra}", **m.groupdict())),
+    (re.compile(r"Invalid value for (?P<name>.+?): (?P<problem>.+)"),
+     lambda m: msg("invalid value for {name}: {problem}", **m.groupdict())),
+)
+
+
+def _usage_problem(exc: Exception, message: str) -> str:
+    """Click's usage error as a msg(), when it is one of those a learner meets."""
+    for pattern, to_message in _CLICK_PROBLEMS:
+        found = pattern.fullmatch(message)
+        if found:
+            return to_message(found)
+    return message
 
 
 def _command_of(argv: list[str]) -> str:

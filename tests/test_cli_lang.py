@@ -406,3 +406,19 @@ def test_the_progress_store_warns_in_chinese(gt: Run, course: Path) -> None:
     assert re.fullmatch(r"警告：保存的进度无法使用（lessons\.basics 的类型不对）；已把它保留为 "
                         r"\S+progress\.\S+\.bak\.json，并重新开始\n", err), err
     assert "  梯度基础：" in out  # the lesson line, in Chinese too
+
+
+@pytest.mark.parametrize(("argv", "english", "chinese"), [
+    (["show", "basics", "--stp", "2"], "No such option: --stp (Possible options: --step)",
+     "没有选项 --stp（你是不是想用 --step？）"),
+    (["strat"], "No such command 'strat'. Did you mean 'start'?",
+     "没有命令“strat”；你是不是想输入“start”？"),
+    (["show"], "Missing argument 'LESSON'.", "缺少 LESSON"),
+])
+def test_click_usage_errors_are_said_in_chinese_too(gt: Run, course: Path, argv: list[str],
+                                                    english: str, chinese: str) -> None:
+    code, _, err = gt(*argv, "--lessons", str(course))
+    assert code == 2 and err.startswith(f"gradtutor: error: {english} (hint: see `gradtutor ")
+    code, _, err = gt(*argv, "--lessons", str(course), "--lang", "zh")
+    assert code == 2 and err.startswith(f"gradtutor：错误：{chinese}（提示：见 `gradtutor ")
+    assert err.count("\n") == 1
