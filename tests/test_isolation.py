@@ -443,6 +443,9 @@ OBSERVED: dict[str, Any] = {"type": "observed",
     (worker_run(EXPECTED, {"type": "observed", "observed": [{"error": error(
         "RuntimeError", "DefaultCPUAllocator: can't allocate memory: you tried")}, {}]}),
      "memory", "error", "ran out of memory"),
+    (worker_run(EXPECTED, {"type": "observed", "observed": [{"error": error(  # Windows
+        "RuntimeError", "DefaultCPUAllocator: not enough memory: you tried")}, {}]}),
+     "memory", "error", "ran out of memory"),
     (worker_run(EXPECTED, {"type": "observed", "observed": [{}, {"error": error(
         "ZeroDivisionError", "division by zero", 'File "a.py", line 3, in read_grad\n')}]}),
      "runs", "error", "`read_grad` stopped on check case 2 of 2: your code raised "

@@ -193,10 +193,12 @@ def memory_check(limit: int | None) -> Check:
 
 
 def is_memory_error(error: dict[str, Any]) -> bool:
-    """MemoryError, or torch's allocator failing ("can't allocate memory", OutOfMemoryError)."""
+    """MemoryError, or torch's allocator failing: "can't allocate memory" where an address
+    space limit refuses it (POSIX), "not enough memory" where a Job Object's commit limit does
+    (Windows), or OutOfMemoryError."""
     return (error["type"] in ("MemoryError", "OutOfMemoryError")
-            or "can't allocate memory" in error["message"]
-            or "Cannot allocate memory" in error["message"])
+            or any(words in error["message"] for words in (
+                "can't allocate memory", "Cannot allocate memory", "not enough memory")))
 
 
 # The worker's own English for two things it reports as text (see worker.py): read back into
