@@ -88,11 +88,6 @@ def _env(ctx: typer.Context) -> Environment:
     return env
 
 
-def _say(env: Environment, text: str) -> str:
-    """`text` in the learner's language."""
-    return env.tr(text)
-
-
 def _warn(env: Environment) -> Callable[[str], None]:
     return lambda line: env.error(env.tr(line))
 
@@ -147,13 +142,13 @@ def _choose_lesson(course: Course, lesson_id: str | None, progress: prog.Progres
 def _ask_finished(env: Environment, lesson: Lesson, plain: bool) -> str:
     """A finished lesson: review it, start over, or quit. Returns 'r', 's' or 'q'."""
     console = env.console(plain)
-    console.print(_bold(_say(env, msg("You have finished {title}.", title=lesson.title)),
+    console.print(_bold(env.tr(msg("You have finished {title}.", title=lesson.title)),
                         lesson.title))
     for line in (msg("  r  review it from the first step"),
                  msg("  s  start over (clears your place)"), msg("  q  quit")):
-        console.print(_say(env, line))
+        console.print(env.tr(line))
     while True:
-        console.print(_say(env, msg("Your choice [r/s/q]: ")), end="", markup=False)
+        console.print(env.tr(msg("Your choice [r/s/q]: ")), end="", markup=False)
         console.file.flush()
         if env.interactive:
             from gradtutor.ui.keys import key_reader
@@ -204,11 +199,11 @@ def start(
     final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace))
     console = env.console(plain)
     if final.outcome == "finished":
-        console.print(Text(_say(env, msg("{ok} You finished “{title}”. `gradtutor list` shows "
+        console.print(Text(env.tr(msg("{ok} You finished “{title}”. `gradtutor list` shows "
                                          "the course.", ok=_look(env, plain).ok,
                                          title=lesson.title)), style="bold green"))
     else:
-        console.print(_say(env, msg("Your place is saved at step {step} of {total}. Run "
+        console.print(env.tr(msg("Your place is saved at step {step} of {total}. Run "
                                     "`gradtutor start {lesson}` to go on.",
                                     step=final.index + 1, total=len(lesson.steps),
                                     lesson=lesson.id)))
@@ -286,7 +281,7 @@ def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
     plain = env.plain(plain)
     final = run(only_quiz, 0, env, _store(env), plain, keep_place=False)
     if final.outcome != "finished":
-        env.console(plain).print(_say(env, msg("Quiz left unfinished; no score was saved.")))
+        env.console(plain).print(env.tr(msg("Quiz left unfinished; no score was saved.")))
 
 
 @app.command("progress", help=msg(
@@ -304,15 +299,15 @@ def progress_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = 
         state = saved.of(lesson.id)
         seen = len(state.seen & {s.id for s in lesson.steps})
         line = Text.assemble((f"{lesson.id}", "bold"),
-                             _say(env, msg("  {title}: ", title=lesson.title)),
+                             env.tr(msg("  {title}: ", title=lesson.title)),
                              render.status_text(lesson, state, look),
-                             _say(env, msg("; {seen} of {total} steps seen", seen=seen,
+                             env.tr(msg("; {seen} of {total} steps seen", seen=seen,
                                            total=len(lesson.steps))))
         best = render.quiz_text(lesson, state)
         if best != "-":
-            line.append(_say(env, msg("; best quiz score {score}", score=best)))
+            line.append(env.tr(msg("; best quiz score {score}", score=best)))
         console.print(line)
-    console.print(Text(_say(env, msg("Saved in {path}", path=store.path)), style="grey50"))
+    console.print(Text(env.tr(msg("Saved in {path}", path=store.path)), style="grey50"))
 
 
 @app.command(help=msg("Forget your progress in one lesson, or in all of them.\n\n"
@@ -336,13 +331,13 @@ def reset(
             raise GradtutorError(msg("refusing to reset {what} without confirmation", what=what),
                                  msg("add --yes to confirm"))
         console = env.console(env.plain())
-        console.print(_say(env, msg("Reset {what}? [y/N]: ", what=what)), end="", markup=False)
+        console.print(env.tr(msg("Reset {what}? [y/N]: ", what=what)), end="", markup=False)
         console.file.flush()
         if env.stdin.readline().strip().lower() not in ("y", "yes", "是"):
-            console.print(_say(env, msg("Nothing was reset.")))
+            console.print(env.tr(msg("Nothing was reset.")))
             return
     _store(env).update(lambda p: prog.reset(p, lesson_id))
-    env.console(env.plain()).print(_say(env, msg("Reset {what}.", what=what)))
+    env.console(env.plain()).print(env.tr(msg("Reset {what}.", what=what)))
 
 
 def workspace_dir(env: Environment, chosen: Path | None) -> Path:
@@ -442,7 +437,7 @@ def check(
             console.print(verdict_view(verdict, _look(env, plain)))
             console.print()
         if all_:
-            console.print(_say(env, msg("{passed} of {total} exercises passed",
+            console.print(env.tr(msg("{passed} of {total} exercises passed",
                                         passed=sum(v.passed for v in verdicts),
                                         total=len(verdicts))))
     raise typer.Exit(int(ExitCode.OK if passed else ExitCode.FAILED))
@@ -505,7 +500,7 @@ def watch(
     alone = dataclasses.replace(lesson, steps=(exercise,))
     run(alone, 0, env, store, plain, keep_place=False, folder=folder)
     # soft_wrap: a long path stays one piece to copy, whatever the terminal's width
-    env.console(plain).print(_say(env, msg("Stopped watching {path}.",
+    env.console(plain).print(env.tr(msg("Stopped watching {path}.",
                                            path=folder / (exercise.id + ".py"))),
                              soft_wrap=True)
 
