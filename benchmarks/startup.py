@@ -33,7 +33,8 @@ UI_IMPORTS = ("import rich, typer, yaml, rich.console, rich.markdown, rich.synta
 def child_env(home: str, lessons: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("NO_COLOR", "COLUMNS", "LINES", "PYTHONIMPORTTIME", "GRADTUTOR_DEBUG")}
-    env.update(GRADTUTOR_HOME=home, TERM="xterm-256color")
+    # English, whatever the caller's language: the walkthrough's timing waits for its words.
+    env.update(GRADTUTOR_HOME=home, TERM="xterm-256color", GRADTUTOR_LANG="en")
     if lessons:
         env["GRADTUTOR_LESSONS"] = lessons
     return env
