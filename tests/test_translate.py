@@ -34,8 +34,6 @@ from gradtutor.lessons.translate import (
     check_translation,
     check_translations,
     fingerprint,
-    language_from_env,
-    language_tag,
     languages_in,
     lesson_texts,
     load_translation,
@@ -513,24 +511,6 @@ def test_load_translation_finds_the_file_beside_the_lesson() -> None:
     assert translation is not None and problems == []
     assert load_translation(GRAD, "fr") == (None, [])
     assert load_translation(GRAD, "en") == (None, [])
-
-
-@pytest.mark.parametrize(("environ", "language"), [
-    ({}, "en"),
-    ({"LANG": "zh_CN.UTF-8"}, "zh-CN"),
-    ({"LANG": "C.UTF-8"}, "en"),
-    ({"LC_ALL": "de_DE@euro", "LANG": "zh_CN.UTF-8"}, "de-DE"),
-    ({"GRADTUTOR_LANG": "zh-cn", "LANG": "fr_FR.UTF-8"}, "zh-CN"),
-    ({"LANG": ""}, "en"),
-])
-def test_the_language_comes_from_gradtutor_lang_then_the_locale(environ: dict[str, str],
-                                                               language: str) -> None:
-    assert language_from_env(environ) == language
-
-
-def test_language_tags_are_normalized() -> None:
-    assert [language_tag(v) for v in ["zh_CN.UTF-8", "POSIX", "pt_br", "zh-Hans-CN"]] == [
-        "zh-CN", "en", "pt-BR", "zh-Hans-CN"]
 
 
 # --- the author's tools -----------------------------------------------------------------------

@@ -877,24 +877,7 @@ def skeleton(lesson: Lesson, language: str, existing: Translation | None = None,
     return "\n".join(out) + "\n"
 
 
-# --- choosing a language ----------------------------------------------------------------------
-
-def language_tag(value: str) -> str:
-    """A locale or tag as a language tag: `zh_CN.UTF-8` -> `zh-CN`, `C` -> `en`."""
-    value = value.split(".")[0].split("@")[0].replace("_", "-")
-    if value in ("", "C", "POSIX"):
-        return SOURCE_LANGUAGE
-    parts = value.split("-")
-    return "-".join([parts[0].lower()] + [p.upper() if len(p) == 2 else p for p in parts[1:]])
-
-
-def language_from_env(environ: Mapping[str, str]) -> str:
-    """The language asked for: GRADTUTOR_LANG, else the locale (LC_ALL, LC_MESSAGES, LANG)."""
-    for name in ("GRADTUTOR_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
-        if environ.get(name):
-            return language_tag(environ[name])
-    return SOURCE_LANGUAGE
-
+# --- the languages a folder has -------------------------------------------------------------
 
 def languages_in(folder: Path) -> list[str]:
     """The languages a lesson folder has translations for: its subfolders named by a tag."""

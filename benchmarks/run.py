@@ -1,0 +1,30 @@
+"""Every figure the README quotes, in one run: start-up, then checks.
+
+    python benchmarks/run.py
+
+Runs benchmarks/startup.py (the first slide against the bare import of the UI libraries,
+with and without the warm worker starting) and then benchmarks/checks.py (a cold
+`gradtutor check` against `import torch`, warm checks p50 and p95, peak memory), each in its
+own process so that neither's imports or memory count in the other's figures.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def main() -> None:
+    for script in ("startup.py", "checks.py"):
+        print(f"== {script}", flush=True)
+        code = subprocess.call([sys.executable, str(HERE / script)])
+        if code:
+            sys.exit(code)
+        print(flush=True)
+
+
+if __name__ == "__main__":
+    main()
