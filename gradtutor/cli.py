@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Group
 from rich.text import Text
 
 from gradtutor import __version__
@@ -34,6 +35,7 @@ from gradtutor.lessons.load import display_path
 from gradtutor.lessons.model import Exercise, Lesson
 from gradtutor.store import ProgressStore
 from gradtutor.ui import render
+from gradtutor.ui.linebreak import Prose
 
 if TYPE_CHECKING:
     from typer.core import TyperGroup
@@ -198,15 +200,18 @@ def start(
         start_at = 0
     final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace))
     console = env.console(plain)
+    # A Prose in a Group wraps Chinese between characters and never breaks a `command`;
+    # printed bare, Rich would join it back into a plain Text.
     if final.outcome == "finished":
-        console.print(Text(env.tr(msg("{ok} You finished “{title}”. `gradtutor list` shows "
-                                         "the course.", ok=_look(env, plain).ok,
-                                         title=lesson.title)), style="bold green"))
+        said = env.tr(msg("{ok} You finished “{title}”. `gradtutor list` shows the course.",
+                          ok=_look(env, plain).ok, title=lesson.title))
+        style = "bold green"
     else:
-        console.print(env.tr(msg("Your place is saved at step {step} of {total}. Run "
-                                    "`gradtutor start {lesson}` to go on.",
-                                    step=final.index + 1, total=len(lesson.steps),
-                                    lesson=lesson.id)))
+        said = env.tr(msg("Your place is saved at step {step} of {total}. Run "
+                          "`gradtutor start {lesson}` to go on.", step=final.index + 1,
+                          total=len(lesson.steps), lesson=lesson.id))
+        style = ""
+    console.print(Group(Prose(said, style=style, keep=said.split("`")[1::2])))
 
 
 @app.command("list", help=msg("List the lessons with your progress in each.\n\n"

@@ -127,6 +127,14 @@ What does `x.grad` hold after `(x * x).backward()` with x =
 Enter next question | b back | q quit"""
 
 
+def test_feedback_keeps_the_code_the_question_asked_about():
+    quiz = next(s for s in load_course().find("grad").steps if s.kind == "quiz")
+    question = next(q for q in quiz.questions if q.code)
+    shown = text(render.feedback_body(question, 1, len(quiz.questions), frozenset({0}), PLAIN))
+    assert question.code.strip().splitlines()[-1] in shown
+    assert shown.index(question.prompt.split()[0]) < shown.index("Not quite")
+
+
 def test_score_screen(basics):
     quiz = basics.steps[3]
     assert text(render.score_body(quiz, 2, 2, PLAIN)) == "Your score: 2 of 2\n\n[OK] Passed"

@@ -243,6 +243,7 @@ def feedback_body(question: Question, number: int, total: int, selected: frozens
               style="bold"),
         Text(""),
         markdown(question.prompt, look),
+        *([Text(""), code_block(question.code, look)] if question.code else []),
         Text(""),
         verdict,
         Text(""),
