@@ -8,15 +8,17 @@ after it are in that language.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Group
+from rich.markdown import Markdown
 from rich.text import Text
 
 from gradtutor import __version__
@@ -35,7 +37,7 @@ from gradtutor.lessons.load import display_path
 from gradtutor.lessons.model import Exercise, Lesson
 from gradtutor.store import ProgressStore
 from gradtutor.ui import render
-from gradtutor.ui.linebreak import Prose
+from gradtutor.ui.linebreak import Prose, ProseMarkdown, has_wide
 
 if TYPE_CHECKING:
     from typer.core import TyperGroup
@@ -659,8 +661,35 @@ def _cli(tr: Translator) -> TyperGroup:
 
 def _show_help(ctx: typer.Context, _param: object, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        typer.echo(ctx.get_help(), color=ctx.color)
+        with _chinese_wrapping():
+            help_text = ctx.get_help()
+        typer.echo(help_text, color=ctx.color)
         ctx.exit()
+
+
+@contextlib.contextmanager
+def _chinese_wrapping() -> Iterator[None]:
+    """While --help is drawn, Typer's Markdown wraps Chinese between characters (as `Prose`
+    does) instead of only at spaces, which would cut a sentence short with "…" in the help
+    tables. Typer has no hook for this, so its one text factory is swapped for the drawing
+    and put back after; where a Typer version lacks it, help wraps as Typer's own does."""
+    from typer import rich_utils
+
+    original = getattr(rich_utils, "_make_rich_text", None)
+    if original is None:
+        yield
+        return
+    def make_rich_text(*, text: str, style: str = "", markup_mode: Any) -> Any:
+        made = original(text=text, style=style, markup_mode=markup_mode)
+        if isinstance(made, Markdown) and has_wide(text):
+            return ProseMarkdown(made.markup, style=style)
+        return made
+
+    rich_utils._make_rich_text = make_rich_text
+    try:
+        yield
+    finally:
+        rich_utils._make_rich_text = original
 
 
 def run(argv: list[str], env: Environment) -> int:

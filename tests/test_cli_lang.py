@@ -288,6 +288,21 @@ def test_every_command_takes_lang(gt: Run, capsys: pytest.CaptureFixture[str],
     assert code == 0 and "--lang" in out and "使用的语言" in out
 
 
+@pytest.mark.parametrize("command", ["start", "check", "watch", "validate"])
+def test_chinese_help_wraps_between_characters_at_60_columns(
+        gt: Run, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        command: str) -> None:
+    from rich.cells import cell_len
+
+    monkeypatch.setenv("COLUMNS", "60")
+    code, _, _ = gt(command, "--help", "--lang", "zh")
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and any(CJK.search(line) for line in lines)
+    assert [line for line in lines if cell_len(line) > 60] == []
+    # no Chinese sentence cut short (Typer itself shortens a long `[env var: ...]`, as in English)
+    assert [line for line in lines if "…" in line and CJK.search(line)] == []
+
+
 def test_check_json_says_its_language(gt: Run, tmp_path: Path) -> None:
     answer = tmp_path / "order.txt"
     answer.write_text("opt.zero_grad()\nloss = model(x).pow(2).mean()\nloss.backward()\n"
