@@ -48,10 +48,13 @@ class Order:
 @dataclass(frozen=True)
 class FileReady:
     """The exercise's file is in place; `starter` if it holds just the starter (else it holds
-    the learner's own work, which was left as it was)."""
+    the learner's own work, which was left as it was). `hints` and `solution`: what progress
+    says the learner has already seen of this exercise, shown again on coming back."""
 
     exercise_id: str
     starter: bool
+    hints: int = 0
+    solution: bool = False
 
 
 @dataclass(frozen=True)
@@ -351,7 +354,9 @@ def _report(lesson: Lesson, state: WalkState, event: FileReady | FileSaved | Che
     if exercise is None or view is None or exercise.id != event.exercise_id:
         return state, effects  # news about a step the learner has left
     if isinstance(event, FileReady):
-        return replace(state, exercise=replace(view, kept=not event.starter)), effects
+        seen = max(view.hints, min(event.hints, len(exercise.hints)))
+        return replace(state, exercise=replace(view, kept=not event.starter, hints=seen,
+                                               solution=view.solution or event.solution)), effects
     if isinstance(event, FileSaved):
         if event.digest == view.digest:
             return state, effects

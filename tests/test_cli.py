@@ -158,6 +158,16 @@ def test_missing_lessons_folder(cli, tmp_path):
     assert err.count("\n") == 1
 
 
+def test_hints_seen_are_still_shown_when_the_learner_comes_back(cli):
+    _, out, _ = cli("start", "second", *COURSE, stdin="h\nh\nq\n")
+    assert "Hint 2 of 3" in out and saved(cli)["lessons"]["second"]["exercises"]["square-grad"][
+        "hints"] == 2
+    code, out, _ = cli("start", "second", *COURSE, stdin="q\n")
+    assert code == 0
+    assert "Hint 1 of 3: Make a leaf tensor that requires grad." in out
+    assert "Hint 2 of 3" in out and "Hint 3 of 3" not in out
+
+
 def test_reset_with_yes_forgets_one_lesson(cli):
     cli("start", "basics", *COURSE, stdin="n\nq\n")
     cli("start", "second", *COURSE, stdin="n\nq\n")

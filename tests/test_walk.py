@@ -214,6 +214,17 @@ def test_arriving_at_an_exercise_writes_its_starter(second):
     assert state.exercise.kept  # the learner's own file was there: the screen says it is kept
 
 
+def test_coming_back_to_an_exercise_shows_the_hints_and_solution_seen_before(second):
+    state, _ = enter(second, EXERCISE)
+    state, effects = handle(second, state, FileReady("square-grad", starter=False, hints=2,
+                                                     solution=True))
+    assert (state.exercise.hints, state.exercise.solution) == (2, True)
+    assert effects == []  # nothing to record: progress already holds it
+    state, _ = enter(second, EXERCISE)
+    state, _ = handle(second, state, FileReady("square-grad", starter=True, hints=99))
+    assert (state.exercise.hints, state.exercise.solution) == (3, False)  # the lesson has 3
+
+
 def test_leaving_an_exercise_stops_watching_it(second, lesson):
     state, _ = drive(second, begin(second, EXERCISE), "next")
     assert exercise_on_screen(second, state) is None

@@ -419,7 +419,10 @@ class _Shell:
                 written = workspace.write_starter(self.folder, exercise)
             except GradtutorError as exc:
                 return Say(msg("{message} ({hint})", message=exc.message, hint=exc.hint))
-            return FileReady(exercise.id, written or self.holds_starter(exercise))
+            seen = self.store.load().of(self.lesson.id).exercises.get(exercise.id)
+            return FileReady(exercise.id, written or self.holds_starter(exercise),
+                             hints=seen.hints if seen else 0,
+                             solution=seen.solution_seen if seen else False)
         if isinstance(effect, RunCheck):
             self.jobs().check(self.exercises[effect.exercise_id], self.path(effect.exercise_id))
         elif isinstance(effect, RunSnippet):
