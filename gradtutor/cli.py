@@ -606,10 +606,8 @@ def _speak(argv: list[str], env: Environment) -> None:
         raise GradtutorError(msg("unknown language '{value}' for --lang", value=option),
                              msg("use one of: {choices}",
                                  choices=", ".join(code.split("-")[0] for code in LANGUAGES)))
-    told = option is not None or any(env.environ.get(name, "").strip() for name in (
-        "GRADTUTOR_LANG", "LC_ALL", "LC_MESSAGES", "LANG"))
     choice = choose_language(option, env.environ, utf8=env.utf8,
-                             system_locale=None if told else env.system_locale())
+                             system_locale=env.system_locale)
     if choice.note:
         env.error(env.tr(msg("gradtutor: warning: {note}", note=choice.note)))
     if choice.lang == ENGLISH_CODE:

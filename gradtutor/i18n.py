@@ -9,7 +9,7 @@ which reads the catalog files shipped in `gradtutor/locale/<language>/*.yaml`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -125,9 +125,10 @@ class LanguageChoice(NamedTuple):
 
 
 def choose_language(option: str | None, environ: Mapping[str, str], *, utf8: bool = True,
-                    system_locale: str | None = None) -> LanguageChoice:
+                    system_locale: Callable[[], str | None] | None = None) -> LanguageChoice:
     """The language to speak: `--lang`, else GRADTUTOR_LANG, else the locale (LC_ALL,
-    LC_MESSAGES, LANG, then the system's own), else English.
+    LC_MESSAGES, LANG, then the system's own, asked of `system_locale` only when none of
+    those is set), else English.
 
     An output that cannot show Chinese characters gets English, with a note when Chinese was
     asked for explicitly. An unknown `--lang` is the caller's usage error (see `language_code`);
@@ -152,8 +153,9 @@ def choose_language(option: str | None, environ: Mapping[str, str], *, utf8: boo
                 wanted = language_code(environ[name]) or ENGLISH_CODE
                 break
         else:
-            if system_locale:
-                wanted = language_code(system_locale) or ENGLISH_CODE
+            found = system_locale() if system_locale is not None else None
+            if found:
+                wanted = language_code(found) or ENGLISH_CODE
     if wanted != ENGLISH_CODE and not utf8:
         note = (f"{source} asks for {LANGUAGES[wanted]}, but this terminal cannot show it "
                 "(set a UTF-8 locale, e.g. LANG=zh_CN.UTF-8); using English") if source else ""

@@ -76,7 +76,13 @@ def test_the_option_beats_the_variable_which_beats_the_locale():
     assert choose_language(None, {"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}).lang == "en"
     assert choose_language(None, {"LC_MESSAGES": "zh_CN.UTF-8", "LANG": "en_US"}).lang == "zh-CN"
     assert choose_language(None, {}).lang == "en"
-    assert choose_language(None, {}, system_locale="zh_CN").lang == "zh-CN"
+    assert choose_language(None, {}, system_locale=lambda: "zh_CN").lang == "zh-CN"
+
+    def never() -> str:
+        raise AssertionError("the system locale is asked only when no variable is set")
+
+    assert choose_language(None, {"LANG": "en_US"}, system_locale=never).lang == "en"
+    assert choose_language("zh", {}, system_locale=never).lang == "zh-CN"
 
 
 def test_an_output_that_cannot_show_chinese_gets_english_with_a_note_when_asked():
