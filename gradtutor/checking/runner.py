@@ -136,11 +136,12 @@ def read_learner_file(path: Path) -> bytes:
         raise GradtutorError(msg("there is no file {path}", path=str(path)),
                              msg("write your answer in that file, or name the right one")) from None
     except IsADirectoryError:
-        raise GradtutorError(f"{path} is a folder, not a Python file",
-                             "name the .py file with your answer") from None
+        raise GradtutorError(msg("{path} is a folder, not a Python file", path=str(path)),
+                             msg("name the .py file with your answer")) from None
     except OSError as exc:
-        raise GradtutorError(f"cannot read {path}: {exc.strerror or exc}",
-                             "check the file's permissions") from None
+        raise GradtutorError(msg("cannot read {path}: {error}", path=str(path),
+                                 error=exc.strerror or str(exc)),
+                             msg("check the file's permissions")) from None
 
 
 def _ms_since(started: float) -> int:
