@@ -172,6 +172,13 @@ def _mark(question: Question, index: int, selected: frozenset[int], look: Look) 
     return ("(*)" if look.plain else "(•)") if chosen else "( )"
 
 
+def asked(question: Question, look: Look) -> list[RenderableType]:
+    """What a question asks: its prompt, and the code it is about, if any."""
+    if not question.code:
+        return [markdown(question.prompt, look)]
+    return [markdown(question.prompt, look), Text(""), code_block(question.code, look)]
+
+
 def question_body(question: Question, number: int, total: int, selected: frozenset[int],
                   look: Look) -> RenderableType:
     """A question waiting for an answer, with the learner's current selection marked."""
@@ -181,11 +188,9 @@ def question_body(question: Question, number: int, total: int, selected: frozens
     parts: list[RenderableType] = [
         Prose(look.tr(how), style="bold"),
         Text(""),
-        markdown(question.prompt, look),
+        *asked(question, look),
+        Text(""),
     ]
-    if question.code:
-        parts += [Text(""), code_block(question.code, look)]
-    parts.append(Text(""))
     grid = _hanging()
     for i, choice in enumerate(question.choices):
         # Text, not a str: add_row would read a str as markup and drop "[x]" as a tag
@@ -242,8 +247,7 @@ def feedback_body(question: Question, number: int, total: int, selected: frozens
         Prose(look.tr(msg("Question {number} of {total}", number=number, total=total)),
               style="bold"),
         Text(""),
-        markdown(question.prompt, look),
-        *([Text(""), code_block(question.code, look)] if question.code else []),
+        *asked(question, look),
         Text(""),
         verdict,
         Text(""),
