@@ -471,8 +471,9 @@ class Reshaped(NamedTuple):
 
 
 class Report(NamedTuple):
-    """What `localize` did: for the renderer, the texts still in English (`english`); for
-    `validate`, each missing, stale or unused entry, field by field."""
+    """What `localize` did: the texts still in English (`english`; the renderer reads the
+    same from the lesson itself, where each is an `i18n.Untranslated`); for `validate`, each
+    missing, stale or unused entry, field by field."""
 
     lesson_id: str
     language: str
@@ -487,7 +488,8 @@ class Report(NamedTuple):
     english: frozenset[FieldKey] = frozenset()
 
     def shows_english(self, step: str | None, path: str) -> bool:
-        """Whether this text fell back to English, so the renderer tags it `[EN]`."""
+        """Whether this text fell back to English (for tools; the renderer reads it from the
+        lesson's own text, an `i18n.Untranslated`)."""
         return FieldKey(step, path) in self.english
 
     @property
