@@ -77,6 +77,20 @@ class Environment:
             return int(self.environ["COLUMNS"])
         return shutil.get_terminal_size((80, 24)).columns
 
+    def terminal_size(self) -> tuple[int, int]:
+        """The terminal's columns and rows now (a fixed `width` wins, for tests); asked of
+        the terminal itself, so a resize shows even where COLUMNS was set at start."""
+        try:
+            size = os.get_terminal_size(self.stdout.fileno())
+            columns, rows = size.columns, size.lines
+        except (AttributeError, ValueError, OSError):
+            columns, rows = self.columns(), 24
+            if self.environ.get("LINES", "").isdigit():
+                rows = int(self.environ["LINES"])
+        if self.width is not None:
+            columns = self.width
+        return max(1, columns), max(1, rows)
+
     def console(self, plain: bool) -> Console:
         """The console for stdout; text never runs wider than MAX_WIDTH columns."""
         console = self._consoles.get(plain)

@@ -9,8 +9,17 @@ the disk or starts anything, so every path through a lesson is testable without 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
+from gradtutor.bindings import (
+    Binding,
+    Scroll,
+    beneath,
+    find_key,
+    find_word,
+    key_name,
+    screen_kind,
+)
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import (
     LETTERS,
@@ -84,7 +93,9 @@ class Finished:
 if TYPE_CHECKING:  # the learner's input and the shell's news; what the shell must do
     from typing import TypeAlias
 
-    Event: TypeAlias = Nav | Act | Move | Choose | Answer | Order | Unknown | Report
+    from gradtutor.bindings import ViewAction
+
+    Event: TypeAlias = Nav | Act | Move | Choose | Answer | Order | Unknown | Report | Scroll
     Effect: TypeAlias = Visit | QuizDone | Finished | PracticeEffect
 
 
@@ -156,6 +167,8 @@ def go_back(lesson: Lesson, state: WalkState) -> tuple[WalkState, list[Effect]]:
 
 def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, list[Effect]]:
     """Apply one event; return the new state and what the shell must do."""
+    if isinstance(event, Scroll):  # the shell's own business: the lesson does not move
+        return state, []
     if not isinstance(event, str | Choose | Answer | Unknown):  # news from the shell, or an order
         from gradtutor import walk_practice
 
@@ -197,6 +210,8 @@ def busy(state: WalkState) -> bool:
 
 def unknown_notice(event: Event) -> str:
     if isinstance(event, Unknown):
+        if not event.text:  # a key no terminal table names: nothing to say about it
+            return ""
         return msg("'{shown}' does nothing here: press ? for the keys.", shown=event.text)
     return msg("'that' does nothing here: press ? for the keys.")
 
@@ -273,51 +288,58 @@ def choosing(lesson: Lesson, state: WalkState) -> Question | None:
     return None
 
 
-_NAV_WORDS: dict[str, Nav] = {
-    "n": "next", "next": "next", "skip": "next", "b": "back", "back": "back", "q": "quit",
-    "quit": "quit",
-    "?": "help", "h": "help", "help": "help",
-}
-_NAV_KEYS: dict[str, Nav] = {
-    "right": "next", "enter": "submit", "space": "next", "left": "back", "ctrl-c": "quit",
-    "eof": "quit", "esc": "quit", "n": "next", "b": "back", "q": "quit", "?": "help",
-}
+def choices_on_screen(lesson: Lesson, state: WalkState) -> int:
+    """How many choice letters the screen offers: the open question's or prediction's."""
+    question = choosing(lesson, state)
+    if question is not None:
+        return len(question.choices)
+    step = lesson.steps[state.index]
+    if isinstance(step, Predict) and state.predict is not None and not state.predict.submitted:
+        return len(step.choices)
+    return 0
+
+
+def _as_event(binding: Binding) -> Event:
+    if binding.scroll:
+        return Scroll(cast("ViewAction", binding.action))
+    return cast("Event", binding.action)
 
 
 def key_event(lesson: Lesson, state: WalkState, key: str) -> Event:
-    """A key press as an event; on an open question, its choice letters pick answers."""
-    if isinstance(lesson.steps[state.index], Exercise | Predict | Parsons):
-        from gradtutor.walk_practice import practice_key
-
-        special = practice_key(lesson, state, key)
-        if special is not None:
-            return special
-    question = choosing(lesson, state)
-    if question is not None and len(key) == 1 and key.lower() in LETTERS[: len(question.choices)]:
-        return Choose(LETTERS.index(key.lower()))
-    if key == "space" and question is not None:
-        return Unknown("space")
-    return _NAV_KEYS.get(key, Unknown(key))
+    """A key press as an event, by the table of the screen on view (`gradtutor.bindings`).
+    On the help, a key the help does not bind acts on the screen below it."""
+    kind = screen_kind(lesson, state)
+    for table in (kind, beneath(lesson, state)) if kind == "help" else (kind,):
+        choices = choices_on_screen(lesson, state)
+        if (choices and find_key(table, "letters") is not None and len(key) == 1
+                and key.lower() in LETTERS[:choices]):
+            return Choose(LETTERS.index(key.lower()))
+        binding = find_key(table, key)
+        if binding is not None:
+            return _as_event(binding)
+    # Esc where there is nothing to close, and keys no table knows, do nothing at all
+    return Unknown("" if key in ("unknown", "esc") else key_name(key))
 
 
 def line_event(lesson: Lesson, state: WalkState, line: str) -> Event:
-    """A typed line as an event: `n`, `b`, `q`, `?`, empty for Enter, or letters such as `a c`."""
+    """A typed line as an event: a word of the screen's table (`n`, `b`, `q`, `?`, empty for
+    Enter, ...), letters such as `a c` for an answer, or line numbers for an order."""
     text = line.strip().lower()
-    if isinstance(lesson.steps[state.index], Exercise | Predict | Parsons):
-        from gradtutor.walk_practice import practice_line
+    kind = screen_kind(lesson, state)
+    for table in (kind, beneath(lesson, state)) if kind == "help" else (kind,):
+        if table == "parsons" and text and all(c.isdigit() or c in " ,;" for c in text):
+            from gradtutor.walk_practice import Order
 
-        special = practice_line(lesson, state, text)
-        if special is not None:
-            return special
-    question = choosing(lesson, state)
-    if not text:
-        return "submit"
-    letters = [c for c in text if c not in " ,;"]
-    answer = Answer(frozenset(LETTERS.index(c) for c in letters if c in LETTERS))
-    if question is not None and all(c in LETTERS[: len(question.choices)] for c in letters):
-        return answer
-    if text in _NAV_WORDS:
-        return _NAV_WORDS[text]
-    if question is not None and all(c in LETTERS for c in letters):
-        return answer  # letters beyond the last choice: handle() explains the range
-    return Unknown(line.strip())
+            return Order(tuple(int(n) for n in text.replace(",", " ").replace(";", " ")
+                               .split()))
+        letters = [c for c in text if c not in " ,;"]
+        choices = choices_on_screen(lesson, state)
+        if (choices and letters and find_word(table, "letters") is not None
+                and all(c in LETTERS[:choices] for c in letters)):
+            return Answer(frozenset(LETTERS.index(c) for c in letters))
+        binding = find_word(table, text)
+        if binding is not None:
+            return _as_event(binding)
+        if choices and letters and all(c in LETTERS for c in letters):
+            return Answer(frozenset(LETTERS.index(c) for c in letters))  # handle() says the range
+    return "submit" if not text else Unknown(line.strip())

@@ -155,7 +155,7 @@ def test_several_letters_on_a_single_answer_question_are_refused(lesson):
 
 
 @pytest.mark.parametrize(("key", "expected"), [
-    ("right", "next"), ("n", "next"), ("enter", "submit"), ("left", "back"), ("b", "back"),
+    ("right", "next"), ("n", "next"), ("enter", "next"), ("left", "back"), ("b", "back"),
     ("q", "quit"), ("ctrl-c", "quit"), ("?", "help"), ("x", Unknown("x")),
 ])
 def test_keys_on_a_slide(lesson, key, expected):
@@ -171,7 +171,7 @@ def test_on_an_open_question_choice_letters_choose_even_b(lesson):
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    ("", "submit"), ("n", "next"), ("next", "next"), ("b", "back"), ("q", "quit"),
+    ("", "next"), ("n", "next"), ("next", "next"), ("b", "back"), ("q", "quit"),
     ("?", "help"), ("what", Unknown("what")),
 ])
 def test_lines_on_a_slide(lesson, line, expected):
@@ -331,7 +331,7 @@ def test_next_skips_an_unsolved_exercise(second):
 
 @pytest.mark.parametrize(("key", "expected"), [
     ("e", "edit"), ("c", "check"), ("h", "hint"), ("s", "solution"), ("n", "next"),
-    ("right", "next"), ("enter", "submit"), ("b", "back"), ("left", "back"), ("?", "help"),
+    ("right", "next"), ("enter", "next"), ("b", "back"), ("left", "back"), ("?", "help"),
     ("q", "quit"), ("x", Unknown("x")),
 ])
 def test_keys_on_an_exercise(second, key, expected):
@@ -348,7 +348,7 @@ def test_keys_while_the_solution_is_asked_for(second, key, expected):
 
 @pytest.mark.parametrize(("line", "expected"), [
     ("e", "edit"), ("edit", "edit"), ("c", "check"), ("h", "hint"), ("hint", "hint"),
-    ("s", "solution"), ("n", "next"), ("skip", "next"), ("", "submit"), ("b", "back"),
+    ("s", "solution"), ("n", "next"), ("skip", "next"), ("", "next"), ("b", "back"),
     ("?", "help"), ("help", "help"), ("q", "quit"),
 ])
 def test_lines_on_an_exercise(second, line, expected):

@@ -7,6 +7,7 @@ for a limited time, so the walkthrough can do other work (a check's result) betw
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -16,10 +17,48 @@ from typing import TextIO
 # Waits for a key for up to `timeout` seconds (None: for ever); the key, or None if none came.
 TimedReader = Callable[[float | None], str | None]
 
-_ESCAPES = {
-    "[A": "up", "[B": "down", "[C": "right", "[D": "left",
-    "OA": "up", "OB": "down", "OC": "right", "OD": "left",
+# The final byte of a CSI (ESC [) or SS3 (ESC O) sequence without a number: xterm's cursor
+# keys, Home/End, F1-F4 and Shift-Tab.
+_FINALS = {
+    "A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end",
+    "P": "f1", "Q": "f2", "R": "f3", "S": "f4", "Z": "shift-tab", "E": "begin",
 }
+# The number of a VT220-style `ESC [ n ~` sequence.
+_TILDES = {
+    1: "home", 2: "insert", 3: "delete", 4: "end", 5: "pgup", 6: "pgdn", 7: "home", 8: "end",
+    11: "f1", 12: "f2", 13: "f3", 14: "f4", 15: "f5", 17: "f6", 18: "f7", 19: "f8", 20: "f9",
+    21: "f10", 23: "f11", 24: "f12",
+}
+# The Linux console's F1-F5: `ESC [ [ A` ... `ESC [ [ E`.
+_LINUX_F = {"[A": "f1", "[B": "f2", "[C": "f3", "[D": "f4", "[E": "f5"}
+
+
+def decode_escape(seq: str) -> str:
+    """The key named by an escape sequence, given what follows the ESC: `[5~` -> "pgup".
+
+    Modifiers (`[1;5C`, Ctrl-→) are ignored: the key is the key. A mouse wheel report in
+    SGR form (`[<64;10;5M`) is "wheel-up" or "wheel-down"; any other mouse report, or a
+    sequence this does not know, is "unknown"; a lone ESC is "esc"; ESC then a plain key
+    (Alt+key) is "alt-" and that key."""
+    if not seq:
+        return "esc"
+    if seq[0] not in "[O":
+        return "alt-" + _name(seq[0])
+    body = seq[1:]
+    if seq[0] == "[" and body in _LINUX_F:
+        return _LINUX_F[body]
+    if body.startswith("<") and body[-1:] in ("M", "m"):
+        button = body[1:].split(";")[0]
+        return {"64": "wheel-up", "65": "wheel-down"}.get(button, "unknown")
+    if not body:
+        return "unknown"
+    final, params = body[-1], body[:-1].split(";")
+    if final == "~":
+        number = params[0]
+        return _TILDES.get(int(number), "unknown") if number.isdigit() else "unknown"
+    if final in _FINALS and all(p.isdigit() or not p for p in params):
+        return _FINALS[final]
+    return "unknown"
 
 
 def _name(char: str) -> str:
@@ -33,15 +72,29 @@ def _name(char: str) -> str:
         return "backspace"
     if char == " ":
         return "space"
+    if char == "\t":
+        return "tab"
     return char
 
 
-def posix_reader(stream: TextIO) -> TimedReader:
+def posix_reader(stream: TextIO, wake: int | None = None) -> TimedReader:
+    """`wake`: a file descriptor that becomes readable when the terminal was resized (the
+    SIGWINCH handler writes to it); the reader then drains it and answers "resize"."""
     import select
     import termios
     import tty
 
     fd = stream.fileno()
+    waits = [fd] if wake is None else [fd, wake]
+    held = bytearray()  # a byte read ahead that starts the next key (ESC after a lone ESC)
+
+    def byte(wait: float | None) -> bytes | None:
+        """The next byte, from what was read ahead first; None if none came in `wait` s."""
+        if held:
+            return bytes([held.pop(0)])
+        if wait is not None and not select.select([fd], [], [], wait)[0]:
+            return None
+        return os.read(fd, 1)
 
     def read_key(timeout: float | None = None) -> str | None:
         saved = termios.tcgetattr(fd)
@@ -51,14 +104,21 @@ def posix_reader(stream: TextIO) -> TimedReader:
             attrs = termios.tcgetattr(fd)
             attrs[3] &= ~termios.ISIG
             termios.tcsetattr(fd, termios.TCSANOW, attrs)
-            if timeout is not None and not select.select([fd], [], [], max(0.0, timeout))[0]:
-                return None
-            first = os.read(fd, 1)
+            if not held:
+                wait = None if timeout is None else max(0.0, timeout)
+                ready = select.select(waits, [], [], wait)[0]
+                if wake is not None and wake in ready:
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(wake, 512)
+                    return "resize"
+                if not ready:
+                    return None
+            first = byte(None) or b""
             if first and first[0] >= 0xC0:  # the lead byte of a multi-byte UTF-8 character
                 rest = b""
                 need = 1 if first[0] < 0xE0 else 2 if first[0] < 0xF0 else 3
-                while len(rest) < need and select.select([fd], [], [], 0.05)[0]:
-                    rest += os.read(fd, need - len(rest))
+                while len(rest) < need and (more := byte(0.05)) is not None:
+                    rest += more
                 return (first + rest).decode("utf-8", "replace")
             char = first.decode("utf-8", "replace")
             if char != "\x1b":
@@ -66,21 +126,33 @@ def posix_reader(stream: TextIO) -> TimedReader:
             # An escape sequence: ESC, then '[' or 'O', parameters, and one final byte
             # (0x40-0x7E). Read exactly that much so keys typed after it are not lost.
             seq = ""
-            while select.select([fd], [], [], 0.05)[0]:
-                seq += os.read(fd, 1).decode("ascii", "replace")
+            while (more := byte(0.05)) is not None:
+                if more == b"\x1b" and not seq:  # a lone Esc, then another key's sequence
+                    held.extend(more)
+                    break
+                seq += more.decode("ascii", "replace")
+                if seq == "[[":  # the Linux console's F-keys: one more byte
+                    continue
                 if seq[0] not in "[O" or (len(seq) > 1 and "@" <= seq[-1] <= "~"):
                     break
-            return _ESCAPES.get(seq, "esc")
+            return decode_escape(seq)
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
     return read_key
 
 
+# The Windows console's special keys: the code that follows a lead "\x00" or "\xe0".
+WINDOWS_KEYS = {
+    "H": "up", "P": "down", "M": "right", "K": "left", "I": "pgup", "Q": "pgdn", "G": "home",
+    "O": "end", "R": "insert", "S": "delete", "\x0f": "shift-tab",
+    ";": "f1", "<": "f2", "=": "f3", ">": "f4", "?": "f5", "@": "f6", "A": "f7", "B": "f8",
+    "C": "f9", "D": "f10", "\x85": "f11", "\x86": "f12",
+}
+
+
 def windows_reader() -> TimedReader:
     import msvcrt
-
-    arrows = {"H": "up", "P": "down", "M": "right", "K": "left"}
 
     def read_key(timeout: float | None = None) -> str | None:
         if timeout is not None:  # the console has no select(): poll for a waiting key
@@ -91,18 +163,20 @@ def windows_reader() -> TimedReader:
                 time.sleep(0.01)
         char = msvcrt.getwch()  # type: ignore[attr-defined]
         if char in ("\x00", "\xe0"):
-            return arrows.get(msvcrt.getwch(), "")  # type: ignore[attr-defined]
+            return WINDOWS_KEYS.get(msvcrt.getwch(), "unknown")  # type: ignore[attr-defined]
+        if char == "\x1b":
+            return "esc"
         return _name(char)
 
     return read_key
 
 
-def timed_reader(stream: TextIO) -> TimedReader:
+def timed_reader(stream: TextIO, wake: int | None = None) -> TimedReader:
     """A function that waits, at most the time it is given, for one key press on `stream`
-    (a terminal); None when no key came in that time."""
+    (a terminal); None when no key came in that time. `wake`: see `posix_reader`."""
     if sys.platform == "win32":
         return windows_reader()
-    return posix_reader(stream)
+    return posix_reader(stream, wake)
 
 
 def key_reader(stream: TextIO) -> Callable[[], str]:

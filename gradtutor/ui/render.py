@@ -135,6 +135,19 @@ def header(lesson: Lesson, index: int, width: int, look: Look) -> RenderableType
     )
 
 
+_PLAIN_KEYS = {"←": "Left", "→": "Right", "↑": "Up", "↓": "Down"}
+
+
+def key_text(key: str, look: Look) -> str:
+    """A key as the screen writes it: said in the learner's language; arrows spelt out in
+    the plain look, as not every dumb terminal's font has them."""
+    key = look.tr(key)
+    if look.plain:
+        for arrow, word in _PLAIN_KEYS.items():
+            key = key.replace(arrow, word)
+    return key
+
+
 def legend(keys: Iterable[tuple[str, str]], look: Look) -> RenderableType:
     """The key legend at the foot of a screen: `n/→/Enter next · b/← back · ...`. Keys and
     their words are messages, said in the learner's language; an entry is never broken."""
@@ -142,9 +155,7 @@ def legend(keys: Iterable[tuple[str, str]], look: Look) -> RenderableType:
     parts = Prose()
     entries = []
     for i, (key, what) in enumerate(keys):
-        key = look.tr(key)
-        if look.plain:  # arrows are not in every dumb terminal's font
-            key = key.replace("←", "Left").replace("→", "Right")
+        key = key_text(key, look)
         if i:
             parts.append(sep, style="grey50")
         what = look.tr(what)

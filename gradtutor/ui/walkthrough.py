@@ -11,6 +11,7 @@ the moment it arrives, without a key press.
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import signal
 import threading
@@ -19,18 +20,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from rich.cells import cell_len
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.text import Text
 
 from gradtutor import progress as prog
+from gradtutor.bindings import Kind, Scroll, beneath, screen_kind
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Demo, Exercise, Lesson, Parsons, Predict, Quiz, Slide
 from gradtutor.store import ProgressStore, now_iso
 from gradtutor.ui import render
+from gradtutor.ui.fullscreen import FullScreen
 from gradtutor.ui.keys import TimedReader, timed_reader
+from gradtutor.ui.legend import Legend, entries, help_body
 from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look
 from gradtutor.walk import (
@@ -39,6 +42,7 @@ from gradtutor.walk import (
     Visit,
     WalkState,
     busy,
+    choices_on_screen,
     enter,
     exercise_on_screen,
     handle,
@@ -49,7 +53,6 @@ from gradtutor.walk import (
 if TYPE_CHECKING:  # the practice machinery loads after the first screen, when it is needed
     from gradtutor.ui.background import Background
     from gradtutor.walk import Effect, Event
-    from gradtutor.walk_practice import ParsonsView
     from gradtutor.watching import FileWatch
 
 KEY_WAIT_S = 0.1  # how long a key is awaited before the inbox is looked at again
@@ -100,7 +103,8 @@ class LineReader:
 @dataclass
 class Io:
     """How screens go out and events come in: single keys on a terminal, else lines; and
-    the inbox where background threads post their news."""
+    the inbox where background threads post their news. On a terminal, `full` draws each
+    screen into the whole window."""
 
     console: Console
     keys: bool
@@ -108,11 +112,13 @@ class Io:
     inbox: queue.Queue[Event | Typed] = field(default_factory=queue.Queue)
     read_key: TimedReader | None = None
     lines: LineReader | None = None
+    full: FullScreen | None = None
 
-    def show(self, renderable: RenderableType) -> None:
-        if self.keys:
-            self.console.clear()
-        self.console.print(renderable)
+    def show(self, screen: Screen, follow: bool = True) -> None:
+        if self.full is not None:
+            self.full.show(screen, follow)
+            return
+        self.console.print(screen)
         if not self.keys:
             self.console.print("> ", end="")
             self.console.file.flush()
@@ -123,15 +129,17 @@ class Io:
 
     def next_event(self, lesson: Lesson, state: WalkState) -> Event:
         """The next thing that happens: news from the background first, else the learner's
-        key or line."""
+        key or line. A resized terminal is drawn again on the way."""
         while True:
             if self.read_key is not None:
                 with contextlib.suppress(queue.Empty):
                     return self._event(lesson, state, self.inbox.get_nowait())
                 key = self.read_key(KEY_WAIT_S)
-                if key is not None:
-                    return key_event(lesson, state, key)
-                continue
+                if key is None or key == "resize":  # polled too: not every system signals
+                    if self.full is not None:
+                        self.full.resized()
+                    continue
+                return key_event(lesson, state, key)
             if self.lines is None:
                 self.lines = LineReader(self.stdin, self.inbox.put)
             if not busy(state):
@@ -149,120 +157,91 @@ class Io:
         return line_event(lesson, state, item.line)
 
 
-def make_io(env: Environment, plain: bool) -> Io:
+@contextlib.contextmanager
+def make_io(env: Environment, plain: bool, look: Look) -> Iterator[Io]:
+    """The walkthrough's input and output for as long as it runs; on a terminal, the full
+    screen, left (and the terminal restored) however the walkthrough ends."""
     console = env.console(plain)
-    if env.interactive:
-        return Io(console, keys=True, stdin=env.stdin, read_key=timed_reader(env.stdin))
-    return Io(console, keys=False, stdin=env.stdin)
+    if not env.interactive:
+        yield Io(console, keys=False, stdin=env.stdin)
+        return
+    with _resize_signal() as wake:
+        full = FullScreen(console, env.terminal_size, look)
+        io = Io(console, keys=True, stdin=env.stdin, read_key=timed_reader(env.stdin, wake),
+                full=full)
+        full.enter()
+        try:
+            yield io
+        finally:
+            full.leave()
 
 
-# The words of the key legends. Keys stay as they are typed; words that are part of a key
-# ("n or Enter") are messages too.
-NEXT, BACK, HELP, QUIT = msg("next"), msg("back"), msg("help"), msg("quit")
-CHOOSE, SUBMIT, ANSWER = msg("choose"), msg("submit"), msg("answer")
-N_OR_ENTER = msg("n or Enter")
+@contextlib.contextmanager
+def _resize_signal() -> Iterator[int | None]:
+    """A descriptor that turns readable when the terminal is resized (SIGWINCH), so the key
+    reader wakes at once; None where there is no such signal (the size is polled)."""
+    winch = getattr(signal, "SIGWINCH", None)
+    if winch is None or threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_blocking(write, False)
+
+    def wake(signum: int, frame: object) -> None:
+        with contextlib.suppress(OSError):
+            os.write(write, b"!")
+
+    previous = signal.signal(winch, wake)
+    try:
+        yield read
+    finally:
+        signal.signal(winch, previous)
+        os.close(read)
+        os.close(write)
 
 
-def legend(lesson: Lesson, state: WalkState, keys: bool, look: Look) -> RenderableType:
-    step = lesson.steps[state.index]
-    if isinstance(step, Exercise) and state.exercise is not None:
-        return exercise_legend(state, keys, look)
-    if isinstance(step, Predict) and state.predict is not None and not state.predict.submitted:
-        last = LETTERS[len(step.choices) - 1]
-        if keys:
-            return render.legend([(f"a-{last}", CHOOSE), ("Enter", SUBMIT), ("→", msg("skip")),
-                                  ("←", BACK), ("?", HELP), ("q", QUIT)], look)
-        return render.legend([(f"a-{last}", ANSWER), ("n", msg("skip")),
-                              ("back", msg("go back")), ("?", HELP), ("q", QUIT)], look)
-    if isinstance(step, Parsons) and state.parsons is not None:
-        return parsons_legend(state.parsons, keys, look)
-    view = state.quiz
-    if isinstance(step, Quiz) and view is not None and view.question < len(step.questions):
-        last = LETTERS[len(step.questions[view.question].choices) - 1]
-        if not view.submitted():
-            if keys:
-                return render.legend([(f"a-{last}", CHOOSE), ("Enter", SUBMIT),
-                                      ("←", BACK), ("?", HELP), ("q", QUIT)], look)
-            answer = (msg("answer (several: a c)") if step.questions[view.question].multiple
-                      else ANSWER)
-            return render.legend([(f"a-{last}", answer), ("back", msg("go back")),
-                                  ("?", HELP), ("q", QUIT)], look)
-        return render.legend([("Enter" if not keys else "Enter/→", msg("next question")),
-                              ("b" if not keys else "←", BACK), ("q", QUIT)], look)
-    if keys:
-        return render.legend([("→/n/Enter", NEXT), ("←/b", BACK), ("?", HELP),
-                              ("q", QUIT)], look)
-    return render.legend([(N_OR_ENTER, NEXT), ("b", BACK), ("?", HELP), ("q", QUIT)], look)
+class Screen:
+    """Everything one screen shows: the header (lesson, step, progress), the body's parts,
+    a notice, and the key legend of its kind of screen. Drawn as one column it is the
+    screen of a pipe (and of tests); the full screen pins the header and the footer and
+    scrolls the parts. `page` names what the body is a page of: another page opens at its
+    top."""
 
+    def __init__(self, header: RenderableType, parts: list[RenderableType], notice: str,
+                 kind: Kind, keys: bool, look: Look, last_letter: str, page: object) -> None:
+        self.header = header
+        self.parts = parts
+        self.notice = notice
+        self.kind = kind
+        self.keys = keys
+        self.look = look
+        self.last_letter = last_letter
+        self.page = page
 
-def exercise_legend(state: WalkState, keys: bool, look: Look) -> RenderableType:
-    if state.exercise is not None and state.exercise.confirming:
-        return render.legend([("y", msg("show the solution")), ("n", msg("keep it hidden")),
-                              ("q", QUIT)], look)
-    moves = ([("→/n", NEXT), ("←/b", BACK)] if keys else [("n", NEXT), ("b", BACK)])
-    return render.legend([("e", msg("edit")), ("c", msg("check")), ("h", msg("hint")),
-                          ("s", msg("solution")), *moves, ("?", HELP), ("q", QUIT)], look)
+    def footer(self, scrollable: bool) -> RenderableType:
+        """The notice, if any, and the legend; with `scrollable`, the legend says how to
+        scroll."""
+        legend = Legend(entries(self.kind, self.keys, self.last_letter, scrollable), self.look)
+        if not self.notice:
+            return legend
+        return Group(Text(""), Prose("! " + self.look.tr(self.notice), style="bold yellow"),
+                     legend)
 
-
-def parsons_legend(view: ParsonsView, keys: bool, look: Look) -> RenderableType:
-    passed = view.verdict is not None and view.verdict.passed
-    if not keys:
-        moves = ([(N_OR_ENTER, NEXT)] if passed
-                 else [("Enter", msg("check again")), ("n", NEXT)])
-        return render.legend([("2 1 3 ...", msg("the new order, by number")), *moves,
-                              ("b", BACK), ("?", HELP), ("q", QUIT)], look)
-    grab = ("space", msg("drop") if view.grabbed else msg("grab a line"))
-    enter = ("Enter", NEXT) if passed else ("Enter", msg("check"))
-    return render.legend([("↑/↓", msg("move")), grab, enter, ("→/n", NEXT), ("←/b", BACK),
-                          ("?", HELP), ("q", QUIT)], look)
-
-
-_EXERCISE_HELP = [
-    ("e", msg("in an exercise: open your file in your editor ($VISUAL or $EDITOR)")),
-    ("c", msg("in an exercise: check your file now (each save is checked anyway)")),
-    ("h", msg("in an exercise: the next hint, one more each time")),
-    ("s", msg("in an exercise: the solution, after you confirm")),
-]
-_HELP_KEYS = [
-    ("→  n  Enter", msg("next step (in an exercise: move on, solved or not)")),
-    ("←  b", msg("previous step")),
-    ("a b c ...", msg("in the quiz or a prediction: choose; Enter submits")),
-    *_EXERCISE_HELP,
-    ("↑  ↓  space", msg("in an ordering step: move the cursor; space grabs or drops a line")),
-    ("Enter", msg("in an ordering step: check the order")),
-    ("?", msg("show or hide this help")),
-    ("q", msg("quit; your place is saved")),
-]
-_HELP_LINES = [
-    (msg("n or empty line"), msg("next step (in an exercise: move on, solved or not)")),
-    ("b", msg("previous step")),
-    (msg("a  or  a c"), msg("in the quiz or a prediction: your answer letters")),
-    ("back", msg("in the quiz: previous question or step")),
-    *_EXERCISE_HELP,
-    ("2 1 3 ...", msg("in an ordering step: the lines' numbers in your order")),
-    ("?", msg("show or hide this help")),
-    ("q", msg("quit; your place is saved")),
-]
-_KEY_COLUMN = 18  # cells
-
-
-def help_body(keys: bool, look: Look) -> RenderableType:
-    """The keys and what they do, one to a line."""
-    lines: list[RenderableType] = [Prose(look.tr(msg("Keys")), style="bold"), Text("")]
-    for key, what in _HELP_KEYS if keys else _HELP_LINES:
-        key = look.tr(key)
-        padded = "  " + key + " " * max(0, _KEY_COLUMN - cell_len(key))
-        lines.append(Prose.assemble((padded, "bold"), look.tr(what)))
-    saved = msg("Progress is saved at every step; `gradtutor start` resumes.")
-    return Group(*lines, Text(""), Prose(look.tr(saved)))
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.header
+        yield from self.parts
+        yield self.footer(scrollable=False)
 
 
 def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
-           folder: Path | None = None) -> RenderableType:
+           folder: Path | None = None) -> Screen:
     """Everything one screen shows for this state; `folder` holds the exercise files."""
     step = lesson.steps[state.index]
+    choices = choices_on_screen(lesson, state)
+    last_letter = LETTERS[choices - 1] if choices else ""
     if state.help:
-        body = help_body(keys, look)
+        body = help_body(beneath(lesson, state), keys, look, last_letter)
     elif isinstance(step, Exercise) and state.exercise is not None:
         from gradtutor.ui.exercise_view import exercise_body
         from gradtutor.workspace import exercise_path
@@ -286,11 +265,10 @@ def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
                                         view.selected, look)
     else:
         body = render.practice_preview(step, look)
-    parts: list[RenderableType] = [render.header(lesson, state.index, width, look), body]
-    if state.notice:
-        parts += [Text(""), Prose("! " + look.tr(state.notice), style="bold yellow")]
-    parts.append(legend(lesson, state, keys, look))
-    return Group(*parts)
+    parts = list(body.renderables) if isinstance(body, Group) else [body]
+    page = (state.index, state.help, state.quiz.question if state.quiz is not None else None)
+    return Screen(render.header(lesson, state.index, width, look), parts, state.notice,
+                  screen_kind(lesson, state), keys, look, last_letter, page)
 
 
 def practice_body(step: Predict | Parsons | Demo, state: WalkState, width: int,
@@ -329,32 +307,52 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
     workspace in the learner's data folder).
     """
     look = Look(plain, env.tr)
-    io = make_io(env, plain)
     if folder is None:
         from gradtutor.workspace import default_folder
 
         folder = default_folder(env.home)
+    with make_io(env, plain, look) as io:
+        state = _walk(lesson, start, env, store, io, look, folder, keep_place)
+    if not io.keys:
+        io.console.print()
+    return state
+
+
+def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io: Io,
+          look: Look, folder: Path, keep_place: bool) -> WalkState:
     shell = _Shell(lesson, env, store, io, folder, keep_place)
     state, opened = enter(lesson, start)
+
+    def show(follow: bool) -> None:
+        io.show(screen(lesson, state, io.console.width, io.keys, look, folder), follow)
+
     try:
         # The starter is in place (and watched) before a screen names its file; progress is
         # saved once the first screen is up, as is the warm worker started: both take time.
         state = shell.apply(state, [e for e in opened if not isinstance(e, Visit)])
-        io.show(screen(lesson, state, io.console.width, io.keys, look, folder))
+        show(follow=False)
         if any(isinstance(step, Exercise | Predict | Parsons | Demo) for step in lesson.steps):
             shell.jobs().start()
         state = shell.apply(state, [e for e in opened if isinstance(e, Visit)])
         while state.outcome is None:
-            state, effects = handle(lesson, state, io.next_event(lesson, state))
+            event = io.next_event(lesson, state)
+            if isinstance(event, Scroll):
+                if io.full is None or not (event.action == "page-or-next"
+                                           and io.full.at_end()):
+                    if io.full is not None:
+                        io.full.scroll(event.action)
+                    continue
+                event = "next"  # space at the end of a step goes on, as a reader expects
+            state, effects = handle(lesson, state, event)
             state = shell.apply(state, effects)
             if state.outcome is None:
-                io.show(screen(lesson, state, io.console.width, io.keys, look, folder))
+                # what changed is scrolled into view, except where nothing was asked for:
+                # a demo's run arriving must not pull the reader away from the text
+                show(follow=not isinstance(lesson.steps[state.index], Demo))
     except KeyboardInterrupt:
         state = handle(lesson, state, "quit")[0]
     finally:
         shell.close()
-    if not io.keys:
-        io.console.print()
     return state
 
 
@@ -451,8 +449,15 @@ class _Shell:
                        path=str(path))
         from gradtutor.workspace import open_in_editor
 
-        with _ignoring_interrupts():
-            return open_in_editor(path, self.env.environ)
+        full = self.io.full
+        if full is not None:
+            full.leave()  # the editor has the terminal to itself
+        try:
+            with _ignoring_interrupts():
+                return open_in_editor(path, self.env.environ)
+        finally:
+            if full is not None:
+                full.enter()
 
     def save(self, effects: list[Effect]) -> None:
         now = now_iso()

@@ -1,0 +1,245 @@
+"""The keys of every kind of screen, as one table each: the single source from which the key
+handler, the key legend, the `?` help and the README's key list are made. Pure data.
+
+A binding names an action: an event the walkthrough's state machine handles ("next",
+"check", ...), or a view action the shell does itself (scrolling). Keys are the names
+`gradtutor.ui.keys` decodes ("right", "pgdn", "f1", "a"); words are what a learner types on
+a line when there is no terminal. "letters" stands for the choice letters of the question
+or prediction on screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from gradtutor.i18n import msg
+from gradtutor.lessons.model import Exercise, Lesson, Parsons, Predict, Quiz
+
+if TYPE_CHECKING:
+    from gradtutor.walk import WalkState
+
+# The kinds of screen, each with its own table.
+Kind = Literal["slide", "exercise", "confirm", "predict", "parsons", "question", "feedback",
+               "score", "help"]
+KINDS: tuple[Kind, ...] = ("slide", "exercise", "confirm", "predict", "parsons", "question",
+                           "feedback", "score", "help")
+
+# What the shell does itself: move the body of the screen in its viewport. "page-or-next"
+# pages down, and goes on to the next step once the end of the step is in view.
+ViewAction = Literal["line-up", "line-down", "page-up", "page-down", "page-or-next", "top",
+                     "bottom"]
+VIEW_ACTIONS: frozenset[str] = frozenset(
+    {"line-up", "line-down", "page-up", "page-down", "page-or-next", "top", "bottom"})
+
+
+@dataclass(frozen=True)
+class Scroll:
+    """A key that moves the screen's body, not the lesson: the shell handles it."""
+
+    action: ViewAction
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One thing a screen lets the learner do.
+
+    `label` is the legend's word for it and `help` the help screen's line. `legend` places
+    it in the legend: 0 keeps it out (the help still lists it); otherwise entries with a
+    higher number are dropped first when the line is too narrow. `scroll` entries show
+    only while the body is taller than its viewport."""
+
+    action: str
+    keys: tuple[str, ...]
+    words: tuple[str, ...]
+    label: str
+    help: str
+    legend: int = 0
+
+    @property
+    def scroll(self) -> bool:
+        return self.action in VIEW_ACTIONS
+
+
+# Actions most screens share.
+_NEXT, _BACK, _HELP, _QUIT = msg("next"), msg("back"), msg("help"), msg("quit")
+_SCROLL = msg("scroll")
+HELP = Binding("help", ("?", "f1"), ("?", "help"), _HELP, msg("show or hide this help"),
+               legend=1)
+QUIT = Binding("quit", ("q", "ctrl-c", "eof"), ("q", "quit"), _QUIT,
+               msg("quit; your place is saved"), legend=1)
+BACK = Binding("back", ("left", "b"), ("b", "back"), _BACK, msg("the previous step"), legend=2)
+# Where b is a choice letter, ← alone goes back.
+BACK_ARROW = Binding("back", ("left",), ("back",), _BACK, msg("the previous step"), legend=2)
+
+
+def _scrolling(arrows: bool, space: ViewAction = "page-down") -> tuple[Binding, ...]:
+    """How the body scrolls; `arrows` where ↑/↓ have no other job on the screen."""
+    lines = ((Binding("line-up", ("up", "wheel-up"), (), _SCROLL,
+                      msg("scroll up a line (the mouse wheel too)"), legend=3),
+              Binding("line-down", ("down", "wheel-down"), (), _SCROLL,
+                      msg("scroll down a line (the mouse wheel too)"), legend=3))
+             if arrows else ())
+    space_help = (msg("a page down; at the end of the step, the next step")
+                  if space == "page-or-next" else msg("a page down"))
+    return (*lines,
+            Binding("page-up", ("pgup",), (), _SCROLL, msg("a page up"),
+                    legend=0 if arrows else 3),
+            Binding("page-down", ("pgdn",), (), _SCROLL, msg("a page down"),
+                    legend=0 if arrows else 3),
+            Binding(space, ("space",), (), _SCROLL, space_help),
+            Binding("top", ("home",), (), _SCROLL, msg("the top of the step")),
+            Binding("bottom", ("end",), (), _SCROLL, msg("the end of the step")))
+
+
+_CHOOSE = Binding("choose", ("letters",), ("letters",), msg("choose"),
+                  msg("choose an answer (again to change it)"), legend=1)
+
+TABLES: dict[Kind, tuple[Binding, ...]] = {
+    "slide": (
+        Binding("next", ("right", "n", "enter"), ("n", "next", ""), _NEXT,
+                msg("the next step"), legend=1),
+        BACK, *_scrolling(True, "page-or-next"), HELP, QUIT),
+    "exercise": (
+        Binding("edit", ("e",), ("e", "edit"), msg("edit"),
+                msg("open your file in your editor ($VISUAL or $EDITOR)"), legend=1),
+        Binding("check", ("c",), ("c", "check"), msg("check"),
+                msg("check your file now (each save is checked anyway)"), legend=1),
+        Binding("hint", ("h",), ("h", "hint"), msg("hint"),
+                msg("the next hint, one more each time"), legend=1),
+        Binding("solution", ("s",), ("s", "solution"), msg("solution"),
+                msg("the solution, after you confirm"), legend=2),
+        Binding("next", ("right", "n", "enter"), ("n", "next", "skip", ""), _NEXT,
+                msg("the next step, solved or not"), legend=1),
+        BACK, *_scrolling(True), HELP, QUIT),
+    "confirm": (
+        Binding("yes", ("y",), ("y", "yes"), msg("show the solution"),
+                msg("show the solution"), legend=1),
+        Binding("no", ("n", "esc", "enter"), ("n", "no", ""), msg("keep it hidden"),
+                msg("keep it hidden"), legend=1),
+        *_scrolling(True), HELP, QUIT),
+    "predict": (
+        _CHOOSE,
+        Binding("submit", ("enter",), (), msg("submit"), msg("submit your prediction"),
+                legend=1),
+        Binding("next", ("right",), ("n", "next", "skip"), msg("skip"),
+                msg("skip to the next step without predicting"), legend=2),
+        BACK_ARROW, *_scrolling(True), HELP, QUIT),
+    "parsons": (
+        Binding("up", ("up", "k"), (), msg("move"),
+                msg("move the cursor, or the line you hold, up"), legend=1),
+        Binding("down", ("down", "j"), (), msg("move"),
+                msg("move the cursor, or the line you hold, down"), legend=1),
+        Binding("grab", ("space",), (), msg("grab or drop"),
+                msg("grab the line under the cursor, or drop the one you hold"), legend=1),
+        Binding("order", (), ("2 1 3 ...",), msg("the new order, by number"),
+                msg("the lines' numbers in your order"), legend=1),
+        Binding("submit", ("enter",), ("",), msg("check"),
+                msg("check the order (once it is right: the next step)"), legend=1),
+        Binding("next", ("right", "n"), ("n", "next"), _NEXT,
+                msg("the next step, solved or not"), legend=2),
+        BACK, *_scrolling(False), HELP, QUIT),
+    "question": (
+        _CHOOSE,
+        Binding("submit", ("enter",), (), msg("submit"), msg("submit your answer"), legend=1),
+        Binding("answer", (), ("letters",), msg("answer"),
+                msg("your answer's letters, such as a or a c"), legend=1),
+        Binding("back", ("left",), ("back",), _BACK,
+                msg("the previous question or step"), legend=2),
+        *_scrolling(True), HELP, QUIT),
+    "feedback": (
+        Binding("next", ("enter", "right", "n"), ("", "n", "next"), msg("next question"),
+                msg("the next question"), legend=1),
+        Binding("back", ("left", "b"), ("b", "back"), _BACK, msg("the previous question"),
+                legend=2),
+        *_scrolling(True), HELP, QUIT),
+    "score": (
+        Binding("next", ("enter", "right", "n"), ("", "n", "next"), _NEXT,
+                msg("the next step"), legend=1),
+        Binding("back", ("left", "b"), ("b", "back"), _BACK, msg("back to the last question"),
+                legend=2),
+        *_scrolling(True), HELP, QUIT),
+    "help": (
+        Binding("help", ("?", "f1", "esc"), ("?", "help"), msg("close help"),
+                msg("close this help (any other key of the screen below works too)"),
+                legend=1),
+        *_scrolling(True), QUIT),
+}
+
+
+def screen_kind(lesson: Lesson, state: WalkState) -> Kind:
+    """Which table the screen for `state` answers to."""
+    return "help" if state.help else beneath(lesson, state)
+
+
+def beneath(lesson: Lesson, state: WalkState) -> Kind:
+    """The kind of the screen itself, under the help when the help is open."""
+    step = lesson.steps[state.index]
+    if isinstance(step, Exercise) and state.exercise is not None:
+        return "confirm" if state.exercise.confirming else "exercise"
+    if isinstance(step, Predict) and state.predict is not None and not state.predict.submitted:
+        return "predict"
+    if isinstance(step, Parsons) and state.parsons is not None:
+        return "parsons"
+    view = state.quiz
+    if isinstance(step, Quiz) and view is not None:
+        if view.question >= len(step.questions):
+            return "score"
+        return "feedback" if view.submitted() else "question"
+    return "slide"
+
+
+def find_key(kind: Kind, key: str) -> Binding | None:
+    """The binding of `key` on a screen of `kind`; a capital letter counts as its small one
+    ("letters" bindings are looked up by the caller, which knows how many choices there
+    are)."""
+    found = next((b for b in TABLES[kind] if key in b.keys), None)
+    if found is None and len(key) == 1 and key != key.lower():
+        return find_key(kind, key.lower())
+    return found
+
+
+def find_word(kind: Kind, word: str) -> Binding | None:
+    """The binding of a typed word (lower case, stripped; "" for an empty line)."""
+    return next((b for b in TABLES[kind] if word in b.words), None)
+
+
+# How a key is written on screen; a key missing here is written as it is typed.
+KEY_NAMES: dict[str, str] = {
+    "right": "→", "left": "←", "up": "↑", "down": "↓", "enter": "Enter", "space": "space",
+    "pgup": "PgUp", "pgdn": "PgDn", "home": "Home", "end": "End", "esc": "Esc", "f1": "F1",
+    "ctrl-c": "Ctrl-C", "eof": "Ctrl-D", "wheel-up": "wheel", "wheel-down": "wheel",
+}
+# Keys the legend leaves to the help: second ways to do what a shown key does.
+_QUIET = frozenset({"ctrl-c", "eof", "wheel-up", "wheel-down", "f1", "k", "j"})
+
+
+def key_name(key: str, last_letter: str = "") -> str:
+    if key == "letters":
+        return f"a-{last_letter}" if last_letter else "a b c ..."
+    return KEY_NAMES.get(key, key)
+
+
+def shown_keys(binding: Binding, keys: bool, last_letter: str = "",
+               quiet: bool = False) -> list[str]:
+    """The keys (or, without a terminal, the words) of `binding` as the screen writes
+    them; `quiet` leaves out second ways that only the help lists."""
+    if keys:
+        names = [key_name(k, last_letter) for k in binding.keys
+                 if not (quiet and k in _QUIET)]
+    else:
+        names = [_word_name(w, last_letter) for w in binding.words]
+    return list(dict.fromkeys(names))  # in order, once each ("wheel" twice)
+
+
+def _word_name(word: str, last_letter: str) -> str:
+    if word == "letters":
+        return f"a-{last_letter}" if last_letter else "a b c ..."
+    return "Enter" if word == "" else word
+
+
+def keys_of(kind: Kind) -> Iterable[str]:
+    """Every key a screen of `kind` answers to."""
+    for binding in TABLES[kind]:
+        yield from binding.keys
