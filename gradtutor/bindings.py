@@ -74,8 +74,9 @@ BACK = Binding("back", ("left", "b"), ("b", "back"), _BACK, msg("the previous st
 BACK_ARROW = Binding("back", ("left",), ("back",), _BACK, msg("the previous step"), legend=2)
 
 
-def _scrolling(arrows: bool, space: ViewAction = "page-down") -> tuple[Binding, ...]:
-    """How the body scrolls; `arrows` where ↑/↓ have no other job on the screen."""
+def _scrolling(arrows: bool, space: ViewAction | None = "page-down") -> tuple[Binding, ...]:
+    """How the body scrolls; `arrows` and `space` where they have no other job on the
+    screen (None: space has one)."""
     lines = ((Binding("line-up", ("up", "wheel-up"), (), _SCROLL,
                       msg("scroll up a line (the mouse wheel too)"), legend=3),
               Binding("line-down", ("down", "wheel-down"), (), _SCROLL,
@@ -88,7 +89,7 @@ def _scrolling(arrows: bool, space: ViewAction = "page-down") -> tuple[Binding, 
                     legend=0 if arrows else 3),
             Binding("page-down", ("pgdn",), (), _SCROLL, msg("a page down"),
                     legend=0 if arrows else 3),
-            Binding(space, ("space",), (), _SCROLL, space_help),
+            *([Binding(space, ("space",), (), _SCROLL, space_help)] if space else []),
             Binding("top", ("home",), (), _SCROLL, msg("the top of the step")),
             Binding("bottom", ("end",), (), _SCROLL, msg("the end of the step")))
 
@@ -123,7 +124,7 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
         _CHOOSE,
         Binding("submit", ("enter",), (), msg("submit"), msg("submit your prediction"),
                 legend=1),
-        Binding("next", ("right",), ("n", "next", "skip"), msg("skip"),
+        Binding("next", ("right", "n"), ("n", "next", "skip"), msg("skip"),
                 msg("skip to the next step without predicting"), legend=2),
         BACK_ARROW, *_scrolling(True), HELP, QUIT),
     "parsons": (
@@ -139,9 +140,10 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
                 msg("check the order (once it is right: the next step)"), legend=1),
         Binding("next", ("right", "n"), ("n", "next"), _NEXT,
                 msg("the next step, solved or not"), legend=2),
-        BACK, *_scrolling(False), HELP, QUIT),
+        BACK, *_scrolling(False, space=None), HELP, QUIT),
     "question": (
-        _CHOOSE,
+        Binding("choose", ("letters",), (), msg("choose"),
+                msg("choose an answer (again to change it)"), legend=1),
         Binding("submit", ("enter",), (), msg("submit"), msg("submit your answer"), legend=1),
         Binding("answer", (), ("letters",), msg("answer"),
                 msg("your answer's letters, such as a or a c"), legend=1),
@@ -210,6 +212,8 @@ KEY_NAMES: dict[str, str] = {
     "right": "→", "left": "←", "up": "↑", "down": "↓", "enter": "Enter", "space": "space",
     "pgup": "PgUp", "pgdn": "PgDn", "home": "Home", "end": "End", "esc": "Esc", "f1": "F1",
     "ctrl-c": "Ctrl-C", "eof": "Ctrl-D", "wheel-up": "wheel", "wheel-down": "wheel",
+    "insert": "Insert", "delete": "Delete", "shift-tab": "Shift-Tab", "tab": "Tab",
+    "backspace": "Backspace", **{f"f{n}": f"F{n}" for n in range(1, 13)},
 }
 # Keys the legend leaves to the help: second ways to do what a shown key does.
 _QUIET = frozenset({"ctrl-c", "eof", "wheel-up", "wheel-down", "f1", "k", "j"})

@@ -124,7 +124,7 @@ What does `x.grad` hold after `(x * x).backward()` with x =
   - c)    None  (wrong)
           x requires grad, so backward fills in .grad.
 
-Enter next question | b back | q quit"""
+Enter next question | b back | ? help | q quit"""
 
 
 def test_feedback_keeps_the_code_the_question_asked_about():

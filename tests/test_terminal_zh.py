@@ -143,7 +143,7 @@ def test_without_a_terminal_the_lines_and_legend_are_chinese_too(grad_zh: Lesson
     assert done.returncode == 0, done.stderr
     out = done.stdout
     for text in (grad_zh.steps[0].title, counter(grad_zh, 0), say("Keys"),
-                 say("n or empty line"), grad_zh.steps[1].title, counter(grad_zh, 1),
+                 say("the next step"), grad_zh.steps[1].title, counter(grad_zh, 1),
                  say("'{shown}' does nothing here: press ? for the keys.", shown="zz"),
                  f"q {say('quit')}"):
         assert text in out, text

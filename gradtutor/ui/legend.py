@@ -15,7 +15,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from gradtutor.bindings import TABLES, Kind, shown_keys
+from gradtutor.bindings import KINDS, TABLES, Kind, shown_keys
 from gradtutor.i18n import msg
 from gradtutor.ui import render
 from gradtutor.ui.linebreak import Prose
@@ -93,7 +93,7 @@ def help_body(kind: Kind, keys: bool, look: Look, last_letter: str = "") -> Rend
     grid.add_column(no_wrap=True, min_width=_KEY_COLUMN)
     grid.add_column(ratio=1)
     for binding in TABLES[kind]:
-        names = shown_keys(binding, keys, last_letter)
+        names = [n for n in shown_keys(binding, keys, last_letter) if n != "wheel"]
         if names:
             grid.add_row(Text("  ".join(render.key_text(n, look) for n in names), style="bold"),
                          Prose(look.tr(binding.help)))
@@ -101,3 +101,29 @@ def help_body(kind: Kind, keys: bool, look: Look, last_letter: str = "") -> Rend
     return Group(Prose(look.tr(msg("Keys")), style="bold"), Text(""), grid, Text(""),
                  Prose(look.tr(saved)))
 
+
+
+_KIND_TITLES: dict[Kind, str] = {
+    "slide": "Slides, demos and answered predictions",
+    "exercise": "Exercises",
+    "confirm": "Asked whether to show the solution",
+    "predict": "Predictions",
+    "parsons": "Ordering the loop",
+    "question": "Quiz questions",
+    "feedback": "Quiz feedback",
+    "score": "The quiz score",
+    "help": "The help",
+}
+
+
+def key_reference() -> str:
+    """The README's list of keys, made from the tables (in English, as the README is)."""
+    out = []
+    for kind in KINDS:
+        rows = []
+        for binding in TABLES[kind]:
+            names = [n for n in shown_keys(binding, True) if n != "wheel"]
+            if names:
+                rows.append(" ".join(f"`{n}`" for n in names) + " " + binding.help)
+        out.append(f"- **{_KIND_TITLES[kind]}**: " + "; ".join(rows) + ".")
+    return "\n".join(out) + "\n"

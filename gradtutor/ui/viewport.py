@@ -16,7 +16,8 @@ from gradtutor.bindings import ViewAction
 @dataclass(frozen=True)
 class Window:
     """Body lines [start, end) are on screen; `above` and `below` lines are not, and each
-    that is not 0 has a marker row."""
+    that is not 0 has a marker row (in fewer than 3 rows there is no room for markers, and
+    both are 0)."""
 
     start: int
     end: int
@@ -28,7 +29,9 @@ def max_offset(total: int, rows: int) -> int:
     """The largest first line that still fills the rows (the last line then shows)."""
     if total <= rows:
         return 0
-    return total - max(1, rows - 1)  # the top marker takes a row at the end
+    if rows < 3:
+        return total - max(1, rows)
+    return total - (rows - 1)  # the top marker takes a row at the end
 
 
 def window(total: int, rows: int, offset: int) -> Window:
@@ -37,6 +40,8 @@ def window(total: int, rows: int, offset: int) -> Window:
     if total <= rows:
         return Window(0, total, 0, 0)
     offset = max(0, min(offset, max_offset(total, rows)))
+    if rows < 3:  # no room for markers: lines only
+        return Window(offset, min(total, offset + rows), 0, 0)
     space = rows - (1 if offset else 0)  # the marker for the lines above
     if offset + space >= total:
         return Window(offset, total, offset, 0)

@@ -165,7 +165,7 @@ def make_io(env: Environment, plain: bool, look: Look) -> Iterator[Io]:
     if not env.interactive:
         yield Io(console, keys=False, stdin=env.stdin)
         return
-    with _resize_signal() as wake:
+    with _resize_signal() as wake, _calm_termination():
         full = FullScreen(console, env.terminal_size, look)
         io = Io(console, keys=True, stdin=env.stdin, read_key=timed_reader(env.stdin, wake),
                 full=full)
@@ -174,6 +174,24 @@ def make_io(env: Environment, plain: bool, look: Look) -> Iterator[Io]:
             yield io
         finally:
             full.leave()
+
+
+@contextlib.contextmanager
+def _calm_termination() -> Iterator[None]:
+    """SIGTERM (a closed session, `kill`) quits as q does: the place is saved and the
+    terminal restored, instead of the process dying with the screen still taken."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager

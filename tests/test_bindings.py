@@ -1,0 +1,188 @@
+"""The tables of keys: each screen's keys are handled, named in its legend and help, never
+shared by two actions, and never quit by surprise; the README's key list is made from them.
+Escape sequences decode to the keys a learner pressed."""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, find_key, screen_kind
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Parsons, Predict, Quiz
+from gradtutor.ui.keys import WINDOWS_KEYS, decode_escape
+from gradtutor.ui.legend import Legend, entries, help_body, key_reference
+from gradtutor.ui.render import Look
+from gradtutor.walk import Choose, QuizView, Unknown, WalkState, begin, key_event, line_event
+
+README = Path(__file__).parent.parent / "README.md"
+NAMES_TO_KEYS = {name: key for key, name in KEY_NAMES.items() if not key.startswith("wheel")}
+
+
+@pytest.fixture(scope="module")
+def grad() -> Lesson:
+    return load_course(None).find("grad")
+
+
+def states(lesson: Lesson) -> dict[Kind, WalkState]:
+    """A state of every kind of screen, from the shipped lesson."""
+    steps = list(enumerate(lesson.steps))
+    first = {kind: next(i for i, s in steps if isinstance(s, kind))
+             for kind in (Exercise, Predict, Parsons, Quiz)}
+    slide = begin(lesson, 0)
+    exercise = begin(lesson, first[Exercise])
+    assert exercise.exercise is not None
+    predict = begin(lesson, first[Predict])
+    quiz = begin(lesson, first[Quiz])
+    return {
+        "slide": slide,
+        "exercise": exercise,
+        "confirm": replace(exercise, exercise=replace(exercise.exercise, confirming=True)),
+        "predict": predict,
+        "parsons": begin(lesson, first[Parsons]),
+        "question": quiz,
+        "feedback": replace(quiz, quiz=QuizView(0, frozenset({0}), (frozenset({0}),))),
+        "score": replace(quiz, quiz=QuizView(len(lesson.steps[first[Quiz]].questions))),
+        "help": replace(slide, help=True),
+    }
+
+
+def test_every_kind_of_screen_is_reached_by_its_state(grad):
+    for kind, state in states(grad).items():
+        assert screen_kind(grad, state) == kind
+
+
+def test_no_key_means_two_things_on_one_screen(grad):
+    most_choices = max(len(q.choices) for quiz in grad.quizzes for q in quiz.questions)
+    for kind in KINDS:
+        seen: dict[str, str] = {}
+        for binding in TABLES[kind]:
+            keys = list(binding.keys)
+            if "letters" in keys:  # the choice letters are keys of this screen too
+                keys = [k for k in keys if k != "letters"] + list(LETTERS[:most_choices])
+            for key in keys:
+                assert key not in seen, f"{kind}: {key!r} is both {seen[key]} and {binding.action}"
+                seen[key] = binding.action
+        words: dict[str, str] = {}
+        for binding in TABLES[kind]:
+            for word in binding.words:
+                assert word not in words, f"{kind}: the word {word!r} means two things"
+                words[word] = binding.action
+
+
+def test_every_key_a_legend_names_does_what_it_says(grad):
+    for kind, state in states(grad).items():
+        step = grad.steps[state.index]
+        last = LETTERS[len(step.choices) - 1] if isinstance(step, Predict) else "d"
+        for entry in entries(kind, keys=True, last_letter=last, scrollable=True):
+            for name in entry.keys:
+                if name.startswith("a-"):  # the choice letters
+                    assert key_event(grad, state, "a") == Choose(0), kind
+                    continue
+                key = NAMES_TO_KEYS.get(name, name)
+                event = key_event(grad, state, key)
+                assert not isinstance(event, Unknown), f"{kind}: legend names {name!r}"
+                binding = find_key(kind, key)
+                assert binding is not None and binding.label == entry.label, (kind, name)
+
+
+def test_every_word_a_pipe_legend_names_is_understood(grad):
+    for kind, state in states(grad).items():
+        for entry in entries(kind, keys=False, last_letter="c", scrollable=False):
+            for name in entry.keys:
+                if name in ("a-c", "2 1 3 ..."):
+                    continue
+                word = "" if name == "Enter" else name
+                assert not isinstance(line_event(grad, state, word), Unknown), (kind, name)
+
+
+@pytest.mark.parametrize("key", ["pgup", "pgdn", "home", "end", "insert", "delete", "f1",
+                                 "f5", "f12", "shift-tab", "esc", "tab", "unknown",
+                                 "wheel-up", "wheel-down", "alt-x"])
+def test_keys_that_are_not_q_or_ctrl_c_never_quit(grad, key):
+    for kind, state in states(grad).items():
+        assert key_event(grad, state, key) != "quit", f"{key} quits on {kind}"
+
+
+def test_q_and_ctrl_c_quit_everywhere(grad):
+    for kind, state in states(grad).items():
+        assert key_event(grad, state, "q") == "quit", kind
+        assert key_event(grad, state, "ctrl-c") == "quit", kind
+
+
+def test_esc_closes_the_help_and_the_solution_question_and_is_silent_elsewhere(grad):
+    all_states = states(grad)
+    assert key_event(grad, all_states["help"], "esc") == "help"
+    assert key_event(grad, all_states["confirm"], "esc") == "no"
+    assert key_event(grad, all_states["slide"], "esc") == Unknown("")
+
+
+def test_a_key_the_help_does_not_bind_acts_on_the_screen_below_it(grad):
+    helped = replace(states(grad)["exercise"], help=True)
+    assert key_event(grad, helped, "c") == "check"
+    assert key_event(grad, helped, "pgdn").action == "page-down"  # type: ignore[union-attr]
+
+
+def render(renderable: object, width: int) -> list[str]:
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    console.print(renderable)
+    return console.file.getvalue().rstrip("\n").split("\n")  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+@pytest.mark.parametrize("plain", [False, True])
+def test_the_legend_takes_one_line_at_80_columns_and_keeps_help_and_quit(width, plain):
+    look = Look(plain)
+    for kind in KINDS:
+        for scrollable in (False, True):
+            lines = render(Legend(entries(kind, True, "d", scrollable), look), width)
+            legend = [line for line in lines if line.strip()]
+            if width >= 80:
+                assert len(legend) == 1, f"{kind} at {width}: {legend}"
+            assert legend[-1].rstrip().endswith("q quit"), kind
+            if kind != "help" and len(legend) == 1:
+                assert "? help" in legend[0], kind
+
+
+def test_the_help_lists_every_binding_of_its_screen():
+    look = Look(True)
+    for kind in KINDS:
+        text = " ".join(" ".join(render(help_body(kind, True, look, "d"), 80)).split())
+        for binding in TABLES[kind]:
+            if binding.keys:  # a word-only binding is for typed lines, not keys
+                assert " ".join(binding.help.split()) in text, (kind, binding.help)
+
+
+def test_the_readme_key_list_is_made_from_the_tables():
+    readme = README.read_text(encoding="utf-8")
+    block = re.search(r"<!-- keys -->\n(.*?)<!-- /keys -->", readme, re.S)
+    assert block is not None, "README.md has no <!-- keys --> block"
+    assert block.group(1) == key_reference(), (
+        "README.md's key list differs from the tables; paste python -c "
+        "'from gradtutor.ui.legend import key_reference; print(key_reference(), end=\"\")'")
+
+
+@pytest.mark.parametrize(("seq", "key"), [
+    ("[A", "up"), ("OB", "down"), ("[C", "right"), ("OD", "left"),
+    ("[5~", "pgup"), ("[6~", "pgdn"), ("[5;2~", "pgup"),
+    ("[H", "home"), ("OH", "home"), ("[1~", "home"), ("[7~", "home"),
+    ("[F", "end"), ("OF", "end"), ("[4~", "end"), ("[8~", "end"),
+    ("[2~", "insert"), ("[3~", "delete"), ("[Z", "shift-tab"),
+    ("OP", "f1"), ("OQ", "f2"), ("OR", "f3"), ("OS", "f4"), ("[11~", "f1"), ("[[A", "f1"),
+    ("[[E", "f5"), ("[15~", "f5"), ("[17~", "f6"), ("[21~", "f10"), ("[24~", "f12"),
+    ("[1;5C", "right"), ("[<64;10;5M", "wheel-up"), ("[<65;1;1M", "wheel-down"),
+    ("[<0;1;1M", "unknown"), ("[99~", "unknown"), ("", "esc"), ("x", "alt-x"),
+])
+def test_escape_sequences_name_their_keys(seq, key):
+    assert decode_escape(seq) == key
+
+
+def test_the_windows_console_codes_name_the_same_keys():
+    assert {WINDOWS_KEYS[c] for c in "HPMKIQGORS"} == {
+        "up", "down", "right", "left", "pgup", "pgdn", "home", "end", "insert", "delete"}
+    assert [WINDOWS_KEYS[c] for c in ";<=>?@ABCD"] == [f"f{n}" for n in range(1, 11)]
