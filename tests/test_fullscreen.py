@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Exercise, Lesson, Parsons, Predict, Quiz
+from gradtutor.lessons.model import Exercise, Lesson, Quiz
 from gradtutor.ui import viewport
 
 pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal"),
