@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, find_key, screen_kind
+from gradtutor.i18n import msg, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Parsons, Predict, Quiz
 from gradtutor.ui.keys import WINDOWS_KEYS, decode_escape
@@ -135,18 +136,19 @@ def render(renderable: object, width: int) -> list[str]:
 
 
 @pytest.mark.parametrize("width", [60, 80, 100])
-@pytest.mark.parametrize("plain", [False, True])
-def test_the_legend_takes_one_line_at_80_columns_and_keeps_help_and_quit(width, plain):
-    look = Look(plain)
+@pytest.mark.parametrize(("plain", "lang"), [(False, "en"), (True, "en"), (False, "zh-CN")])
+def test_the_legend_takes_one_line_at_80_columns_and_keeps_help_and_quit(width, plain, lang):
+    look = Look(plain, translator(lang))
+    help_word, quit_word = look.tr(msg("help")), look.tr(msg("quit"))
     for kind in KINDS:
         for scrollable in (False, True):
             lines = render(Legend(entries(kind, True, "d", scrollable), look), width)
             legend = [line for line in lines if line.strip()]
             if width >= 80:
                 assert len(legend) == 1, f"{kind} at {width}: {legend}"
-            assert legend[-1].rstrip().endswith("q quit"), kind
+            assert legend[-1].rstrip().endswith(f"q {quit_word}"), kind
             if kind != "help" and len(legend) == 1:
-                assert "? help" in legend[0], kind
+                assert f"? {help_word}" in legend[0], kind
 
 
 def test_the_help_lists_every_binding_of_its_screen():
