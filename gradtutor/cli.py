@@ -143,16 +143,25 @@ def _choose_lesson(course: Course, lesson_id: str | None, progress: prog.Progres
     return prog.next_lesson(course.lessons, progress)
 
 
-def _ask_finished(env: Environment, lesson: Lesson, plain: bool) -> str:
-    """A finished lesson: review it, start over, or quit. Returns 'r', 's' or 'q'."""
+def _ask_finished(env: Environment, lesson: Lesson, saved_at: int, plain: bool) -> str:
+    """A finished lesson: go on at the saved step `saved_at` (0-based; offered when it is not
+    the first), review it from the first step, start over, or quit. Returns 'c', 'r', 's' or
+    'q'."""
     console = env.console(plain)
     console.print(_bold(env.tr(msg("You have finished {title}.", title=lesson.title)),
                         lesson.title))
-    for line in (msg("  r  review it from the first step"),
-                 msg("  s  start over (clears your place)"), msg("  q  quit")):
+    lines = [msg("  r  review it from the first step"),
+             msg("  s  start over (clears your place)"), msg("  q  quit")]
+    choices: tuple[str, ...] = ("r", "s", "q")
+    prompt = msg("Your choice [r/s/q]: ")
+    if saved_at > 0:
+        lines.insert(0, msg("  c  continue at step {step} of {total}", step=saved_at + 1,
+                            total=len(lesson.steps)))
+        choices, prompt = ("c", "r", "s", "q"), msg("Your choice [c/r/s/q]: ")
+    for line in lines:
         console.print(env.tr(line))
     while True:
-        console.print(env.tr(msg("Your choice [r/s/q]: ")), end="", markup=False)
+        console.print(env.tr(prompt), end="", markup=False)
         console.file.flush()
         if env.interactive:
             from gradtutor.ui.keys import key_reader
@@ -161,7 +170,7 @@ def _ask_finished(env: Environment, lesson: Lesson, plain: bool) -> str:
             console.print(key if len(key) == 1 else "")
         else:
             key = env.stdin.readline().strip().lower()[:1] or "q"
-        if key in ("r", "s", "q"):
+        if key in choices:
             return key
         if key in ("ctrl-c", "eof", "esc"):
             return "q"
@@ -193,13 +202,16 @@ def start(
     state = saved.of(lesson.id)
     plain = env.plain(plain)
     start_at = prog.resume_index(lesson, state)
-    if state.finished:
-        choice = _ask_finished(env, lesson, plain)
+    finished = state.finished
+    if finished:
+        choice = _ask_finished(env, lesson, start_at, plain)
         if choice == "q":
             return
         if choice == "s":
             store.update(lambda p: prog.restart(p, lesson.id))
-        start_at = 0
+            finished = False
+        if choice != "c":
+            start_at = 0
     final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace))
     console = env.console(plain)
     # A Prose in a Group wraps Chinese between characters and never breaks a `command`;
@@ -208,6 +220,11 @@ def start(
         said = env.tr(msg("{ok} You finished “{title}”. `gradtutor list` shows the course.",
                           ok=_look(env, plain).ok, title=lesson.title))
         style = "bold green"
+    elif finished and final.index > 0:  # next time it asks first: say which choice goes on
+        said = env.tr(msg("Your place is saved at step {step} of {total}. Run "
+                          "`gradtutor start {lesson}` and choose c to go on.",
+                          step=final.index + 1, total=len(lesson.steps), lesson=lesson.id))
+        style = ""
     else:
         said = env.tr(msg("Your place is saved at step {step} of {total}. Run "
                           "`gradtutor start {lesson}` to go on.", step=final.index + 1,
@@ -272,11 +289,15 @@ def show(
         console.print(render.step_for_reading(lesson, index, console.width, _look(env, plain)))
 
 
-@app.command(help=msg("Take a lesson's quick check on its own; your score is saved.\n\n"
-                       "Example: `gradtutor quiz grad`"))
+@app.command(help=msg(
+    "Take a lesson's quick check on its own; your score is saved.\n\n"
+    "If you quit partway, your answers so far are kept and the quiz goes on from there next "
+    "time. Exit code 0 when you pass, 1 when you do not (or leave it unfinished).\n\n"
+    "Example: `gradtutor quiz grad`"))
 def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
          plain: PlainOpt = False) -> None:
     from gradtutor.ui.walkthrough import run
+    from gradtutor.walk import reached_the_end
 
     env = _env(ctx)
     lesson = _course(env, lessons).find(lesson_id)
@@ -286,13 +307,24 @@ def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
                              msg("`gradtutor list` shows the lessons"))
     only_quiz = dataclasses.replace(lesson, steps=tuple(quizzes))
     plain = env.plain(plain)
-    final = run(only_quiz, 0, env, _store(env), plain, keep_place=False)
-    if final.outcome != "finished":
-        env.console(plain).print(env.tr(msg("Quiz left unfinished; no score was saved.")))
+    store = _store(env)
+    final = run(only_quiz, 0, env, store, plain, keep_place=False)
+    if not reached_the_end(only_quiz, final):
+        kept = final.quiz is not None and final.quiz.answers
+        env.console(plain).print(env.tr(
+            msg("Quiz left unfinished: no score was saved; your answers so far are kept for "
+                "next time.") if kept else msg("Quiz left unfinished; no score was saved.")))
+        raise typer.Exit(ExitCode.FAILED)
+    # Every quiz was scored on the way to the end, so its latest score is this run's.
+    scores = store.load().of(lesson.id).last_quiz
+    if not all(q.id in scores and prog.quiz_passed(q, scores[q.id].score, scores[q.id].total)
+               for q in quizzes):
+        raise typer.Exit(ExitCode.FAILED)
 
 
 @app.command("progress", help=msg(
-    "Show your progress: where you are in each lesson and your quiz scores.\n\n"
+    "Show your progress: where you are in each lesson, the exercises you have solved and "
+    "your best quiz scores.\n\n"
     "Example: `gradtutor progress`"))
 def progress_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = False) -> None:
     env = _env(ctx)
@@ -303,17 +335,7 @@ def progress_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = 
     look = _look(env, plain)
     console = env.console(plain)
     for lesson in course.lessons:
-        state = saved.of(lesson.id)
-        seen = len(state.seen & {s.id for s in lesson.steps})
-        line = Text.assemble((f"{lesson.id}", "bold"),
-                             env.tr(msg("  {title}: ", title=lesson.title)),
-                             render.status_text(lesson, state, look),
-                             env.tr(msg("; {seen} of {total} steps seen", seen=seen,
-                                           total=len(lesson.steps))))
-        best = render.quiz_text(lesson, state)
-        if best != "-":
-            line.append(env.tr(msg("; best quiz score {score}", score=best)))
-        console.print(line)
+        console.print(render.lesson_progress(lesson, saved.of(lesson.id), look))
     console.print(Text(env.tr(msg("Saved in {path}", path=store.path)), style="grey50"))
 
 

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gradtutor.i18n import msg
-from gradtutor.lessons.model import Exercise, Lesson
+from gradtutor.lessons.model import Exercise, Lesson, Quiz
 
 SCHEMA_VERSION = 1
 
@@ -69,11 +69,16 @@ class LessonProgress:
     updated: str = ""
     exercises: Mapping[str, ExerciseRecord] = field(default_factory=_empty)
     predictions: Mapping[str, Prediction] = field(default_factory=_empty)
+    # a quiz not finished yet: its answers so far, each the letters chosen ("b", "ac")
+    quiz_answers: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
+    # fields a newer gradtutor wrote that this one does not know, written back as they were
+    unknown: Mapping[str, Any] = field(default_factory=_empty)
 
 
 @dataclass(frozen=True)
 class Progress:
     lessons: Mapping[str, LessonProgress] = field(default_factory=lambda: MappingProxyType({}))
+    unknown: Mapping[str, Any] = field(default_factory=_empty)  # as in LessonProgress
 
     def of(self, lesson_id: str) -> LessonProgress:
         return self.lessons.get(lesson_id, LessonProgress())
@@ -82,7 +87,7 @@ class Progress:
 def _with(progress: Progress, lesson_id: str, lesson: LessonProgress) -> Progress:
     lessons = dict(progress.lessons)
     lessons[lesson_id] = lesson
-    return Progress(MappingProxyType(lessons))
+    return replace(progress, lessons=MappingProxyType(lessons))
 
 
 def visit(progress: Progress, lesson_id: str, step_id: str, now: str) -> Progress:
@@ -99,7 +104,7 @@ def finish(progress: Progress, lesson_id: str, now: str) -> Progress:
 
 def record_quiz(progress: Progress, lesson_id: str, quiz_id: str, score: int, total: int,
                 now: str) -> Progress:
-    """Keep the latest and the best score of one quiz."""
+    """Keep the latest and the best score of one quiz; its answers so far are done with."""
     current = progress.of(lesson_id)
     result = QuizScore(score, total, now)
     best = current.best_quiz.get(quiz_id)
@@ -107,9 +112,34 @@ def record_quiz(progress: Progress, lesson_id: str, quiz_id: str, score: int, to
     if best is None or result.fraction >= best.fraction:
         best_quiz[quiz_id] = result
     last_quiz = {**current.last_quiz, quiz_id: result}
+    answers = {k: v for k, v in current.quiz_answers.items() if k != quiz_id}
     return _with(progress, lesson_id, replace(
         current, last_quiz=MappingProxyType(last_quiz),
-        best_quiz=MappingProxyType(best_quiz), updated=now))
+        best_quiz=MappingProxyType(best_quiz), quiz_answers=MappingProxyType(answers),
+        updated=now))
+
+
+def record_quiz_answers(progress: Progress, lesson_id: str, quiz_id: str,
+                        answers: tuple[str, ...], now: str) -> Progress:
+    """The answers submitted so far in a quiz not finished yet, each as its letters, so that
+    coming back to the quiz goes on from there; none forgets them."""
+    current = progress.of(lesson_id)
+    kept = {k: v for k, v in current.quiz_answers.items() if k != quiz_id}
+    if answers:
+        kept[quiz_id] = answers
+    return _with(progress, lesson_id, replace(current, quiz_answers=MappingProxyType(kept),
+                                              updated=now))
+
+
+def quiz_passed(quiz: Quiz, score: int, total: int) -> bool:
+    """Whether `score` of `total` passes `quiz`: the one place this is decided."""
+    return total > 0 and score / total >= quiz.pass_mark
+
+
+def exercises_solved(lesson: Lesson, state: LessonProgress) -> tuple[int, int]:
+    """How many of the lesson's exercises have ever passed, and how many it has."""
+    ids = [step.id for step in lesson.steps if isinstance(step, Exercise)]
+    return sum(_passed(state, exercise_id) for exercise_id in ids), len(ids)
 
 
 def _exercise(progress: Progress, lesson_id: str, exercise_id: str, now: str,
@@ -154,11 +184,12 @@ def record_prediction(progress: Progress, lesson_id: str, step_id: str, answer: 
 
 
 def restart(progress: Progress, lesson_id: str) -> Progress:
-    """Start a lesson over: position and completion go; quiz bests and how the exercises
-    went stay as history."""
+    """Start a lesson over: position, completion and a quiz half done go; quiz bests and how
+    the exercises went stay as history."""
     current = progress.of(lesson_id)
     return _with(progress, lesson_id, LessonProgress(best_quiz=current.best_quiz,
-                                                     exercises=current.exercises))
+                                                     exercises=current.exercises,
+                                                     unknown=current.unknown))
 
 
 def reset(progress: Progress, lesson_id: str | None = None) -> Progress:
@@ -166,7 +197,7 @@ def reset(progress: Progress, lesson_id: str | None = None) -> Progress:
     if lesson_id is None:
         return Progress()
     lessons = {k: v for k, v in progress.lessons.items() if k != lesson_id}
-    return Progress(MappingProxyType(lessons))
+    return replace(progress, lessons=MappingProxyType(lessons))
 
 
 def resume_index(lesson: Lesson, state: LessonProgress) -> int:
@@ -223,9 +254,11 @@ def _exercise_to_json(record: ExerciseRecord) -> dict[str, Any]:
 
 def to_json(progress: Progress) -> dict[str, Any]:
     return {
+        **progress.unknown,
         "version": SCHEMA_VERSION,
         "lessons": {
             lesson_id: {
+                **state.unknown,
                 "step": state.step,
                 "seen": sorted(state.seen),
                 "finished": state.finished,
@@ -235,6 +268,7 @@ def to_json(progress: Progress) -> dict[str, Any]:
                 "exercises": {k: _exercise_to_json(v) for k, v in sorted(state.exercises.items())},
                 "predictions": {k: {"answer": v.answer, "right": v.right, "at": v.at}
                                 for k, v in sorted(state.predictions.items())},
+                "quiz_answers": {k: list(v) for k, v in sorted(state.quiz_answers.items())},
             }
             for lesson_id, state in sorted(progress.lessons.items())
         },
@@ -293,6 +327,25 @@ def _predictions(raw: Any, what: str) -> Mapping[str, Prediction]:
     return MappingProxyType(found)
 
 
+def _quiz_answers(raw: Any, what: str) -> Mapping[str, tuple[str, ...]]:
+    _expect(raw, dict, what)
+    found: dict[str, tuple[str, ...]] = {}
+    for key, answers in raw.items():
+        where = f"{what}.{key}"
+        found[str(key)] = tuple(_expect(a, str, where) for a in _expect(answers, list, where))
+    return MappingProxyType(found)
+
+
+# The fields each version of format 1 knows; any other is kept as it was (see `unknown`).
+_FILE_FIELDS = frozenset({"version", "lessons"})
+_LESSON_FIELDS = frozenset({"step", "seen", "finished", "last_quiz", "best_quiz", "updated",
+                            "exercises", "predictions", "quiz_answers"})
+
+
+def _unknown(raw: dict[str, Any], known: frozenset[str]) -> Mapping[str, Any]:
+    return MappingProxyType({str(k): v for k, v in raw.items() if k not in known})
+
+
 def from_json(raw: Any) -> Progress:
     """Progress from parsed JSON; ProgressFormatError if it is not a version we can read."""
     _expect(raw, dict, "the file")
@@ -322,5 +375,8 @@ def from_json(raw: Any) -> Progress:
             # added in 0.2 within format 1: older files have neither, older tutors ignore them
             exercises=_exercises(state.get("exercises", {}), f"{what}.exercises"),
             predictions=_predictions(state.get("predictions", {}), f"{what}.predictions"),
+            # added later still, the same way
+            quiz_answers=_quiz_answers(state.get("quiz_answers", {}), f"{what}.quiz_answers"),
+            unknown=_unknown(state, _LESSON_FIELDS),
         )
-    return Progress(MappingProxyType(lessons))
+    return Progress(MappingProxyType(lessons), unknown=_unknown(raw, _FILE_FIELDS))

@@ -31,6 +31,7 @@ from gradtutor.lessons.model import (
     Question,
     Quiz,
 )
+from gradtutor.progress import quiz_passed
 
 if TYPE_CHECKING:  # the practice steps' part loads when such a step is reached
     from gradtutor.walk_practice import (
@@ -84,6 +85,29 @@ class QuizDone:
 
 
 @dataclass(frozen=True)
+class QuizAnswered:
+    """Keep a quiz's answers so far, each as its letters, for coming back to it later."""
+
+    quiz_id: str
+    answers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RestoreQuiz:
+    """Look up the answers kept from a quiz left half done; answer with QuizRestored."""
+
+    quiz_id: str
+
+
+@dataclass(frozen=True)
+class QuizRestored:
+    """The answers progress kept for `quiz_id`, each as its letters (none if there are none)."""
+
+    quiz_id: str
+    answers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Finished:
     pass
 
@@ -95,8 +119,20 @@ if TYPE_CHECKING:  # the learner's input and the shell's news; what the shell mu
 
     from gradtutor.bindings import ViewAction
 
-    Event: TypeAlias = Nav | Act | Move | Choose | Answer | Order | Unknown | Report | Scroll
-    Effect: TypeAlias = Visit | QuizDone | Finished | PracticeEffect
+    Event: TypeAlias = (Nav | Act | Move | Choose | Answer | Order | Unknown | QuizRestored
+                        | Report | Scroll)
+    Effect: TypeAlias = (Visit | QuizDone | QuizAnswered | RestoreQuiz | Finished
+                         | PracticeEffect)
+
+
+@dataclass(frozen=True)
+class QuizResult:
+    """A finished quiz as its score screen shows it; renderers read `passed`, never decide it."""
+
+    score: int
+    total: int
+    passed: bool
+    missed: tuple[int, ...]  # the questions answered wrong, by their number from 1
 
 
 @dataclass(frozen=True)
@@ -113,6 +149,14 @@ class QuizView:
     def score(self, quiz: Quiz) -> int:
         pairs = zip(self.answers, quiz.questions, strict=False)  # unanswered ones score 0
         return sum(answer == question.correct for answer, question in pairs)
+
+    def result(self, quiz: Quiz) -> QuizResult:
+        total = len(quiz.questions)
+        score = self.score(quiz)
+        missed = tuple(number for number, question in enumerate(quiz.questions, start=1)
+                       if number > len(self.answers)
+                       or self.answers[number - 1] != question.correct)
+        return QuizResult(score, total, quiz_passed(quiz, score, total), missed)
 
 
 @dataclass(frozen=True)
@@ -144,6 +188,8 @@ def enter(lesson: Lesson, index: int) -> tuple[WalkState, list[Effect]]:
     state = begin(lesson, index)
     step = lesson.steps[state.index]
     effects: list[Effect] = [Visit(step.id)]
+    if isinstance(step, Quiz):
+        effects.append(RestoreQuiz(step.id))
     if isinstance(step, Exercise | Predict | Parsons | Demo):
         from gradtutor.walk_practice import arrival
 
@@ -169,6 +215,8 @@ def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, l
     """Apply one event; return the new state and what the shell must do."""
     if isinstance(event, Scroll):  # the shell's own business: the lesson does not move
         return state, []
+    if isinstance(event, QuizRestored):
+        return _restore_quiz(lesson, state, event), []
     if not isinstance(event, str | Choose | Answer | Unknown):  # news from the shell, or an order
         from gradtutor import walk_practice
 
@@ -191,6 +239,16 @@ def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, l
     if event == "back":
         return go_back(lesson, state)
     return replace(state, notice=unknown_notice(event)), []
+
+
+def reached_the_end(lesson: Lesson, state: WalkState) -> bool:
+    """The learner went past the last step, or stands on its score screen when it is a quiz
+    (whose score is already recorded)."""
+    if state.outcome == "finished":
+        return True
+    step = lesson.steps[state.index]
+    return (state.index == len(lesson.steps) - 1 and isinstance(step, Quiz)
+            and state.quiz is not None and state.quiz.question >= len(step.questions))
 
 
 def exercise_on_screen(lesson: Lesson, state: WalkState) -> Exercise | None:
@@ -254,10 +312,35 @@ def _handle_quiz(lesson: Lesson, quiz: Quiz, state: WalkState, view: QuizView,
             last = LETTERS[len(question.choices) - 1]
             return replace(state, notice=choose_first(last)), []
         submitted = replace(view, answers=view.answers[: view.question] + (view.selected,))
-        return replace(state, quiz=submitted), []
+        letters = tuple("".join(LETTERS[i] for i in sorted(a)) for a in submitted.answers)
+        return replace(state, quiz=submitted), [QuizAnswered(quiz.id, letters)]
     if event == "back":
         return _quiz_back(lesson, state, view)
     return replace(state, notice=unknown_notice(event)), []
+
+
+def _restore_quiz(lesson: Lesson, state: WalkState, event: QuizRestored) -> WalkState:
+    """A quiz just opened takes back the answers kept from before, up to the first that no
+    longer fits its question (the lesson may have changed), and goes on after them."""
+    step = lesson.steps[state.index]
+    view = state.quiz
+    if (not isinstance(step, Quiz) or step.id != event.quiz_id or view is None
+            or view != QuizView()):
+        return state  # the learner has moved on, or has answered already
+    answers: list[frozenset[int]] = []
+    for letters, question in zip(event.answers, step.questions, strict=False):
+        chosen = frozenset(LETTERS.find(c) for c in letters)
+        if (not chosen or min(chosen) < 0 or max(chosen) >= len(question.choices)
+                or (len(chosen) > 1 and not question.multiple)):
+            break
+        answers.append(chosen)
+    if not answers:
+        return state
+    # the next question; with every answer in, the last one's feedback, whose Enter scores it
+    number = min(len(answers), len(step.questions) - 1)
+    selected = answers[number] if number < len(answers) else frozenset()
+    return replace(state, quiz=QuizView(number, selected, tuple(answers)),
+                   notice=msg("Welcome back: your earlier answers in this quiz are kept."))
 
 
 def choose_first(last: str) -> str:

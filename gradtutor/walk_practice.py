@@ -49,12 +49,14 @@ class Order:
 class FileReady:
     """The exercise's file is in place; `starter` if it holds just the starter (else it holds
     the learner's own work, which was left as it was). `hints` and `solution`: what progress
-    says the learner has already seen of this exercise, shown again on coming back."""
+    says the learner has already seen of this exercise, shown again on coming back; `passed`:
+    whether progress says it has passed before."""
 
     exercise_id: str
     starter: bool
     hints: int = 0
     solution: bool = False
+    passed: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,7 @@ class ExerciseView:
     verdict: Verdict | None = None
     digest: str | None = None
     kept: bool = False  # the learner's file was there already and was left as it was
+    passed: bool = False  # progress said, on arrival, that a check of it has passed before
 
 
 @dataclass(frozen=True)
@@ -356,7 +359,8 @@ def _report(lesson: Lesson, state: WalkState, event: FileReady | FileSaved | Che
     if isinstance(event, FileReady):
         seen = max(view.hints, min(event.hints, len(exercise.hints)))
         return replace(state, exercise=replace(view, kept=not event.starter, hints=seen,
-                                               solution=view.solution or event.solution)), effects
+                                               solution=view.solution or event.solution,
+                                               passed=view.passed or event.passed)), effects
     if isinstance(event, FileSaved):
         if event.digest == view.digest:
             return state, effects

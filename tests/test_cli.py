@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gradtutor import __version__
+from gradtutor import progress as prog
 
 COURSE = ["--lessons", str(Path(__file__).parent / "fixtures" / "course")]
 
@@ -91,7 +92,7 @@ def test_a_finished_lesson_offers_review_or_start_over(cli):
 def test_quiz_alone_scores_without_moving_the_place(cli):
     cli("start", "basics", *COURSE, stdin="n\nq\n")
     code, out, _ = cli("quiz", "basics", *COURSE, stdin="a\n\na c\n\n\n")
-    assert code == 0
+    assert code == 1  # scored, and not passed
     assert "Your score: 1 of 2" in out
     lesson = saved(cli)["lessons"]["basics"]
     assert lesson["step"] == "requires-grad"
@@ -192,9 +193,86 @@ def test_progress_lists_each_lesson(cli):
     cli("start", "basics", *COURSE, stdin="n\nn\nq\n")
     code, out, _ = cli("progress", *COURSE)
     assert code == 0
-    assert "basics  Gradient basics: step 3 of 5; 3 of 5 steps seen" in out
-    assert "second  Practising gradients: not started; 0 of 4 steps seen" in out
+    assert out.splitlines()[:7] == [
+        "basics  Gradient basics",
+        "  step 3 of 5; 3 of 5 steps seen",
+        "  quiz: not taken yet",
+        "    take it: gradtutor quiz basics",
+        "second  Practising gradients",
+        "  not started; 0 of 4 steps seen",
+        "  exercises solved: 0 of 1",
+    ]
     assert "progress.json" in out.replace("\n", "")
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_progress_shows_exercises_solved_and_the_quiz_score_in_short_lines(cli, width):
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na\n\n\n\n")  # 1 of 2: not passed
+    seed(cli, lambda p: prog.record_check(p, "second", "square-grad", True, "t"))
+    code, out, _ = cli("progress", *COURSE, width=width)
+    assert code == 0
+    lines = out.splitlines()
+    assert "  exercises solved: 1 of 1" in lines
+    assert "✗ quiz: best score 1 of 2, not passed yet" in out
+    assert all(len(line) <= width for line in lines[:-2])  # all but the path of the file
+
+
+def seed(cli, change) -> None:
+    from gradtutor.store import ProgressStore
+
+    ProgressStore(cli.home, lambda line: None).update(change)
+
+
+def test_quiz_exits_1_when_not_passed_and_0_when_passed(cli):
+    code, out, _ = cli("quiz", "basics", *COURSE, stdin="a\n\na c\n\n\n")
+    assert code == 1
+    assert "Not passed yet" in out and "Question 1: What does" in out
+    assert "To take it again: run gradtutor quiz basics" in out
+    code, out, _ = cli("quiz", "basics", *COURSE, stdin="b\n\na c\n\n\n")
+    assert code == 0
+    assert "Passed" in out and "Missed:" not in out
+
+
+def test_quiz_quit_on_its_score_screen_is_scored_and_says_nothing_false(cli):
+    code, out, _ = cli("quiz", "basics", *COURSE, stdin="b\n\na c\n\nq\n")
+    assert code == 0
+    assert "no score was saved" not in out
+    assert saved(cli)["lessons"]["basics"]["last_quiz"]["check"]["score"] == 2
+
+
+def test_a_quiz_left_half_done_goes_on_from_there_in_start_and_in_quiz(cli):
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\nq\n")  # question 1 answered
+    assert saved(cli)["lessons"]["basics"]["quiz_answers"] == {"check": ["b"]}
+    code, out, _ = cli("quiz", "basics", *COURSE, stdin="q\n")
+    assert code == 1
+    assert "Question 2 of 2" in out and "Question 1 of 2" not in out
+    assert "Welcome back: your earlier answers in this quiz are kept." in out
+    assert "your answers so far are kept for next time" in " ".join(out.split())
+    code, out, _ = cli("start", "basics", *COURSE, stdin="a c\n\n\nq\n")
+    assert "Question 1 of 2" not in out and "Your score: 2 of 2" in out
+    lesson = saved(cli)["lessons"]["basics"]
+    assert lesson["quiz_answers"] == {} and lesson["last_quiz"]["check"]["score"] == 2
+
+
+def test_a_finished_lesson_offers_to_continue_at_the_saved_step(cli):
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    _, out, _ = cli("start", "basics", *COURSE, stdin="r\nn\nq\n")
+    assert "  c  continue at step 5 of 5" in out  # where the lesson was finished
+    assert ("Your place is saved at step 2 of 5. Run `gradtutor start basics` and choose c "
+            "to go on.") in " ".join(out.split())
+    code, out, _ = cli("start", "basics", *COURSE, stdin="c\nq\n")
+    assert code == 0
+    assert "  c  continue at step 2 of 5" in out and "Your choice [c/r/s/q]: " in out
+    assert "step 2 of 5" in out.split("Your choice")[1] and "step 1 of 5" not in out
+    assert saved(cli)["lessons"]["basics"]["finished"] is True
+
+
+def test_a_passed_exercise_says_so_on_coming_back(cli):
+    seed(cli, lambda p: prog.record_check(p, "second", "square-grad", True, "t"))
+    code, out, _ = cli("start", "second", *COURSE, stdin="q\n")
+    assert code == 0
+    assert "You passed this exercise earlier: save your file (or c) to check it again." in out
+    assert "Not checked yet" not in out
 
 
 def test_corrupt_progress_gives_one_warning_and_carries_on(cli):

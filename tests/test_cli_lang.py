@@ -257,7 +257,8 @@ def test_a_finished_lesson_asks_in_chinese(gt: Run, course: Path) -> None:
     gt("start", "basics", "--lessons", str(course), stdin="n\nn\nn\nb\n\na c\n\n\n\n")
     code, out, _ = gt("start", "basics", "--lessons", str(course), "--lang", "zh", stdin="q\n")
     assert code == 0
-    assert "你已经学完了“梯度基础”。" in out and "你的选择 [r/s/q]：" in out
+    assert "你已经学完了“梯度基础”。" in out and "你的选择 [c/r/s/q]：" in out
+    assert "  c  从第 5 步继续（共 5 步）" in out
 
 
 def test_help_is_chinese_with_lang_zh_and_unchanged_in_english(
@@ -420,7 +421,7 @@ def test_the_progress_store_warns_in_chinese(gt: Run, course: Path) -> None:
     assert code == 0
     assert re.fullmatch(r"警告：保存的进度无法使用（lessons\.basics 的类型不对）；已把它保留为 "
                         r"\S+progress\.\S+\.bak\.json，并重新开始\n", err), err
-    assert "  梯度基础：" in out  # the lesson line, in Chinese too
+    assert "basics  梯度基础\n  未开始；已看过 0/5 步\n" in out  # the lesson, in Chinese too
 
 
 @pytest.mark.parametrize(("argv", "english", "chinese"), [

@@ -83,6 +83,10 @@ def test_json_round_trip():
     ({"version": 1, "lessons": {"g": {"seen": "abc"}}}, "lessons.g.seen has the wrong type"),
     ({"version": 1, "lessons": {"g": {"finished": "yes"}}},
      "lessons.g.finished has the wrong type"),
+    ({"version": 1, "lessons": {"g": {"quiz_answers": {"q": "ab"}}}},
+     "lessons.g.quiz_answers.q has the wrong type"),
+    ({"version": 1, "lessons": {"g": {"quiz_answers": {"q": [1]}}}},
+     "lessons.g.quiz_answers.q has the wrong type"),
 ])
 def test_unreadable_json_is_named(raw, reason):
     with pytest.raises(prog.ProgressFormatError, match=re.escape(reason)):
@@ -165,6 +169,65 @@ def test_the_exercise_to_practise_is_the_current_one_else_the_first_not_passed()
     assert pick(lessons, on_it)[1].id == "square-grad"
     passed = prog.record_check(on_it, "second", "square-grad", True, NOW)
     assert pick(lessons, passed) is None
+
+
+def test_a_quiz_half_done_keeps_its_answers_until_it_is_scored():
+    p = prog.record_quiz_answers(prog.Progress(), "grad", "check", ("b",), "t1")
+    p = prog.record_quiz_answers(p, "grad", "check", ("b", "ac"), "t2")
+    assert p.of("grad").quiz_answers == {"check": ("b", "ac")}
+    assert prog.from_json(json.loads(json.dumps(prog.to_json(p)))) == p
+    scored = prog.record_quiz(p, "grad", "check", 2, 2, "t3")
+    assert scored.of("grad").quiz_answers == {}
+    assert scored.of("grad").last_quiz["check"].score == 2
+
+
+def test_starting_over_forgets_a_quiz_half_done():
+    p = prog.record_quiz_answers(prog.Progress(), "grad", "check", ("b",), NOW)
+    assert prog.restart(p, "grad").of("grad").quiz_answers == {}
+
+
+def test_the_pass_mark_decides_a_quiz():
+    lesson = load_lesson(FIXTURES / "basics.yaml")
+    quiz = lesson.quizzes[0]  # pass mark 0.7
+    assert prog.quiz_passed(quiz, 2, 2)
+    assert not prog.quiz_passed(quiz, 1, 2)
+    assert not prog.quiz_passed(quiz, 0, 0)
+
+
+def test_exercises_solved_counts_the_lesson_s_exercises_ever_passed():
+    second = load_lesson(FIXTURES / "second.yaml")
+    assert prog.exercises_solved(second, prog.LessonProgress()) == (0, 1)
+    p = prog.record_check(prog.Progress(), "second", "square-grad", True, NOW)
+    p = prog.record_check(p, "second", "square-grad", False, NOW)
+    p = prog.record_check(p, "second", "not-in-this-lesson", True, NOW)
+    assert prog.exercises_solved(second, p.of("second")) == (1, 1)
+
+
+def test_fields_from_a_newer_gradtutor_are_written_back_as_they_were(tmp_path):
+    newer = {"version": 1, "theme": {"dark": True}, "lessons": {"grad": {
+        "step": "intro", "seen": ["intro"], "bookmarks": ["intro", "recap"]}}}
+    (tmp_path / "progress.json").write_text(json.dumps(newer))
+    store, warnings = make_store(tmp_path)
+    store.update(lambda p: prog.visit(p, "grad", "recap", NOW))
+    store.update(lambda p: prog.restart(p, "grad"))
+    raw = json.loads((tmp_path / "progress.json").read_text())
+    assert warnings == []
+    assert raw["theme"] == {"dark": True}
+    assert raw["lessons"]["grad"]["bookmarks"] == ["intro", "recap"]
+    assert raw["lessons"]["grad"]["step"] is None
+
+
+def test_a_file_from_before_quiz_answers_loads_and_gains_them(tmp_path):
+    old = {"version": 1, "lessons": {"grad": {"step": "quick-check", "seen": ["quick-check"],
+                                              "exercises": {}, "predictions": {}}}}
+    (tmp_path / "progress.json").write_text(json.dumps(old))
+    store, warnings = make_store(tmp_path)
+    assert store.load().of("grad").quiz_answers == {}
+    store.update(lambda p: prog.record_quiz_answers(p, "grad", "quick-check", ("a",), NOW))
+    assert warnings == []
+    raw = json.loads((tmp_path / "progress.json").read_text())
+    assert raw["lessons"]["grad"]["quiz_answers"] == {"quick-check": ["a"]}
+    assert raw["lessons"]["grad"]["step"] == "quick-check"
 
 
 # --- the store ------------------------------------------------------------------------

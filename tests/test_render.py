@@ -14,7 +14,7 @@ from gradtutor.lessons.load import load_lesson
 from gradtutor.ui import render
 from gradtutor.ui.render import Look
 from gradtutor.ui.walkthrough import screen
-from gradtutor.walk import Choose, begin, handle
+from gradtutor.walk import Choose, QuizResult, begin, handle
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 PLAIN, FANCY = Look(plain=True), Look(plain=False)
@@ -117,12 +117,12 @@ What does `x.grad` hold after `(x * x).backward()` with x =
 
 [X] Not quite: the answer is b.
 
-  [X] a)  2  (you chose it; wrong)
-          That is x itself, not the derivative.
-  [OK] b) 4  (correct answer)
-          The derivative of x*x is 2x, which is 4 at x = 2.
-  - c)    None  (wrong)
-          x requires grad, so backward fills in .grad.
+  [X] a) 2  (you chose it; wrong)
+         That is x itself, not the derivative.
+  [!] b) 4  (correct answer; you missed it)
+         The derivative of x*x is 2x, which is 4 at x = 2.
+  - c)   None  (wrong)
+         x requires grad, so backward fills in .grad.
 
 Enter next question | b back | ? help | q quit"""
 
@@ -137,9 +137,80 @@ def test_feedback_keeps_the_code_the_question_asked_about():
 
 def test_score_screen(basics):
     quiz = basics.steps[3]
-    assert text(render.score_body(quiz, 2, 2, PLAIN)) == "Your score: 2 of 2\n\n[OK] Passed"
-    assert text(render.score_body(quiz, 1, 2, FANCY)) == (
-        "Your score: 1 of 2\n\n✗ Not passed yet: go back over the slides and try again")
+    passed = QuizResult(2, 2, passed=True, missed=())
+    assert text(render.score_body(quiz, passed, "basics", PLAIN)) == (
+        "Your score: 2 of 2\n\n[OK] Passed")
+
+
+def test_score_screen_names_the_questions_missed_and_how_to_retake(basics):
+    quiz = basics.steps[3]
+    failed = QuizResult(1, 2, passed=False, missed=(2,))
+    assert text(render.score_body(quiz, failed, "basics", FANCY)) == """\
+Your score: 1 of 2
+
+✗ Not passed yet: go back over the slides and try again
+
+Missed:
+  ✗ Question 2: Which statements are true?
+
+To take it again: run gradtutor quiz basics, or come back to
+this step later."""
+
+
+def test_the_score_screen_shows_the_verdict_it_is_given(basics):
+    # the renderer reads the decision: a quiz whose pass mark 1 of 2 meets says passed
+    quiz = basics.steps[3]
+    shown = text(render.score_body(quiz, QuizResult(1, 2, passed=True, missed=(1,)), "basics",
+                                   PLAIN))
+    assert "[OK] Passed" in shown and "Question 1: What does" in shown
+
+
+def test_feedback_marks_a_right_answer_not_chosen_apart_from_one_chosen(basics):
+    state, _ = handle(basics, begin(basics, 3), Choose(1))
+    state, _ = handle(basics, state, "submit")
+    state, _ = handle(basics, state, "next")
+    state, _ = handle(basics, state, Choose(0))
+    state, _ = handle(basics, state, "submit")  # a, not c
+    for look, ok, missed in ((PLAIN, "[OK]", "[!]"), (FANCY, "✓", "!")):
+        shown = text(screen(basics, state, 80, False, look), width=80)
+        assert f"{ok} a) backward adds to .grad  (you chose it; correct answer)" in shown
+        assert f"{missed} c)" in shown and "(correct answer; you missed it)" in shown
+        assert f"{ok} c)" not in shown
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_a_lesson_s_progress_reads_line_by_line_at_any_width(width):
+    from gradtutor import progress as prog
+
+    second = load_lesson(FIXTURES / "second.yaml")
+    state = prog.record_check(prog.visit(prog.Progress(), "second", "square-grad", "t"),
+                              "second", "square-grad", True, "t").of("second")
+    shown = text(render.lesson_progress(second, state, PLAIN), width=width)
+    assert shown.splitlines() == [
+        "second  Practising gradients",
+        f"  step {second.index_of('square-grad') + 1} of {len(second.steps)}; 1 of "
+        f"{len(second.steps)} steps seen",
+        "  exercises solved: 1 of 1",
+    ]
+
+
+def test_a_lesson_s_progress_names_the_quiz_score_and_whether_it_passed(basics):
+    from gradtutor import progress as prog
+
+    p = prog.finish(prog.visit(prog.Progress(), "basics", "check", "t"), "basics", "t")
+    not_taken = text(render.lesson_progress(basics, p.of("basics"), PLAIN), width=60)
+    assert not_taken.splitlines()[1:] == [
+        "  [OK] finished; 1 of 5 steps seen",
+        "  quiz: not taken yet",
+        "    take it: `gradtutor quiz basics`"]
+    p = prog.record_quiz(p, "basics", "check", 1, 2, "t")
+    failed = text(render.lesson_progress(basics, p.of("basics"), PLAIN), width=60)
+    assert failed.splitlines()[2:] == [
+        "  [X] quiz: best score 1 of 2, not passed yet",
+        "    take it again: `gradtutor quiz basics`"]
+    p = prog.record_quiz(p, "basics", "check", 2, 2, "t")
+    passed = text(render.lesson_progress(basics, p.of("basics"), FANCY), width=60)
+    assert passed.splitlines()[2:] == ["  ✓ quiz: best score 2 of 2, passed"]
 
 
 def test_lessons_table_plain(basics):

@@ -302,7 +302,7 @@ def test_a_finished_lesson_offers_review_or_start_over(basics: Lesson, tmp_path:
 
     seed_finished(tmp_path, basics)
     over = Tutor(args, tmp_path)
-    over.expect("You have finished", "Your choice [r/s/q]:")
+    over.expect("You have finished", "Your choice [c/r/s/q]:")
     over.send("s")
     over.step(basics, 0)
     over.send("q")
@@ -314,7 +314,7 @@ def test_a_finished_lesson_offers_review_or_start_over(basics: Lesson, tmp_path:
 
     seed_finished(tmp_path, basics)
     review = Tutor(args, tmp_path)
-    review.expect("Your choice [r/s/q]:")
+    review.expect("Your choice [c/r/s/q]:")
     review.send("r")
     walk_to(review, basics, 0, 1)
     review.send("q")
@@ -325,11 +325,78 @@ def test_a_finished_lesson_offers_review_or_start_over(basics: Lesson, tmp_path:
     assert state["step"] == basics.steps[1].id
 
     leave = Tutor(args, tmp_path)
-    leave.expect("Your choice [r/s/q]:")
+    leave.expect("Your choice [c/r/s/q]:")
     leave.send("q")
     assert leave.end() == 0
     assert "step 1 of" not in leave.text
     assert saved(tmp_path)["lessons"]["basics"] == state
+
+
+@pytest.mark.slow
+def test_after_finishing_c_goes_on_at_the_step_where_review_stopped(basics: Lesson,
+                                                                    tmp_path: Path) -> None:
+    args = ["start", "basics", "--lessons", str(FIXTURES)]
+    total = len(basics.steps)
+    seed_finished(tmp_path, basics)
+    review = Tutor(args, tmp_path)
+    review.expect("Your choice [c/r/s/q]:")
+    review.send("r")
+    walk_to(review, basics, 0, 2)
+    review.send("q")
+    review.expect(f"Your place is saved at step 3 of {total}", "choose c to go on")
+    assert review.end() == 0
+
+    again = Tutor(args, tmp_path)
+    again.expect(f"c  continue at step 3 of {total}", "Your choice [c/r/s/q]:")
+    again.send("c")
+    again.step(basics, 2)
+    again.send("q")
+    again.expect(f"Your place is saved at step 3 of {total}")
+    assert again.end() == 0
+    assert f"step 1 of {total}" not in strip_ansi(again.text)
+    state = saved(tmp_path)["lessons"]["basics"]
+    assert (state["finished"], state["step"]) == (True, basics.steps[2].id)
+
+
+@pytest.mark.slow
+def test_quitting_mid_quiz_then_starting_again_keeps_the_answers(basics: Lesson,
+                                                                 tmp_path: Path) -> None:
+    args = ["start", "basics", "--lessons", str(FIXTURES)]
+    index = next(i for i, step in enumerate(basics.steps) if isinstance(step, Quiz))
+    quiz = basics.steps[index]
+    assert isinstance(quiz, Quiz) and len(quiz.questions) >= 2
+    total = len(quiz.questions)
+    first = Tutor(args, tmp_path)
+    walk_to(first, basics, 0, index)
+    for letter in answer_letters(quiz.questions[0]):
+        first.send(letter)
+        first.screen()
+    first.send("\r")
+    first.screen("Correct!")
+    first.send("\r")
+    first.screen(f"Question 2 of {total}")
+    first.send("q")
+    first.expect(f"Your place is saved at step {index + 1} of {len(basics.steps)}")
+    assert first.end() == 0
+
+    again = Tutor(args, tmp_path)
+    again.screen(f"Question 2 of {total}", "Welcome back: your earlier answers")
+    for number, question in enumerate(quiz.questions[1:], start=2):
+        if number > 2:
+            again.screen(f"Question {number} of {total}")
+        for letter in answer_letters(question):
+            again.send(letter)
+            again.screen()
+        again.send("\r")
+        again.screen("Correct!")
+        again.send("\r")
+    again.screen(f"Your score: {total} of {total}", "Passed")
+    again.send("q")
+    assert again.end() == 0
+    assert f"Question 1 of {total}" not in strip_ansi(again.text)
+    state = saved(tmp_path)["lessons"]["basics"]
+    assert state["best_quiz"][quiz.id]["score"] == total
+    assert state["quiz_answers"] == {}
 
 
 @pytest.mark.slow

@@ -16,7 +16,12 @@ from gradtutor.walk import (
     Answer,
     Choose,
     Finished,
+    QuizAnswered,
     QuizDone,
+    QuizRestored,
+    QuizResult,
+    QuizView,
+    RestoreQuiz,
     Unknown,
     Visit,
     WalkState,
@@ -27,6 +32,7 @@ from gradtutor.walk import (
     handle,
     key_event,
     line_event,
+    reached_the_end,
 )
 from gradtutor.walk_practice import (
     CheckDone,
@@ -120,14 +126,83 @@ def test_submitting_nothing_asks_for_a_letter(lesson):
     assert not state.quiz.submitted()
 
 
-def test_a_full_quiz_records_its_score_then_moves_on(lesson):
+def test_a_full_quiz_keeps_each_answer_records_its_score_then_moves_on(lesson):
     state, effects = drive(lesson, begin(lesson, QUIZ),
                            Choose(1), "submit", "next",  # right
                            Choose(0), "submit", "next")  # half of [a, c]: wrong
-    assert effects == [QuizDone("check", 1, 2)]
+    assert effects == [QuizAnswered("check", ("b",)), QuizAnswered("check", ("b", "a")),
+                       QuizDone("check", 1, 2)]
     assert state.quiz.question == 2  # the score screen
+    assert state.quiz.result(lesson.steps[QUIZ]) == QuizResult(1, 2, False, missed=(2,))
     state, effects = drive(lesson, state, "next")
     assert (state.index, effects) == (QUIZ + 1, [Visit("wrap-up")])
+
+
+def test_the_pass_mark_decides_the_result_not_the_renderer(lesson):
+    quiz = lesson.steps[QUIZ]  # two questions; the default pass mark is 0.7
+    both = QuizView(2, answers=(frozenset({1}), frozenset({0, 2})))
+    assert both.result(quiz) == QuizResult(2, 2, True, missed=())
+    assert both.result(replace(quiz, pass_mark=1.0)).passed
+    one = QuizView(2, answers=(frozenset({1}), frozenset({0})))
+    assert one.result(replace(quiz, pass_mark=0.5)) == QuizResult(1, 2, True, missed=(2,))
+
+
+def test_entering_a_quiz_asks_for_the_answers_kept_from_before(lesson):
+    state, effects = enter(lesson, QUIZ)
+    assert effects == [Visit("check"), RestoreQuiz("check")]
+    assert (state.quiz.question, state.quiz.answers) == (0, ())
+
+
+def test_a_quiz_left_half_done_goes_on_after_the_answers_kept(lesson):
+    state, _ = enter(lesson, QUIZ)
+    state, effects = handle(lesson, state, QuizRestored("check", ("b",)))
+    assert effects == []
+    assert (state.quiz.question, state.quiz.answers) == (1, (frozenset({1}),))
+    assert not state.quiz.submitted()  # question 2, waiting for its answer
+    assert state.notice == "Welcome back: your earlier answers in this quiz are kept."
+    state, effects = drive(lesson, state, Answer(frozenset({0, 2})), "next")
+    assert effects == [QuizAnswered("check", ("b", "ac")), QuizDone("check", 2, 2)]
+    state, _ = drive(lesson, state, "back", "back")
+    assert (state.quiz.question, state.quiz.answers[0]) == (0, frozenset({1}))
+
+
+def test_a_quiz_with_every_answer_kept_shows_the_last_verdict_and_enter_scores_it(lesson):
+    state, _ = enter(lesson, QUIZ)
+    state, _ = handle(lesson, state, QuizRestored("check", ("a", "ac")))
+    assert state.quiz.question == 1 and state.quiz.submitted()
+    state, effects = handle(lesson, state, "submit")
+    assert effects == [QuizDone("check", 1, 2)]
+
+
+@pytest.mark.parametrize(("kept", "answers"), [
+    (("b", "z"), 1),  # a letter the question no longer has
+    (("ab", "ac"), 0),  # two letters for a question of one answer
+    (("", "ac"), 0),
+    (("b", "ac", "a"), 2),  # more answers than questions
+])
+def test_kept_answers_that_no_longer_fit_the_quiz_are_dropped_from_there(lesson, kept,
+                                                                         answers):
+    state, _ = enter(lesson, QUIZ)
+    state, _ = handle(lesson, state, QuizRestored("check", kept))
+    assert len(state.quiz.answers) == answers
+
+
+def test_kept_answers_arriving_late_change_nothing(lesson):
+    state, _ = drive(lesson, enter(lesson, QUIZ)[0], Choose(2), "submit")
+    later, _ = handle(lesson, state, QuizRestored("check", ("b", "ac")))
+    assert later == state
+    elsewhere, _ = handle(lesson, begin(lesson, 0), QuizRestored("check", ("b",)))
+    assert elsewhere == begin(lesson, 0)
+
+
+def test_reached_the_end_counts_the_score_screen_of_a_last_quiz(lesson):
+    only_quiz = replace(lesson, steps=(lesson.steps[QUIZ],))
+    state = begin(only_quiz, 0)
+    assert not reached_the_end(only_quiz, state)
+    state, _ = drive(only_quiz, state, Choose(1), "submit", "next", Answer(frozenset({0})),
+                     "next")
+    assert reached_the_end(only_quiz, state)  # scored, not yet past it
+    assert reached_the_end(only_quiz, drive(only_quiz, state, "next")[0])
 
 
 def test_back_inside_a_quiz_shows_the_previous_answer(lesson):
@@ -223,6 +298,13 @@ def test_coming_back_to_an_exercise_shows_the_hints_and_solution_seen_before(sec
     state, _ = enter(second, EXERCISE)
     state, _ = handle(second, state, FileReady("square-grad", starter=True, hints=99))
     assert (state.exercise.hints, state.exercise.solution) == (3, False)  # the lesson has 3
+
+
+def test_coming_back_to_a_passed_exercise_knows_it_was_passed(second):
+    state, _ = enter(second, EXERCISE)
+    assert not state.exercise.passed
+    state, _ = handle(second, state, FileReady("square-grad", starter=False, passed=True))
+    assert state.exercise.passed and state.exercise.verdict is None
 
 
 def test_leaving_an_exercise_stops_watching_it(second, lesson):

@@ -73,6 +73,10 @@ def status(exercise: Exercise, view: ExerciseView, look: Look) -> RenderableType
         if view.verdict.passed:
             parts += [Text(""), Prose(tr(msg("Why it works")), style="bold green"),
                       Padding(markdown(exercise.why, look), (0, 0, 0, 2))]
+    elif not view.checking and view.passed:
+        parts.append(Prose(f"{look.ok} " + tr(msg("You passed this exercise earlier: save "
+                                                  "your file (or c) to check it again.")),
+                           style="green"))
     elif not view.checking:
         parts.append(Prose(tr(msg("Not checked yet: save your file (or c checks it now).")),
                            style="grey50"))

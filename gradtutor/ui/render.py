@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.cells import cell_len
@@ -33,8 +34,11 @@ from gradtutor.lessons.model import (
     Quiz,
     Slide,
 )
-from gradtutor.progress import LessonProgress
+from gradtutor.progress import LessonProgress, exercises_solved, quiz_passed
 from gradtutor.ui.linebreak import Prose, ProseMarkdown
+
+if TYPE_CHECKING:
+    from gradtutor.walk import QuizResult
 
 MAX_WIDTH = 100
 EN_MARK = "[EN]"  # after lesson text shown in English because its translation is missing
@@ -55,6 +59,11 @@ class Look:
     @property
     def bad(self) -> str:
         return "[X]" if self.plain else "✗"
+
+    @property
+    def missed(self) -> str:
+        """A right answer the learner did not choose: neither right nor wrong of theirs."""
+        return "[!]" if self.plain else "!"
 
 
 def progress_bar(position: int, total: int, width: int, look: Look) -> Text:
@@ -221,7 +230,7 @@ def _hanging() -> Table:
 
 _VERDICT_WORDS = {
     (True, True): msg("(you chose it; correct answer)"),
-    (True, False): msg("(correct answer)"),
+    (True, False): msg("(correct answer; you missed it)"),
     (False, True): msg("(you chose it; wrong)"),
     (False, False): msg("(wrong)"),
 }
@@ -232,7 +241,7 @@ def _feedback_line(choice: Choice, i: int, question: Question, selected: frozens
     right = i in question.correct
     chosen = i in selected
     if right:
-        symbol, style = look.ok, "green"
+        symbol, style = (look.ok, "green") if chosen else (look.missed, "yellow")
     else:
         symbol, style = (look.bad, "red") if chosen else ("-", "grey50")
     text = inline(choice.text, look, "bold")
@@ -270,13 +279,34 @@ def feedback_body(question: Question, number: int, total: int, selected: frozens
     return Group(*parts)
 
 
-def score_body(quiz: Quiz, score: int, total: int, look: Look) -> RenderableType:
-    passed = total and score / total >= quiz.pass_mark
-    verdict = (Prose(f"{look.ok} " + look.tr(msg("Passed")), style="bold green") if passed else
+def score_body(quiz: Quiz, result: QuizResult, lesson_id: str, look: Look) -> RenderableType:
+    """The score screen: the score, the verdict `result` carries, the questions missed, and
+    how to take the quiz again (it belongs to lesson `lesson_id`)."""
+    verdict = (Prose(f"{look.ok} " + look.tr(msg("Passed")), style="bold green")
+               if result.passed else
                Prose(f"{look.bad} " + look.tr(msg("Not passed yet: go back over the slides and "
                                                   "try again")), style="bold yellow"))
-    return Group(Prose(look.tr(msg("Your score: {score} of {total}", score=score, total=total)),
-                       style="bold"), Text(""), verdict)
+    parts: list[RenderableType] = [
+        Prose(look.tr(msg("Your score: {score} of {total}", score=result.score,
+                          total=result.total)), style="bold"),
+        Text(""), verdict]
+    if result.missed:
+        grid = _hanging()
+        for number in result.missed:
+            label = look.tr(msg("Question {number}:", number=number))
+            grid.add_row(Text(f"{look.bad} {label}", style="red"),
+                         inline(_first_paragraph(quiz.questions[number - 1].prompt), look))
+        again = msg("To take it again: run `gradtutor quiz {lesson}`, or come back to this "
+                    "step later.", lesson=lesson_id)
+        parts += [Text(""), Prose(look.tr(msg("Missed:")), style="bold"),
+                  Padding(grid, (0, 0, 0, 2)), Text(""), inline(look.tr(again), look)]
+    return Group(*parts)
+
+
+def _first_paragraph(text: str) -> str:
+    """A question's prompt as one line names it: its text up to the first blank line."""
+    first = text.strip().split("\n\n")[0]
+    return Untranslated(first) if isinstance(text, Untranslated) else first
 
 
 def quiz_overview(quiz: Quiz, look: Look) -> RenderableType:
@@ -347,6 +377,37 @@ def status_text(lesson: Lesson, state: LessonProgress, look: Look) -> str:
     index = lesson.index_of(state.step)
     position = (index + 1) if index is not None else 1
     return look.tr(msg("step {position} of {total}", position=position, total=len(lesson.steps)))
+
+
+def lesson_progress(lesson: Lesson, state: LessonProgress, look: Look) -> RenderableType:
+    """One lesson in `gradtutor progress`: its id and title, then one short line each for the
+    place, the exercises solved and the quiz, so that it reads well in a narrow terminal."""
+    title = Prose.assemble((lesson.id, "bold"), "  ")
+    title.append_text(title_text(lesson.title, look))
+    seen = len(state.seen & {step.id for step in lesson.steps})
+    lines = [(2, status_text(lesson, state, look) + look.tr(msg(
+        "; {seen} of {total} steps seen", seen=seen, total=len(lesson.steps))))]
+    solved, count = exercises_solved(lesson, state)
+    if count:
+        lines.append((2, look.tr(msg("exercises solved: {solved} of {total}", solved=solved,
+                                     total=count))))
+    for quiz in lesson.quizzes:
+        best = state.best_quiz.get(quiz.id)
+        if best is None:
+            lines += [(2, look.tr(msg("quiz: not taken yet"))),
+                      (4, look.tr(msg("take it: `gradtutor quiz {lesson}`", lesson=lesson.id)))]
+        elif quiz_passed(quiz, best.score, best.total):
+            lines.append((2, f"{look.ok} " + look.tr(msg(
+                "quiz: best score {score} of {total}, passed", score=best.score,
+                total=best.total))))
+        else:
+            lines += [(2, f"{look.bad} " + look.tr(msg(
+                          "quiz: best score {score} of {total}, not passed yet",
+                          score=best.score, total=best.total))),
+                      (4, look.tr(msg("take it again: `gradtutor quiz {lesson}`",
+                                      lesson=lesson.id)))]
+    return Group(title, *(Padding(inline(line, look), (0, 0, 0, indent), expand=False)
+                          for indent, line in lines))
 
 
 def quiz_text(lesson: Lesson, state: LessonProgress) -> str:

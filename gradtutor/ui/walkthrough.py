@@ -38,7 +38,10 @@ from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look
 from gradtutor.walk import (
     Finished,
+    QuizAnswered,
     QuizDone,
+    QuizRestored,
+    RestoreQuiz,
     Visit,
     WalkState,
     busy,
@@ -274,7 +277,7 @@ def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
         view = state.quiz
         total = len(step.questions)
         if view.question >= total:
-            body = render.score_body(step, view.score(step), total, look)
+            body = render.score_body(step, view.result(step), lesson.id, look)
         elif view.submitted():
             body = render.feedback_body(step.questions[view.question], view.question + 1, total,
                                         view.answers[view.question], look)
@@ -417,8 +420,11 @@ class _Shell:
         return state
 
     def do(self, effect: Effect) -> Event | None:
-        if isinstance(effect, Visit | QuizDone | Finished):
+        if isinstance(effect, Visit | QuizDone | QuizAnswered | Finished):
             return None  # saved by save()
+        if isinstance(effect, RestoreQuiz):
+            kept = self.store.load().of(self.lesson.id).quiz_answers.get(effect.quiz_id, ())
+            return QuizRestored(effect.quiz_id, kept) if kept else None
         from gradtutor import workspace
         from gradtutor.walk_practice import (
             FileReady,
@@ -438,7 +444,8 @@ class _Shell:
             seen = self.store.load().of(self.lesson.id).exercises.get(exercise.id)
             return FileReady(exercise.id, written or self.holds_starter(exercise),
                              hints=seen.hints if seen else 0,
-                             solution=seen.solution_seen if seen else False)
+                             solution=seen.solution_seen if seen else False,
+                             passed=seen.passed if seen else False)
         if isinstance(effect, RunCheck):
             self.jobs().check(self.exercises[effect.exercise_id], self.path(effect.exercise_id))
         elif isinstance(effect, RunSnippet):
@@ -490,6 +497,9 @@ class _Shell:
                 elif isinstance(effect, QuizDone):
                     p = prog.record_quiz(p, lesson_id, effect.quiz_id, effect.score,
                                          effect.total, now)
+                elif isinstance(effect, QuizAnswered):
+                    p = prog.record_quiz_answers(p, lesson_id, effect.quiz_id, effect.answers,
+                                                 now)
                 elif isinstance(effect, Finished):
                     if keep_place:
                         p = prog.finish(p, lesson_id, now)
@@ -532,7 +542,7 @@ class _Shell:
 def _saved(effect: Effect, keep_place: bool) -> bool:
     if isinstance(effect, Visit | Finished):
         return keep_place
-    if isinstance(effect, QuizDone):
+    if isinstance(effect, QuizDone | QuizAnswered):
         return True
     from gradtutor.walk_practice import RecordCheck, RecordHints, RecordPrediction, RecordSolution
 
