@@ -134,6 +134,33 @@ def test_verdicts_and_hints_come_into_view_at_80x24(grad, tmp_path):
     assert term.end() == 0
 
 
+def test_a_prediction_s_verdict_and_a_quiz_answer_s_verdict_come_into_view_at_60x20(grad,
+                                                                                   tmp_path):
+    from gradtutor.lessons.model import LETTERS, Predict
+
+    predict_at = next(i for i, s in enumerate(grad.steps) if isinstance(s, Predict))
+    quiz_at = next(i for i, s in enumerate(grad.steps) if isinstance(s, Quiz))
+    term = Term(["start", "grad"], tmp_path, 60, 20)
+    for _ in range(predict_at):
+        term.send(RIGHT)
+    term.shows(grad.steps[predict_at].title[:40])
+    term.send("a\r")
+    term.shows("You predicted")
+    term.wait("the verdict", lambda lines: any("Right." in line or "Not quite." in line
+                                               for line in lines))
+    for _ in range(quiz_at - predict_at):
+        term.send(RIGHT)
+    term.shows("Question 1 of")
+    quiz = grad.steps[quiz_at]
+    assert isinstance(quiz, Quiz)
+    wrong = next(i for i in range(len(quiz.questions[0].choices))
+                 if i not in quiz.questions[0].correct)
+    term.send(LETTERS[wrong] + "\r")
+    term.shows("Not quite")
+    term.send("q")
+    assert term.end() == 0
+
+
 def test_scroll_keys_move_the_body_and_never_quit(grad, tmp_path):
     # the longest slide at 60x20 surely scrolls
     term = Term(["start", "grad"], tmp_path, 60, 20)
