@@ -16,7 +16,6 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
@@ -34,6 +33,7 @@ from gradtutor.lessons.model import (
     Slide,
 )
 from gradtutor.progress import LessonProgress
+from gradtutor.ui.codeblock import CodeBlock
 from gradtutor.ui.linebreak import Prose, ProseMarkdown
 
 MAX_WIDTH = 100
@@ -112,11 +112,12 @@ def title_text(title: str, look: Look, style: str = "") -> Text:
 
 
 def code_block(code: str, look: Look) -> RenderableType:
-    code = code.rstrip()
+    """Code in a box (indented when plain); a line too long for the width continues on the
+    next row under its own indentation, behind a continuation mark."""
+    block = CodeBlock(code, look.plain)
     if look.plain:
-        return Padding(Text(code), (0, 0, 0, 4))
-    return Panel(Syntax(code, "python", theme="ansi_dark", background_color="default",
-                        word_wrap=True), box=box.ROUNDED, border_style="grey50", expand=False)
+        return Padding(block, (0, 0, 0, 4))
+    return Panel(block, box=box.ROUNDED, border_style="grey50", expand=False)
 
 
 def rule(title: str, look: Look) -> RenderableType:
