@@ -1,5 +1,6 @@
-"""Code at 60 to 100 columns, rendered into fixed-width consoles: a long code line continues
-under its own indentation behind a mark and never restarts at column 0."""
+"""Code and evidence at 60 to 100 columns, rendered into fixed-width consoles: a long code
+line continues under its own indentation behind a mark and never restarts at column 0; an
+evidence table never cuts a value short."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from gradtutor.i18n import translator
+from gradtutor.checking.checkers.grad_reading import evidence, loss_words
+from gradtutor.checking.checkers.training import per_param_table
+from gradtutor.checking.verdict import Check, Table, Verdict
+from gradtutor.i18n import msg, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Exercise, Lesson, Predict, Quiz, Slide
+from gradtutor.ui.check_view import verdict_view
 from gradtutor.ui.codeblock import fold_code_line
 from gradtutor.ui.render import Look, code_block
 
@@ -136,3 +141,62 @@ def test_a_continued_line_keeps_its_highlighting() -> None:
     assert "lr=0.1)" in ANSI.sub("", continued)
     number = re.search(r"\x1b\[[0-9;]*m0\.1", continued)
     assert number, "the number on the continued row lost its colour"
+
+
+# --- evidence ---------------------------------------------------------------------------------
+
+
+def evidence_verdict() -> tuple[Verdict, list[str]]:
+    """A verdict with the evidence the checkers build, wide enough to need more than 60
+    columns, and every value in it."""
+    case = {"w": [[1.289, -1.251, 0.593], [-0.464, 1.75, -0.812]], "loss": "sin"}
+    grads = [[0.2781, 0.3144, 0.8293], [0.8943, -0.1782, 0.6881]]
+    read = evidence(case, (msg("gradient"), msg("you returned")), grads, [[0.0] * 3] * 2)
+    names = ["weight", "bias"]
+    used = {"weight": [0.5434, -0.6574, -0.1959, 1.17, -1.855, 0.7049, 0.3, 0.2],
+            "bias": [0.8613, 0.7008]}
+    mean = {"weight": [0.1087, -0.1315, -0.03917, 0.2341, -0.3709, 0.141, 0.0],
+            "bias": [0.1723, 0.1402]}
+    step = per_param_table(names, (msg("your step used"),
+                                   msg("mean gradient of the whole batch")), used, mean)
+    zeros = msg("{subject} a tensor of zeros, not the gradient.", subject=msg("You returned"))
+    checks = (Check("returns-grad", "fail", zeros, evidence=read),
+              Check("step-gradient", "fail", msg("not run"), evidence=step))
+    values = [cell for table in (read, step) for row in table.rows for cell in row]
+    return Verdict("read-grad", "fail", checks, seed=3, duration_ms=9), values
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_an_evidence_table_shows_every_value_in_full(width: int, look: Look) -> None:
+    verdict, values = evidence_verdict()
+    lines = lines_of(verdict_view(verdict, look), width)
+    assert max(cell_len(line) for line in lines) <= width
+    shown = " ".join(" ".join(lines).split())
+    assert "…" not in shown
+    for value in values:
+        assert " ".join(value.split()) in shown, value
+    assert "[[1.289, -1.251, 0.593], [-0.464, 1.75, -0.812]]" in values
+    assert "[0.5434, -0.6574, -0.1959, 1.17, -1.855, 0.7049, ...]" in values
+
+
+def test_evidence_that_fits_stays_a_table_with_its_columns() -> None:
+    table = Table(("w", "loss_fn(w)", "gradient"), (("[1, 2]", "(w ** 2).sum()", "[2, 4]"),))
+    verdict = Verdict("read-grad", "fail", (Check("c", "fail", "m", evidence=table),), 1, 1)
+    lines = lines_of(verdict_view(verdict, Look(plain=True)), 60)
+    assert "  w       loss_fn(w)      gradient" in lines
+    assert "  [1, 2]  (w ** 2).sum()  [2, 4]" in lines
+
+
+def test_evidence_too_wide_for_the_screen_lists_each_value_beside_its_column() -> None:
+    verdict, _ = evidence_verdict()
+    lines = lines_of(verdict_view(verdict, Look(plain=True)), 80)
+    assert "  w             [[1.289, -1.251, 0.593], [-0.464, 1.75, -0.812]]" in lines
+    assert "  loss_fn(w)    torch.sin(w).sum()" in lines
+
+
+def test_the_weighted_loss_spells_out_the_weights_of_this_w() -> None:
+    assert loss_words({"w": [0.5, -1.0], "loss": "weighted"}) == "(w * [1, 2]).sum()"
+    assert loss_words({"w": [[0.5, -1.0, 2.0], [1.0, 1.0, 1.0]], "loss": "weighted"}) == (
+        "(w * [[1, 2, 3], [4, 5, 6]]).sum()")
+    assert loss_words({"w": [0.5], "loss": "squares"}) == "(w ** 2).sum()"

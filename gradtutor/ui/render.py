@@ -324,7 +324,8 @@ def lessons_table(lessons: tuple[Lesson, ...], states: dict[str, LessonProgress]
     table.add_column(Text(look.tr(msg("quiz"))), justify="right")
     for lesson in lessons:
         state = states.get(lesson.id, LessonProgress())
-        table.add_row(str(lesson.order), lesson.id, title_text(lesson.title, look),
+        table.add_row(str(lesson.order), Text(lesson.id, overflow="fold"),
+                      title_text(lesson.title, look),
                       Text(status_text(lesson, state, look)), quiz_text(lesson, state))
     return table
 
