@@ -1,6 +1,6 @@
-"""Code and evidence at 60 to 100 columns, rendered into fixed-width consoles: a long code
-line continues under its own indentation behind a mark and never restarts at column 0; an
-evidence table never cuts a value short."""
+"""Code, evidence and the help screen at 60 to 100 columns, rendered into fixed-width consoles:
+a long code line continues under its own indentation behind a mark and never restarts at
+column 0; an evidence table never cuts a value short; a help line wraps under its words."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from gradtutor.lessons.model import Demo, Exercise, Lesson, Predict, Quiz, Slide
 from gradtutor.ui.check_view import verdict_view
 from gradtutor.ui.codeblock import fold_code_line
 from gradtutor.ui.render import Look, code_block
+from gradtutor.ui.walkthrough import help_body
 
 WIDTHS = (60, 80, 100)
 ZH = translator("zh-CN")
@@ -200,3 +201,30 @@ def test_the_weighted_loss_spells_out_the_weights_of_this_w() -> None:
     assert loss_words({"w": [[0.5, -1.0, 2.0], [1.0, 1.0, 1.0]], "loss": "weighted"}) == (
         "(w * [[1, 2, 3], [4, 5, 6]]).sum()")
     assert loss_words({"w": [0.5], "loss": "squares"}) == "(w ** 2).sum()"
+
+
+# --- the help screen --------------------------------------------------------------------------
+
+
+def word_starts(row: str) -> set[int]:
+    """The cell columns at which a word of `row` begins."""
+    cells = "".join(char + "\0" * (cell_len(char) - 1) for char in row)
+    return {i for i, char in enumerate(cells)
+            if char not in " \0" and (i == 0 or cells[i - 1] == " ")}
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+@pytest.mark.parametrize("keys", [True, False], ids=["keys", "lines"])
+@pytest.mark.parametrize("width", [60, 80])
+def test_a_wrapped_help_line_hangs_under_its_description(width: int, keys: bool,
+                                                          look: Look) -> None:
+    lines = lines_of(help_body(keys, look), width)
+    rows = lines[2:lines.index("", 2)]
+    keyed = [row for row in rows if row.startswith("  ") and row[2] != " "]
+    wrapped = [row for row in rows if row not in keyed]
+    column = set.intersection(*(word_starts(row) for row in keyed)) - {2}  # 2: the keys
+    assert len(column) == 1, "the descriptions start in different columns"
+    for row in wrapped:
+        assert min(word_starts(row)) in column, row
+    if width == 60:
+        assert wrapped, "no help line was long enough to wrap"

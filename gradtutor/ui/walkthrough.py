@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 
 from gradtutor import progress as prog
@@ -248,13 +249,21 @@ _KEY_COLUMN = 18  # cells
 
 def help_body(keys: bool, look: Look) -> RenderableType:
     """The keys and what they do, one to a line."""
-    lines: list[RenderableType] = [Prose(look.tr(msg("Keys")), style="bold"), Text("")]
-    for key, what in _HELP_KEYS if keys else _HELP_LINES:
-        key = look.tr(key)
-        padded = "  " + key + " " * max(0, _KEY_COLUMN - cell_len(key))
-        lines.append(Prose.assemble((padded, "bold"), look.tr(what)))
+    rows = [(look.tr(key), look.tr(what)) for key, what in (_HELP_KEYS if keys else _HELP_LINES)]
     saved = msg("Progress is saved at every step; `gradtutor start` resumes.")
-    return Group(*lines, Text(""), Prose(look.tr(saved)))
+    return Group(Prose(look.tr(msg("Keys")), style="bold"), Text(""), _key_grid(rows), Text(""),
+                 Prose(look.tr(saved)))
+
+
+def _key_grid(rows: list[tuple[str, str]]) -> RenderableType:
+    """Keys in one column and what they do in the next: a description that wraps stays in
+    its column, under its first words."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True, min_width=_KEY_COLUMN - 1, style="bold")
+    grid.add_column(ratio=1)
+    for key, what in rows:
+        grid.add_row(Text(key), Prose(what))
+    return Padding(grid, (0, 0, 0, 2))
 
 
 def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
