@@ -7,7 +7,7 @@ Every word is said by `look.tr`; the checks' messages, hints and evidence are me
 from __future__ import annotations
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -43,16 +43,50 @@ def check_line(check: Check, look: Look) -> RenderableType:
         body = Prose(message) if "\n" in message.strip() else inline(message, look)
         parts.append(Padding(body, (0, 0, 0, 2)))
     if check.evidence is not None:
-        table = Table(*(say(tr, column) for column in check.evidence.columns),
-                      box=None if look.plain else box.SIMPLE, show_edge=False, pad_edge=False)
-        for row in check.evidence.rows:
-            table.add_row(*(Text(say(tr, cell)) for cell in row))
-        parts.append(Padding(table, (0, 0, 0, 2)))
+        columns = tuple(say(tr, column) for column in check.evidence.columns)
+        rows = tuple(tuple(say(tr, cell) for cell in row) for row in check.evidence.rows)
+        parts.append(Padding(Evidence(columns, rows, look.plain), (0, 0, 0, 2)))
     if check.help and check.status != "pass":
         # the label carries its own spacing: "hint: " in English, none after "：" in Chinese
         parts.append(Padding(Prose.assemble((tr(msg("hint: ")), "bold"),
                                            inline(say(tr, check.help), look)), (0, 0, 0, 2)))
     return Group(*parts)
+
+
+class Evidence:
+    """An evidence table, every value whole: in columns when they fit the width, else row by
+    row, each value beside its column's name and wrapping under itself. A value is the
+    learner's way to see what went wrong, so none is ever cut short with `…`."""
+
+    def __init__(self, columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...],
+                 plain: bool) -> None:
+        self.columns = columns
+        self.rows = rows
+        self.plain = plain
+
+    def table(self) -> Table:
+        table = Table(*self.columns, box=None if self.plain else box.SIMPLE, show_edge=False,
+                      pad_edge=False)
+        for row in self.rows:
+            table.add_row(*(Text(cell, overflow="fold") for cell in row))
+        return table
+
+    def stacked(self) -> RenderableType:
+        blocks: list[RenderableType] = []
+        for row in self.rows:
+            grid = Table.grid(padding=(0, 2, 0, 0))
+            grid.add_column(no_wrap=True, style="" if self.plain else "bold")
+            grid.add_column(ratio=1)
+            for column, cell in zip(self.columns, row, strict=False):
+                if cell:
+                    grid.add_row(Text(column), Text(cell, overflow="fold"))
+            blocks += [Text(""), grid] if blocks else [grid]
+        return Group(*blocks)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = self.table()
+        natural = console.measure(table, options=options.update_width(10_000)).maximum
+        yield table if natural <= options.max_width else self.stacked()
 
 
 def verdict_view(verdict: Verdict, look: Look) -> RenderableType:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -89,17 +90,17 @@ _KEY_COLUMN = 16  # cells
 def help_body(kind: Kind, keys: bool, look: Look, last_letter: str = "") -> RenderableType:
     """The keys of a screen of `kind` and what each does, one binding to a row; a long
     description wraps under itself, never under the keys."""
-    grid = Table.grid(padding=(0, 2, 0, 2))
+    grid = Table.grid(padding=(0, 2, 0, 0))
     grid.add_column(no_wrap=True, min_width=_KEY_COLUMN)
     grid.add_column(ratio=1)
     for binding in TABLES[kind]:
         names = [n for n in shown_keys(binding, keys, last_letter) if n != "wheel"]
         if names:
-            grid.add_row(Text("  ".join(render.key_text(n, look) for n in names), style="bold"),
+            grid.add_row(Text(", ".join(render.key_text(n, look) for n in names), style="bold"),
                          Prose(look.tr(binding.help)))
     saved = msg("Progress is saved at every step; `gradtutor start` resumes.")
-    return Group(Prose(look.tr(msg("Keys")), style="bold"), Text(""), grid, Text(""),
-                 Prose(look.tr(saved)))
+    return Group(Prose(look.tr(msg("Keys")), style="bold"), Text(""),
+                 Padding(grid, (0, 0, 0, 2)), Text(""), Prose(look.tr(saved)))
 
 
 

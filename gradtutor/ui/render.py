@@ -17,7 +17,6 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
@@ -35,6 +34,7 @@ from gradtutor.lessons.model import (
     Slide,
 )
 from gradtutor.progress import LessonProgress, exercises_solved, quiz_passed
+from gradtutor.ui.codeblock import CodeBlock
 from gradtutor.ui.linebreak import Prose, ProseMarkdown
 
 if TYPE_CHECKING:
@@ -121,11 +121,12 @@ def title_text(title: str, look: Look, style: str = "") -> Text:
 
 
 def code_block(code: str, look: Look) -> RenderableType:
-    code = code.rstrip()
+    """Code in a box (indented when plain); a line too long for the width continues on the
+    next row under its own indentation, behind a continuation mark."""
+    block = CodeBlock(code, look.plain)
     if look.plain:
-        return Padding(Text(code), (0, 0, 0, 4))
-    return Panel(Syntax(code, "python", theme="ansi_dark", background_color="default",
-                        word_wrap=True), box=box.ROUNDED, border_style="grey50", expand=False)
+        return Padding(block, (0, 0, 0, 4))
+    return Panel(block, box=box.ROUNDED, border_style="grey50", expand=False)
 
 
 def rule(title: str, look: Look) -> RenderableType:
@@ -148,9 +149,9 @@ _PLAIN_KEYS = {"←": "Left", "→": "Right", "↑": "Up", "↓": "Down"}
 
 
 def key_text(key: str, look: Look) -> str:
-    """A key as the screen writes it: said in the learner's language; arrows spelt out in
-    the plain look, as not every dumb terminal's font has them."""
-    key = look.tr(key)
+    """A key (or a word to type) as the screen writes it, never translated: it is what the
+    learner presses or types. Arrows are spelt out in the plain look, as not every dumb
+    terminal's font has them."""
     if look.plain:
         for arrow, word in _PLAIN_KEYS.items():
             key = key.replace(arrow, word)
@@ -364,7 +365,8 @@ def lessons_table(lessons: tuple[Lesson, ...], states: dict[str, LessonProgress]
     table.add_column(Text(look.tr(msg("quiz"))), justify="right")
     for lesson in lessons:
         state = states.get(lesson.id, LessonProgress())
-        table.add_row(str(lesson.order), lesson.id, title_text(lesson.title, look),
+        table.add_row(str(lesson.order), Text(lesson.id, overflow="fold"),
+                      title_text(lesson.title, look),
                       Text(status_text(lesson, state, look)), quiz_text(lesson, state))
     return table
 

@@ -74,8 +74,16 @@ def fmt(values: Any, digits: int = 4) -> str:
     numbers = flat(values)
     if numbers is None:
         return str(values)[:40]
+    if len(numbers) <= 6 and isinstance(values, list):  # whole, in its shape: w of (2, 3) too
+        return _nested(values, digits)
     shown = ", ".join(f"{x:.{digits}g}" for x in numbers[:6])
     return f"[{shown}{', ...' if len(numbers) > 6 else ''}]"
+
+
+def _nested(values: Any, digits: int) -> str:
+    if isinstance(values, list):
+        return "[" + ", ".join(_nested(v, digits) for v in values) + "]"
+    return f"{values:.{digits}g}"
 
 
 def grad_table(w: Any, expected: Any, got: Any) -> Table:

@@ -17,8 +17,6 @@ from gradtutor.i18n import msg
 
 # Vectors and small matrices, as weights come in both.
 SHAPES: tuple[tuple[int, ...], ...] = ((2,), (3,), (4,), (5,), (2, 2), (2, 3), (3, 2))
-# The losses as a learner would write them, for evidence tables.
-LOSS_WORDS = {"weighted": "(w * [1, 2, 3, ...]).sum()"}
 MULTIPLES = range(6)
 # The usual subject of `not_the_grad`.
 RETURNED = msg("You returned")  # how many gradients' worth a wrong value might hold: 0 (zeros) .. 5
@@ -183,6 +181,15 @@ def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[
 def evidence(case: dict[str, Any], columns: tuple[str, ...], *values: Any) -> Table:
     """One row: w, the loss as code, then the given values under the given column names
     (messages)."""
-    loss = LOSS_WORDS.get(case["loss"], LOSSES[case["loss"]])
     return Table(("w", "loss_fn(w)") + columns,
-                 ((fmt(case["w"]), loss) + tuple(fmt(v) for v in values),))
+                 ((fmt(case["w"]), loss_words(case)) + tuple(fmt(v) for v in values),))
+
+
+def loss_words(case: dict[str, Any]) -> str:
+    """The case's loss as a learner would write it for this w: the weighted loss with its
+    weights spelled out (`(w * [1, 2]).sum()`), since the learner cannot see them elsewhere."""
+    if case["loss"] != "weighted":
+        return LOSSES[case["loss"]]
+    dims = shape(case["w"])
+    weights: list[Any] = list(range(1, len(flat(case["w"]) or []) + 1))
+    return f"(w * {nest(weights, dims)}).sum()"
