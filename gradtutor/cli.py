@@ -34,7 +34,7 @@ from gradtutor.lessons.course import (
     load_course,
 )
 from gradtutor.lessons.load import display_path
-from gradtutor.lessons.model import Exercise, Lesson
+from gradtutor.lessons.model import Exercise, Lesson, Parsons
 from gradtutor.store import ProgressStore
 from gradtutor.ui import render
 from gradtutor.ui.linebreak import Prose, ProseMarkdown, has_wide
@@ -420,11 +420,15 @@ def check(
         path = file if file is not None else folder / (
             f"{exercise_id}.txt" if ordering else f"{exercise_id}.py")
         if not path.is_file():
+            if ordering:  # the tutor never writes this one: say what goes in it
+                missing = msg("no answer file for {step} yet: {path}", step=exercise_id,
+                              path=path)
+                hint = _order_file_hint(orderings[exercise_id])
+            else:
+                missing = msg("no such file: {path} (your workspace file for it)", path=path)
+                hint = msg("pass the path of your Python file as FILE")
             raise GradtutorError(
-                msg("no such file: {path}", path=path) if file is not None
-                else msg("no such file: {path} (your workspace file for it)", path=path),
-                msg("pass the path of your answer file as FILE") if ordering
-                else msg("pass the path of your Python file as FILE"))
+                msg("no such file: {path}", path=path) if file is not None else missing, hint)
         verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
     passed = all(v.passed for v in verdicts)
     if as_json:
@@ -450,13 +454,25 @@ def check(
     raise typer.Exit(int(ExitCode.OK if passed else ExitCode.FAILED))
 
 
+def _order_file_hint(step: Parsons) -> str:
+    """What an answer file to a line-ordering step holds; its lines in the order the step
+    starts from, so the hint gives nothing away."""
+    from gradtutor.checking.feedback import listed
+    from gradtutor.checking.parsons import initial_order
+
+    lines = [f"`{step.line(line_id).code.strip()}`" for line_id in initial_order(step)]
+    return msg("write its {count} lines there in your order, one per line: {lines}",
+               count=len(lines), lines=listed(lines))
+
+
 def missing_verdict(exercise_id: str, folder: Path, seed: int) -> Verdict:
     """--all with no file for an exercise: a failed result, so a class report stays complete."""
     from gradtutor.checking.verdict import Check, Verdict
 
     return Verdict(exercise_id, "error", (Check(
         "file", "error", msg("there is no file {path}", path=folder / (exercise_id + ".py")),
-        msg("write your solution there, or point --workspace at your folder")),), seed, 0)
+        msg("write your solution there, or point --workspace at your folder")),), seed, 0,
+        ran=False)
 
 
 def _exercise_to_watch(course: Course, exercise_id: str | None,
