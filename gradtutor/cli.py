@@ -9,6 +9,7 @@ after it are in that language.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import re
 import sys
@@ -23,7 +24,7 @@ from rich.text import Text
 
 from gradtutor import __version__
 from gradtutor import progress as prog
-from gradtutor.env import Environment
+from gradtutor.env import Environment, Options
 from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
 from gradtutor.i18n import ENGLISH_CODE, CatalogError, choose_language, language_code, msg
 from gradtutor.lessons.course import (
@@ -34,7 +35,7 @@ from gradtutor.lessons.course import (
     load_course,
 )
 from gradtutor.lessons.load import display_path
-from gradtutor.lessons.model import Exercise, Lesson
+from gradtutor.lessons.model import Exercise, Lesson, Parsons
 from gradtutor.store import ProgressStore
 from gradtutor.ui import render
 from gradtutor.ui.linebreak import Prose, ProseMarkdown, has_wide
@@ -64,19 +65,39 @@ def _complete_lesson(incomplete: str) -> list[str]:
         return []
 
 
+def _remember(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+    """Keeps an option every command takes in `env.options`, under its own name, where the
+    commands read it: before the command's name or after it, it means the same."""
+    name = param.name or ""
+    if name in GLOBAL_OPTIONS and value not in (None, False) and not ctx.resilient_parsing:
+        setattr(_env(ctx).options, name, value)
+    return value
+
+
+# The options every command takes (see env.Options), each defined once here: the root takes
+# them before a command's name, and each command after it (`_cli` gives a command those it
+# has no use for, so that they are accepted everywhere and change nothing there).
+EVERY_COMMAND = msg("Options for every command")
+GLOBAL_OPTIONS = tuple(option.name for option in dataclasses.fields(Options))
 LessonsOpt = Annotated[Path | None, typer.Option(
     "--lessons", metavar="DIR",
     help=msg("Load lessons from this folder instead of the built-in ones."),
-    envvar="GRADTUTOR_LESSONS", file_okay=False)]
+    envvar="GRADTUTOR_LESSONS", file_okay=False, callback=_remember,
+    rich_help_panel=EVERY_COMMAND)]
 PlainOpt = Annotated[bool, typer.Option(
-    "--plain", help=msg("No colour and no box drawing (also: NO_COLOR=1 or TERM=dumb)."))]
+    "--plain", help=msg("No colour and no box drawing (also: NO_COLOR=1 or TERM=dumb, and "
+                        "whenever the output is not a terminal)."),
+    callback=_remember, rich_help_panel=EVERY_COMMAND)]
+DebugOpt = Annotated[bool, typer.Option(
+    "--debug", help=msg("Show full tracebacks on errors."), callback=_remember,
+    rich_help_panel=EVERY_COMMAND)]
 LessonArg = Annotated[str, typer.Argument(
     metavar="LESSON", help=msg("A lesson id, as `gradtutor list` shows it."),
     autocompletion=_complete_lesson)]
 WorkspaceOpt = Annotated[Path | None, typer.Option(
     "--workspace", metavar="DIR", envvar="GRADTUTOR_WORKSPACE", file_okay=False,
     help=msg("The folder of exercise files, one EXERCISE.py each; default: in your data "
-             "folder."))]
+             "folder."), callback=_remember, rich_help_panel=EVERY_COMMAND)]
 # Typer's own help texts, for the catalog: `_cli` says them in the learner's language too.
 TYPER_HELP = (msg("Install completion for the current shell."),
               msg("Show completion for the current shell, to copy it or customize the "
@@ -105,8 +126,9 @@ def _look(env: Environment, plain: bool) -> render.Look:
 
 
 def _course(env: Environment, folder: Path | None) -> Course:
-    """The course in the learner's language, its notes (translations it could not use) shown."""
-    course = load_course(folder, env.lang)
+    """The course in the learner's language, its notes (translations it could not use) shown.
+    `folder` is the command's --lessons; without it, one given before the command counts."""
+    course = load_course(folder if folder is not None else env.options.lessons, env.lang)
     for note in course.notes:
         env.error(env.tr(note))
     return course
@@ -118,15 +140,42 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help=msg("Show the version and exit."))] = False,
-    debug: Annotated[bool, typer.Option(
-        "--debug", help=msg("Show full tracebacks on errors."))] = False,
+    lessons: LessonsOpt = None,
+    plain: PlainOpt = False,
+    workspace: WorkspaceOpt = None,
+    debug: DebugOpt = False,
 ) -> None:
-    _env(ctx).debug = debug
+    # The options are kept by `_remember` as they are read; here only the bare `gradtutor`.
+    if ctx.invoked_subcommand is None and not ctx.resilient_parsing:
+        _introduce(ctx, _env(ctx))
+
+
+# The commands a newcomer needs first, as bare `gradtutor` lists them; --help has them all.
+MAIN_COMMANDS = ("start", "list", "watch", "check", "progress")
+
+
+def _introduce(ctx: typer.Context, env: Environment) -> None:
+    """Bare `gradtutor`: what it is, where to start, the main commands, where the rest is.
+    Every text is the one --help shows, already in the learner's language (see `_cli`)."""
+    from rich.padding import Padding
+    from rich.table import Table
+
+    group = ctx.command
+    commands = getattr(group, "commands", {})
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column()
+    for name in MAIN_COMMANDS:
+        table.add_row(name, Prose((commands[name].help or "").split("\n\n")[0].strip()))
+    more = env.tr(msg("`gradtutor --help` lists every command and option."))
+    env.console(env.plain()).print(Group(
+        Prose(group.help or ""), Text(""), Prose(group.epilog or "", style="bold"), Text(""),
+        Padding(table, (0, 0, 0, 2)), Text(""), Prose(more)))
 
 
 def _bold(text: str, part: str) -> Text:
@@ -283,7 +332,7 @@ def show(
     env = _env(ctx)
     lesson = _course(env, lessons).find(lesson_id)
     indexes = [_step_index(lesson, step)] if step else range(len(lesson.steps))
-    plain = env.plain(plain) or not env.stdout_tty
+    plain = env.plain(plain)
     console = env.console(plain)
     for index in indexes:
         console.print(render.step_for_reading(lesson, index, console.width, _look(env, plain)))
@@ -370,7 +419,10 @@ def reset(
 
 
 def workspace_dir(env: Environment, chosen: Path | None) -> Path:
-    return chosen if chosen is not None else env.home / "workspace"
+    """The command's --workspace; without it, one given before the command; else the default."""
+    if chosen is not None:
+        return chosen
+    return env.options.workspace or env.home / "workspace"
 
 
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
@@ -442,11 +494,15 @@ def check(
         path = file if file is not None else folder / (
             f"{exercise_id}.txt" if ordering else f"{exercise_id}.py")
         if not path.is_file():
+            if ordering:  # the tutor never writes this one: say what goes in it
+                missing = msg("no answer file for {step} yet: {path}", step=exercise_id,
+                              path=path)
+                hint = _order_file_hint(orderings[exercise_id])
+            else:
+                missing = msg("no such file: {path} (your workspace file for it)", path=path)
+                hint = msg("pass the path of your Python file as FILE")
             raise GradtutorError(
-                msg("no such file: {path}", path=path) if file is not None
-                else msg("no such file: {path} (your workspace file for it)", path=path),
-                msg("pass the path of your answer file as FILE") if ordering
-                else msg("pass the path of your Python file as FILE"))
+                msg("no such file: {path}", path=path) if file is not None else missing, hint)
         verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
     passed = all(v.passed for v in verdicts)
     if as_json:
@@ -472,13 +528,25 @@ def check(
     raise typer.Exit(int(ExitCode.OK if passed else ExitCode.FAILED))
 
 
+def _order_file_hint(step: Parsons) -> str:
+    """What an answer file to a line-ordering step holds; its lines in the order the step
+    starts from, so the hint gives nothing away."""
+    from gradtutor.checking.feedback import listed
+    from gradtutor.checking.parsons import initial_order
+
+    lines = [f"`{step.line(line_id).code.strip()}`" for line_id in initial_order(step)]
+    return msg("write its {count} lines there in your order, one per line: {lines}",
+               count=len(lines), lines=listed(lines))
+
+
 def missing_verdict(exercise_id: str, folder: Path, seed: int) -> Verdict:
     """--all with no file for an exercise: a failed result, so a class report stays complete."""
     from gradtutor.checking.verdict import Check, Verdict
 
     return Verdict(exercise_id, "error", (Check(
         "file", "error", msg("there is no file {path}", path=folder / (exercise_id + ".py")),
-        msg("write your solution there, or point --workspace at your folder")),), seed, 0)
+        msg("write your solution there, or point --workspace at your folder")),), seed, 0,
+        ran=False)
 
 
 def _exercise_to_watch(course: Course, exercise_id: str | None,
@@ -556,7 +624,7 @@ def validate(
     from gradtutor.lessons.translate import check_translations, report_lines, translation_target
 
     env = _env(ctx)
-    target = path or lessons or default_lessons_dir()
+    target = path or lessons or env.options.lessons or default_lessons_dir()
     # a translation file or language folder named by itself: check it with its lessons
     target, only = translation_target(target) or (target, None)
     files = lesson_files(target)
@@ -644,16 +712,28 @@ def _speak(argv: list[str], env: Environment) -> None:
 
 
 def _cli(tr: Translator) -> TyperGroup:
-    """The Click command tree of `app`, every command taking `--lang`, and its help said by
-    `tr`. Built afresh on each run, so changing it changes nothing global."""
+    """The Click command tree of `app`, every command taking `--lang` and the other options
+    for every command, and its help said by `tr`. Built afresh on each run, so changing it
+    changes nothing global."""
     from typer.core import TyperArgument, TyperGroup, TyperOption
 
     group = typer.main.get_command(app)
     assert isinstance(group, TyperGroup)
     commands = [group, *group.commands.values()]
+    # The root's own options for every command, for the commands that have no use for one:
+    # taken and kept all the same (`_remember`), its value passed to no command.
+    everywhere = [param for param in group.params if param.name in GLOBAL_OPTIONS]
     for command in commands:
+        if command is not group:
+            has = {param.name for param in command.params}
+            for param in everywhere:
+                if param.name not in has:
+                    unused = copy.copy(param)
+                    unused.expose_value = False
+                    command.params.append(unused)
         command.params.append(TyperOption(param_decls=["--lang"], metavar="LANG",
-                                          help=LANG_HELP, expose_value=False))
+                                          help=LANG_HELP, expose_value=False,
+                                          rich_help_panel=EVERY_COMMAND))
     if tr.english:
         return group
     options, arguments = tr(msg("Options")), tr(msg("Arguments"))
@@ -670,10 +750,10 @@ def _cli(tr: Translator) -> TyperGroup:
             text = getattr(param, "help", None)
             if text:
                 param.help = tr(text)  # type: ignore[attr-defined]
-            if isinstance(param, TyperArgument):
-                param.rich_help_panel = param.rich_help_panel or arguments
-            elif isinstance(param, TyperOption):
-                param.rich_help_panel = param.rich_help_panel or options
+            if isinstance(param, TyperArgument | TyperOption):
+                panel = param.rich_help_panel
+                default = arguments if isinstance(param, TyperArgument) else options
+                param.rich_help_panel = tr(panel) if panel else default
         if command is not group and hasattr(command, "rich_help_panel"):
             command.rich_help_panel = command.rich_help_panel or tr(msg("Commands"))
     return group
@@ -774,7 +854,6 @@ _CLICK_PROBLEMS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], .
      lambda m: msg("{option} needs a value", **m.groupdict())),
     (re.compile(r"Missing argument '(?P<name>[^']+)'\."),
      lambda m: msg("missing {name}", **m.groupdict())),
-    (re.compile(r"Missing command\."), lambda m: msg("name a command")),
     (re.compile(r"No such command '(?P<command>[^']+)'\. Did you mean '(?P<close>[^']+)'\?"),
      lambda m: msg("no command '{command}'; did you mean '{close}'?", **m.groupdict())),
     (re.compile(r"No such command '(?P<command>[^']+)'\."),

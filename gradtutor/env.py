@@ -1,16 +1,18 @@
 """Process-wide things in one object: streams, whether they are terminals, environment
-variables, where progress lives, and the consoles built from them. Tests pass their own.
+variables, where progress lives, the options every command takes, and the consoles built from
+them. Tests pass their own.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from rich.console import Console
 
@@ -18,6 +20,17 @@ from gradtutor.i18n import ENGLISH, Translator
 from gradtutor.store import default_home
 
 MAX_WIDTH = 100
+
+
+@dataclass
+class Options:
+    """The options every command takes, before its name or after it (`gradtutor --lessons DIR
+    list` or `gradtutor list --lessons DIR`); given twice, the later one counts."""
+
+    lessons: Path | None = None
+    workspace: Path | None = None
+    plain: bool = False
+    debug: bool = False
 
 
 @dataclass
@@ -30,7 +43,8 @@ class Environment:
     stdout_tty: bool
     width: int | None = None  # None: follow the terminal
     utf8: bool = True  # can stdout show box drawing and symbols?
-    debug: bool = False
+    stderr_tty: bool = False
+    options: Options = field(default_factory=Options)
     # The learner's language, set once by the CLI (`--lang`, GRADTUTOR_LANG, the locale), and
     # the translator that says the core's messages in it. English until then.
     tr: Translator = ENGLISH
@@ -49,6 +63,7 @@ class Environment:
         encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
         return cls(stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr, environ=os.environ,
                    stdin_tty=_isatty(sys.stdin), stdout_tty=_isatty(sys.stdout),
+                   stderr_tty=_isatty(sys.stderr),
                    utf8=encoding in ("utf8", "cp65001"), system_locale=_system_locale)
 
     @property
@@ -61,9 +76,11 @@ class Environment:
         return self.stdin_tty and self.stdout_tty and self.environ.get("TERM") != "dumb"
 
     def plain(self, asked: bool = False) -> bool:
-        """No colour and no box drawing: asked for, NO_COLOR set, a dumb terminal, or an
-        output that cannot encode the symbols."""
-        return (asked or self.environ.get("NO_COLOR", "") != ""
+        """No colour and no box drawing: asked for (here or by --plain anywhere on the line),
+        NO_COLOR set, a dumb terminal, an output that is not a terminal (a pipe or a file), or
+        one that cannot encode the symbols."""
+        return (asked or self.options.plain or not self.stdout_tty
+                or self.environ.get("NO_COLOR", "") != ""
                 or self.environ.get("TERM") == "dumb" or not self.utf8)
 
     @property
@@ -95,8 +112,10 @@ class Environment:
         """The console for stdout; text never runs wider than MAX_WIDTH columns."""
         console = self._consoles.get(plain)
         if console is None:
+            # Rich pads each line to the width with spaces: noise in a pipe or a file.
+            out = self.stdout if self.stdout_tty else cast(TextIO, _NoTrailingSpaces(self.stdout))
             console = Console(
-                file=self.stdout,
+                file=out,
                 no_color=plain,
                 color_system=None if plain or not self.stdout_tty else "auto",
                 force_terminal=self.stdout_tty and not plain,
@@ -110,9 +129,49 @@ class Environment:
         return console
 
     def error(self, line: str) -> None:
-        """One line on stderr."""
-        self.stderr.write(line.rstrip("\n") + "\n")
+        """One line on stderr. On a terminal it is wrapped at spaces (between characters in
+        Chinese), never inside a `command`, so that the terminal does not cut a word in two;
+        elsewhere it stays one line, for grep."""
+        line = line.rstrip("\n")
+        if self.stderr_tty:
+            line = wrap_message(line, self.columns())
+        self.stderr.write(line + "\n")
         self.stderr.flush()
+
+
+def wrap_message(line: str, width: int, indent: str = "  ") -> str:
+    """`line` wrapped to `width` cells where a line may break (see `break_offsets`), a
+    `command` kept whole; the lines after the first indented by `indent`."""
+    from gradtutor.ui.linebreak import break_offsets, keep_ranges
+
+    lines = []
+    for rest in line.splitlines() or [""]:
+        room = width
+        while True:
+            breaks = break_offsets(rest, room, keep_ranges(rest))
+            cut = breaks[0] if breaks else len(rest)
+            lines.append(rest[:cut].rstrip())
+            rest = rest[cut:].lstrip()
+            if not rest:
+                break
+            room = max(1, width - len(indent))
+    return ("\n" + indent).join(lines)
+
+
+class _NoTrailingSpaces:
+    """A text stream passing on what Rich writes without the spaces that end its lines."""
+
+    _PADDING = re.compile(r"[ \t]+(?=\n)")
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(self._PADDING.sub("", text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> object:  # flush, encoding, isatty, fileno ...
+        return getattr(self._stream, name)
 
 
 def _system_locale() -> str | None:

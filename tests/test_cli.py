@@ -292,7 +292,7 @@ def test_validate_the_shipped_course_proves_every_exercise(cli):
     code, out, err = cli("validate")
     assert code == 0, err
     assert err.startswith("running ") and err.count("\n") == 1
-    assert out.startswith("✓ 1 lesson OK (") and "proofs passed" in out
+    assert out.startswith("[OK] 1 lesson OK (") and "proofs passed" in out
 
 
 def test_validate_reports_every_problem_then_a_summary(cli, tmp_path, monkeypatch):
@@ -344,3 +344,120 @@ def test_python_dash_m_runs_the_same_cli(tmp_path):
                                  "SYSTEMROOT": __import__("os").environ.get("SYSTEMROOT", "")})
     assert result.returncode == 2
     assert result.stderr.startswith("gradtutor: error: no lesson 'nope'")
+
+
+# --- the command line a newcomer types --------------------------------------------------------
+
+def test_bare_gradtutor_says_where_to_start_and_the_main_commands(cli):
+    code, out, err = cli()
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("Learn how PyTorch's .grad really behaves")
+    assert "Start here:  gradtutor start" in lines
+    listed = [line.split()[0] for line in lines if line.startswith("  ") and line[2] != " "]
+    assert listed == ["start", "list", "watch", "check", "progress"]
+    assert "  start     Open the walkthrough, where you left off." in lines
+    assert lines[-1] == "`gradtutor --help` lists every command and option."
+    assert len(lines) < 20
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_options_for_every_command_work_before_or_after_it(cli, tmp_path, where):
+    (tmp_path / "square-grad.py").write_text("def square_grad(x):\n    return None\n")
+    options = [*COURSE, "--workspace", str(tmp_path), "--plain"]
+    argv = [*options, "check", "square-grad"] if where == "before" else [
+        "check", "square-grad", *options]
+    code, out, err = cli(*argv)
+    assert (code, err) == (1, "")
+    assert out.startswith("[X] square-grad: ")  # the fixture course's exercise, in that folder
+    code, out, _ = cli(*(["--lessons", str(tmp_path / "nowhere"), "list"] if where == "before"
+                         else ["list", "--lessons", str(tmp_path / "nowhere")]))
+    assert code == 2
+
+
+def test_the_later_of_two_lessons_options_counts(cli, tmp_path):
+    code, out, _ = cli("--lessons", str(tmp_path / "nowhere"), "list", *COURSE)
+    assert code == 0 and "Gradient basics" in out
+
+
+def test_an_option_a_command_has_no_use_for_is_accepted_and_changes_nothing(cli, tmp_path):
+    expected = cli("list", *COURSE)
+    assert cli("list", *COURSE, "--workspace", str(tmp_path)) == expected
+    assert cli("--workspace", str(tmp_path), "list", *COURSE) == expected
+
+
+def test_debug_after_the_command_shows_the_traceback_too(cli, monkeypatch):
+    def broken(*_args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("gradtutor.cli.load_course", broken)
+    with pytest.raises(RuntimeError):
+        cli("list", "--debug")
+
+
+@pytest.mark.parametrize("command", [[], ["list"], ["watch"]])
+def test_help_lists_the_options_for_every_command_in_their_own_panel(cli, capsys, command):
+    code, _, _ = cli(*command, "--help")
+    assert code == 0
+    out = capsys.readouterr().out
+    panel = out[out.index("Options for every command"):]
+    for option in ("--lessons", "--plain", "--workspace", "--debug", "--lang"):
+        assert option in panel
+        assert out.count(f" {option} ") == 1  # said once, where it is explained
+
+
+def error_lines(width: int, *argv: str, lang: dict[str, str] | None = None) -> list[str]:
+    """What a terminal `width` columns wide shows of the error `argv` ends with."""
+    import io
+
+    from gradtutor.cli import run
+    from gradtutor.env import Environment
+
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+                      environ=lang or {}, stdin_tty=False, stdout_tty=False, stderr_tty=True,
+                      width=width)
+    assert run(list(argv), env) == 2
+    return env.stderr.getvalue().splitlines()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("width", [60, 80])
+@pytest.mark.parametrize("lang", [{}, {"GRADTUTOR_LANG": "zh"}])
+def test_errors_on_a_terminal_wrap_between_words_never_inside_a_command(width, lang):
+    from rich.cells import cell_len
+
+    argv = ["check", "order-the-loop", "--workspace", "/no/such/folder"]
+    lines = error_lines(width, *argv, lang=lang)
+    assert len(lines) > 1
+    assert all(cell_len(line) <= width and line == line.rstrip() for line in lines)
+    assert all(line.count("`") % 2 == 0 for line in lines)  # every `command` on one line
+    assert all(line.startswith("  ") for line in lines[1:])
+    if not lang:
+        words = " ".join(lines).split()
+        assert "`optimizer.zero_grad()`," in words and "/no/such/folder/order-the-loop.txt" in words
+
+
+def test_piped_output_is_plain_and_its_lines_end_without_spaces(cli, tmp_path):
+    code, out, _ = cli("start", "basics", *COURSE, stdin="n\nq\n")
+    assert code == 0 and "step 2 of 5" in out
+    assert not any("\u2500" <= char <= "\u259f" for char in out)  # no box drawing, no bars
+    # (the walkthrough's prompt, "> ", is the one line that ends in a space)
+    assert all(line == line.rstrip() for line in out.splitlines() if line != "> ")
+    (tmp_path / "square-grad.py").write_text("def square_grad(x):\n    return None\n")
+    code, out, _ = cli("check", "square-grad", "--workspace", str(tmp_path), *COURSE)
+    assert code == 1 and out.startswith("[X] square-grad: ")
+    assert all(line == line.rstrip() for line in out.splitlines())
+
+
+def test_bare_gradtutor_and_options_before_the_command_in_a_real_process(tmp_path):
+    course = str(Path(__file__).parent / "fixtures" / "course")
+    environ = {**__import__("os").environ, "GRADTUTOR_HOME": str(tmp_path),
+               "GRADTUTOR_LANG": "en"}
+    bare = subprocess.run([sys.executable, "-m", "gradtutor"], capture_output=True, text=True,
+                          timeout=60, env=environ)
+    assert (bare.returncode, bare.stderr) == (0, "")
+    assert "Start here:  gradtutor start" in bare.stdout
+    listed = subprocess.run([sys.executable, "-m", "gradtutor", "--lessons", course, "--plain",
+                             "--debug", "list"], capture_output=True, text=True, timeout=60,
+                            env=environ)
+    assert (listed.returncode, listed.stderr) == (0, "")
+    assert "Gradient basics" in listed.stdout

@@ -321,7 +321,7 @@ def test_validate_lists_missing_texts_field_by_field(gt: Run, course: Path) -> N
     code, out, err = gt("validate", str(course), "--no-run")
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0] == "✓ 1 lesson OK (5 steps)"
+    assert lines[0] == "[OK] 1 lesson OK (5 steps)"
     total = sum(1 for _ in lesson_texts(load_lesson(course / "basics.yaml")))
     assert re.search(rf"zh-CN/basics\.yaml: zh-CN translation of lesson 'basics': "
                      rf"{len(CHINESE)} of {total} texts translated \({total - len(CHINESE)} "
@@ -372,7 +372,7 @@ def test_validate_finds_stale_translations_after_the_english_changed(gt: Run,
 def test_validate_a_translation_file_checks_it_with_its_lesson(gt: Run, course: Path) -> None:
     code, out, err = gt("validate", str(course / "zh-CN" / "basics.yaml"), "--no-run")
     assert (code, err) == (0, "")
-    assert out.startswith("✓ 1 lesson OK (5 steps)\n") and "zh-CN translation of lesson" in out
+    assert out.startswith("[OK] 1 lesson OK (5 steps)\n") and "zh-CN translation of lesson" in out
     code, out, err = gt("validate", str(course / "zh-CN"), "--no-run")
     assert (code, err) == (0, "") and "zh-CN translation of lesson 'basics'" in out
 
@@ -390,14 +390,14 @@ def test_validate_of_a_complete_translation_says_so(gt: Run, course: Path) -> No
     write_translation(course, {key: f"译：{text}" for key, text in lesson_texts(lesson)})
     code, out, _ = gt("validate", str(course), "--no-run")
     assert code == 0
-    assert out.splitlines()[-1] == "✓ translations complete: zh-CN"
+    assert out.splitlines()[-1] == "[OK] translations complete: zh-CN"
 
 
 def test_validate_speaks_chinese_but_author_lines_stay_english(gt: Run, course: Path) -> None:
     code, out, _ = gt("validate", str(course), "--no-run", "--lang", "zh")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "✓ 1 节课没有问题（共 5 步）"
+    assert lines[0] == "[OK] 1 节课没有问题（共 5 步）"
     assert "texts translated" in lines[1]
     assert any(line.startswith("翻译：") for line in lines)
 
@@ -438,3 +438,12 @@ def test_click_usage_errors_are_said_in_chinese_too(gt: Run, course: Path, argv:
     code, _, err = gt(*argv, "--lessons", str(course), "--lang", "zh")
     assert code == 2 and err.startswith(f"gradtutor：错误：{chinese}（提示：见 `gradtutor ")
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("how", [{"argv": ("--lang", "zh")}, {"environ": {"GRADTUTOR_LANG": "zh"}}])
+def test_bare_gradtutor_in_chinese(gt: Run, how: dict) -> None:
+    code, out, err = gt(*how.get("argv", ()), environ=how.get("environ"))
+    assert (code, err) == (0, "")
+    assert "从这里开始：  gradtutor start" in out
+    assert "  start     打开课程讲解，从你上次停下的地方继续。" in out
+    assert out.splitlines()[-1] == "`gradtutor --help` 列出所有命令和选项。"

@@ -17,7 +17,7 @@ def test_the_authoring_guide_example_validates(cli, tmp_path):
     folder.mkdir()
     (folder / "intro.yaml").write_text(blocks[0] + blocks[1], encoding="utf-8")
     code, out, err = cli("validate", str(folder))
-    assert (code, out) == (0, "✓ 1 lesson OK (2 steps; 18 proofs passed)\n"), err
+    assert (code, out) == (0, "[OK] 1 lesson OK (2 steps; 18 proofs passed)\n"), err
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -283,10 +284,27 @@ def test_check_reads_the_workspace_txt_file_by_default(cli, tmp_path: Path) -> N
     (folder / "order-the-loop.txt").write_text(RIGHT, encoding="utf-8")
     code, _, err = cli("check", "order-the-loop", "--workspace", str(folder), "--json")
     assert (code, err) == (0, "")
-    code, _, err = cli("check", "order-the-loop", "--workspace", str(tmp_path), "--json")
-    assert code == 2
-    assert err == (f"gradtutor: error: no such file: {tmp_path / 'order-the-loop.txt'} (your "
-                   f"workspace file for it) (hint: pass the path of your answer file as FILE)\n")
+
+
+def test_check_without_an_answer_file_says_what_to_write_in_it(cli, tmp_path: Path) -> None:
+    code, out, err = cli("check", "order-the-loop", "--workspace", str(tmp_path))
+    assert (code, out) == (2, "")
+    # the lines in the order the step starts from, which is not an answer
+    assert err == (f"gradtutor: error: no answer file for order-the-loop yet: "
+                   f"{tmp_path / 'order-the-loop.txt'} (hint: write its 5 lines there in your "
+                   "order, one per line: `optimizer.step()`, `optimizer.zero_grad()`, "
+                   "`loss = loss_fn(pred, y)`, `pred = model(x)`, `loss.backward()`)\n")
+    written = tmp_path / "order-the-loop.txt"
+    written.write_text("\n".join(re.findall(r"`([^`]+)`", err)) + "\n", encoding="utf-8")
+    code, out, _ = cli("check", "order-the-loop", "--workspace", str(tmp_path))
+    assert code == 1 and "order: failed" in out  # a file of that format is graded
+
+
+def test_checking_an_order_shows_no_seed_or_time(cli, tmp_path: Path) -> None:
+    answer = tmp_path / "order.txt"
+    answer.write_text(RIGHT, encoding="utf-8")
+    _, out, _ = cli("check", "order-the-loop", str(answer))
+    assert "seed" not in out and " ms" not in out
 
 
 def test_check_a_parsons_step_of_another_course(cli, tmp_path: Path) -> None:

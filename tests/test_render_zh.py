@@ -380,6 +380,12 @@ def test_english_words_and_code_spans_are_never_split():
     assert pieces(bare, 28)[0] == "运行 loss_fn(prediction, "  # what the kept range prevents
 
 
+def test_a_list_of_code_spans_breaks_after_the_chinese_comma_between_them():
+    text = "一行一个：`optimizer.step()`、`loss = loss_fn(pred, y)`、`loss.backward()`"
+    assert pieces(text, 40, keep_ranges(text)) == [
+        "一行一个：`optimizer.step()`、", "`loss = loss_fn(pred, y)`、", "`loss.backward()`"]
+
+
 def test_a_piece_wider_than_the_line_is_cut_rather_than_overflowing():
     for width in range(1, 12):
         for piece in pieces("一个很长的名字 abcdefghijklmnopqrstuvwxyz，完", width):

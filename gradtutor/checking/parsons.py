@@ -62,11 +62,11 @@ def grade(step: Parsons, order: Sequence[str]) -> Verdict:
     if lines.status != "pass":
         checks = (lines, Check("order", "skip",
                                msg("not judged until every line is there exactly once")))
-        return Verdict(step.id, overall(checks), checks, seed=0, duration_ms=0)
+        return Verdict(step.id, overall(checks), checks, seed=0, duration_ms=0, ran=False)
     wrong = first_out_of_place(step, order)
     if wrong is None:
         passed = Check("order", "pass", msg("every line comes after the lines it needs"))
-        return Verdict(step.id, "pass", (lines, passed), seed=0, duration_ms=0)
+        return Verdict(step.id, "pass", (lines, passed), seed=0, duration_ms=0, ran=False)
     line_id, later = wrong
     line = step.line(line_id)
     before = joined([f"`{step.line(ref).code}`" for ref in later])
@@ -80,7 +80,7 @@ def grade(step: Parsons, order: Sequence[str]) -> Verdict:
                        why=why),
                    help=msg("`{code}` must come after {lines}", code=line.code, lines=needs),
                    evidence=Table(("#", msg("your order"), ""), rows))
-    return Verdict(step.id, "fail", (lines, failed), seed=0, duration_ms=0,
+    return Verdict(step.id, "fail", (lines, failed), seed=0, duration_ms=0, ran=False,
                    extra={"out_of_place": line_id})
 
 
@@ -154,7 +154,7 @@ def grade_text(step: Parsons, text: str) -> Verdict:
     except OrderTextError as exc:
         checks = (Check("lines", "fail", exc.message, help=exc.hint),
                   Check("order", "skip", msg("not judged until every line is one of the lines")))
-        return Verdict(step.id, "fail", checks, seed=0, duration_ms=0)
+        return Verdict(step.id, "fail", checks, seed=0, duration_ms=0, ran=False)
     return grade(step, order)
 
 
@@ -172,7 +172,7 @@ def grade_file(step: Parsons, raw: bytes, filename: str) -> Verdict:
     if problem is not None:
         check = Check("file", "error", problem,
                       help=msg("write the lines in order, one per line, in a plain text file"))
-        return Verdict(step.id, "error", (check,), seed=0, duration_ms=0)
+        return Verdict(step.id, "error", (check,), seed=0, duration_ms=0, ran=False)
     return grade_text(step, text)
 
 

@@ -46,6 +46,9 @@ class Verdict:
     output: str = ""
     output_truncated: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    # False when nothing ran (an order of lines graded as written, a missing file): the seed
+    # and the time are then not worth showing.
+    ran: bool = True
 
     @property
     def passed(self) -> bool:

@@ -101,7 +101,7 @@ def verdict_view(verdict: Verdict, look: Look) -> RenderableType:
               else msg("seed {seed} · {ms} ms", seed=verdict.seed, ms=verdict.duration_ms))
     parts: list[RenderableType] = [
         Prose(f"{symbol} {title}", style=f"bold {style}"),
-        Text(tr(timing), style="grey50"),
+        *([Text(tr(timing), style="grey50")] if verdict.ran else []),
         Text(""),
     ]
     parts += [check_line(check, look) for check in verdict.checks]

@@ -65,6 +65,8 @@ def _opportunities(text: str, keep: Sequence[tuple[int, int]]) -> list[int]:
             continue
         if before.isspace():
             found.append(i)  # after a space, as Rich breaks: the space ends the line before
+        elif after in _GLUE and before in CLOSING and is_wide(before):
+            found.append(i)  # after "、" or "：", before a mark that opens: `a`、`b`
         elif (after in CLOSING or before in OPENING or (before == after and after in DOUBLED)
               or before in _GLUE or after in _GLUE):
             continue
