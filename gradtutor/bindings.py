@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     from gradtutor.walk import WalkState
 
 # The kinds of screen, each with its own table.
-Kind = Literal["slide", "exercise", "confirm", "predict", "parsons", "question", "feedback",
-               "score", "help"]
-KINDS: tuple[Kind, ...] = ("slide", "exercise", "confirm", "predict", "parsons", "question",
-                           "feedback", "score", "help")
+Kind = Literal["slide", "exercise", "confirm", "predict", "parsons", "ordered", "question",
+               "feedback", "score", "help"]
+KINDS: tuple[Kind, ...] = ("slide", "exercise", "confirm", "predict", "parsons", "ordered",
+                           "question", "feedback", "score", "help")
 
 # What the shell does itself: move the body of the screen in its viewport. "page-or-next"
 # pages down, and goes on to the next step once the end of the step is in view.
@@ -82,7 +82,7 @@ def _scrolling(arrows: bool, space: ViewAction | None = "page-down") -> tuple[Bi
               Binding("line-down", ("down", "wheel-down"), (), _SCROLL,
                       msg("scroll down a line (the mouse wheel too)"), legend=3))
              if arrows else ())
-    space_help = (msg("a page down; at the end of the step, the next step")
+    space_help = (msg("a page down, or the next step once the end is in view")
                   if space == "page-or-next" else msg("a page down"))
     return (*lines,
             Binding("page-up", ("pgup",), (), _SCROLL, msg("a page up"),
@@ -92,6 +92,21 @@ def _scrolling(arrows: bool, space: ViewAction | None = "page-down") -> tuple[Bi
             *([Binding(space, ("space",), (), _SCROLL, space_help)] if space else []),
             Binding("top", ("home",), (), _SCROLL, msg("the top of the step")),
             Binding("bottom", ("end",), (), _SCROLL, msg("the end of the step")))
+
+
+def _moving(legend: int) -> tuple[Binding, ...]:
+    """Putting the lines of a Parsons step in order."""
+    return (
+        Binding("up", ("up", "k"), (), msg("move"),
+                msg("move the cursor, or the line you hold, up"), legend),
+        Binding("down", ("down", "j"), (), msg("move"),
+                msg("move the cursor, or the line you hold, down"), legend),
+        Binding("grab", ("space",), (), msg("grab or drop"),
+                msg("grab the line under the cursor, or drop the one you hold"), legend),
+        Binding("order", (), ("2 1 3 ...",), msg("the new order, by number"),
+                msg("the lines' numbers in your order"), legend),
+    )
+
 
 
 _CHOOSE = Binding("choose", ("letters",), ("letters",), msg("choose"),
@@ -128,19 +143,17 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
                 msg("skip to the next step without predicting"), legend=2),
         BACK_ARROW, *_scrolling(True), HELP, QUIT),
     "parsons": (
-        Binding("up", ("up", "k"), (), msg("move"),
-                msg("move the cursor, or the line you hold, up"), legend=1),
-        Binding("down", ("down", "j"), (), msg("move"),
-                msg("move the cursor, or the line you hold, down"), legend=1),
-        Binding("grab", ("space",), (), msg("grab or drop"),
-                msg("grab the line under the cursor, or drop the one you hold"), legend=1),
-        Binding("order", (), ("2 1 3 ...",), msg("the new order, by number"),
-                msg("the lines' numbers in your order"), legend=1),
+        *_moving(legend=1),
         Binding("submit", ("enter",), ("",), msg("check"),
-                msg("check the order (once it is right: the next step)"), legend=1),
+                msg("check the order"), legend=1),
         Binding("next", ("right", "n"), ("n", "next"), _NEXT,
                 msg("the next step, solved or not"), legend=2),
         BACK, *_scrolling(False, space=None), HELP, QUIT),
+    # the same step once its order is right: Enter goes on; a move makes a new order to check
+    "ordered": (
+        Binding("next", ("enter", "right", "n"), ("", "n", "next"), _NEXT,
+                msg("the next step"), legend=1),
+        *_moving(legend=2), BACK, *_scrolling(False, space=None), HELP, QUIT),
     "question": (
         Binding("choose", ("letters",), (), msg("choose"),
                 msg("choose an answer (again to change it)"), legend=1),
@@ -183,7 +196,8 @@ def beneath(lesson: Lesson, state: WalkState) -> Kind:
     if isinstance(step, Predict) and state.predict is not None and not state.predict.submitted:
         return "predict"
     if isinstance(step, Parsons) and state.parsons is not None:
-        return "parsons"
+        verdict = state.parsons.verdict
+        return "ordered" if verdict is not None and verdict.passed else "parsons"
     view = state.quiz
     if isinstance(step, Quiz) and view is not None:
         if view.question >= len(step.questions):

@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, find_key, screen_kind
+from gradtutor.checking.parsons import grade
 from gradtutor.i18n import msg, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Parsons, Predict, Quiz
@@ -40,12 +41,18 @@ def states(lesson: Lesson) -> dict[Kind, WalkState]:
     assert exercise.exercise is not None
     predict = begin(lesson, first[Predict])
     quiz = begin(lesson, first[Quiz])
+    parsons = begin(lesson, first[Parsons])
+    step = lesson.steps[first[Parsons]]
+    assert parsons.parsons is not None and isinstance(step, Parsons)
+    right = replace(parsons.parsons, verdict=grade(step, tuple(line.id for line in step.lines)))
+    assert right.verdict is not None and right.verdict.passed
     return {
         "slide": slide,
         "exercise": exercise,
         "confirm": replace(exercise, exercise=replace(exercise.exercise, confirming=True)),
         "predict": predict,
-        "parsons": begin(lesson, first[Parsons]),
+        "parsons": parsons,
+        "ordered": replace(parsons, parsons=right),
         "question": quiz,
         "feedback": replace(quiz, quiz=QuizView(0, frozenset({0}), (frozenset({0}),))),
         "score": replace(quiz, quiz=QuizView(len(lesson.steps[first[Quiz]].questions))),

@@ -41,6 +41,8 @@ def entries(kind: Kind, keys: bool, last_letter: str = "",
         if not binding.legend or (binding.scroll and not scrollable):
             continue
         names = tuple(shown_keys(binding, keys, last_letter, quiet=True))
+        if not keys:  # a typed word's other spellings ("next" for n) are for the help
+            names = names[:1]
         if not names:
             continue
         old = merged.get(binding.label)
@@ -110,6 +112,7 @@ _KIND_TITLES: dict[Kind, str] = {
     "confirm": "Asked whether to show the solution",
     "predict": "Predictions",
     "parsons": "Ordering the loop",
+    "ordered": "Ordering the loop, once the order is right",
     "question": "Quiz questions",
     "feedback": "Quiz feedback",
     "score": "The quiz score",
