@@ -263,8 +263,8 @@ def start(
             start_at = 0
     final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace))
     console = env.console(plain)
-    # A Prose in a Group wraps Chinese between characters and never breaks a `command`;
-    # printed bare, Rich would join it back into a plain Text.
+    # Prose (from render.inline) in a Group wraps Chinese between characters and never breaks
+    # a `command`; printed bare, Rich would join it back into a plain Text.
     if final.outcome == "finished":
         said = env.tr(msg("{ok} You finished “{title}”. `gradtutor list` shows the course.",
                           ok=_look(env, plain).ok, title=lesson.title))
@@ -279,7 +279,8 @@ def start(
                           "`gradtutor start {lesson}` to go on.", step=final.index + 1,
                           total=len(lesson.steps), lesson=lesson.id))
         style = ""
-    console.print(Group(Prose(said, style=style, keep=said.split("`")[1::2])))
+    # the command to type shows as code, as in the lesson's text (as written when plain)
+    console.print(Group(render.inline(said, _look(env, plain), style)))
 
 
 @app.command("list", help=msg("List the lessons with your progress in each.\n\n"
