@@ -83,10 +83,13 @@ class Term:
         self.child.setwinsize(rows, columns)
 
     def end(self) -> int:
+        """Wait for the process to exit; its exit status (128+n for signal n)."""
         self.child.expect(pexpect.EOF, timeout=15)
         self.raw += self.child.before or ""
         self.child.close()
-        return int(self.child.exitstatus if self.child.exitstatus is not None else -1)
+        if self.child.signalstatus is not None:
+            return 128 + int(self.child.signalstatus)
+        return int(self.child.exitstatus)
 
 
 @pytest.fixture(scope="module")

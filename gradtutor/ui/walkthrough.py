@@ -176,7 +176,8 @@ def make_io(env: Environment, plain: bool, look: Look) -> Iterator[Io]:
         try:
             yield io
         finally:
-            full.leave()
+            with _ignoring_interrupts():  # a late Ctrl-C must not cut the restore short
+                full.leave()
 
 
 @contextlib.contextmanager
