@@ -67,7 +67,7 @@ _NEXT, _BACK, _HELP, _QUIT = msg("next"), msg("back"), msg("help"), msg("quit")
 _SCROLL = msg("scroll")
 HELP = Binding("help", ("?", "f1"), ("?", "help"), _HELP, msg("show or hide this help"),
                legend=1)
-QUIT = Binding("quit", ("q", "ctrl-c", "eof"), ("q", "quit"), _QUIT,
+QUIT = Binding("quit", ("q", "ctrl-c"), ("q", "quit"), _QUIT,
                msg("quit; your place is saved"), legend=1)
 BACK = Binding("back", ("left", "b"), ("b", "back"), _BACK, msg("the previous step"), legend=2)
 # Where b is a choice letter, ← alone goes back.
@@ -225,12 +225,12 @@ def find_word(kind: Kind, word: str) -> Binding | None:
 KEY_NAMES: dict[str, str] = {
     "right": "→", "left": "←", "up": "↑", "down": "↓", "enter": "Enter", "space": "space",
     "pgup": "PgUp", "pgdn": "PgDn", "home": "Home", "end": "End", "esc": "Esc", "f1": "F1",
-    "ctrl-c": "Ctrl-C", "eof": "Ctrl-D", "wheel-up": "wheel", "wheel-down": "wheel",
+    "ctrl-c": "Ctrl-C", "ctrl-d": "Ctrl-D", "wheel-up": "wheel", "wheel-down": "wheel",
     "insert": "Insert", "delete": "Delete", "shift-tab": "Shift-Tab", "tab": "Tab",
     "backspace": "Backspace", **{f"f{n}": f"F{n}" for n in range(1, 13)},
 }
 # Keys the legend leaves to the help: second ways to do what a shown key does.
-_QUIET = frozenset({"ctrl-c", "eof", "wheel-up", "wheel-down", "f1", "k", "j"})
+_QUIET = frozenset({"ctrl-c", "wheel-up", "wheel-down", "f1", "k", "j"})
 
 
 def key_name(key: str, last_letter: str = "") -> str:

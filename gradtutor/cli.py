@@ -221,7 +221,7 @@ def _ask_finished(env: Environment, lesson: Lesson, saved_at: int, plain: bool) 
             key = env.stdin.readline().strip().lower()[:1] or "q"
         if key in choices:
             return key
-        if key in ("ctrl-c", "eof", "esc"):
+        if key in ("ctrl-c", "ctrl-d", "eof", "esc"):
             return "q"
 
 

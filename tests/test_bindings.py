@@ -110,6 +110,7 @@ def test_every_word_a_pipe_legend_names_is_understood(grad):
 
 
 @pytest.mark.parametrize("key", ["pgup", "pgdn", "home", "end", "insert", "delete", "f1",
+                                 "ctrl-d",
                                  "f5", "f12", "shift-tab", "esc", "tab", "unknown",
                                  "wheel-up", "wheel-down", "alt-x"])
 def test_keys_that_are_not_q_or_ctrl_c_never_quit(grad, key):
@@ -195,3 +196,13 @@ def test_the_windows_console_codes_name_the_same_keys():
     assert {WINDOWS_KEYS[c] for c in "HPMKIQGORS"} == {
         "up", "down", "right", "left", "pgup", "pgdn", "home", "end", "insert", "delete"}
     assert [WINDOWS_KEYS[c] for c in ";<=>?@ABCD"] == [f"f{n}" for n in range(1, 11)]
+
+
+def test_a_terminal_that_is_gone_quits_where_the_learner_is(grad):
+    from gradtutor.ui.walkthrough import Io
+
+    console = Console(file=io.StringIO())
+    gone = Io(console, keys=True, stdin=io.StringIO(), read_key=lambda timeout: "eof")
+    assert gone.next_event(grad, states(grad)["slide"]) == "quit"
+    ctrl_d = Io(console, keys=True, stdin=io.StringIO(), read_key=lambda timeout: "ctrl-d")
+    assert ctrl_d.next_event(grad, states(grad)["slide"]) == Unknown("Ctrl-D")

@@ -66,7 +66,9 @@ def _name(char: str) -> str:
         return "enter"
     if char == "\x03":
         return "ctrl-c"
-    if char in ("\x04", ""):
+    if char == "\x04":
+        return "ctrl-d"
+    if char == "":  # the terminal is gone
         return "eof"
     if char in ("\x7f", "\x08"):
         return "backspace"

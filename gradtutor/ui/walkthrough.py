@@ -142,6 +142,8 @@ class Io:
                     if self.full is not None:
                         self.full.resized()
                     continue
+                if key == "eof":  # the terminal is gone: stop where we are, progress is saved
+                    return "quit"
                 return key_event(lesson, state, key)
             if self.lines is None:
                 self.lines = LineReader(self.stdin, self.inbox.put)
