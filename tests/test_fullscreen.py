@@ -201,6 +201,30 @@ def test_a_resize_lays_the_screen_out_again(grad, tmp_path):
     assert term.end() == 0
 
 
+def test_a_resize_keeps_the_text_the_reader_was_at(grad, tmp_path):
+    term = Term(["start", "grad"], tmp_path, 60, 20)
+    term.shows("step 1 of")
+    total = 0
+    while not any("more lines above" in line for line in term.lines):
+        term.send(DOWN)
+        total += 1
+        time.sleep(0.1)
+        term.pump()
+        assert total < 5, "the first step does not scroll at 60x20"
+    for _ in range(4):
+        term.send(DOWN)
+    time.sleep(0.5)
+    term.pump()
+    top = next(line for line in term.lines[5:] if len(line.split()) >= 4)
+    words = top.split()[1:4]  # words from the middle of the first full line read
+    term.resize(70, 22)
+    term.wait("the same text near the top",  # the words may wrap apart: rows read as one
+              lambda lines: " ".join(words) in " ".join(" ".join(lines[3:9]).split())
+              and bool(LEGEND.search(lines[-1])))
+    term.send("q")
+    assert term.end() == 0
+
+
 @pytest.mark.parametrize("how", ["q", "ctrl-c"])
 def test_the_terminal_is_restored_when_the_tutor_ends(grad, tmp_path, how):
     term = Term(["start", "grad"], tmp_path, 80, 24)
