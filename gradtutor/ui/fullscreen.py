@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.control import Control
 from rich.segment import ControlType, Segment
 from rich.text import Text
 
-from gradtutor.bindings import TABLES, ViewAction, shown_keys
+from gradtutor.bindings import TABLES, Kind, ViewAction, shown_keys
 from gradtutor.i18n import msg
 from gradtutor.ui import viewport
 from gradtutor.ui.render import MAX_WIDTH, Look, key_text
+from gradtutor.ui.screen import Screen
 
 Lines = list[list[Segment]]
 _ERASE_LINE = Control((ControlType.ERASE_IN_LINE, 0)).segment
@@ -61,7 +62,7 @@ class FullScreen:
         self.size = size
         self.look = look
         self.place = viewport.Place()
-        self.screen: RenderableType | None = None
+        self.screen: Screen | None = None
         self.body: list[str] = []  # the body's lines as text, to see what changed
         self.starts: list[int] = []
         self.rows = 0
@@ -88,9 +89,9 @@ class FullScreen:
 
     # --- drawing ----------------------------------------------------------------------
 
-    def show(self, screen: RenderableType, follow: bool) -> None:
-        """Draw `screen` (a `walkthrough.Screen`). A new page opens at its top; on the same
-        page, with `follow`, what changed is scrolled into view."""
+    def show(self, screen: Screen, follow: bool) -> None:
+        """Draw `screen`. A new page opens at its top; on the same page, with `follow`, what
+        changed is scrolled into view."""
         self.screen = screen
         self._draw(follow=follow)
 
@@ -115,10 +116,9 @@ class FullScreen:
                                self.place.offset(self.starts, len(self.body)))
 
     def _draw(self, follow: bool) -> None:
-        from gradtutor.ui.walkthrough import Screen
-
         screen = self.screen
-        assert isinstance(screen, Screen)
+        if screen is None:
+            return
         columns, rows = self.size()
         self.last_size = (columns, rows)
         width = max(20, min(columns, MAX_WIDTH))
@@ -171,15 +171,17 @@ class FullScreen:
             return max(0, min(offset, viewport.max_offset(len(text), space)))
         return viewport.reveal(first, last, len(text), space, offset)
 
-    def _marker(self, kind: str, count: int, up: bool) -> Text:
-        keys = [b for b in TABLES[kind]  # type: ignore[index]
+    def _marker(self, kind: Kind, count: int, up: bool) -> Text:
+        """The row that stands for `count` lines out of view, and the keys that bring them."""
+        keys = [b for b in TABLES[kind]
                 if b.action in (("page-up", "line-up") if up else ("page-down", "line-down"))]
         names = [key_text(k, self.look) for b in keys for k in shown_keys(b, True, quiet=True)]
         arrow = ("^" if up else "v") if self.look.plain else ("▲" if up else "▼")
         words = (msg("{count} more lines above: {keys}", count=count, keys=", ".join(names))
                  if up else
                  msg("{count} more lines below: {keys}", count=count, keys=", ".join(names)))
-        return Text(f"{arrow} {self.look.tr(words)}", style="" if self.look.plain else "reverse")
+        return Text(f"{arrow} {self.look.tr(words)}", style="" if self.look.plain else "reverse",
+                    no_wrap=True, overflow="ellipsis")  # one row, however narrow
 
 
 def changed(old: list[str], new: list[str]) -> tuple[int, int]:

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from gradtutor import progress as prog
-from gradtutor.bindings import Kind, Scroll, beneath, screen_kind
+from gradtutor.bindings import Scroll, beneath, screen_kind
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
 from gradtutor.i18n import msg
@@ -33,9 +33,10 @@ from gradtutor.store import ProgressStore, now_iso
 from gradtutor.ui import render
 from gradtutor.ui.fullscreen import FullScreen
 from gradtutor.ui.keys import TimedReader, timed_reader
-from gradtutor.ui.legend import Legend, entries, help_body
+from gradtutor.ui.legend import help_body
 from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look
+from gradtutor.ui.screen import Screen
 from gradtutor.walk import (
     Finished,
     QuizAnswered,
@@ -223,39 +224,6 @@ def _resize_signal() -> Iterator[int | None]:
         signal.signal(winch, previous)
         os.close(read)
         os.close(write)
-
-
-class Screen:
-    """Everything one screen shows: the header (lesson, step, progress), the body's parts,
-    a notice, and the key legend of its kind of screen. Drawn as one column it is the
-    screen of a pipe (and of tests); the full screen pins the header and the footer and
-    scrolls the parts. `page` names what the body is a page of: another page opens at its
-    top."""
-
-    def __init__(self, header: RenderableType, parts: list[RenderableType], notice: str,
-                 kind: Kind, keys: bool, look: Look, last_letter: str, page: object) -> None:
-        self.header = header
-        self.parts = parts
-        self.notice = notice
-        self.kind = kind
-        self.keys = keys
-        self.look = look
-        self.last_letter = last_letter
-        self.page = page
-
-    def footer(self, scrollable: bool) -> RenderableType:
-        """The notice, if any, and the legend; with `scrollable`, the legend says how to
-        scroll."""
-        legend = Legend(entries(self.kind, self.keys, self.last_letter, scrollable), self.look)
-        if not self.notice:
-            return legend
-        return Group(Text(""), Prose("! " + self.look.tr(self.notice), style="bold yellow"),
-                     legend)
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self.header
-        yield from self.parts
-        yield self.footer(scrollable=False)
 
 
 def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
