@@ -19,7 +19,6 @@ import pytest
 
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Lesson, Quiz
-from gradtutor.ui import viewport
 
 pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal"),
               pytest.mark.slow]
@@ -278,22 +277,3 @@ def test_sigterm_quits_calmly_and_restores_the_terminal(grad, tmp_path):
     term.end()
     assert restored(term.raw)
     assert "Traceback" not in term.raw
-
-
-def test_the_window_arithmetic_never_loses_a_line():
-    for total in range(0, 40):
-        for rows in range(1, 12):
-            seen: set[int] = set()
-            offset = 0
-            while True:
-                shown = viewport.window(total, rows, offset)
-                rows_used = (shown.end - shown.start) + bool(shown.above) + bool(shown.below)
-                assert rows_used <= rows
-                if rows >= 3:
-                    assert shown.above == shown.start and shown.below == total - shown.end
-                seen |= set(range(shown.start, shown.end))
-                new = viewport.scroll("page-down", total, rows, offset)
-                if new == offset:
-                    break
-                offset = new
-            assert seen == set(range(total)), (total, rows)

@@ -1,0 +1,83 @@
+"""The viewport's arithmetic: which body lines a terminal shows, how keys move them, how a
+new verdict is brought into view, and how the reader's place survives a re-wrap."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gradtutor.ui import viewport
+from gradtutor.ui.fullscreen import changed
+
+totals = st.integers(min_value=0, max_value=200)
+rows = st.integers(min_value=1, max_value=60)
+
+
+@given(totals, rows, st.integers(min_value=-5, max_value=300))
+def test_a_window_never_needs_more_rows_than_there_are(total, height, offset):
+    shown = viewport.window(total, height, offset)
+    used = (shown.end - shown.start) + bool(shown.above) + bool(shown.below)
+    assert 0 <= shown.start <= shown.end <= total
+    assert used <= height
+    if height >= 3:  # each marker counts exactly the lines it stands for
+        assert shown.above == shown.start and shown.below == total - shown.end
+    if total <= height:
+        assert (shown.start, shown.end) == (0, total)
+
+
+@given(totals, rows)
+def test_paging_down_from_the_top_shows_every_line_and_ends_at_the_end(total, height):
+    seen: set[int] = set()
+    offset = 0
+    for _ in range(total + 2):
+        shown = viewport.window(total, height, offset)
+        seen |= set(range(shown.start, shown.end))
+        new = viewport.scroll("page-down", total, height, offset)
+        if new == offset:
+            break
+        offset = new
+    assert seen == set(range(total))
+    assert viewport.at_end(total, height, offset)
+
+
+@given(totals, rows, st.integers(min_value=0, max_value=200))
+def test_home_and_end_reach_the_two_ends(total, height, offset):
+    assert viewport.window(total, height, viewport.scroll("top", total, height, offset)).start == 0
+    bottom = viewport.scroll("bottom", total, height, offset)
+    assert viewport.window(total, height, bottom).end == total
+
+
+@given(st.integers(min_value=1, max_value=200), st.integers(min_value=3, max_value=60),
+       st.data())
+def test_reveal_brings_what_changed_into_view_or_its_top_to_the_top(total, height, data):
+    start = data.draw(st.integers(min_value=0, max_value=total - 1))
+    end = data.draw(st.integers(min_value=start + 1, max_value=total))
+    offset = data.draw(st.integers(min_value=0, max_value=total))
+    shown = viewport.window(total, height, viewport.reveal(start, end, total, height, offset))
+    if shown.start <= start and end <= shown.end:
+        return  # all of it is on view
+    assert shown.start == start or shown.start == viewport.max_offset(total, height)
+    assert shown.start <= start < shown.end  # at least its top is
+
+
+@given(st.lists(st.integers(min_value=1, max_value=30), min_size=1, max_size=8), st.data())
+def test_a_place_names_the_same_line_again(sizes, data):
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    total = sum(sizes)
+    offset = data.draw(st.integers(min_value=0, max_value=total - 1))
+    place = viewport.place_at(offset, starts, total, "page")
+    assert place.offset(starts, total) == offset
+
+
+def test_a_place_keeps_its_part_when_the_text_rewraps():
+    # a part of 20 lines, read from its 10th, wraps to 30 lines in a narrower terminal
+    place = viewport.place_at(10 + 5, [0, 5, 25], 40, "page")
+    assert place.offset([0, 7, 37], 50) == 7 + 15
+
+
+def test_what_changed_is_what_lies_between_the_lines_both_share():
+    old = ["title", "task", "not checked yet", "legend"]
+    new = ["title", "task", "hint 1", "verdict", "legend"]
+    assert changed(old, new) == (2, 4)
+    assert changed(new, new) == (5, 5)  # nothing: an empty range
+    assert changed([], new) == (0, 5)
