@@ -13,7 +13,7 @@ import copy
 import dataclasses
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -487,7 +487,7 @@ def check(
         if exercise_id is None:
             raise GradtutorError(msg("name the exercise to check"),
                                  msg("for example `gradtutor check read-grad FILE`; "
-                                     "exercises: {ids}", ids=", ".join(course.exercises())))
+                                     "exercises: {ids}", ids=_listed(course.exercises())))
         if exercise_id not in orderings and exercise_id not in course.exercises():
             raise GradtutorError(msg("no exercise '{exercise}'", exercise=exercise_id),
                                  exercise_hint(exercise_id, [*course.exercises(), *orderings]))
@@ -529,6 +529,13 @@ def check(
     raise typer.Exit(int(ExitCode.OK if passed else ExitCode.FAILED))
 
 
+def _listed(items: Iterable[str]) -> str:
+    """Names as one phrase, with the learner's language's commas (`a, b` or `a、b`)."""
+    from gradtutor.checking.feedback import listed
+
+    return listed(list(items))
+
+
 def _order_file_hint(step: Parsons) -> str:
     """What an answer file to a line-ordering step holds; its lines in the order the step
     starts from, so the hint gives nothing away."""
@@ -558,7 +565,7 @@ def _exercise_to_watch(course: Course, exercise_id: str | None,
         return lesson, exercise
     found = prog.exercise_to_practise(course.lessons, progress)
     if found is None:
-        names = ", ".join(course.exercises())
+        names = _listed(course.exercises())
         if not names:
             raise GradtutorError(msg("these lessons have no exercises"),
                                  msg("`gradtutor list` shows them"))

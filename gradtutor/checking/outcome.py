@@ -223,6 +223,9 @@ def what_went_wrong(error: dict[str, Any]) -> str:
         return msg("your code tried to read input (input() or sys.stdin), but a check has no "
                    "one to type it")
     if message:
+        # the sentence around it supplies the full stop: "... calling backward." not "..".
+        if message.endswith(".") and not message.endswith(".."):
+            message = message[:-1]
         return msg("your code raised {kind}: {message}", kind=kind, message=message)
     return msg("your code raised {kind}", kind=kind)
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from gradtutor.checking.verdict import Verdict
 from gradtutor.errors import GradtutorError
+from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 from gradtutor.walk_practice import CheckDone, CheckFailed, SnippetDone, SnippetFailed
 
@@ -139,16 +140,28 @@ class Background:
             try:
                 result = self._checker.run_snippet(job.code, show=job.show, series=job.series)
             except Exception as exc:  # noqa: BLE001 - one failed run must not end the tutor
-                return SnippetFailed(job.step_id, f"The code could not be run "
-                                                  f"({type(exc).__name__}: {exc}).")
+                return SnippetFailed(job.step_id, msg("The code could not be run ({error}).",
+                                                      error=_error(exc)))
             return SnippetDone(job.step_id, result)
         exercise_id = job.exercise.id
         try:
             verdict = self._checker.check(job.exercise, job.path, seed=secrets.randbelow(2**31))
         except GradtutorError as exc:
-            hint = f" ({exc.hint})" if exc.hint else ""
-            return CheckFailed(exercise_id, f"Could not check: {exc.message}{hint}.")
+            return CheckFailed(exercise_id, (
+                msg("Could not check: {problem} ({hint}).", problem=exc.message, hint=exc.hint)
+                if exc.hint else msg("Could not check: {problem}.", problem=exc.message)))
         except Exception as exc:  # noqa: BLE001 - one failed check must not end the tutor
-            return CheckFailed(exercise_id, f"The check itself failed ({type(exc).__name__}: "
-                                            f"{exc}); c tries again, `gradtutor check` shows more.")
+            return CheckFailed(exercise_id, msg(
+                "The check itself failed ({error}); c tries again, `gradtutor check` shows "
+                "more.", error=_error(exc)))
         return CheckDone(exercise_id, verdict)
+
+
+
+def _error(exc: Exception) -> str:
+    """An exception as `Kind: message` (data, in English as Python said it), without the
+    full stop that the sentence around it supplies."""
+    text = str(exc).rstrip()
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

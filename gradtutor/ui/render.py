@@ -20,6 +20,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from gradtutor.checking.feedback import listed
 from gradtutor.i18n import ENGLISH, Translator, Untranslated, msg
 from gradtutor.lessons.model import (
     LETTERS,
@@ -260,7 +261,7 @@ def feedback_body(question: Question, number: int, total: int, selected: frozens
                   look: Look) -> RenderableType:
     """The verdict on one answer, and why each choice is right or wrong."""
     right = answer_is_right(question, selected)
-    letters = ", ".join(LETTERS[i] for i in sorted(question.correct))
+    letters = listed([LETTERS[i] for i in sorted(question.correct)])
     verdict = (Prose(f"{look.ok} " + look.tr(msg("Correct!")), style="bold green") if right else
                Prose(f"{look.bad} " + look.tr(msg("Not quite: the answer is {letters}.",
                                                   letters=letters)), style="bold red"))

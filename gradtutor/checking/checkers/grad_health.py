@@ -190,7 +190,7 @@ def describe(info: dict[str, Any], max_norm: float) -> str:
     if info["none"]:
         return "None"
     if info["nan"] or info["inf"]:
-        parts = [f"{info[k]} {k}" for k in ("nan", "inf") if info[k]]
+        parts = [msg("{count} {kind}", count=info[k], kind=k) for k in ("nan", "inf") if info[k]]
         return msg("{counts} of {numel} entries", counts=joined(parts), numel=info["numel"])
     if info["norm"] == 0:
         return msg("all zeros")
