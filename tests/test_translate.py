@@ -42,6 +42,7 @@ from gradtutor.lessons.translate import (
     main,
     parse_translation,
     report_lines,
+    same_code,
     shape_differences,
     skeleton,
     translation_file,
@@ -71,6 +72,13 @@ def fresh_entries(lesson: Lesson, translation: Translation) -> dict[FieldKey, tu
     return {key: (english, entry.text) for key, english in lesson_texts(lesson)
             if (entry := translation.entries.get(key)) is not None and entry.text is not None
             and entry.source == fingerprint(english)}
+
+
+def prose_entries(lesson: Lesson, translation: Translation) -> dict[FieldKey, tuple[str, str]]:
+    """`fresh_entries` that are markdown: not a starter, which is code with its comments
+    translated."""
+    return {key: pair for key, pair in fresh_entries(lesson, translation).items()
+            if key.path != "starter"}
 
 
 def text_at(lesson: Lesson, key: FieldKey) -> str:
@@ -297,8 +305,43 @@ def test_code_and_identifiers_never_change(grad: Lesson, zh: Translation) -> Non
         assert getattr(after, "code", None) == getattr(before, "code", None)
         if isinstance(before, Exercise):
             assert isinstance(after, Exercise)
-            assert (after.starter, after.solution, after.checker, after.function) == (
-                before.starter, before.solution, before.checker, before.function)
+            assert (after.solution, after.checker, after.function) == (
+                before.solution, before.checker, before.function)
+            assert same_code(before.starter, after.starter), before.id  # comments may differ
+
+
+def test_a_starter_has_its_comments_translated_and_its_code_kept(grad: Lesson,
+                                                                  zh: Translation) -> None:
+    localized, report = localize(grad, zh, "zh-CN")
+    exercise = next(s for s in localized.steps if isinstance(s, Exercise) and "#" in s.starter)
+    comments = [line.split("#", 1)[1] for line in exercise.starter.splitlines() if "#" in line]
+    assert comments and all(re.search("[\u4e00-\u9fff]", c) for c in comments)
+    assert not isinstance(exercise.starter, Untranslated)
+    assert report.recoded == ()
+
+
+def test_a_translated_starter_that_changes_the_code_is_shown_in_english(
+        grad: Lesson, zh: Translation) -> None:
+    exercise = next(s for s in grad.steps if isinstance(s, Exercise) and "..." in s.starter)
+    key = FieldKey(exercise.id, "starter")
+    cheat = zh.entries[key]._replace(text=zh.entries[key].text.replace("...", "return 1"))
+    localized, report = localize(grad, zh._replace(entries={**zh.entries, key: cheat}), "zh-CN")
+    found = localized.steps[localized.index_of(exercise.id) or 0]
+    assert isinstance(found, Exercise)
+    assert found.starter == exercise.starter and isinstance(found.starter, Untranslated)
+    assert report.recoded == (key,) and report.shows_english(exercise.id, "starter")
+    lines = report_lines(report)
+    assert "1 with changed code" in lines[0]
+    assert any(f"step {exercise.id} starter" in line and "only its comments" in line
+               for line in lines)
+
+
+def test_same_code_ignores_comments_and_nothing_else() -> None:
+    code = "def f(x):\n    y = x  # keep it\n    # then\n    return y\n"
+    assert same_code(code, "def f(x):\n    y = x  # 保留\n    # 然后\n    # 返回\n    return y\n")
+    assert not same_code(code, code.replace("return y", "return x"))
+    assert not same_code(code, code.replace("    return", "        return"))
+    assert not same_code(code, code.replace("# then", "then"))
 
 
 def test_an_entry_for_a_code_field_is_unused_and_the_code_stays(grad: Lesson,
@@ -366,7 +409,7 @@ def structure(text: str) -> dict[str, Any]:
 
 def test_each_translation_keeps_the_markdown_of_its_english(grad: Lesson,
                                                            zh: Translation) -> None:
-    different = [key for key, (english, chinese) in fresh_entries(grad, zh).items()
+    different = [key for key, (english, chinese) in prose_entries(grad, zh).items()
                  if structure(english) != structure(chinese)]
     assert different == []
 
@@ -374,7 +417,7 @@ def test_each_translation_keeps_the_markdown_of_its_english(grad: Lesson,
 def test_translated_paragraphs_are_not_wrapped(grad: Lesson, zh: Translation) -> None:
     """A line break inside a paragraph renders as a space, which Chinese does not use
     between words: each paragraph and list item of a translation is one line."""
-    wrapped = [key for key, (_, chinese) in fresh_entries(grad, zh).items()
+    wrapped = [key for key, (_, chinese) in prose_entries(grad, zh).items()
                if any(c.type == "softbreak" for t in _MD.parse(chinese) if t.type == "inline"
                       for c in (t.children or []))]
     assert wrapped == []

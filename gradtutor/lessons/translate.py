@@ -48,7 +48,7 @@ PROSE: dict[str, tuple[str, ...]] = {
     "Quiz": ("title", "intro"),
     "Question": ("prompt",),
     "Choice": ("text", "why"),
-    "Exercise": ("title", "prompt", "why"),
+    "Exercise": ("title", "prompt", "starter", "why"),
     "Mutant": ("mistake",),
     "Predict": ("title", "prompt"),
     "Parsons": ("title", "prompt"),
@@ -79,6 +79,9 @@ ITEMS: dict[str, dict[str, Callable[[int, Any], str]]] = {
     "Predict": {"choices": _by_letter},
     "Parsons": {"lines": _by_id},
 }
+# Code whose comments are translated: the translation must be the same code, token for token,
+# with only its comments changed (`same_code`); otherwise the English is shown.
+COMMENTED_CODE: dict[str, tuple[str, ...]] = {"Exercise": ("starter",)}
 # A single record inside another that holds prose.
 NESTED: dict[str, tuple[str, ...]] = {"Demo": ("chart",)}
 # Kept exactly as written in every language: code, identifiers, answer keys, settings.
@@ -87,7 +90,7 @@ KEPT: dict[str, tuple[str, ...]] = {
     "Slide": ("kind", "id", "code"),
     "Quiz": ("kind", "id", "pass_mark"),
     "Question": ("id", "answer", "code"),
-    "Exercise": ("kind", "id", "checker", "function", "starter", "solution", "timeout"),
+    "Exercise": ("kind", "id", "checker", "function", "solution", "timeout"),
     "Mutant": ("id", "replace", "fails"),
     "Replacement": ("find", "with_"),
     "Predict": ("kind", "id", "code", "show", "answer"),
@@ -486,6 +489,7 @@ class Report(NamedTuple):
     reshaped: tuple[Reshaped, ...] = ()
     mismatch: str | None = None  # why the whole file could not be used
     english: frozenset[FieldKey] = frozenset()
+    recoded: tuple[FieldKey, ...] = ()  # translated code that is not the English code
 
     def shows_english(self, step: str | None, path: str) -> bool:
         """Whether this text fell back to English (for tools; the renderer reads it from the
@@ -517,6 +521,11 @@ def localize(lesson: Lesson, translation: Translation | None,
     keys: dict[FieldKey, str] = {}
     missing: list[FieldKey] = []
     stale: list[Stale] = []
+    recoded: list[FieldKey] = []
+    kinds = {step.id: type(step).__name__ for step in lesson.steps}
+
+    def is_commented_code(step: str | None, field_path: str) -> bool:
+        return step is not None and field_path in COMMENTED_CODE.get(kinds[step], ())
 
     def pick(step: str | None) -> Callable[[str, str], str]:
         def choose(field_path: str, english: str) -> str:
@@ -530,6 +539,9 @@ def localize(lesson: Lesson, translation: Translation | None,
             if entry.source != now:
                 stale.append(Stale(key, entry.at, entry.source, now))
                 return Untranslated(english)
+            if is_commented_code(step, field_path) and not same_code(english, entry.text):
+                recoded.append(key)
+                return Untranslated(english)
             return entry.text
         return choose
 
@@ -538,9 +550,10 @@ def localize(lesson: Lesson, translation: Translation | None,
     if any(new is not old for new, old in zip(steps, lesson.steps, strict=True)):
         localized = dataclasses.replace(localized, steps=steps)
     unused = _unused(lesson, keys, translation) if translation and mismatch is None else []
-    english = frozenset(missing) | {s.key for s in stale}
+    english = frozenset(missing) | {s.key for s in stale} | set(recoded)
     return localized, Report(lesson.id, language, path, len(keys), len(keys) - len(english),
-                             tuple(missing), tuple(stale), tuple(unused), (), mismatch, english)
+                             tuple(missing), tuple(stale), tuple(unused), (), mismatch, english,
+                             tuple(recoded))
 
 
 def check_translations(found: Sequence[tuple[Lesson, Path]], only: str | None = None,
@@ -602,10 +615,13 @@ def check_translation(lesson: Lesson, translation: Translation | None,
     if translation is None or report.mismatch is not None:
         return report
     reshaped = []
+    kinds = {step.id: type(step).__name__ for step in lesson.steps}
     for key, english in lesson_texts(lesson):
         entry = translation.entries.get(key)
         if entry is None or entry.text is None or key in report.english:
             continue
+        if key.path in COMMENTED_CODE.get(kinds.get(key.step or "", ""), ()):
+            continue  # code, not markdown: `same_code` has checked it
         differences = shape_differences(english, entry.text)
         if differences:
             reshaped.append(Reshaped(key, entry.at, differences))
@@ -642,6 +658,23 @@ def _unused(lesson: Lesson, keys: Mapping[FieldKey, str],
             out.append(Unused(str(key), entry.key_at, f"{owner} has no text '{key.path}'; "
                                                       f"{hint}"))
     return sorted(out, key=lambda u: (u.at, u.where))
+
+
+def same_code(english: str, translated: str) -> bool:
+    """Whether two pieces of Python are the same code, token for token and indent for indent,
+    whatever their comments say. Code that does not tokenize is the same only if identical."""
+    import io
+    import tokenize
+
+    def tokens(code: str) -> list[tuple[int, str]]:
+        skip = (tokenize.COMMENT, tokenize.NL)
+        return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(code).readline)
+                if t.type not in skip]
+
+    try:
+        return tokens(english) == tokens(translated)
+    except (tokenize.TokenError, SyntaxError):
+        return english == translated
 
 
 # --- markdown shape ---------------------------------------------------------------------------
@@ -719,6 +752,7 @@ def summary_line(report: Report) -> str:
     counts = [f"{len(report.missing)} missing" if report.missing else "",
               f"{len(report.stale)} stale" if report.stale else "",
               f"{len(report.unused)} unused" if report.unused else "",
+              f"{len(report.recoded)} with changed code" if report.recoded else "",
               f"{len(report.reshaped)} with different markdown" if report.reshaped else ""]
     detail = "; ".join(c for c in counts if c)
     return (f"{where}: {report.language} translation of lesson '{report.lesson_id}': "
@@ -739,6 +773,9 @@ def report_lines(report: Report) -> list[str]:
             f"text, then set `source: {stale.now}`")))
     for unused in report.unused:
         lines.append(_located(path, unused.at, f"unused: {unused.hint}"))
+    for key in report.recoded:
+        lines.append(f"{path}: code: {key}: shown in English, because the translation changes "
+                     "the code itself; translate only its comments")
     for shaped in report.reshaped:
         lines.append(_located(path, shaped.at, (
             f"markdown: {shaped.key}: {'; '.join(shaped.differences)}")))

@@ -344,6 +344,9 @@ def practice_preview(step: object, look: Look) -> RenderableType:
     code = getattr(step, "code", None) or getattr(step, "starter", None)
     if code:
         parts += [Text(""), code_block(str(code), look)]
+        mark = english_mark(code, look)  # a starter whose comments are not translated
+        if mark is not None:
+            parts.append(mark)
     if isinstance(step, Exercise):
         how = msg("Try it: save the starter above as {id}.py, fill it in, and run "
                   "`gradtutor check {id} {id}.py`.", id=step.id)
