@@ -58,7 +58,8 @@ def untranslated(checks: list[Any], catalog: dict[str, str]) -> list[str]:
 
     for check in checks:
         where = f"{check.name}={check.status}"
-        for part, text in (("message", check.message), ("help", check.help)):
+        for part, text in (("message", check.message), ("help", check.help),
+                           ("note", getattr(check, "note", ""))):
             if text and not isinstance(text, Msg):
                 problems.append(f"{where} {part}: {text!r} is not a message")
             known(f"{where} {part}", text)

@@ -224,6 +224,32 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
         def read_grad(w, loss_fn):
             loss_fn(w).backward()
     """, "returns-grad", r"no `return`"),
+    "read-grad/returns-backward": ("read-grad", """
+        def read_grad(w, loss_fn):
+            loss = loss_fn(w)
+            return loss.backward()
+    """, "returns-grad", r"^You returned None: backward\(\) returns None .*Return w\.grad after "
+                         r"the backward call\.$"),
+    "read-grad/returns-backward-of-the-call": ("read-grad", """
+        def read_grad(w, loss_fn):
+            return loss_fn(w).backward()
+    """, "returns-grad", r"^You returned None: backward\(\) returns None"),
+    "read-grad/autograd-grad": ("read-grad", """
+        import torch
+
+        def read_grad(w, loss_fn):
+            (grad,) = torch.autograd.grad(loss_fn(w), w)
+            return grad
+    """, "runs-backward", r"w\.grad stayed None: torch\.autograd\.grad, for one, returns the "
+                          r"gradient without storing it in \.grad"),
+    "two-backwards/same-loss-twice": ("two-backwards", """
+        def grad_after_two_backwards(w, loss_fn):
+            loss = loss_fn(w)
+            loss.backward()
+            loss.backward()
+            return w.grad
+    """, "graph-freed", r"already freed: backward\(\) frees the tensors its graph saved.*"
+                        r"compute the loss again, with loss_fn\(w\), for the second pass\.$"),
     "none-before-backward/single-value": ("none-before-backward", """
         def grad_before_and_after(w, loss_fn):
             loss_fn(w).backward()
@@ -561,6 +587,44 @@ def test_realistic_mistakes_fail_with_a_message_that_names_them(
         found = failing(checks, check)
         assert found, f"seed {seed}: {describe(checks)}"
         assert re.search(words, found.message, re.DOTALL), found.message
+
+
+@pytest.mark.slow
+def test_autograd_grad_is_not_blamed_as_clearing_w_grad(
+        results: dict[str, list[list[Check]]]) -> None:
+    for checks in results["mistake:read-grad/autograd-grad"]:
+        assert [(c.name, c.status) for c in checks] == [("runs-backward", "fail"),
+                                                         ("returns-grad", "pass")]
+        assert not any("cleared" in c.message for c in checks)
+
+
+@pytest.mark.slow
+def test_a_second_backward_on_a_freed_graph_quotes_pytorch_once_with_its_evidence(
+        results: dict[str, list[list[Check]]]) -> None:
+    for label in ("mistake:two-backwards/same-loss-twice", "mutant:two-backwards/same-graph-twice"):
+        for checks in results[label]:
+            assert [c.name for c in checks] == ["graph-freed"]
+            (check,) = checks
+            assert check.evidence is not None
+            said = [str(check.message), str(check.help)] + [
+                str(cell) for row in check.evidence.rows for cell in row]
+            error = "Trying to backward through the graph a second time"
+            assert sum(text.count(error) for text in said) == 1
+            assert check.evidence.rows[0][-1].startswith(f"RuntimeError: {error}")
+            assert "Traceback" not in " ".join(said)
+
+
+# What a hint must not hold: a line of the fix, which only the exercise's hint ladder gives.
+FIX_CODE = re.compile(r"\.backward\(|return |zero_grad\(|= None|before = |before, after")
+
+
+@pytest.mark.slow
+def test_hints_point_in_words_and_never_give_the_code_of_the_fix(
+        results: dict[str, list[list[Check]]]) -> None:
+    for label, runs in results.items():
+        for checks in runs:
+            for check in checks:
+                assert not FIX_CODE.search(check.help), (label, check.name, check.help)
 
 
 @pytest.mark.slow

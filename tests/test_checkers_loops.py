@@ -418,16 +418,16 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
                 loss_fn(w, batch).backward()
                 with torch.no_grad():
                     w -= lr * w.grad
-    """, "per-batch-gradient", r"^The second update used batch 1's gradient too: clear w\.grad "
-                               r"after each update\.$"),
+    """, "per-batch-gradient", r"^The second update used batch 1's gradient too: nothing "
+                               r"cleared w\.grad in between, and backward adds into it\.$"),
     "sgd/rebinds-outside-no-grad-message": ("manual-sgd", """
         def manual_sgd(w, loss_fn, batches, lr):
             for batch in batches:
                 loss = loss_fn(w, batch)
                 loss.backward()
                 w = w - lr * w.grad
-    """, "stays-leaf", r"^w is no longer a leaf: update it in place inside torch\.no_grad\(\) "
-                       r"\(w -= lr \* w\.grad\), not w = w - \.\.\.$"),
+    """, "stays-leaf", r"`w = w - \.\.\.` makes a new tensor and points your function's local "
+                       r"name w at it\. The caller's w never changes"),
     "sgd/rebinds-inside-no-grad-message": ("manual-sgd", """
         import torch
 
@@ -968,6 +968,35 @@ def test_the_fix_the_loop_starter_fails_in_chinese_with_the_numbers_of_the_run(
     assert [c["status"] for c in document["checks"]] == [c.status for c in checks]
     first = next(c for c in document["checks"] if c["status"] == "fail")
     assert re.search(r"[\u4e00-\u9fff]", first["message"] + first["help"])
+
+
+# The words a learner reads: the mistake and its evidence, never the code of the fix.
+
+# What a hint must not hold: a line of the fix, which only the exercise's hint ladder gives.
+FIX_CODE = re.compile(r"w -=|torch\.no_grad|\.backward\(|= None|for batch in")
+
+
+@pytest.mark.slow
+def test_manual_sgd_hints_point_in_words_and_never_give_the_fix(results: Results) -> None:
+    labels = [label for label in results if "manual-sgd" in label or ":sgd/" in label]
+    assert len(labels) > 10
+    for label in labels:
+        for checks in checks_of(results, label):
+            for check in checks:
+                assert not FIX_CODE.search(check.help), (label, check.name, check.help)
+
+
+@pytest.mark.slow
+def test_an_update_through_dot_data_passes_with_a_note_that_no_grad_is_the_safe_way(
+        results: Results) -> None:
+    for checks in checks_of(results, "style:manual-sgd/data"):
+        assert passed(checks), describe(checks)
+        update = next(c for c in checks if c.name == "update")
+        assert update.note == ("Your updates went through w.data: that works, but .data hides "
+                               "the change from autograd's checks; `with torch.no_grad():` is "
+                               "the safe way.")
+    for checks in checks_of(results, "style:manual-sgd/sub-in-place"):
+        assert passed(checks) and not any(c.note for c in checks)
 
 
 # Each check says what happened, with evidence from the run.

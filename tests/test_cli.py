@@ -461,3 +461,43 @@ def test_bare_gradtutor_and_options_before_the_command_in_a_real_process(tmp_pat
                             env=environ)
     assert (listed.returncode, listed.stderr) == (0, "")
     assert "Gradient basics" in listed.stdout
+
+
+def test_a_rebinding_update_is_explained_without_pytorch_internals_or_repeated_skips(cli,
+                                                                                      tmp_path):
+    # `w = w - lr * w.grad` reads .grad of a non-leaf: PyTorch warns from its C++ core
+    (tmp_path / "manual-sgd.py").write_text(
+        "def manual_sgd(w, loss_fn, batches, lr):\n"
+        "    for batch in batches:\n"
+        "        w.grad = None\n"
+        "        loss_fn(w, batch).backward()\n"
+        "        w = w - lr * w.grad\n")
+    code, out, err = cli("--plain", "check", "manual-sgd", "--workspace", str(tmp_path),
+                         width=200)
+    assert (code, err) == (1, "")
+    said = " ".join(out.split())
+    assert "makes a new tensor and points your function's local name w at it" in said
+    assert "Triggered internally" not in out and "Warning" not in out
+    assert "Your code printed" not in out
+    skipped = [line for line in out.splitlines() if line.startswith("- ")]
+    assert skipped == ["- backward-per-batch, per-batch-gradient, update: not run (not judged: "
+                       "see the other checks)"]
+    code, out, _ = cli("check", "manual-sgd", "--workspace", str(tmp_path), "--json")
+    checks = {c["name"]: c["status"] for c in json.loads(out)["checks"]}
+    assert checks == {"no-optimizer": "pass", "stays-leaf": "fail", "backward-per-batch": "skip",
+                      "per-batch-gradient": "skip", "update": "skip"}
+
+
+def test_an_update_through_dot_data_passes_with_a_note(cli, tmp_path):
+    (tmp_path / "manual-sgd.py").write_text(
+        "def manual_sgd(w, loss_fn, batches, lr):\n"
+        "    for batch in batches:\n"
+        "        w.grad = None\n"
+        "        loss_fn(w, batch).backward()\n"
+        "        w.data -= lr * w.grad\n")
+    code, out, _ = cli("check", "manual-sgd", "--workspace", str(tmp_path), "--json")
+    assert code == 0
+    notes = [c["note"] for c in json.loads(out)["checks"] if "note" in c]
+    assert len(notes) == 1 and "`with torch.no_grad():` is the safe way" in notes[0]
+    code, out, _ = cli("--plain", "check", "manual-sgd", "--workspace", str(tmp_path), width=200)
+    assert code == 0 and "note: Your updates went through w.data" in " ".join(out.split())

@@ -312,7 +312,7 @@ def failing_verdict() -> Verdict:
               Check("returns-grad", "fail",
                     msg("{subject} a tensor of zeros, not the gradient.",
                         subject=msg("You returned")),
-                    msg("after backward, return w.grad"),
+                    msg("run a backward pass on the loss before you read w.grad"),
                     Table(("w", "loss_fn(w)", msg("gradient"), msg("you returned")),
                           (("[1, 2]", "(w ** 2).sum()", "[2, 4]", "[0, 0]"),))))
     return Verdict("read-grad", overall(checks), checks, seed=7, duration_ms=12)
@@ -325,7 +325,7 @@ def test_to_json_says_messages_in_the_learners_language_and_keeps_names_and_stat
     assert english["checks"][1]["message"] == "You returned a tensor of zeros, not the gradient."
     zh_check = chinese_["checks"][1]
     assert zh_check["message"] == "你返回的是一个全零张量，而不是梯度。"
-    assert zh_check["help"] == "反向传播之后返回 w.grad"
+    assert zh_check["help"] == "读取 w.grad 之前，先对损失做一次反向传播"
     assert zh_check["evidence"] == {"columns": ["w", "loss_fn(w)", "梯度", "你返回的"],
                                     "rows": [["[1, 2]", "(w ** 2).sum()", "[2, 4]", "[0, 0]"]]}
     for key in ("exercise", "passed", "status", "seed", "duration_ms", "output"):
@@ -354,13 +354,14 @@ def test_the_check_screen_speaks_chinese_within_60_columns(plain: bool) -> None:
     out = shown(verdict_view(verdict, Look(plain=plain, tr=ZH)))
     assert "read-grad：还没通过" in out
     assert "runs-backward：通过" in out and "returns-grad：未通过" in out
-    assert "提示：" in out and "反向传播之后返回 w.grad" in out
+    assert "提示：" in out and "读取 w.grad 之前，先对损失做一次反向传播" in out
     assert ("种子 7，12 毫秒" if plain else "种子 7 · 12 毫秒") in out
     assert "[2, 4]" in out and "你返回的" in out
     assert all(cell_len(line) <= 60 for line in out.splitlines())
     assert not re.search(r"\b(passed|failed|hint|seed)\b", out)
     english = shown(verdict_view(verdict, Look(plain=plain)))
-    assert "read-grad: Not yet" in english and "hint: after backward, return w.grad" in english
+    assert "read-grad: Not yet" in english
+    assert "hint: run a backward pass on the loss" in english
 
 
 def test_the_check_screen_names_every_status_in_chinese() -> None:

@@ -164,3 +164,28 @@ def test_predict_snippets_show_their_answers_text() -> None:
             exec(step.code, namespace)
         answer = step.choices[ord(step.answer) - ord("a")].text
         assert str(eval(step.show, namespace)) == answer, step_id
+
+
+# The hint ladders: code of the solution appears only on the last rung, before `s`.
+
+def solution_lines(solution: str) -> set[str]:
+    """The solution's statements, each as written, without comments, `def` and `return`
+    lines of a single name (which any starter has too)."""
+    lines = {line.split("#")[0].strip() for line in solution.splitlines()}
+    return {line for line in lines if line and not line.startswith(("def ", "import ", "from "))
+            and line not in ("return", "pass")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_no_hint_before_the_last_gives_a_line_of_the_solution(lang: str) -> None:
+    from gradtutor.lessons.model import Exercise
+
+    exercises = [step for lesson in load_course(lang=lang).lessons for step in lesson.steps
+                 if isinstance(step, Exercise)]
+    assert len(exercises) >= 8
+    for step in exercises:
+        code = solution_lines(step.solution)
+        for rung, hint in enumerate(step.hints[:-1], start=1):
+            spans = set(hint.split("`")[1::2])
+            given = sorted(spans & code)
+            assert not given, f"{step.id} hint {rung} gives {given}"

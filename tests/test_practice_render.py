@@ -14,6 +14,7 @@ import pytest
 from rich.console import Console
 
 from gradtutor.checking.parsons import assembled, grade, initial_order
+from gradtutor.i18n import translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import (
     Chart,
@@ -380,6 +381,20 @@ def test_colour_only_in_the_fancy_look_and_never_the_only_sign() -> None:
 @pytest.fixture(scope="module")
 def grad():
     return load_course().find("grad")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_after_a_wrong_prediction_the_answer_never_reads_as_praise(lang: str) -> None:
+    # "✗ Not quite." then "The answer is b) ...: Right." would contradict itself
+    lesson = load_course(lang=lang).find("grad")
+    look = Look(plain=True) if lang == "en" else Look(plain=True, tr=translator(lang))
+    predicts = [step for step in lesson.steps if isinstance(step, Predict)]
+    assert predicts
+    for step in predicts:
+        answer = "abcd".index(step.answer)
+        for wrong in (i for i in range(len(step.choices)) if i != answer):
+            shown = text(predict_body(step, wrong, Result(shown="x"), look), width=200)
+            assert not re.search(r"\bRight\b|\bCorrect\b|正确|没错", shown), shown
 
 
 def practice_bodies(lesson, width: int, look: Look) -> list[tuple[str, object]]:

@@ -98,5 +98,5 @@ def neutralise_verdict(verdict: Verdict) -> Verdict:
     """The verdict with every string in it neutralised: output, and each check's message,
     help and evidence (which quote learner values, exception messages and type names)."""
     checks = tuple(Check(c.name, c.status, neutralise(c.message), neutralise(c.help),
-                         _table(c.evidence)) for c in verdict.checks)
+                         _table(c.evidence), neutralise(c.note)) for c in verdict.checks)
     return replace(verdict, checks=checks, output=neutralise(verdict.output))

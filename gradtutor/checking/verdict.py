@@ -26,14 +26,18 @@ class Table:
 
 @dataclass(frozen=True)
 class Check:
-    """One named check. `message` names the mistake in the learner's terms; `help` is a hint.
-    Both are `msg()` messages, so the shell can say them in the learner's language."""
+    """One named check. `message` names the mistake in the learner's terms and `evidence`
+    shows it from the run; `help` points in words at where to look, never at the code of the
+    fix (that comes only from the exercise's hint ladder); `note` is a remark shown even when
+    the check passed. All are `msg()` messages, so the shell can say them in the learner's
+    language."""
 
     name: str
     status: CheckStatus
     message: str
     help: str = ""
     evidence: Table | None = None
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,7 @@ def to_json(verdict: Verdict, tr: Translator = ENGLISH) -> dict[str, Any]:
                                  "rows": [[say(tr, cell) for cell in r]
                                           for r in c.evidence.rows]}}
                    if c.evidence else {}),
+                **({"note": say(tr, c.note)} if c.note else {}),
             }
             for c in verdict.checks
         ],

@@ -95,6 +95,7 @@ def evaluate(checker_name: str, function: str, source: str, filename: str, seed:
     cases = checker.cases(seed)
     send({"type": "expected", "cases": cases,
           "expected": [checker.expected(case) for case in cases]})
+    hide_internal_warnings()
     try:
         namespace = load_learner(source, filename)
     except BaseException as exc:  # noqa: BLE001 - whatever learner code raises is reported
@@ -115,6 +116,16 @@ def evaluate(checker_name: str, function: str, source: str, filename: str, seed:
         finally:
             case_trace.close()
     send({"type": "observed", "observed": observed})
+
+
+def hide_internal_warnings() -> None:
+    """Keep warnings that PyTorch raises from its C++ core ("Triggered internally at
+    /__w/pytorch/...") out of a check's output: they quote torch's own source lines, and the
+    verdict already names the mistake behind them (reading .grad of a tensor that is no longer
+    a leaf, say). The learner's own warnings still show."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=r"(?s).*Triggered internally at ")
 
 
 # How the worker ends when it could not say so on the result channel (runner.py reads these).

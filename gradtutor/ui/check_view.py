@@ -50,7 +50,41 @@ def check_line(check: Check, look: Look) -> RenderableType:
         # the label carries its own spacing: "hint: " in English, none after "：" in Chinese
         parts.append(Padding(Prose.assemble((tr(msg("hint: ")), "bold"),
                                            inline(say(tr, check.help), look)), (0, 0, 0, 2)))
+    if check.note:
+        parts.append(Padding(Prose.assemble((tr(msg("note: ")), "bold"),
+                                           inline(say(tr, check.note), look)), (0, 0, 0, 2)))
     return Group(*parts)
+
+
+def skipped_line(checks: list[Check], look: Look) -> RenderableType:
+    """Several checks not run for the same reason, as one line (wrapping under itself):
+    their names, then why."""
+    names = ", ".join(check.name for check in checks)
+    line = look.tr(msg("{names}: not run ({why})", names=names,
+                       why=say(look.tr, checks[0].message)))
+    symbol, style = _symbol("skip", look)
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(Text(symbol, style=style), Prose(line, style=style))
+    return grid
+
+
+def check_lines(checks: tuple[Check, ...], look: Look) -> list[RenderableType]:
+    """Each check as `check_line` draws it, except that a run of checks skipped for the same
+    reason ("not judged: see the other checks") is said once, on one line."""
+    lines: list[RenderableType] = []
+    at = 0
+    while at < len(checks):
+        run = [checks[at]]
+        while (at + len(run) < len(checks) and run[0].status == "skip"
+               and checks[at + len(run)].status == "skip"
+               and checks[at + len(run)].message == run[0].message
+               and not checks[at + len(run)].evidence and not run[0].evidence):
+            run.append(checks[at + len(run)])
+        lines.append(skipped_line(run, look) if len(run) > 1 else check_line(run[0], look))
+        at += len(run)
+    return lines
 
 
 class Evidence:
@@ -104,7 +138,7 @@ def verdict_view(verdict: Verdict, look: Look) -> RenderableType:
         *([Text(tr(timing), style="grey50")] if verdict.ran else []),
         Text(""),
     ]
-    parts += [check_line(check, look) for check in verdict.checks]
+    parts += check_lines(verdict.checks, look)
     if verdict.output.strip():
         printed = (msg("Your code printed (cut: it was longer):") if verdict.output_truncated
                    else msg("Your code printed:"))

@@ -69,7 +69,30 @@ def observe_returned(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any
     trace.watch({"w": w})
     returned = fn(w, build_loss(case["loss"]))
     return {"returned": plain(trace, returned), "returned_is_grad": returned is w.grad,
-            "grad_after": trace.values(w.grad), "events": list(trace.events)}
+            "grad_after": trace.values(w.grad), "events": list(trace.events),
+            "returns_backward": returns_backward(fn)}
+
+
+def returns_backward(fn: Any) -> bool:
+    """Whether `fn` ends in `return <...>.backward(...)`: a return that hands back what a
+    backward call gave, which is always None. Read from the bytecode: the call just before a
+    return is a call of a method or attribute named `backward`."""
+    import dis
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    try:
+        ops = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    except Exception:  # noqa: BLE001 - odd code objects are simply not recognised
+        return False
+    for at, op in enumerate(ops):
+        if op.opname != "RETURN_VALUE" or at == 0 or not ops[at - 1].opname.startswith("CALL"):
+            continue
+        names = [o.argval for o in ops[:at] if o.opname in ("LOAD_METHOD", "LOAD_ATTR")]
+        if names and names[-1] == "backward":
+            return True
+    return False
 
 
 def plain(trace: Any, value: Any) -> Any:
@@ -121,17 +144,22 @@ def ran(k: int) -> str:
 
 
 def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[str, Any],
-                 runs: int, aliased: bool = False) -> str:
+                 runs: int, aliased: bool = False, returned_backward: bool = False) -> str:
     """Why `value` (described as `subject`, e.g. `msg("You returned")`) is not the gradient.
 
     `runs` is how many backward passes reached w; `aliased` says the value was the very
-    tensor still in w.grad when the function returned.
+    tensor still in w.grad when the function returned; `returned_backward` that the function
+    returned what a backward call gave (`return loss.backward()`).
     """
     if value is None:
         if runs == 0:
             return msg("{subject} None: backward never ran, so w.grad was still None. "
                        "PyTorch creates .grad only when a backward pass reaches w.",
                        subject=subject)
+        if returned_backward:
+            return msg("{subject} None: backward() returns None (it stores the gradient in "
+                       "w.grad instead), so returning what backward() gave returns None. Return "
+                       "w.grad after the backward call.", subject=subject)
         if subject == RETURNED:
             return msg("{subject} None: w.grad was read before backward filled it, or the "
                        "function has no `return`.", subject=subject)

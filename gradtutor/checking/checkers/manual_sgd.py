@@ -30,9 +30,8 @@ ARITY = 4
 CASES = 3
 LOSSES = ("mse", "l1", "huber", "logistic")
 IN_PLACE_ON_LEAF = "a leaf Variable that requires grad is being used in an in-place operation"
-# Hints that are only code; messages all the same, so every hint has a translation.
-UPDATE = msg("w -= lr * w.grad")
-NO_GRAD_UPDATE = msg("with torch.no_grad(): w -= lr * w.grad")
+# A pointer to the evidence for an update that moved w by the wrong amount.
+COMPARE = msg("compare the last two columns: how w changed, and how it should have changed")
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
@@ -104,6 +103,7 @@ def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
     # the C attributes themselves, whatever learner code puts on torch.Tensor
     is_leaf = vars(torch._C.TensorBase)["is_leaf"].__get__
     requires_grad = vars(torch._C.TensorBase)["requires_grad"].__get__
+    version = vars(torch._C.TensorBase)["_version"].__get__
     w, loss_fn, batches = setup(case)
     trace.watch({"w": w})
 
@@ -135,7 +135,9 @@ def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
         raised = {"type": type(exc).__name__, "in_place_on_leaf": in_place}
     return {"events": [e for e in trace.events if e.get("event") != "forward"],
             "raised": raised, "final": trace.values(w), "final_leaf": bool(is_leaf(w)),
-            "final_requires_grad": bool(requires_grad(w))}
+            "final_requires_grad": bool(requires_grad(w)),
+            # every in-place change of w counts here, except one made through w.data
+            "version": int(version(w))}
 
 
 # --- judge: plain data only ---------------------------------------------------------------
@@ -151,13 +153,16 @@ def _leaf_problem(obs: dict[str, Any]) -> str | None:
         if not call["tensor"]:
             return msg("loss_fn was called with something that is not the tensor w.")
         if not call["requires_grad"]:
-            return msg("After your first update, w no longer requires grad: w = w - lr * w.grad "
-                       "inside torch.no_grad() makes a new tensor that autograd does not "
-                       "track, and the caller's w never changes. Update w in place: "
-                       "w -= lr * w.grad.")
+            return msg("After your first update, w no longer requires grad: `w = w - ...` "
+                       "inside torch.no_grad() makes a new tensor, which autograd does not "
+                       "track, and points your function's local name w at it. The caller's w "
+                       "never changes. Change the tensor w itself, in place.")
         if not call["is_leaf"]:
-            return msg("w is no longer a leaf: update it in place inside torch.no_grad() "
-                       "(w -= lr * w.grad), not w = w - ...")
+            return msg("After your first update, loss_fn got a different w: `w = w - ...` makes "
+                       "a new tensor and points your function's local name w at it. The "
+                       "caller's w never changes, and the new tensor is computed from w, so it "
+                       "is not a leaf and backward leaves its .grad empty. Change the tensor w "
+                       "itself, in place.")
         return msg("Your updates went to a new tensor, not the w you were given, so the "
                    "caller's w never changes: update w itself, in place.")
     if not obs["final_requires_grad"]:
@@ -182,7 +187,7 @@ def _updates(case: dict[str, Any], exp: dict[str, Any],
     if missing:
         return ((msg("loss_fn was never called with batch {batch}: make one update per batch, "
                      "in order.", batch=missing[0] + 1),
-                 msg("for batch in batches: ... loss_fn(w, batch) ...")),
+                 ""),
                 None, [])
     rows: list[tuple[str, ...]] = []
     previous: Vector | None = None
@@ -208,9 +213,9 @@ def _updates(case: dict[str, Any], exp: dict[str, Any],
         if grad is not None and not close(grad, g):
             if previous is not None and close(grad, add(previous, g)):
                 batch_problem = (msg("The {nth} update used batch {previous}'s gradient too: "
-                                     "clear w.grad after each update.", nth=nth, previous=k),
-                                 msg("w.grad = None after the update (or before each "
-                                     "backward)"))
+                                     "nothing cleared w.grad in between, and backward adds "
+                                     "into it.", nth=nth, previous=k),
+                                 msg("clear w.grad once per batch, before its backward pass"))
             else:
                 c = multiple(grad, g)
                 batch_problem = ((msg("Before the {nth} update, w.grad held {factor}× the "
@@ -252,20 +257,19 @@ def _update_problem(nth: str, moved: Vector, implied: Vector, grad: Vector,
                     lr: float) -> tuple[str, str]:
     if not any(moved):
         return (msg("The {nth} update did not change w.", nth=nth),
-                msg("loss.backward(), then inside torch.no_grad(): w -= lr * w.grad"))
+                msg("the update has to change the tensor w itself, the one you were given"))
     if close(implied, scale(grad, -1.0)):
         return (msg("The {nth} update added lr * grad: w moved uphill, and the loss grows.",
                     nth=nth),
-                msg("subtract: w -= lr * w.grad"))
+                msg("gradient descent steps against the gradient"))
     if close(scale(moved, -1.0), grad):
         return (msg("The {nth} update left out the learning rate: it subtracted the whole "
-                    "gradient.", nth=nth), UPDATE)
+                    "gradient.", nth=nth), COMPARE)
     c = multiple(implied, grad)
     if c is not None:
         return (msg("The {nth} update moved w by {factor}× lr * grad; it should move by "
-                    "exactly lr * grad.", nth=nth, factor=times(c)), UPDATE)
-    return (msg("The {nth} update did not change w by -lr * grad.", nth=nth),
-            msg("inside torch.no_grad(): w -= lr * w.grad"))
+                    "exactly lr * grad.", nth=nth, factor=times(c)), COMPARE)
+    return (msg("The {nth} update did not change w by -lr * grad.", nth=nth), COMPARE)
 
 
 def _flat(values: Any) -> Vector:
@@ -282,15 +286,13 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     stepped = [i for i in ran
                if any(e.get("event") == "before_step" for e in observed[i]["events"])]
     checks.append(Check("no-optimizer", "fail",
-                        msg("An optimizer's step() ran: here you write the update yourself."),
-                        msg("inside torch.no_grad(): w -= lr * w.grad"))
+                        msg("An optimizer's step() ran: here you write the update yourself."))
                   if stepped else
                   Check("no-optimizer", "pass", msg("you updated w without an optimizer")))
 
     leaf = {i: _leaf_problem(observed[i]) for i in ran}
     bad_leaf = [i for i in ran if leaf[i] is not None]
-    checks.append(Check("stays-leaf", "fail", leaf[bad_leaf[0]] or "",
-                        NO_GRAD_UPDATE)
+    checks.append(Check("stays-leaf", "fail", leaf[bad_leaf[0]] or "")
                   if bad_leaf else
                   Check("stays-leaf", "pass", msg("w stayed the same leaf tensor, requiring "
                                                   "grad")))
@@ -299,8 +301,7 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     judged = [i for i in ran if i not in bad_leaf and i not in in_place]
     backward = [p for p in (_backward_problem(cases[i], observed[i]) for i in judged) if p]
     not_judged = msg("not judged: see the other checks")
-    checks.append(Check("backward-per-batch", "fail", backward[0],
-                        msg("loss_fn(w, batch).backward() once per batch"))
+    checks.append(Check("backward-per-batch", "fail", backward[0])
                   if backward else
                   Check("backward-per-batch", "pass",
                         msg("one backward pass filled w.grad per batch"))
@@ -327,15 +328,20 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         checks.append(Check(
             "update", "fail",
             msg("w -= ... ran while autograd was recording: PyTorch refuses to change a leaf "
-                "that requires grad in place. Put the update inside a `with torch.no_grad():` "
-                "block."),
-            NO_GRAD_UPDATE))
+                "that requires grad in place while it records."),
+            msg("the update is not part of the loss: turn autograd's recording off while it "
+                "runs")))
     elif update:
         i = update[0]
         message, help_ = found[i][1]  # type: ignore[misc]
         checks.append(Check("update", "fail", message, help_, Table(columns, tuple(found[i][2]))))
     elif judged:
-        checks.append(Check("update", "pass", msg("each update was w -= lr * grad, in place")))
+        through_data = any(observed[i].get("version") == 0 for i in judged)
+        checks.append(Check(
+            "update", "pass", msg("each update was w -= lr * grad, in place"),
+            note=msg("Your updates went through w.data: that works, but .data hides the "
+                     "change from autograd's checks; `with torch.no_grad():` is the safe way.")
+            if through_data else ""))
     else:
         checks.append(Check("update", "skip", not_judged))
     return checks

@@ -61,8 +61,8 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         i = not_none[0]
         checks.append(Check("before-is-none", "fail",
                             before_message(cases[i], expected[i], observed[i], runs[i]),
-                            msg("read `before = w.grad` first, before any backward, and keep "
-                                "it as it is"),
+                            msg("read w.grad before any backward, and keep that value as it "
+                                "is"),
                             evidence(cases[i], (msg("before: w.grad then"), msg("your before")),
                                      None, observed[i]["before"])))
     else:
@@ -76,7 +76,7 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         checks.append(Check("runs-backward", "fail",
                             msg("Your function never ran backward on loss_fn(w), so no "
                                 "gradient reached w.grad."),
-                            msg("between the two reads, call loss_fn(w).backward()")))
+                            msg("run one backward pass on the loss between the two reads")))
     else:
         most = max(runs)
         checks.append(Check("runs-backward", "fail",
@@ -115,8 +115,7 @@ def returns_pair(observed: dict[str, Any]) -> Check:
         what = msg("a single tensor, {value}", value=fmt(returned))
     return Check("returns-pair", "fail",
                  msg("You returned {what}, not a pair: return both reads, as `before, after`.",
-                     what=what),
-                 msg("end with `return before, after`"))
+                     what=what))
 
 
 def before_message(case: dict[str, Any], expected: dict[str, Any], observed: dict[str, Any],

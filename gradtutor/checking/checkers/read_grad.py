@@ -44,8 +44,8 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         checks.append(Check(
             "returns-grad", "fail",
             not_the_grad(RETURNED, o["returned"], cases[i], expected[i], runs[i],
-                         o["returned_is_grad"]),
-            msg("after backward, return w.grad"),
+                         o["returned_is_grad"], bool(o.get("returns_backward"))),
+            "",
             evidence(cases[i], (msg("gradient"), msg("you returned")), expected[i]["grad"],
                      o["returned"])))
     else:
@@ -55,7 +55,8 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
              if not close(o["grad_after"], e["grad"])]
     if not stale:
         checks.append(Check("grad-kept", "pass", msg("w.grad holds the gradient afterwards")))
-    elif not wrong:  # a wrong return already names the mistake; say one thing at a time
+    elif not wrong and runs[stale[0]] > 0:
+        # a wrong return, or no backward at all, already names the mistake: one thing at a time
         i = stale[0]
         checks.append(Check("grad-kept", "fail", grad_not_kept(cases[i], expected[i],
                                                               observed[i]),
@@ -78,11 +79,18 @@ def runs_backward(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
                 msg("w.grad holds the gradient, but no backward pass put it there: your code "
                     "assigned w.grad itself (torch.autograd.grad, for one, returns the "
                     "gradient without touching .grad)."),
-                msg("call loss_fn(w).backward(): it fills w.grad for you"))
+                msg("let a backward pass fill w.grad for you"))
+        if close(observed[i]["returned"], expected[i]["grad"]):
+            return Check(
+                "runs-backward", "fail",
+                msg("You returned the right gradient, but no backward pass ran, so w.grad "
+                    "stayed None: torch.autograd.grad, for one, returns the gradient without "
+                    "storing it in .grad. This exercise is about the gradient that backward() "
+                    "stores in w.grad."))
         return Check("runs-backward", "fail",
                      msg("Your function never ran backward on loss_fn(w), so no gradient "
                          "reached w.grad."),
-                     msg("call loss_fn(w).backward() before you read w.grad"))
+                     msg("run a backward pass on the loss before you read w.grad"))
     most = max(runs)
     return Check("runs-backward", "fail",
                  msg("backward {ran}: each call adds into w.grad, so the gradient you read is "

@@ -126,8 +126,8 @@ def all_none(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         if all(s == "none" for group in states for s in group):
             continue
         return Check("all-none", "fail", why_not_none(states, obs["events"]),
-                     msg("call optimizer.zero_grad(), or set p.grad = None for every p in every "
-                         "group of optimizer.param_groups"),
+                     msg("every parameter, in every param group, must end with .grad set to "
+                         "None: the table shows which did not"),
                      grads_table(exp, obs))
     return Check("all-none", "pass", msg("every parameter's .grad was None afterwards"))
 

@@ -30,13 +30,33 @@ ARITY = 2
 WANT = 2  # backward passes, and so gradients' worth in w.grad
 
 
+# The start of what PyTorch raises for a second backward through a graph it already freed.
+GRAPH_FREED = "Trying to backward through the graph a second time"
+
 cases = leaf_cases
 expected = reference
-observe = observe_returned
+
+
+def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
+    """As `observe_returned`; a second backward through a freed graph is reported as data (the
+    first sentence of PyTorch's error), so that the judge can name the mistake."""
+    try:
+        return observe_returned(case, fn, trace)
+    except RuntimeError as exc:
+        said = str(exc)
+        if GRAPH_FREED not in said:
+            raise
+        first = said.strip().splitlines()[0]
+        end = first.find(". ")
+        return {"graph_freed": first[:end + 1] if end > 0 else first,
+                "events": list(trace.events)}
 
 
 def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
           observed: list[dict[str, Any]]) -> list[Check]:
+    freed = [i for i, o in enumerate(observed) if "graph_freed" in o]
+    if freed:
+        return [graph_freed(cases[freed[0]], expected[freed[0]], observed[freed[0]])]
     runs = [backward_runs(o) for o in observed]
     checks = [backward_twice(expected, observed, runs)]
 
@@ -46,8 +66,8 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         i = wrong[0]
         checks.append(Check("doubled", "fail",
                             not_doubled(cases[i], expected[i], observed[i], runs[i]),
-                            msg("run loss_fn(w).backward() twice, touch nothing in between, "
-                                "then return w.grad"),
+                            msg("compare w.grad after each backward with one gradient and "
+                                "with twice that"),
                             evidence(cases[i], expected[i], observed[i])))
     else:
         checks.append(Check("doubled", "pass", msg("w.grad held twice the gradient")))
@@ -67,7 +87,7 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
                             msg("You returned the right values, but afterwards w.grad was "
                                 "{what} after reading it. Leave w.grad as the two backward "
                                 "calls left it.", what=what),
-                            msg("return w.grad and leave it in place"),
+                            "",
                             evidence(cases[i], expected[i], observed[i])))
     return checks
 
@@ -90,8 +110,23 @@ def backward_twice(expected: list[dict[str, Any]], observed: list[dict[str, Any]
         message = msg("backward {ran}; this exercise needs exactly two calls, and each call "
                       "adds one gradient into w.grad.", ran=ran(n))
     return Check("backward-twice", "fail", message,
-                 msg("call loss_fn(w).backward() two times: compute the loss afresh for each "
-                     "call"))
+                 msg("two backward passes, each on a loss computed afresh"))
+
+
+def graph_freed(case: dict[str, Any], expected: dict[str, Any],
+                observed: dict[str, Any]) -> Check:
+    """The second backward went through the graph the first one had freed."""
+    steps = then([fmt(s) for s in accumulations(observed)]) or msg("no backward ran")
+    base = leaf_evidence(case, (msg("one gradient"),), expected["grad"])
+    return Check(
+        "graph-freed", "fail",
+        msg("Your second backward() went back through a graph the first one had already "
+            "freed: backward() frees the tensors its graph saved as soon as it has used them, "
+            "so the same loss cannot be differentiated again. Each backward pass needs a "
+            "fresh graph: compute the loss again, with loss_fn(w), for the second pass."),
+        "",
+        Table(base.columns + (msg("w.grad after each backward"), msg("PyTorch raised")),
+              ((*base.rows[0], steps, f"RuntimeError: {observed['graph_freed']}"),)))
 
 
 def not_doubled(case: dict[str, Any], expected: dict[str, Any], observed: dict[str, Any],
