@@ -7,6 +7,7 @@ import itertools
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,6 +60,53 @@ def first_wrong_by_hand(order: tuple[str, ...]) -> str:
 ALL_ORDERS = list(itertools.permutations(LOOP_IDS))
 
 
+def simulate(order: tuple[str, ...], leftovers: bool = True, passes: int = 3) -> list[Any]:
+    """What each pass's step() updated with when `order` runs as the body of a loop, as the
+    step's prompt describes it: `.grad` holds leftovers ("L") when the loop starts. Gradients
+    are sorted tuples of labels, "g1" being batch 1's; a pass that cannot run (a name not
+    yet made) stops the loop with "NameError"."""
+    grad: list[str] = ["L"] if leftovers else []
+    made: dict[str, int] = {}  # pred / loss -> the pass that made it
+    used: list[Any] = []
+    for k in range(1, passes + 1):
+        for line_id in order:
+            if line_id == "zero":
+                grad = []
+            elif line_id == "forward":
+                made["pred"] = k
+            elif line_id in ("loss", "backward"):
+                needs = "pred" if line_id == "loss" else "loss"
+                if needs not in made:
+                    return [*used, "NameError"]
+                if line_id == "loss":
+                    made["loss"] = made["pred"]
+                else:
+                    grad = [*grad, f"g{made['loss']}"]
+            else:
+                used.append(tuple(sorted(grad)))
+    return used
+
+
+def trains_on_its_own_batch(order: tuple[str, ...], leftovers: bool = True) -> bool:
+    return simulate(order, leftovers) == [("g1",), ("g2",), ("g3",)]
+
+
+def test_the_right_orders_are_those_that_step_on_their_own_batch_from_leftovers() -> None:
+    for order in ALL_ORDERS:
+        assert valid_by_hand(order) == trains_on_its_own_batch(order), order
+    # zero_grad last, as PyTorch's tutorials have written it, trains right only from an
+    # empty .grad: the prompt says this loop starts with leftovers
+    zero_last = ("forward", "loss", "backward", "step", "zero")
+    assert trains_on_its_own_batch(zero_last, leftovers=False)
+    assert simulate(zero_last) == [("L", "g1"), ("g2",), ("g3",)]
+
+
+def test_the_prompt_says_grad_holds_leftovers_when_the_loop_starts(loop: Parsons) -> None:
+    prompt = " ".join(loop.prompt.split())
+    assert "`.grad` already holds leftover gradients when the loop starts" in prompt
+    assert "clearing only at the end of each pass (fine when `.grad` starts empty)" in prompt
+
+
 def test_there_are_three_right_orders_zero_grad_first_second_or_third() -> None:
     right = [order for order in ALL_ORDERS if valid_by_hand(order)]
     assert right == [("zero", "forward", "loss", "backward", "step"),
@@ -87,22 +135,56 @@ def test_every_order_of_the_loop_is_graded_by_its_constraints(loop: Parsons,
         assert [row[2] for row in rows] == ["out of place" if i == wrong else "" for i in order]
 
 
+BACKWARD_WHY = ("backward() adds this batch's gradient to what .grad holds, so the loss and a "
+                "cleared .grad must come first. Clearing between backward() and step() leaves "
+                "step() no gradient; clearing only after step() lets the first pass step with "
+                "the leftovers.")
+
+
 def test_the_message_names_the_line_and_every_line_it_needs_that_is_below_it(loop) -> None:
     verdict = grade(loop, ("backward", "zero", "forward", "loss", "step"))
     order = verdict.checks[1]
     assert order.message == (
         "`loss.backward()` comes before `optimizer.zero_grad()` and `loss = loss_fn(pred, y)`: "
-        "backward() needs the loss it differentiates, and zero_grad() must clear before it, "
-        "not after, or it wipes the gradient step() is about to use.")
+        + BACKWARD_WHY)
     assert order.help == ("`loss.backward()` must come after `optimizer.zero_grad()` and "
                           "`loss = loss_fn(pred, y)`")
     verdict = grade(loop, ("forward", "loss", "backward", "zero", "step"))
-    assert verdict.checks[1].message.startswith(
-        "`loss.backward()` comes before `optimizer.zero_grad()`: backward() needs")
+    assert verdict.checks[1].message == (
+        "`loss.backward()` comes before `optimizer.zero_grad()`: " + BACKWARD_WHY)
     verdict = grade(loop, ("zero", "loss", "forward", "backward", "step"))
     assert verdict.checks[1].message == (
         "`loss = loss_fn(pred, y)` comes before `pred = model(x)`: the loss compares the "
         "prediction with y, so the forward pass must make pred first.")
+
+
+@pytest.mark.parametrize("order", [o for o in ALL_ORDERS if not valid_by_hand(o)],
+                         ids="-".join)
+def test_each_rejected_order_is_told_what_its_loop_really_does(loop: Parsons,
+                                                              order: tuple[str, ...]) -> None:
+    """The reason given is true of this order, run as a loop from leftover gradients."""
+    message = grade(loop, order).checks[1].message
+    wrong = first_wrong_by_hand(order)
+    ran = simulate(order)
+    at = {line_id: n for n, line_id in enumerate(order)}
+    if wrong == "loss":  # the loss would use no prediction, or the last pass's
+        assert ran[-1] == "NameError" or ran[0] != ("g1",)
+        assert message.endswith("so the forward pass must make pred first.")
+    elif wrong == "step":  # step() before backward() in the pass: not this batch's gradient
+        assert all(used != (f"g{k}",) for k, used in enumerate(ran, start=1))
+        assert message.endswith("before backward() there is none from this batch.")
+    else:
+        assert wrong == "backward"
+        assert message.endswith(BACKWARD_WHY)
+        if at["loss"] > at["backward"]:  # backward() runs on no loss, or on the last pass's
+            assert ran[0] == "NameError" or ran[1] != ("g2",)
+        elif at["backward"] < at["zero"] < at["step"]:
+            assert ran[0] == ()  # "leaves step() no gradient"
+        else:
+            assert at["zero"] > at["step"]
+            assert ran[0] == ("L", "g1")  # "lets the first pass step with the leftovers"
+            assert ran[1:] == [("g2",), ("g3",)]
+    assert "wipes" not in message
 
 
 def test_missing_duplicate_and_unknown_lines(loop: Parsons) -> None:
@@ -227,6 +309,26 @@ def test_the_assembled_loop_makes_the_loss_fall(loop: Parsons) -> None:
     assert all(later < earlier for earlier, later in itertools.pairwise(losses))
 
 
+def test_the_run_starts_with_leftovers_so_zero_grad_last_trains_differently(
+        loop: Parsons) -> None:
+    """The prompt's claim, run with torch: the loop's setup leaves gradients in .grad, and
+    clearing only at the end lets them into the first step (and only the first)."""
+    def losses(order: tuple[str, ...], setup_leftovers: bool = True) -> list[float]:
+        code = assembled(loop, order)
+        marker = "model(x).sum().backward()"
+        assert code.count(marker) == 1
+        if not setup_leftovers:
+            code = code.replace(marker, "pass")
+        namespace: dict[str, Any] = {}
+        exec(code, namespace)
+        return namespace["losses"]
+
+    zero_last = ("forward", "loss", "backward", "step", "zero")
+    right, last = losses(loop.solution_order), losses(zero_last)
+    assert right[0] == last[0] and right[1] != last[1]  # the first step differs
+    assert losses(loop.solution_order, False) == losses(zero_last, False)
+
+
 def test_is_correct_needs_every_line_once(loop: Parsons) -> None:
     assert is_correct(loop, loop.solution_order)
     assert not is_correct(loop, loop.solution_order[:4])
@@ -260,8 +362,9 @@ def test_check_fails_a_wrong_order_and_says_why(cli, tmp_path: Path) -> None:
     assert (code, err) == (1, "")
     flat = " ".join(out.split())
     assert "[X] order-the-loop: Not yet" in flat
-    assert ("`loss.backward()` comes before `optimizer.zero_grad()`: backward() needs the loss"
-            in flat)
+    assert ("`loss.backward()` comes before `optimizer.zero_grad()`: backward() adds this "
+            "batch's gradient to what .grad holds" in flat)
+    assert "Clearing between backward() and step() leaves step() no gradient" in flat
     assert "hint: `loss.backward()` must come after" in flat
     assert "3 loss.backward() out of place" in flat
 

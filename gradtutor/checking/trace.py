@@ -7,8 +7,15 @@ calls that have no hook (backward, zero_grad), and registers PyTorch's global ho
 `Trace.watch` for the tensors a checker builds.
 
 Events are dicts: {"event": "backward"}, {"event": "zero_grad", "by": "optimizer"|"module",
-"set_to_none": bool}, {"event": "forward"}, {"event": "step", "grads": {name: values|None}},
-{"event": "accumulate", "param": name, "grad": values}.
+"set_to_none": bool}, {"event": "forward"}, {"event": "before_step", "grads": ...} (the
+gradients an optimizer step updates with), {"event": "step", "grads": {name: values|None}}
+(after it), {"event": "accumulate", "param": name, "grad": values}.
+
+`before_step` is recorded when step() reads .grad, not when it is called: with the closure
+API, `optimizer.step(closure)`, the closure clears .grad and runs backward inside step(), so
+what .grad held at the call is not what the update used. torch's own optimizers call their
+closure first thing, then read .grad; the trace hands them a closure of its own that runs
+the learner's (if any) and then records.
 """
 
 from __future__ import annotations
@@ -105,6 +112,11 @@ def install() -> None:
     real_autograd_backward = torch.autograd.backward
     real_opt_zero = torch.optim.Optimizer.zero_grad
     real_mod_zero = torch.nn.Module.zero_grad
+    # torch's optimizers whose step() calls its closure once, first, then reads .grad
+    calls_closure_first = frozenset(
+        getattr(torch.optim, name) for name in (
+            "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "NAdam", "RAdam",
+            "RMSprop", "Rprop"))
 
     depth = [0]  # Tensor.backward calls torch.autograd.backward: one call, one event
 
@@ -137,11 +149,41 @@ def install() -> None:
             params = [p for group in optimizer.param_groups for p in group["params"]]
             trace.events.append({"event": "step", "grads": trace.grads(params)})
 
-    def before_step(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+    def record_update(optimizer: torch.optim.Optimizer) -> None:
         trace = current()
         if trace is not None:
             params = [p for group in optimizer.param_groups for p in group["params"]]
             trace.events.append({"event": "before_step", "grads": trace.grads(params)})
+
+    class Recording:
+        """The closure a step runs: the learner's closure (if any), then a record of the
+        gradients, which step() reads right after its closure returns."""
+
+        __slots__ = ("closure", "optimizer")
+
+        def __init__(self, optimizer: torch.optim.Optimizer, closure: Any) -> None:
+            self.optimizer, self.closure = optimizer, closure
+
+        def __call__(self) -> Any:
+            loss = self.closure() if self.closure is not None else None
+            record_update(self.optimizer)
+            return loss
+
+    def before_step(optimizer: torch.optim.Optimizer, args: Any,
+                    kwargs: Any) -> tuple[Any, Any] | None:
+        if current() is None:
+            return None
+        closure = kwargs["closure"] if "closure" in kwargs else (
+            args[1] if len(args) > 1 else None)
+        if type(closure) is Recording:
+            return None  # a step inside a step (a subclass calling super().step): one record
+        if closure is None and type(optimizer) not in calls_closure_first:
+            record_update(optimizer)  # an optimizer of the learner's own: .grad as it is now
+            return None
+        wrapped = Recording(optimizer, closure)
+        if "closure" in kwargs:
+            return args, {**kwargs, "closure": wrapped}
+        return (args[0], wrapped, *args[2:]), kwargs  # args[0] is the optimizer itself
 
     def after_forward(module: torch.nn.Module, args: Any, output: Any) -> None:
         _record({"event": "forward", "module": type(module).__name__})

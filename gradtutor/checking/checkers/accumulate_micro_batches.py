@@ -2,8 +2,9 @@
 all the micro-batches taken as one batch, with one backward per micro-batch.
 
 The parameters' .grad may hold leftovers when the function is called. The gradient the step
-used comes from the optimizer's step pre-hook (`before_step` events); backward passes are
-counted from post-accumulate-grad events, which only real autograd produces.
+used is read when step() reads .grad (`before_step` events, after a closure passed to
+step() has run); backward passes are counted from post-accumulate-grad events, which only
+real autograd produces.
 """
 
 from __future__ import annotations

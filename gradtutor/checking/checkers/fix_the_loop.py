@@ -3,8 +3,10 @@ batch losses returned as a list of floats.
 
 The reference is the correct loop run with the real torch. A step can only be compared with
 it while the learner's parameters still equal the reference's, so every step also records
-the parameters it started from (a step pre-hook on the case's optimizer); the first step
-that went wrong is diagnosed, and the steps after it are not judged.
+the parameters it started from (a step pre-hook on the case's optimizer). The gradient a
+step used is read when step() reads .grad, so `optimizer.step(closure)` is judged on what
+its closure left there. The first step that went wrong is diagnosed, and the steps after it
+are not judged.
 """
 
 from __future__ import annotations
@@ -83,7 +85,8 @@ def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
     trace.watch(params)
 
     def snapshot(optimizer: Any, args: Any, kwargs: Any) -> None:
-        # runs right after the trace's global before_step event for this optimizer
+        # runs when step() is called, before a closure passed to it: the step's own
+        # before_step event comes later, when step() reads .grad
         trace.events.append({"event": "params",
                              "values": {name: trace.values(p) for name, p in params.items()}})
 
@@ -96,17 +99,17 @@ def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
 
 def _steps(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each optimizer step: the gradients it used, the parameters it started from (if our
-    optimizer took it), and the events since the previous step."""
+    optimizer took it), and the events since the previous step (a closure's included)."""
     out: list[dict[str, Any]] = []
     since = 0
     for i, event in enumerate(events):
         if event.get("event") != "before_step":
             continue
-        following = events[i + 1] if i + 1 < len(events) else {}
+        window = events[since:i]
+        start = next((e for e in reversed(window) if e.get("event") == "params"), None)
         out.append({"grads": event["grads"],
-                    "params": following.get("values") if following.get("event") == "params"
-                    else None,
-                    "window": events[since:i]})
+                    "params": start["values"] if start is not None else None,
+                    "window": window})
         since = i + 1
     return out
 

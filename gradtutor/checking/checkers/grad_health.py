@@ -3,7 +3,11 @@ all zeros), "exploding" (any nan/inf, or a 2-norm above max_norm) or "ok".
 
 Each case is a model after a real backward pass whose gradients were then set to chosen
 kinds: unused layers (None), all zeros, nan or inf entries, norms just above and just below
-max_norm, huge norms, entries that sum to zero without being zero, tiny but nonzero ones.
+max_norm, huge norms, entries that sum to zero without being zero, tiny but nonzero ones:
+one a millionth of max_norm, and one whose norm (1e-12 to 1e-9) does not depend on max_norm,
+so that no absolute "vanishing" threshold (grad.abs().max() < 1e-6, say) calls it dead by
+luck of the seed. In every seed one case holds a norm just above max_norm beside one just
+below it, so a total norm over all parameters, used for each one, misclassifies one of them.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ ARITY = 2
 CASES = 3
 CLASSES = ("dead", "exploding", "ok")
 # The kinds of gradient a case sets up, and the class each one belongs to.
-KINDS = {"ok": "ok", "below": "ok", "sum-zero": "ok", "tiny": "ok", "above": "exploding",
+KINDS = {"ok": "ok", "below": "ok", "sum-zero": "ok", "tiny": "ok", "vanishing": "ok",
+         "above": "exploding",
          "huge": "exploding", "nan": "exploding", "inf": "exploding", "zero": "dead",
          "none": "dead"}
 LAYER_NAMES = ("encoder", "decoder", "head", "proj", "gate", "embed", "mixer", "out",
@@ -50,13 +55,22 @@ def cases(seed: int) -> list[dict[str, Any]]:
                     "kinds": {name: "none" for layer in layers if not layer["used"]
                               for name in param_names(layer)}})
     # Every kind appears for every seed, at random places; the other parameters get any kind.
+    # One case holds "above", "below" and "vanishing" and no nan: one total norm over its
+    # gradients is finite and above max_norm, so a report that uses it for every parameter
+    # calls all three exploding, and no norm of the vanishing gradient's own would.
     slots = [(case, name) for case in out for layer in case["layers"] if layer["used"]
              for name in param_names(layer)]
     rng.shuffle(slots)
-    designed = [kind for kind in KINDS if kind != "none"]
-    assert len(slots) >= len(designed)  # 4+ layers a case, at most one of them unused
+    trio = slots[0][0]
+    mine = [slot for slot in slots if slot[0] is trio]  # 3+: 4+ layers, at most one unused
+    slots = mine[:3] + [slot for slot in slots if slot[0] is not trio] + mine[3:]
+    designed = ["above", "below", "vanishing", "nan", "inf"] + [
+        kind for kind in KINDS if kind not in ("none", "above", "below", "vanishing", "nan",
+                                               "inf")]
+    assert len(slots) >= len(designed)  # and 3+ slots in each other case: nan is not in trio's
     for n, (case, name) in enumerate(slots):
-        case["kinds"][name] = designed[n] if n < len(designed) else rng.choice(designed)
+        case["kinds"][name] = designed[n] if n < len(designed) else rng.choice(
+            [kind for kind in designed if kind != "nan" or case is not trio])
     for case in out:  # in the order nn.Module names them
         case["kinds"] = {name: case["kinds"][name] for layer in case["layers"]
                          for name in param_names(layer)}
@@ -81,6 +95,8 @@ def _designed(kind: str, shape: Any, max_norm: float, gen: Any) -> Any:
         grad = direction * max_norm * 10 ** (3 + 3 * fraction)
     elif kind == "tiny":
         grad = direction * max_norm * 1e-6
+    elif kind == "vanishing":  # the same size whatever max_norm is
+        grad = direction * 10 ** (-12 + 2.9 * fraction)
     elif kind == "zero":
         grad = torch.zeros(shape, dtype=torch.float64)
     elif kind == "sum-zero":
@@ -223,7 +239,7 @@ def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> tuple[str
         return "sum-zero", msg("The entries of the gradient of '{name}' add up to zero, but "
                                "they are not all zero: it is ok. Test every entry: "
                                "(grad == 0).all(), not grad.sum() == 0.", name=name)
-    if kind == "tiny" and got == "dead":
+    if kind in ("tiny", "vanishing") and got == "dead":
         return "tiny", msg("'{name}' has a tiny gradient (norm {norm}), but not a zero one: it "
                            "is ok. Dead means every entry is exactly zero.", name=name, norm=norm)
     if got == "exploding" and info["norm"] is not None:
@@ -234,6 +250,41 @@ def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> tuple[str
                             max_norm=max_norm)
     return f"{kind}-{got}", msg("'{name}' is {right}, not {got}.", name=name, right=right,
                                 got=got)
+
+
+def as_if_total(exp: dict[str, Any], entries: dict[str, Any],
+                max_norm: float) -> tuple[set[str], str] | None:
+    """When the report gave every finite, nonzero gradient the same class, wrongly for some,
+    and that class is what one total norm over all the gradients gives: (the names it
+    explains, the reason). A total over the finite gradients only counts as well. Only
+    where no norm of a gradient's own could give that class to all of them: "exploding"
+    for one a thousandth of max_norm, or "ok" for one a hundred times above it."""
+    finite = {name: info for name, info in exp["params"].items() if info["norm"]}
+    answers = [entries.get(name) for name in finite]
+    got = answers[0] if answers else None
+    if len(finite) < 2 or got not in CLASSES or any(a != got for a in answers):
+        return None
+    wrong = [name for name, info in finite.items() if info["class"] != got]
+    norms = [info["norm"] for info in finite.values()]
+    if not wrong or not (min(norms) < max_norm / 1000 if got == "exploding"
+                         else max(norms) > max_norm * 100):
+        return None
+    total = math.sqrt(sum(info["norm"] ** 2 for info in finite.values()))
+    by_finite = "exploding" if total > max_norm else "ok"
+    nan = any(info["nan"] for info in exp["params"].values())
+    inf = any(info["inf"] for info in exp["params"].values())
+    shown = (f"{total:.6g}" if got == by_finite else
+             "nan" if nan and got == "ok" else  # nan > max_norm is False
+             "inf" if inf and not nan and got == "exploding" else None)
+    if shown is None:
+        return None
+    info = finite[wrong[0]]
+    return set(finite), msg(
+        "Every parameter with a finite, nonzero gradient got the same answer, '{got}', as if "
+        "you compared one total norm of all the gradients ({total}) with max_norm "
+        "{max_norm:g}. Compare each parameter's own 2-norm, grad.norm(), with max_norm: "
+        "'{name}' has {norm}, so it is {right}.", got=got, total=shown, max_norm=max_norm,
+        name=wrong[0], norm=f"{info['norm']:.6g}", right=info["class"])
 
 
 def _returns_dict(exp: dict[str, Any], obs: dict[str, Any]) -> Check | None:
@@ -296,7 +347,13 @@ def _classification(case: dict[str, Any], exp: dict[str, Any],
     if not wrong:
         return None
     reasons: dict[str, str] = {}
+    total = as_if_total(exp, entries, max_norm)
+    explained: set[str] = set()
+    if total is not None:
+        explained, reasons["total"] = total
     for name, info, got in wrong:
+        if name in explained:
+            continue
         key, reason = why(name, info, got, max_norm)
         if key not in reasons and len(reasons) < 2:
             reasons[key] = reason
@@ -326,8 +383,16 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
               Check("returns-dict", "skip", msg("not judged: your function did not return"))]
     judged = [i for i in ran if "crashed_on_none" in observed[i]
               or "entries" in observed[i]["report"]]
-    # a crash on a None gradient first: it explains more than a misread in another case
-    judged.sort(key=lambda i: "crashed_on_none" not in observed[i])
+
+    def first(i: int) -> int:
+        # a crash on a None gradient first: it explains more than a misread in another case;
+        # then a case that shows one total norm used for every parameter
+        if "crashed_on_none" in observed[i]:
+            return 0
+        total = as_if_total(expected[i], observed[i]["report"]["entries"], cases[i]["max_norm"])
+        return 1 if total is not None else 2
+
+    judged.sort(key=first)
     wrong = [c for c in (_classification(cases[i], expected[i], observed[i]) for i in judged)
              if c]
     checks.append(wrong[0] if wrong else
