@@ -147,7 +147,7 @@ def _gradient_checks(case: dict[str, Any], exp: dict[str, Any],
             msg("The step saw no gradient for {names}: {why}, so .grad was None when "
                 "optimizer.step() ran and those parameters did not move.",
                 names=", ".join(missing), why=why),
-            msg("order: zero_grad(), then backward on each micro-batch, then step()"), table)
+            msg("clear the gradients once, run backward on every micro-batch, then step"), table)
     mean = join(exp["mean"], names)
     last = join(exp["micro"][-1], names)
     assert mean is not None and last is not None
@@ -162,7 +162,7 @@ def _gradient_checks(case: dict[str, Any], exp: dict[str, Any],
                 "clears-leftovers", "fail",
                 msg("The step used leftover gradients from before your function was called: "
                     "clear them first."),
-                msg("call optimizer.zero_grad() once, before the first micro-batch"),
+                msg("clear the gradients once, before the first micro-batch"),
                 per_param_table(names, (msg("leftover .grad before your call"),
                                         msg("your step used"), msg("should have used")),
                                 exp["leftovers"], used_grads, exp["mean"]))
@@ -179,15 +179,15 @@ def _gradient_checks(case: dict[str, Any], exp: dict[str, Any],
         help_ = msg("clear once, before the loop, not for every micro-batch")
     elif near(found[1], 0.0):
         message = msg("The step used none of your micro-batches' gradients: {why}.", why=why)
-        help_ = msg("order: zero_grad(), then backward on each micro-batch, then step()")
+        help_ = msg("clear the gradients once, run backward on every micro-batch, then step")
     elif near(found[1], n):
         message = msg("Your loss was not divided by the number of micro-batches: the step "
                       "used a gradient {n}× too large.", n=n)
     elif near(found[1], 1 / n):
         message = msg("The step used a gradient {n}× too small: it was divided by {n} twice. "
                       "Divide each micro-batch's loss by {n} once.", n=n)
-        help_ = msg("either loss / {n} before backward or scale .grad before step(), not both",
-                    n=n)
+        help_ = msg("scale once: each loss before backward, or the gradient before the step, "
+                    "not both")
     else:
         message = msg("The step used {factor}× the whole-batch mean gradient; with {n} equal "
                       "micro-batches, each mean loss should count 1/{n}.",

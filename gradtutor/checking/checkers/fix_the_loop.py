@@ -37,6 +37,11 @@ ARITY = 4
 CASES = 3
 
 
+# The order of one training step, in words: where a check points when the order is wrong.
+_IN_ORDER = msg("in each step, in this order: clear the gradients, compute the loss, run "
+                "backward, then step")
+
+
 def cases(seed: int) -> list[dict[str, Any]]:
     return loop_cases(seed, "batches", CASES)
 
@@ -163,7 +168,7 @@ def _analyse(case: dict[str, Any], exp: dict[str, Any],
                     "clears-leftovers", "fail",
                     msg("The first step used leftover gradients from before your function was "
                         "called: clear them first."),
-                    msg("call optimizer.zero_grad() at the top of each step, before backward"),
+                    msg("clear the gradients at the start of every step, before its backward pass"),
                     per_param_table(names, (msg("leftover .grad before your call"),
                                             msg("step 1 used"), msg("gradient of batch 1")),
                                     exp["leftovers"], step["grads"], ref["grads"]))
@@ -190,14 +195,14 @@ def _backward_problem(steps: list[dict[str, Any]], names: list[str]) -> tuple[st
         if not any(e.get("event") == "accumulate" for s in steps for e in s["window"]):
             return (msg("No gradient reached the parameters through backward(): .grad was "
                         "never filled by a backward pass."),
-                    msg("loss = loss_fn(model(x), y), then loss.backward(), in every step"))
+                    msg("in every step, compute that batch's loss and run the backward pass on it"))
         if max(counts) == 0:
             return (msg("optimizer.step() ran before backward: step {step} had no backward "
                         "pass before it.", step=k + 1),
-                    msg("call loss.backward() before optimizer.step()"))
+                    msg("the backward pass must come before the step"))
         return (msg("backward ran {count} times before step {step}: run it once per batch.",
                     count=max(counts), step=k + 1),
-                msg("one loss.backward() per step"))
+                msg("one backward pass per step"))
     return None
 
 
@@ -208,16 +213,16 @@ def _batch_problem(k: int, used: Vector | None, g: Vector, previous: Vector | No
     if used is None or not any(used):
         return (msg("Step {step} used none of batch {step}'s gradient: {why}.", step=step,
                     why=_order_problem(window)),
-                msg("in each step: zero_grad(), forward, loss, backward(), then step()"))
+                _IN_ORDER)
     if previous is not None and close(used, previous) and "accumulate" not in [
             e.get("event") for e in window]:
         return (msg("optimizer.step() ran before backward: step {step} used the previous "
                     "gradient, batch {previous}'s.", step=step, previous=k),
-                msg("call loss.backward() before optimizer.step()"))
+                msg("the backward pass must come before the step"))
     if previous is not None and close(used, add(previous, g)):
         return (msg("Step {step} used the gradient of batch {previous} plus batch {step}: "
                     ".grad was not cleared before backward.", step=step, previous=k),
-                msg("call optimizer.zero_grad() in every step, before loss.backward()"))
+                msg("clear the gradients in every step, before its backward pass"))
     c = multiple(used, g)
     if c is not None:
         return (msg("Step {step} used {factor}× the gradient of batch {step}.", step=step,
@@ -225,7 +230,7 @@ def _batch_problem(k: int, used: Vector | None, g: Vector, previous: Vector | No
                 msg("run backward once per batch, on that batch's loss"))
     return (msg("Step {step} used a gradient that is not the gradient of batch {step}'s loss.",
                 step=step),
-            msg("each step: zero_grad(), loss = loss_fn(model(x), y), loss.backward(), step()"))
+            _IN_ORDER)
 
 
 def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
@@ -237,23 +242,23 @@ def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
                        "return it.") if kind == "NoneType" else
                    msg("You returned a {kind}, not a list of the batch losses.", kind=kind))
         return Check("returns-losses", "fail", message,
-                     msg("return a list: one loss.item() per batch"))
+                     msg("return a list with one number per batch"))
     if len(losses) != count:
         return Check("returns-losses", "fail",
                      msg("You returned {returned} losses for {count} batches: return one per "
                          "batch.", returned=len(losses), count=count),
-                     msg("append loss.item() once in each step"))
+                     msg("record one loss in each step"))
     kinds = {item["type"] for item in losses if isinstance(item, dict)}
     if "Tensor" in kinds:
         return Check("returns-losses", "fail",
-                     msg("Your list holds tensors, not floats: append loss.item(). Keeping the "
-                         "loss tensors also keeps each batch's graph in memory."),
-                     msg("losses.append(loss.item())"))
+                     msg("Your list holds tensors, not floats: each loss should be a plain Python "
+                         "number."),
+                     msg("turn each loss into a Python number before you keep it"))
     if kinds:
         return Check("returns-losses", "fail",
                      msg("Your list holds {kinds} values, not floats.",
                          kinds=", ".join(sorted(kinds))),
-                     msg("losses.append(loss.item())"))
+                     msg("turn each loss into a Python number before you keep it"))
     ref = [step["loss"] for step in exp["steps"]]
     wrong = [k for k in range(min(comparable, count)) if not close(losses[k], ref[k])]
     if not wrong:
@@ -261,7 +266,7 @@ def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
     return Check("returns-losses", "fail",
                  msg("Loss {batch} you returned is not the loss of batch {batch} (computed "
                      "before its step).", batch=wrong[0] + 1),
-                 msg("append loss.item() right after computing each batch's loss"),
+                 msg("record each batch's loss right after computing it, before its step"),
                  Table((msg("batch"), msg("you returned"), msg("its loss")),
                        tuple((str(k + 1), fmt(losses[k]), fmt(ref[k]))
                              for k in range(min(comparable, count)))))

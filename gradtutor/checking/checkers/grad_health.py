@@ -294,13 +294,13 @@ def _returns_dict(exp: dict[str, Any], obs: dict[str, Any]) -> Check | None:
         return Check("returns-dict", "fail",
                      msg("You returned None: build a dict and return it.") if kind == "NoneType"
                      else msg("You returned a {kind}, not a dict.", kind=kind),
-                     msg("report = {}; report[name] = 'dead' / 'exploding' / 'ok'; return "
-                         "report"))
+                     msg("build a dict from each parameter's name to 'dead', 'exploding' or 'ok', "
+                         "and return it"))
     if report["bad_keys"]:
         return Check("returns-dict", "fail",
                      msg("Your dict has {kind} keys: use the parameter names, the strings "
                          "model.named_parameters() gives.", kind=report["bad_keys"][0]),
-                     msg("for name, p in model.named_parameters(): report[name] = ..."))
+                     msg("key the dict by the names that model.named_parameters() gives"))
     names = list(exp["params"])
     entries = report["entries"]
     missing = [n for n in names if n not in entries]
@@ -326,7 +326,7 @@ def _returns_dict(exp: dict[str, Any], obs: dict[str, Any]) -> Check | None:
         return Check("returns-dict", "fail",
                      msg("Each value must be one of the strings 'dead', 'exploding' or 'ok'; "
                          "you used {values}.", values=used),
-                     msg("report[name] = 'dead' (or 'exploding', or 'ok')"))
+                     msg("each value is one of the three words: 'dead', 'exploding' or 'ok'"))
     return None
 
 
@@ -340,7 +340,7 @@ def _classification(case: dict[str, Any], exp: dict[str, Any],
                          "{error}. A parameter that got no gradient has .grad None; it is dead.",
                          names=", ".join(repr(n) for n in unused[:2]),
                          error=obs["crashed_on_none"]),
-                     msg("check `p.grad is None` before anything else"))
+                     msg("look for a missing gradient before anything else"))
     entries = obs["report"].get("entries", {})
     wrong = [(name, info, entries[name]) for name, info in exp["params"].items()
              if entries.get(name) in CLASSES and entries[name] != info["class"]]
@@ -365,8 +365,8 @@ def _classification(case: dict[str, Any], exp: dict[str, Any],
                else msg("{wrongly} {why} {more}", wrongly=wrongly, why=why_wrong[0],
                         more=why_wrong[1]))
     return Check("classification", "fail", message,
-                 msg("dead: None or (grad == 0).all(); exploding: not torch.isfinite(grad).all() "
-                     "or grad.norm() > max_norm; else ok"),
+                 msg("dead: no gradient, or one that is all zeros; exploding: a nan or inf in it, "
+                     "or a norm above max_norm; anything else: ok"),
                  Table((msg("parameter"), msg("its gradient"), msg("should be"), msg("yours")),
                        tuple((name, describe(info, max_norm), info["class"], got)
                              for name, info, got in wrong)))
