@@ -221,6 +221,11 @@ def find_word(kind: Kind, word: str) -> Binding | None:
     return next((b for b in TABLES[kind] if word in b.words), None)
 
 
+def offers(kind: Kind, action: str) -> bool:
+    """A screen of `kind` has a binding for `action` ("order", "choose", "answer")."""
+    return any(b.action == action for b in TABLES[kind])
+
+
 # How a key is written on screen; a key missing here is written as it is typed.
 KEY_NAMES: dict[str, str] = {
     "right": "→", "left": "←", "up": "↑", "down": "↓", "enter": "Enter", "space": "space",

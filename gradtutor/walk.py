@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from gradtutor.bindings import (
     Binding,
+    Kind,
     Scroll,
     beneath,
     find_key,
     find_word,
     key_name,
+    offers,
     screen_kind,
 )
 from gradtutor.i18n import msg
@@ -388,13 +390,18 @@ def _as_event(binding: Binding) -> Event:
     return cast("Event", binding.action)
 
 
-def key_event(lesson: Lesson, state: WalkState, key: str) -> Event:
-    """A key press as an event, by the table of the screen on view (`gradtutor.bindings`).
-    On the help, a key the help does not bind acts on the screen below it."""
+def _tables(lesson: Lesson, state: WalkState) -> tuple[Kind, ...]:
+    """The tables a key or word is looked up in, in turn: the screen's own, and on the help,
+    the screen's below it (a key the help does not bind acts there)."""
     kind = screen_kind(lesson, state)
-    for table in (kind, beneath(lesson, state)) if kind == "help" else (kind,):
-        choices = choices_on_screen(lesson, state)
-        if (choices and find_key(table, "letters") is not None and len(key) == 1
+    return (kind, beneath(lesson, state)) if kind == "help" else (kind,)
+
+
+def key_event(lesson: Lesson, state: WalkState, key: str) -> Event:
+    """A key press as an event, by the table of the screen on view (`gradtutor.bindings`)."""
+    choices = choices_on_screen(lesson, state)
+    for table in _tables(lesson, state):
+        if (choices and offers(table, "choose") and len(key) == 1
                 and key.lower() in LETTERS[:choices]):
             return Choose(LETTERS.index(key.lower()))
         binding = find_key(table, key)
@@ -408,15 +415,14 @@ def line_event(lesson: Lesson, state: WalkState, line: str) -> Event:
     """A typed line as an event: a word of the screen's table (`n`, `b`, `q`, `?`, empty for
     Enter, ...), letters such as `a c` for an answer, or line numbers for an order."""
     text = line.strip().lower()
-    kind = screen_kind(lesson, state)
-    for table in (kind, beneath(lesson, state)) if kind == "help" else (kind,):
-        if table == "parsons" and text and all(c.isdigit() or c in " ,;" for c in text):
+    letters = [c for c in text if c not in " ,;"]
+    choices = choices_on_screen(lesson, state)
+    for table in _tables(lesson, state):
+        if offers(table, "order") and text and all(c.isdigit() or c in " ,;" for c in text):
             from gradtutor.walk_practice import Order
 
             return Order(tuple(int(n) for n in text.replace(",", " ").replace(";", " ")
                                .split()))
-        letters = [c for c in text if c not in " ,;"]
-        choices = choices_on_screen(lesson, state)
         if (choices and letters and find_word(table, "letters") is not None
                 and all(c in LETTERS[:choices] for c in letters)):
             return Answer(frozenset(LETTERS.index(c) for c in letters))

@@ -206,3 +206,10 @@ def test_a_terminal_that_is_gone_quits_where_the_learner_is(grad):
     assert gone.next_event(grad, states(grad)["slide"]) == "quit"
     ctrl_d = Io(console, keys=True, stdin=io.StringIO(), read_key=lambda timeout: "ctrl-d")
     assert ctrl_d.next_event(grad, states(grad)["slide"]) == Unknown("Ctrl-D")
+
+
+def test_a_new_order_can_be_typed_before_and_after_the_order_is_right(grad):
+    from gradtutor.walk_practice import Order
+
+    for kind in ("parsons", "ordered"):
+        assert line_event(grad, states(grad)[kind], "2 1 3 4 5") == Order((2, 1, 3, 4, 5)), kind

@@ -329,12 +329,12 @@ def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io
         while state.outcome is None:
             event = io.next_event(lesson, state)
             if isinstance(event, Scroll):
-                if io.full is None or not (event.action == "page-or-next"
-                                           and io.full.at_end()):
+                if io.full is not None and event.action == "page-or-next" and io.full.at_end():
+                    event = "next"  # space at the end of a step goes on, as a reader expects
+                else:
                     if io.full is not None:
                         io.full.scroll(event.action)
                     continue
-                event = "next"  # space at the end of a step goes on, as a reader expects
             state, effects = handle(lesson, state, event)
             state = shell.apply(state, effects)
             if state.outcome is None:
