@@ -290,8 +290,10 @@ def list_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = Fals
     course = _course(env, lessons)
     saved = _store(env).load()
     plain = env.plain(plain)
-    env.console(plain).print(render.lessons_table(course.lessons, dict(saved.lessons),
-                                                  _look(env, plain)))
+    look = _look(env, plain)
+    console = env.console(plain)
+    console.print(render.lessons_table(course.lessons, dict(saved.lessons), look))
+    console.print(render.minutes_note(look))
 
 
 def _step_index(lesson: Lesson, step: str) -> int:

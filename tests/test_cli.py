@@ -193,13 +193,15 @@ def test_progress_lists_each_lesson(cli):
     cli("start", "basics", *COURSE, stdin="n\nn\nq\n")
     code, out, _ = cli("progress", *COURSE)
     assert code == 0
-    assert out.splitlines()[:7] == [
+    assert out.splitlines()[:9] == [
         "basics  Gradient basics",
         "  step 3 of 5; 3 of 5 steps seen",
+        "  about 5 minutes",  # the lesson's own `minutes: 5`
         "  quiz: not taken yet",
         "    take it: `gradtutor quiz basics`",
         "second  Practising gradients",
         "  not started; 0 of 4 steps seen",
+        "  about 6 minutes",  # estimated from its text: it sets no minutes
         "  exercises solved: 0 of 1",
     ]
     assert "progress.json" in out.replace("\n", "")

@@ -277,3 +277,27 @@ def test_sigterm_quits_calmly_and_restores_the_terminal(grad, tmp_path):
     term.end()
     assert restored(term.raw)
     assert "Traceback" not in term.raw
+
+
+ADDED_SLIDES = ("optimizer-step", "several-losses", "zero-grad-scope")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_slides_that_fill_the_lesson_s_gaps_fit_an_80x24_screen_unscrolled(grad, tmp_path,
+                                                                                lang):
+    """The optimizer, several-losses and which-zero_grad slides: all of each in view at once."""
+    term = Term(["start", "grad", "--lang", lang], tmp_path, 80, 24)
+    last = max(grad.index_of(step_id) for step_id in ADDED_SLIDES)
+    for index, step in enumerate(grad.steps[: last + 1]):
+        counter = f"step {index + 1} of" if lang == "en" else f"第 {index + 1} 步"
+        term.wait(counter, lambda lines, c=counter: any(c in line for line in lines[:4])
+                  and " q " in lines[-1] + " ")
+        if step.id in ADDED_SLIDES:
+            time.sleep(0.3)
+            term.pump()
+            body = "\n".join(term.lines)
+            assert "▼" not in body and "▲" not in body, (step.id, body)
+            assert step.code is not None and step.code.splitlines()[-1].strip() in body
+        term.send(RIGHT)
+    term.send("q")
+    assert term.end() == 0

@@ -169,7 +169,8 @@ def test_unknown_key_with_no_close_match_lists_the_allowed_keys() -> None:
         body: Hello.
         colour: red
     """) == [
-        "lesson.yaml:10:5: unknown key 'colour'; allowed keys: body, code, id, kind, notes, title"]
+        "lesson.yaml:10:5: unknown key 'colour'; allowed keys: body, code, id, kind, notes, "
+        "optional, title"]
 
 
 def test_unknown_key_in_a_replacement_suggests_with_not_the_python_name() -> None:
@@ -187,7 +188,8 @@ def test_a_key_named_like_the_step_kind_does_not_move_other_positions() -> None:
         body: Hello.
     """) == [
         "lesson.yaml:6:5: missing required key 'title' in steps[1]; add `title:`",
-        "lesson.yaml:7:5: unknown key 'slide'; allowed keys: body, code, id, kind, notes, title",
+        "lesson.yaml:7:5: unknown key 'slide'; allowed keys: body, code, id, kind, notes, "
+        "optional, title",
     ]
 
 

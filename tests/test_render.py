@@ -11,6 +11,7 @@ from rich.console import Console
 
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson
+from gradtutor.lessons.timing import duration
 from gradtutor.ui import render
 from gradtutor.ui.render import Look
 from gradtutor.ui.walkthrough import screen
@@ -190,6 +191,7 @@ def test_a_lesson_s_progress_reads_line_by_line_at_any_width(width):
         "second  Practising gradients",
         f"  step {second.index_of('square-grad') + 1} of {len(second.steps)}; 1 of "
         f"{len(second.steps)} steps seen",
+        f"  about {duration(second).core} minutes",
         "  exercises solved: 1 of 1",
     ]
 
@@ -201,16 +203,17 @@ def test_a_lesson_s_progress_names_the_quiz_score_and_whether_it_passed(basics):
     not_taken = text(render.lesson_progress(basics, p.of("basics"), PLAIN), width=60)
     assert not_taken.splitlines()[1:] == [
         "  [OK] finished; 1 of 5 steps seen",
+        "  about 5 minutes",
         "  quiz: not taken yet",
         "    take it: `gradtutor quiz basics`"]
     p = prog.record_quiz(p, "basics", "check", 1, 2, "t")
     failed = text(render.lesson_progress(basics, p.of("basics"), PLAIN), width=60)
-    assert failed.splitlines()[2:] == [
+    assert failed.splitlines()[3:] == [
         "  [X] quiz: best score 1 of 2, not passed yet",
         "    take it again: `gradtutor quiz basics`"]
     p = prog.record_quiz(p, "basics", "check", 2, 2, "t")
     passed = text(render.lesson_progress(basics, p.of("basics"), FANCY), width=60)
-    assert passed.splitlines()[2:] == ["  ✓ quiz: best score 2 of 2, passed"]
+    assert passed.splitlines()[3:] == ["  ✓ quiz: best score 2 of 2, passed"]
 
 
 def test_lessons_table_plain(basics):
@@ -218,8 +221,8 @@ def test_lessons_table_plain(basics):
 
     table = render.lessons_table((basics,), {"basics": LessonProgress(step="accumulate")}, PLAIN)
     assert text(table) == """\
-#  lesson  title            progress     quiz
-1  basics  Gradient basics  step 3 of 5     -"""
+#  lesson  title            progress     quiz  minutes
+1  basics  Gradient basics  step 3 of 5     -        5"""
 
 
 @pytest.mark.parametrize("width", [60, 100])

@@ -62,6 +62,7 @@ class Slide:
     body: str = field(metadata=TEXT)
     code: str | None = None
     notes: str | None = None
+    optional: bool = False
 
 @dataclass(frozen=True)
 class Quiz:
@@ -106,6 +107,7 @@ class Exercise:
     mutants: tuple[Mutant, ...] = field(metadata=_items(4))
     why: str = field(metadata=TEXT)
     timeout: float = field(default=10.0, metadata=rules(gt=0, le=120))
+    optional: bool = False
 
 @dataclass(frozen=True)
 class Predict:
@@ -119,6 +121,7 @@ class Predict:
     show: str = field(metadata=TEXT)  # an expression evaluated after `code`; its value is shown
     choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)))
     answer: str = field(metadata=LETTER)
+    optional: bool = False
 
 @dataclass(frozen=True)
 class ParsonsLine:
@@ -154,6 +157,7 @@ class Parsons:
     lines: tuple[ParsonsLine, ...] = field(metadata=_items(2))
     solution: tuple[str, ...] | None = field(default=None, metadata=ID)
     run: ParsonsRun | None = None
+    optional: bool = False
 
     @property
     def solution_order(self) -> tuple[str, ...]:
@@ -186,6 +190,7 @@ class Demo:
     body: str = field(metadata=TEXT)
     code: str = field(metadata=TEXT)
     chart: Chart | None = None
+    optional: bool = False
 
 Step = Slide | Quiz | Exercise | Predict | Parsons | Demo
 STEP_KINDS: tuple[str, ...] = ("slide", "quiz", "exercise", "predict", "parsons", "demo")

@@ -87,17 +87,17 @@ NESTED: dict[str, tuple[str, ...]] = {"Demo": ("chart",)}
 # Kept exactly as written in every language: code, identifiers, answer keys, settings.
 KEPT: dict[str, tuple[str, ...]] = {
     "Lesson": ("id", "order", "steps", "minutes"),
-    "Slide": ("kind", "id", "code"),
+    "Slide": ("kind", "id", "code", "optional"),
     "Quiz": ("kind", "id", "pass_mark"),
     "Question": ("id", "answer", "code"),
-    "Exercise": ("kind", "id", "checker", "function", "solution", "timeout"),
+    "Exercise": ("kind", "id", "checker", "function", "solution", "timeout", "optional"),
     "Mutant": ("id", "replace", "fails"),
     "Replacement": ("find", "with_"),
-    "Predict": ("kind", "id", "code", "show", "answer"),
-    "Parsons": ("kind", "id", "solution", "run"),
+    "Predict": ("kind", "id", "code", "show", "answer", "optional"),
+    "Parsons": ("kind", "id", "solution", "run", "optional"),
     "ParsonsLine": ("id", "code", "after"),
     "ParsonsRun": ("setup", "record", "series", "repeat"),
-    "Demo": ("kind", "id", "code"),
+    "Demo": ("kind", "id", "code", "optional"),
     "Chart": ("series",),
 }
 

@@ -34,6 +34,7 @@ from gradtutor.lessons.model import (
     Quiz,
     Slide,
 )
+from gradtutor.lessons.timing import duration, is_optional
 from gradtutor.progress import LessonProgress, exercises_solved, quiz_passed
 from gradtutor.ui.codeblock import CodeBlock
 from gradtutor.ui.linebreak import Prose, ProseMarkdown
@@ -138,9 +139,12 @@ def rule(title: str, look: Look) -> RenderableType:
 
 def header(lesson: Lesson, index: int, width: int, look: Look) -> RenderableType:
     step = lesson.steps[index]
+    title = title_text(step.title, look, "bold")
+    if is_optional(step):
+        title.append(f"  ({look.tr(msg('optional practice'))})", style="" if look.plain else "dim")
     return Group(
         rule(lesson.title, look),
-        title_text(step.title, look, "bold"),
+        title,
         progress_bar(index + 1, len(lesson.steps), width, look),
         Text(""),
     )
@@ -367,12 +371,26 @@ def lessons_table(lessons: tuple[Lesson, ...], states: dict[str, LessonProgress]
     table.add_column(Text(look.tr(msg("title"))))
     table.add_column(Text(look.tr(msg("progress"))))
     table.add_column(Text(look.tr(msg("quiz"))), justify="right")
+    table.add_column(Text(look.tr(msg("minutes"))), justify="right")
     for lesson in lessons:
         state = states.get(lesson.id, LessonProgress())
         table.add_row(str(lesson.order), Text(lesson.id, overflow="fold"),
                       title_text(lesson.title, look),
-                      Text(status_text(lesson, state, look)), quiz_text(lesson, state))
+                      Text(status_text(lesson, state, look)), quiz_text(lesson, state),
+                      minutes_text(lesson))
     return table
+
+
+def minutes_text(lesson: Lesson) -> str:
+    """The lesson's estimated minutes: the core path, then `+` the optional practice."""
+    time = duration(lesson)
+    return f"{time.core} +{time.optional}" if time.optional else str(time.core)
+
+
+def minutes_note(look: Look) -> str:
+    """What `list`'s minutes column means."""
+    return look.tr(msg("minutes: the core path, estimated from its text and exercises; "
+                       "+ the steps marked optional practice, which `n` skips"))
 
 
 def status_text(lesson: Lesson, state: LessonProgress, look: Look) -> str:
@@ -391,8 +409,12 @@ def lesson_progress(lesson: Lesson, state: LessonProgress, look: Look) -> Render
     title = Prose.assemble((lesson.id, "bold"), "  ")
     title.append_text(title_text(lesson.title, look))
     seen = len(state.seen & {step.id for step in lesson.steps})
+    time = duration(lesson)
     lines = [(2, status_text(lesson, state, look) + look.tr(msg(
-        "; {seen} of {total} steps seen", seen=seen, total=len(lesson.steps))))]
+        "; {seen} of {total} steps seen", seen=seen, total=len(lesson.steps)))),
+             (2, look.tr(msg("about {core} minutes, and {optional} more for the optional "
+                             "practice", core=time.core, optional=time.optional)
+                         if time.optional else msg("about {core} minutes", core=time.core)))]
     solved, count = exercises_solved(lesson, state)
     if count:
         lines.append((2, look.tr(msg("exercises solved: {solved} of {total}", solved=solved,
