@@ -183,6 +183,12 @@ class ExerciseView:
     digest: str | None = None
     kept: bool = False  # the learner's file was there already and was left as it was
     passed: bool = False  # progress said, on arrival, that a check of it has passed before
+    stuck_on: str | None = None  # the first failing check of the last verdict
+    stuck: int = 0  # how many verdicts in a row failed first on that same check
+
+
+# After this many verdicts in a row that fail on the same check, the tutor points at `h`.
+STUCK_AFTER = 3
 
 
 @dataclass(frozen=True)
@@ -366,7 +372,12 @@ def _report(lesson: Lesson, state: WalkState, event: FileReady | FileSaved | Che
             return state, effects
         return _start_check(state, replace(view, digest=event.digest), exercise)
     if isinstance(event, CheckDone):
-        view = replace(view, checking=False, verdict=event.verdict)
+        view = _count_stuck(replace(view, checking=False, verdict=event.verdict))
+        if view.stuck and view.stuck % STUCK_AFTER == 0 and view.hints < len(exercise.hints):
+            state = replace(state, notice=msg(
+                "This check has failed {times} times in a row: h shows a hint ({seen} of "
+                "{total} seen so far).", times=view.stuck, seen=view.hints,
+                total=len(exercise.hints)))
     else:
         view = replace(view, checking=False)
         state = replace(state, notice=event.message)
@@ -374,6 +385,17 @@ def _report(lesson: Lesson, state: WalkState, event: FileReady | FileSaved | Che
         state, more = _start_check(state, replace(view, again=False), exercise)
         return state, effects + more
     return replace(state, exercise=view), effects
+
+
+def _count_stuck(view: ExerciseView) -> ExerciseView:
+    """Count verdicts in a row that fail first on the same check; a pass ends the run."""
+    verdict = view.verdict
+    failing = None if verdict is None or verdict.passed else next(
+        (c.name for c in verdict.checks if c.status not in ("pass", "skip")), verdict.status)
+    if failing is None:
+        return replace(view, stuck_on=None, stuck=0)
+    return replace(view, stuck_on=failing,
+                   stuck=view.stuck + 1 if failing == view.stuck_on else 1)
 
 
 def _start_check(state: WalkState, view: ExerciseView,

@@ -380,6 +380,43 @@ def test_the_hint_ladder_shows_one_more_hint_each_time_then_says_it_is_done(seco
     assert state.notice == "That was the last hint: s shows the solution."
 
 
+def failing_on(check_name: str) -> Verdict:
+    check = Check(check_name, "fail", "not yet")
+    return Verdict("square-grad", "fail", (check,), seed=1, duration_ms=5)
+
+
+def test_three_verdicts_in_a_row_failing_on_one_check_point_at_the_hints(second):
+    hints = len(second.steps[EXERCISE].hints)
+    state = begin(second, EXERCISE)
+    for _ in range(2):
+        state, _ = drive(second, state, "check", CheckDone("square-grad", failing_on("a")))
+        assert state.notice == ""  # twice is not yet stuck
+    state, effects = drive(second, state, "check", CheckDone("square-grad", failing_on("a")))
+    assert state.notice == (f"This check has failed 3 times in a row: h shows a hint (0 of "
+                            f"{hints} seen so far).")
+    assert RecordHints("square-grad", 1) not in effects  # pointed at, not taken for them
+    assert state.exercise.hints == 0
+
+
+def test_a_different_failing_check_or_a_pass_starts_the_count_again(second):
+    state = begin(second, EXERCISE)
+    for name in ("a", "a", "b", "b", "a"):  # never three in a row on one check
+        state, _ = drive(second, state, "check", CheckDone("square-grad", failing_on(name)))
+        assert state.notice == ""
+    state, _ = drive(second, state, "check", CheckDone("square-grad", a_verdict(True)),
+                     "check", CheckDone("square-grad", failing_on("a")),
+                     "check", CheckDone("square-grad", failing_on("a")))
+    assert state.notice == "" and state.exercise.stuck == 2
+
+
+def test_no_pointer_at_the_hints_once_every_hint_is_shown(second):
+    hints = len(second.steps[EXERCISE].hints)
+    state, _ = drive(second, begin(second, EXERCISE), *["hint"] * hints)
+    for _ in range(3):
+        state, _ = drive(second, state, "check", CheckDone("square-grad", failing_on("a")))
+    assert "h shows a hint" not in state.notice
+
+
 def test_the_solution_shows_only_after_yes(second):
     state, effects = drive(second, begin(second, EXERCISE), "solution")
     assert state.exercise.confirming and not state.exercise.solution and effects == []
