@@ -170,14 +170,12 @@ class ProgressStore:
                 write_atomic(self.path, json.dumps(to_json(progress), indent=2) + "\n")
                 return progress
         except (Timeout, OSError) as exc:
-            if not self._told_unrepaired:
+            if not self._told_unrepaired:  # the walkthrough loads often: say it once a run
                 self._told_unrepaired = True
-                error = exc.strerror if isinstance(exc, OSError) else msg("it is locked")
-                self._warn(msg("warning: {count} entries of your saved progress cannot be used "
-                               "({first}: {reason}); they are skipped for now, and the file is "
-                               "left as it is ({error})", count=len(read.set_aside),
-                               first=read.set_aside[0].where, reason=read.set_aside[0].reason,
-                               error=error))
+                # Timeout is an OSError too, one with no strerror
+                error = msg("it is locked") if isinstance(exc, Timeout) else str(
+                    exc.strerror or exc)
+                self._say(read.set_aside, None, error)
             return read.progress
 
     def _backup(self, data: bytes) -> Path:
@@ -203,15 +201,26 @@ class ProgressStore:
                 raise
             return backup
 
-    def _say(self, set_aside: tuple[SetAside, ...], backup: Path) -> None:
+    def _say(self, set_aside: tuple[SetAside, ...], backup: Path | None,
+             error: str = "") -> None:
+        """One line per entry set aside, with where the file as it was is kept; without a
+        `backup`, the file could not be repaired (`error`) and is left as it is."""
         for item in set_aside[:SAID_ONE_BY_ONE]:
-            self._warn(msg("warning: set aside {entry} of your saved progress ({reason}); the "
-                           "rest is kept, and the file as it was is in {backup}",
-                           entry=item.where, reason=item.reason, backup=backup))
+            if backup is not None:
+                self._warn(msg("warning: set aside {entry} of your saved progress ({reason}); "
+                               "the rest is kept, and the file as it was is in {backup}",
+                               entry=item.where, reason=item.reason, backup=backup))
+            else:
+                self._warn(msg("warning: skipped {entry} of your saved progress ({reason}); "
+                               "the file is left as it is, as it could not be repaired "
+                               "({error})", entry=item.where, reason=item.reason, error=error))
         more = len(set_aside) - SAID_ONE_BY_ONE
         if more > 0:
             self._warn(msg("warning: set aside {count} more entries of your saved progress; "
-                           "the file as it was is in {backup}", count=more, backup=backup))
+                           "the file as it was is in {backup}", count=more, backup=backup)
+                       if backup is not None else
+                       msg("warning: skipped {count} more entries of your saved progress",
+                           count=more))
 
     def _sweep_when_free(self) -> None:
         """Remove the temporary files a tutor killed mid-save left, if no tutor is saving."""
