@@ -3,6 +3,7 @@ folder, and never more than its cap, through the real code on real files."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -171,3 +172,30 @@ def test_watching_a_pipe_does_not_hang(tmp_path, no_hang):
     watch.start()
     watch.stop()
     assert seen == []
+
+
+def test_an_order_file_of_1_gib_is_a_file_error_verdict_read_unread(cli, tmp_path):
+    answer = tmp_path / "order.txt"
+    with open(answer, "wb") as handle:
+        handle.truncate(1024**3)
+    code, out, err = cli("check", "order-the-loop", str(answer), "--json")
+    assert (code, err) == (1, "")
+    check = json.loads(out)["checks"][0]
+    assert (check["name"], check["status"]) == ("file", "error")
+    assert check["message"] == (f"{answer} is 1073741824 bytes; an answer of 5 lines is short")
+
+
+
+@POSIX
+def test_a_lesson_opens_and_checks_with_a_pipe_as_the_workspace_file(cli, tmp_path, no_hang):
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    path = fifo(folder / "square-grad.py")
+    code, out, err = cli("start", "second", "--workspace", str(folder), "--lessons",
+                         str(COURSE), stdin="c\nq\n", width=200)
+    assert (code, err) == (0, "")
+    assert "Define `read_grad(w, loss_fn)`" in out  # the first screen came
+    flat = " ".join(out.split())  # however the line wraps
+    assert (f"Could not check: cannot read {path}: it is a named pipe (FIFO), not a regular "
+            "file (name the file with your answer)." in flat)
+    assert "Your place is saved at step 1 of 4." in out

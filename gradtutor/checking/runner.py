@@ -45,7 +45,7 @@ from gradtutor.checking.worker import CHECK_MARK
 from gradtutor.errors import GradtutorError
 from gradtutor.files import FileTooLarge
 from gradtutor.i18n import msg
-from gradtutor.lessons.model import Exercise
+from gradtutor.lessons.model import Exercise, Parsons
 from gradtutor.workspace import MAX_FILE_BYTES, read_exercise_file
 
 MEMORY_BUDGET = 2 * GiB  # address space learner code may add to the worker's (Linux)
@@ -133,6 +133,16 @@ def stopped_check(exercise_id: str) -> Check:
                  msg("The check was stopped because the tutor was closing, so your code was "
                      "not judged."),
                  msg("check it again: gradtutor check {exercise}", exercise=exercise_id))
+
+
+def check_order_file(step: Parsons, path: Path) -> Verdict:
+    """The verdict on a line-ordering step's answer file; one too large is judged unread."""
+    from gradtutor.checking.parsons import MAX_ANSWER_BYTES, grade_file
+
+    try:
+        return grade_file(step, read_exercise_file(path, MAX_ANSWER_BYTES), str(path))
+    except FileTooLarge as exc:
+        return grade_file(step, b"", str(path), size=exc.size)
 
 
 def read_learner_file(path: Path) -> bytes:
