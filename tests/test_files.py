@@ -199,3 +199,17 @@ def test_a_lesson_opens_and_checks_with_a_pipe_as_the_workspace_file(cli, tmp_pa
     assert (f"Could not check: cannot read {path}: it is a named pipe (FIFO), not a regular "
             "file (name the file with your answer)." in flat)
     assert "Your place is saved at step 1 of 4." in out
+
+
+@POSIX
+def test_a_file_swapped_for_a_pipe_after_it_was_looked_at_is_caught(tmp_path, monkeypatch,
+                                                                    no_hang):
+    import gradtutor.files as files
+
+    regular = tmp_path / "regular"
+    regular.write_text("x")
+    path = fifo(tmp_path / "answer.py")
+    looked_at = os.stat(regular)
+    monkeypatch.setattr(files.os, "stat", lambda p: looked_at)  # the look saw a regular file
+    with pytest.raises(NotAFile, match="it is a named pipe"):
+        read_capped(path, 100)

@@ -568,5 +568,6 @@ def test_a_save_killed_at_any_moment_leaves_readable_progress(tmp_path_factory, 
     store, warnings = make_store(folder)
     state = store.load().of("grad")
     assert warnings == []
+    assert list(folder.glob(".progress.json.*.tmp")) == []  # a save cut short leaves none
     if (folder / "progress.json").exists():
         assert state.step is not None and state.step.endswith(tuple("0123456789"))
