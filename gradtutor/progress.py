@@ -275,8 +275,8 @@ class Unreadable:
 
     @property
     def shown(self) -> str:
-        return self.text if len(self.text) <= 24 else f"{self.text[:12]}…({len(self.text)} "\
-                                                     f"characters)"
+        """The number as the warning shows it: a long one cut short."""
+        return self.text if len(self.text) <= 24 else f"{self.text[:12]}…"
 
 
 def _int(text: str) -> int | Unreadable:

@@ -91,7 +91,7 @@ class ProgressStore:
         self._warn = warn
         self.lock_path = folder / f"{FILE_NAME}.lock"
         self._swept = False
-        self._told_unrepaired = False
+        self._told = False  # entries set aside were said this run
 
     def load(self) -> Progress:
         """The saved progress; an empty one if there is none or it had to be set aside."""
@@ -170,8 +170,7 @@ class ProgressStore:
                 write_atomic(self.path, json.dumps(to_json(progress), indent=2) + "\n")
                 return progress
         except (Timeout, OSError) as exc:
-            if not self._told_unrepaired:  # the walkthrough loads often: say it once a run
-                self._told_unrepaired = True
+            if not self._told:  # the walkthrough loads often: say it once a run
                 # Timeout is an OSError too, one with no strerror
                 error = msg("it is locked") if isinstance(exc, Timeout) else str(
                     exc.strerror or exc)
@@ -205,6 +204,7 @@ class ProgressStore:
              error: str = "") -> None:
         """One line per entry set aside, with where the file as it was is kept; without a
         `backup`, the file could not be repaired (`error`) and is left as it is."""
+        self._told = True
         for item in set_aside[:SAID_ONE_BY_ONE]:
             if backup is not None:
                 self._warn(msg("warning: set aside {entry} of your saved progress ({reason}); "
