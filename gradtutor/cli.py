@@ -430,12 +430,12 @@ def workspace_dir(env: Environment, chosen: Path | None) -> Path:
 
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
                timeout: float | None) -> Verdict:
-    from gradtutor.checking.parsons import grade_file, parsons_steps
-    from gradtutor.checking.runner import read_learner_file, run_check
+    from gradtutor.checking.parsons import parsons_steps
+    from gradtutor.checking.runner import check_order_file, run_check
 
     orderings = parsons_steps(course.lessons)
     if exercise_id in orderings:  # an order of lines, graded as it is: nothing runs
-        return grade_file(orderings[exercise_id], read_learner_file(path), str(path))
+        return check_order_file(orderings[exercise_id], path)
     return run_check(course.find_exercise(exercise_id), path, seed=seed, timeout=timeout)
 
 

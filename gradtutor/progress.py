@@ -1,11 +1,14 @@
 """The learner's progress as immutable data, its transitions, and its JSON form.
 
 Everything here is pure: a transition takes a Progress and returns a new one. The store
-(`store.py`) applies transitions to the freshest copy on disk under a lock.
+(`store.py`) applies transitions to the freshest copy on disk under a lock. Reading the JSON
+sets a bad entry aside on its own and keeps every field a newer gradtutor wrote.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -22,11 +25,20 @@ class ProgressFormatError(ValueError):
     said in the learner's language where the store's warning shows it."""
 
 
+def _empty() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+# Each record keeps the fields a newer gradtutor wrote into it that this one does not know
+# (`unknown`), and writes them back as they were; a new record replaces an old one whole.
+
+
 @dataclass(frozen=True)
 class QuizScore:
     score: int
     total: int
     at: str
+    unknown: Mapping[str, Any] = field(default_factory=_empty)
 
     @property
     def fraction(self) -> float:
@@ -42,6 +54,7 @@ class ExerciseRecord:
     solution_seen: bool = False
     passed: bool = False
     passed_at: str = ""  # the first pass
+    unknown: Mapping[str, Any] = field(default_factory=_empty)
 
 
 @dataclass(frozen=True)
@@ -51,10 +64,7 @@ class Prediction:
     answer: str
     right: bool
     at: str
-
-
-def _empty() -> Mapping[str, Any]:
-    return MappingProxyType({})
+    unknown: Mapping[str, Any] = field(default_factory=_empty)
 
 
 @dataclass(frozen=True)
@@ -240,16 +250,92 @@ def _passed(state: LessonProgress, exercise_id: str) -> bool:
 
 
 # --- JSON form -------------------------------------------------------------------------
+#
+# Reading is forgiving entry by entry: a value that cannot be used is left out on its own
+# (a `SetAside` says which and why), and everything else in the file is kept. Only a file
+# that is not progress at all (not JSON, not an object, another format) is refused whole.
+
+MAX_COUNT = 10**9  # checks run or hints seen: more comes from a damaged file, not a learner
+MAX_QUESTIONS = 1000  # questions in one quiz, far beyond any lesson's
+_MAX_DIGITS = 4000  # Python refuses to read an int from more digits (4300, by default)
+
+
+class Unreadable:
+    """A number in the file that has no honest value here: more digits than Python reads,
+    NaN or an infinity. It stands in for the number while parsing, so that it costs one entry
+    set aside instead of a file that cannot be read."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Unreadable({self.shown!r})"
+
+    @property
+    def shown(self) -> str:
+        """The number as the warning shows it: a long one cut short."""
+        return self.text if len(self.text) <= 24 else f"{self.text[:12]}…"
+
+
+def _int(text: str) -> int | Unreadable:
+    if len(text) > _MAX_DIGITS:
+        return Unreadable(text)
+    try:
+        return int(text)
+    except ValueError:  # a lower limit set with PYTHONINTMAXSTRDIGITS
+        return Unreadable(text)
+
+
+def _float(text: str) -> float | Unreadable:
+    value = float(text)
+    return value if math.isfinite(value) else Unreadable(text)  # 1e999 reads as infinity
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """One entry of the file left out of the progress read from it: `where` it was (as
+    `lessons.grad.best_quiz.check`) and why, a `msg()`."""
+
+    where: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Read:
+    """Progress read from a file, and what in the file could not be used."""
+
+    progress: Progress
+    set_aside: tuple[SetAside, ...] = ()
+
+
+def parse(data: bytes) -> Read:
+    """Progress from the bytes of a progress file (a UTF-8 byte order mark is allowed);
+    ProgressFormatError when the file as a whole is not progress this version reads."""
+    try:
+        raw = json.loads(data.decode("utf-8-sig"), parse_int=_int, parse_float=_float,
+                         parse_constant=Unreadable)
+    except RecursionError:
+        raise ProgressFormatError(msg("it is nested too deeply")) from None
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError among them
+        raise ProgressFormatError(msg("it is not valid JSON")) from None
+    return from_json(raw)
 
 
 def _score_to_json(score: QuizScore) -> dict[str, Any]:
-    return {"score": score.score, "total": score.total, "at": score.at}
+    return {**score.unknown, "score": score.score, "total": score.total, "at": score.at}
 
 
 def _exercise_to_json(record: ExerciseRecord) -> dict[str, Any]:
-    return {"attempts": record.attempts, "hints": record.hints,
+    return {**record.unknown, "attempts": record.attempts, "hints": record.hints,
             "solution_seen": record.solution_seen, "passed": record.passed,
             "passed_at": record.passed_at}
+
+
+def _prediction_to_json(prediction: Prediction) -> dict[str, Any]:
+    return {**prediction.unknown, "answer": prediction.answer, "right": prediction.right,
+            "at": prediction.at}
 
 
 def to_json(progress: Progress) -> dict[str, Any]:
@@ -266,7 +352,7 @@ def to_json(progress: Progress) -> dict[str, Any]:
                 "best_quiz": {k: _score_to_json(v) for k, v in state.best_quiz.items()},
                 "updated": state.updated,
                 "exercises": {k: _exercise_to_json(v) for k, v in sorted(state.exercises.items())},
-                "predictions": {k: {"answer": v.answer, "right": v.right, "at": v.at}
+                "predictions": {k: _prediction_to_json(v)
                                 for k, v in sorted(state.predictions.items())},
                 "quiz_answers": {k: list(v) for k, v in sorted(state.quiz_answers.items())},
             }
@@ -275,80 +361,198 @@ def to_json(progress: Progress) -> dict[str, Any]:
     }
 
 
-def _expect(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
+def _at(where: str, key: object) -> str:
+    return f"{where}.{key}" if where else str(key)
+
+
+class _Bad(Exception):
+    """A value that cannot be used; `reason` is a `msg()`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _typed(value: Any, kind: type) -> Any:
+    if isinstance(value, Unreadable):
+        raise _Bad(msg("it is a number gradtutor cannot use ({number})", number=value.shown))
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ProgressFormatError(msg("{what} has the wrong type", what=what))
+        raise _Bad(msg("it has the wrong type"))
     return value
 
 
-def _score_from_json(raw: Any, what: str) -> QuizScore:
-    _expect(raw, dict, what)
-    return QuizScore(_expect(raw.get("score"), int, what), _expect(raw.get("total"), int, what),
-                     _expect(raw.get("at", ""), str, what))
+def _count(value: Any, limit: int = MAX_COUNT) -> int:
+    number: int = _typed(value, int)
+    if number < 0:
+        raise _Bad(msg("it is negative"))
+    if number > limit:
+        raise _Bad(msg("it is more than {limit}", limit=limit))
+    return number
 
 
-def _scores(raw: Any, what: str) -> Mapping[str, QuizScore]:
-    _expect(raw, dict, what)
-    return MappingProxyType({str(k): _score_from_json(v, f"{what}.{k}") for k, v in raw.items()})
+def _text(value: Any) -> str:
+    text: str = _typed(value, str)
+    return text
 
 
-def _count(raw: Any, what: str) -> int:
-    value: int = _expect(raw, int, what)
-    if value < 0:
-        raise ProgressFormatError(msg("{what} is negative", what=what))
-    return value
+def _flag(value: Any) -> bool:
+    flag: bool = _typed(value, bool)
+    return flag
 
 
-def _exercises(raw: Any, what: str) -> Mapping[str, ExerciseRecord]:
-    _expect(raw, dict, what)
-    records: dict[str, ExerciseRecord] = {}
-    for key, entry in raw.items():
-        where = f"{what}.{key}"
-        _expect(entry, dict, where)
-        records[str(key)] = ExerciseRecord(
-            attempts=_count(entry.get("attempts", 0), f"{where}.attempts"),
-            hints=_count(entry.get("hints", 0), f"{where}.hints"),
-            solution_seen=_expect(entry.get("solution_seen", False), bool,
-                                  f"{where}.solution_seen"),
-            passed=_expect(entry.get("passed", False), bool, f"{where}.passed"),
-            passed_at=_expect(entry.get("passed_at", ""), str, f"{where}.passed_at"))
-    return MappingProxyType(records)
+def _step(value: Any) -> str | None:
+    return None if value is None else _text(value)
 
 
-def _predictions(raw: Any, what: str) -> Mapping[str, Prediction]:
-    _expect(raw, dict, what)
-    found: dict[str, Prediction] = {}
-    for key, entry in raw.items():
-        where = f"{what}.{key}"
-        _expect(entry, dict, where)
-        found[str(key)] = Prediction(_expect(entry.get("answer"), str, f"{where}.answer"),
-                                     _expect(entry.get("right"), bool, f"{where}.right"),
-                                     _expect(entry.get("at", ""), str, f"{where}.at"))
-    return MappingProxyType(found)
+def _required(entry: dict[str, Any], key: str, read: Callable[[Any], Any]) -> Any:
+    """A field a record cannot do without: a bad one sets the whole record aside."""
+    if key not in entry:
+        raise _Bad(msg("{field}: it is missing", field=key))
+    try:
+        return read(entry[key])
+    except _Bad as bad:
+        raise _Bad(msg("{field}: {reason}", field=key, reason=bad.reason)) from None
 
 
-def _quiz_answers(raw: Any, what: str) -> Mapping[str, tuple[str, ...]]:
-    _expect(raw, dict, what)
-    found: dict[str, tuple[str, ...]] = {}
-    for key, answers in raw.items():
-        where = f"{what}.{key}"
-        found[str(key)] = tuple(_expect(a, str, where) for a in _expect(answers, list, where))
-    return MappingProxyType(found)
+class _Reader:
+    """Reads the parts of one file, collecting what it sets aside."""
+
+    def __init__(self) -> None:
+        self.set_aside: list[SetAside] = []
+
+    def drop(self, where: str, reason: str) -> None:
+        self.set_aside.append(SetAside(where, reason))
+
+    def field(self, raw: dict[str, Any], key: str, default: Any,
+              read: Callable[[Any], Any], where: str) -> Any:
+        """A field with a default: a bad one is set aside alone and the default used."""
+        if key not in raw:
+            return default
+        try:
+            return read(raw[key])
+        except _Bad as bad:
+            self.drop(_at(where, key), bad.reason)
+            return default
+
+    def entries(self, raw: dict[str, Any], key: str,
+                read: Callable[[Any, str], Any], where: str) -> Mapping[str, Any]:
+        """A map of records: a bad record is set aside alone."""
+        here = _at(where, key)
+        value = raw.get(key, {})
+        if not isinstance(value, dict):
+            self.drop(here, msg("it has the wrong type"))
+            return _empty()
+        found: dict[str, Any] = {}
+        for name, entry in value.items():
+            try:
+                found[str(name)] = read(entry, _at(here, name))
+            except _Bad as bad:
+                self.drop(_at(here, name), bad.reason)
+        return MappingProxyType(found)
+
+    def unknown(self, raw: dict[str, Any], known: frozenset[str],
+                where: str) -> Mapping[str, Any]:
+        """Fields this version does not know, kept to be written back as they were; one
+        holding a number that cannot be written back honestly is set aside."""
+        kept: dict[str, Any] = {}
+        for key, value in raw.items():
+            if key in known:
+                continue
+            if _holds_unreadable(value):
+                self.drop(_at(where, key), msg("it holds a number gradtutor cannot use"))
+            else:
+                kept[str(key)] = value
+        return MappingProxyType(kept)
+
+    def score(self, raw: Any, where: str) -> QuizScore:
+        entry = _typed(raw, dict)
+        score = _required(entry, "score", _count)
+        total = _required(entry, "total", lambda v: _count(v, MAX_QUESTIONS))
+        if total == 0:
+            raise _Bad(msg("a quiz of 0 questions has no score"))
+        if score > total:
+            raise _Bad(msg("the score {score} is more than the total {total}", score=score,
+                           total=total))
+        return QuizScore(score, total, self.field(entry, "at", "", _text, where),
+                         self.unknown(entry, _SCORE_FIELDS, where))
+
+    def exercise(self, raw: Any, where: str) -> ExerciseRecord:
+        entry = _typed(raw, dict)
+        return ExerciseRecord(
+            attempts=self.field(entry, "attempts", 0, _count, where),
+            hints=self.field(entry, "hints", 0, _count, where),
+            solution_seen=self.field(entry, "solution_seen", False, _flag, where),
+            passed=self.field(entry, "passed", False, _flag, where),
+            passed_at=self.field(entry, "passed_at", "", _text, where),
+            unknown=self.unknown(entry, _EXERCISE_FIELDS, where))
+
+    def prediction(self, raw: Any, where: str) -> Prediction:
+        entry = _typed(raw, dict)
+        return Prediction(_required(entry, "answer", _text), _required(entry, "right", _flag),
+                          self.field(entry, "at", "", _text, where),
+                          self.unknown(entry, _PREDICTION_FIELDS, where))
+
+    def answers(self, raw: Any, where: str) -> tuple[str, ...]:
+        return tuple(_text(a) for a in _typed(raw, list))
+
+    def seen(self, raw: dict[str, Any], where: str) -> frozenset[str]:
+        value = raw.get("seen", [])
+        if not isinstance(value, list):
+            self.drop(f"{where}.seen", msg("it has the wrong type"))
+            return frozenset()
+        found = set()
+        for i, item in enumerate(value):
+            try:
+                found.add(_text(item))
+            except _Bad as bad:
+                self.drop(f"{where}.seen[{i}]", bad.reason)
+        return frozenset(found)
+
+    def lesson(self, raw: Any, where: str) -> LessonProgress:
+        state = _typed(raw, dict)
+        return LessonProgress(
+            step=self.field(state, "step", None, _step, where),
+            seen=self.seen(state, where),
+            finished=self.field(state, "finished", False, _flag, where),
+            last_quiz=self.entries(state, "last_quiz", self.score, where),
+            best_quiz=self.entries(state, "best_quiz", self.score, where),
+            updated=self.field(state, "updated", "", _text, where),
+            # added in 0.2 within format 1: older files have neither, older tutors ignore them
+            exercises=self.entries(state, "exercises", self.exercise, where),
+            predictions=self.entries(state, "predictions", self.prediction, where),
+            # added later still, the same way
+            quiz_answers=self.entries(state, "quiz_answers", self.answers, where),
+            unknown=self.unknown(state, _LESSON_FIELDS, where),
+        )
+
+
+def _holds_unreadable(value: Any) -> bool:
+    stack = [value]  # no recursion: a deep value must not overflow the stack here
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Unreadable):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 # The fields each version of format 1 knows; any other is kept as it was (see `unknown`).
 _FILE_FIELDS = frozenset({"version", "lessons"})
 _LESSON_FIELDS = frozenset({"step", "seen", "finished", "last_quiz", "best_quiz", "updated",
                             "exercises", "predictions", "quiz_answers"})
+_SCORE_FIELDS = frozenset({"score", "total", "at"})
+_EXERCISE_FIELDS = frozenset({"attempts", "hints", "solution_seen", "passed", "passed_at"})
+_PREDICTION_FIELDS = frozenset({"answer", "right", "at"})
 
 
-def _unknown(raw: dict[str, Any], known: frozenset[str]) -> Mapping[str, Any]:
-    return MappingProxyType({str(k): v for k, v in raw.items() if k not in known})
-
-
-def from_json(raw: Any) -> Progress:
-    """Progress from parsed JSON; ProgressFormatError if it is not a version we can read."""
-    _expect(raw, dict, "the file")
+def from_json(raw: Any) -> Read:
+    """Progress from parsed JSON, with what was set aside in it; ProgressFormatError if the
+    whole is not progress this version can read."""
+    if not isinstance(raw, dict):
+        raise ProgressFormatError(msg("the file has the wrong type"))
     version = raw.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise ProgressFormatError(msg("it has no format version"))
@@ -357,26 +561,8 @@ def from_json(raw: Any) -> Progress:
                                      version=version))
     if version < 1:
         raise ProgressFormatError(msg("format {version} is unknown", version=version))
-    lessons: dict[str, LessonProgress] = {}
-    for lesson_id, state in _expect(raw.get("lessons", {}), dict, "lessons").items():
-        what = f"lessons.{lesson_id}"
-        _expect(state, dict, what)
-        step = state.get("step")
-        if step is not None:
-            _expect(step, str, f"{what}.step")
-        seen = _expect(state.get("seen", []), list, f"{what}.seen")
-        lessons[str(lesson_id)] = LessonProgress(
-            step=step,
-            seen=frozenset(_expect(s, str, f"{what}.seen") for s in seen),
-            finished=_expect(state.get("finished", False), bool, f"{what}.finished"),
-            last_quiz=_scores(state.get("last_quiz", {}), f"{what}.last_quiz"),
-            best_quiz=_scores(state.get("best_quiz", {}), f"{what}.best_quiz"),
-            updated=_expect(state.get("updated", ""), str, f"{what}.updated"),
-            # added in 0.2 within format 1: older files have neither, older tutors ignore them
-            exercises=_exercises(state.get("exercises", {}), f"{what}.exercises"),
-            predictions=_predictions(state.get("predictions", {}), f"{what}.predictions"),
-            # added later still, the same way
-            quiz_answers=_quiz_answers(state.get("quiz_answers", {}), f"{what}.quiz_answers"),
-            unknown=_unknown(state, _LESSON_FIELDS),
-        )
-    return Progress(MappingProxyType(lessons), unknown=_unknown(raw, _FILE_FIELDS))
+    reader = _Reader()
+    lessons = reader.entries(raw, "lessons", reader.lesson, "")
+    unknown = reader.unknown(raw, _FILE_FIELDS, "")
+    progress = Progress(MappingProxyType(dict(lessons)), unknown=unknown)
+    return Read(progress, tuple(reader.set_aside))

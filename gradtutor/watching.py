@@ -17,7 +17,9 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from gradtutor.workspace import content_digest
+from gradtutor.errors import GradtutorError
+from gradtutor.files import FileTooLarge
+from gradtutor.workspace import content_digest, read_exercise_file
 
 POLL_S = 0.3  # how often the file's stat is looked at when no event woke the watcher
 SETTLE_S = 0.05  # a change must hold this long before the file is read (write bursts)
@@ -40,8 +42,10 @@ def _signature(path: Path) -> Signature:
 
 def _digest(path: Path) -> str | None:
     try:
-        return content_digest(path.read_bytes())
-    except OSError:  # gone between stat and read, or not readable: not a save to check
+        return content_digest(read_exercise_file(path))
+    except FileTooLarge:  # read no further; the check says the file is too large
+        return content_digest(repr(_signature(path)).encode())
+    except GradtutorError:  # gone, unreadable, or a pipe or device: not a save to check
         return None
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gradtutor.errors import GradtutorError
+from gradtutor.files import read_capped
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 
@@ -30,6 +31,28 @@ def default_folder(home: Path) -> Path:
 
 def exercise_path(folder: Path, exercise_id: str) -> Path:
     return folder / f"{exercise_id}.py"
+
+
+MAX_FILE_BYTES = 1024**2  # an answer is a few lines; a check reads no file larger than this
+
+
+def read_exercise_file(path: Path, cap: int = MAX_FILE_BYTES) -> bytes:
+    """The learner's file (an exercise's code, or a line-ordering step's order) as bytes,
+    never more than `cap + 1` of them, and never from a pipe or a device. GradtutorError
+    when it is missing, a folder or no regular file, or unreadable; FileTooLarge (one too)
+    when it holds more than `cap` bytes."""
+    try:
+        return read_capped(path, cap, msg("name the file with your answer"))
+    except FileNotFoundError:
+        raise GradtutorError(msg("there is no file {path}", path=str(path)),
+                             msg("write your answer in that file, or name the right one")) from None
+    except IsADirectoryError:
+        raise GradtutorError(msg("{path} is a folder, not a Python file", path=str(path)),
+                             msg("name the .py file with your answer")) from None
+    except OSError as exc:
+        raise GradtutorError(msg("cannot read {path}: {error}", path=str(path),
+                                 error=exc.strerror or str(exc)),
+                             msg("check the file's permissions")) from None
 
 
 def content_digest(data: bytes) -> str:

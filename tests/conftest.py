@@ -46,3 +46,25 @@ def cli(tmp_path: Path) -> Cli:
 @pytest.fixture
 def course_dir() -> Path:
     return FIXTURE_COURSE
+
+
+@pytest.fixture
+def no_hang():
+    """Makes a hang (say, a named pipe opened with no writer) fail the test after a minute
+    instead of stalling the suite. Not a timing assertion: nothing here is near a minute."""
+    import signal
+
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def hung(signum: int, frame: object) -> None:
+        raise AssertionError("hung: blocked for a minute")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -419,8 +419,9 @@ def test_the_progress_store_warns_in_chinese(gt: Run, course: Path) -> None:
     (gt.home / "progress.json").write_text('{"version": 1, "lessons": {"basics": 3}}')
     code, out, err = gt("progress", "--lessons", str(course), "--lang", "zh")
     assert code == 0
-    assert re.fullmatch(r"警告：保存的进度无法使用（lessons\.basics 的类型不对）；已把它保留为 "
-                        r"\S+progress\.\S+\.bak\.json，并重新开始\n", err), err
+    assert re.fullmatch(r"警告：已把保存的进度中的 lessons\.basics 放到一旁（它的类型不对）；"
+                        r"其余进度都保留了，原来的文件保存在 \S+progress\.\S+\.bak\.json\n",
+                        err), err
     assert "basics  梯度基础\n  未开始；已看过 0/5 步\n" in out  # the lesson, in Chinese too
 
 

@@ -73,24 +73,127 @@ def test_next_lesson_is_the_first_unfinished():
 def test_json_round_trip():
     p = prog.visit(prog.Progress(), "grad", "intro", NOW)
     p = prog.record_quiz(prog.finish(p, "grad", NOW), "grad", "check", 6, 7, NOW)
-    assert prog.from_json(json.loads(json.dumps(prog.to_json(p)))) == p
+    assert prog.from_json(json.loads(json.dumps(prog.to_json(p)))) == prog.Read(p)
 
 
 @pytest.mark.parametrize(("raw", "reason"), [
     ([], "the file has the wrong type"),
     ({}, "it has no format version"),
     ({"version": 99, "lessons": {}}, "it was written by a newer gradtutor (format 99)"),
-    ({"version": 1, "lessons": {"g": {"seen": "abc"}}}, "lessons.g.seen has the wrong type"),
-    ({"version": 1, "lessons": {"g": {"finished": "yes"}}},
-     "lessons.g.finished has the wrong type"),
-    ({"version": 1, "lessons": {"g": {"quiz_answers": {"q": "ab"}}}},
-     "lessons.g.quiz_answers.q has the wrong type"),
-    ({"version": 1, "lessons": {"g": {"quiz_answers": {"q": [1]}}}},
-     "lessons.g.quiz_answers.q has the wrong type"),
 ])
-def test_unreadable_json_is_named(raw, reason):
+def test_a_file_that_is_not_progress_is_refused_whole(raw, reason):
     with pytest.raises(prog.ProgressFormatError, match=re.escape(reason)):
         prog.from_json(raw)
+
+
+@pytest.mark.parametrize(("lesson", "where", "reason"), [
+    ({"seen": "abc"}, "lessons.g.seen", "it has the wrong type"),
+    ({"seen": ["a", 3]}, "lessons.g.seen[1]", "it has the wrong type"),
+    ({"finished": "yes"}, "lessons.g.finished", "it has the wrong type"),
+    ({"step": 4}, "lessons.g.step", "it has the wrong type"),
+    ({"quiz_answers": {"q": "ab"}}, "lessons.g.quiz_answers.q", "it has the wrong type"),
+    ({"quiz_answers": {"q": [1]}}, "lessons.g.quiz_answers.q", "it has the wrong type"),
+    ({"exercises": {"x": {"attempts": "3"}}}, "lessons.g.exercises.x.attempts",
+     "it has the wrong type"),
+    ({"exercises": {"x": {"attempts": -1}}}, "lessons.g.exercises.x.attempts", "it is negative"),
+    ({"exercises": {"x": {"hints": True}}}, "lessons.g.exercises.x.hints",
+     "it has the wrong type"),
+    ({"exercises": {"x": {"attempts": 10**12}}}, "lessons.g.exercises.x.attempts",
+     "it is more than 1000000000"),
+    ({"exercises": {"x": {"passed": 1}}}, "lessons.g.exercises.x.passed",
+     "it has the wrong type"),
+    ({"exercises": {"x": []}}, "lessons.g.exercises.x", "it has the wrong type"),
+    ({"best_quiz": {"q": {"score": 60, "total": 7}}}, "lessons.g.best_quiz.q",
+     "the score 60 is more than the total 7"),
+    ({"best_quiz": {"q": {"score": 5, "total": 0}}}, "lessons.g.best_quiz.q",
+     "a quiz of 0 questions has no score"),
+    ({"last_quiz": {"q": {"score": True, "total": 7}}}, "lessons.g.last_quiz.q",
+     "score: it has the wrong type"),
+    ({"last_quiz": {"q": {"score": 1.5, "total": 7}}}, "lessons.g.last_quiz.q",
+     "score: it has the wrong type"),
+    ({"last_quiz": {"q": {"total": 7}}}, "lessons.g.last_quiz.q", "score: it is missing"),
+    ({"predictions": {"p": {"answer": "a", "right": "no"}}}, "lessons.g.predictions.p",
+     "right: it has the wrong type"),
+])
+def test_one_bad_value_sets_aside_its_entry_alone(lesson, where, reason):
+    good = {"step": "s2", "seen": ["s1", "s2"], "finished": True}
+    read = prog.from_json({"version": 1, "lessons": {"g": {**good, **lesson}, "other": good}})
+    assert read.set_aside == (prog.SetAside(where, reason),)
+    other = read.progress.of("other")
+    assert (other.step, other.seen, other.finished) == ("s2", {"s1", "s2"}, True)
+    state = read.progress.of("g")  # everything else in the same lesson stays too
+    assert state.step == ("s2" if "step" not in lesson else None)
+    assert state.finished == ("finished" not in lesson)
+
+
+def test_a_lesson_entry_that_is_not_an_object_is_set_aside_alone():
+    read = prog.from_json({"version": 1, "lessons": {"g": [1], "h": {"step": "x"}}})
+    assert read.set_aside == (prog.SetAside("lessons.g", "it has the wrong type"),)
+    assert set(read.progress.lessons) == {"h"}
+
+
+@pytest.mark.parametrize("number", ["9" * 5000, "NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_number_python_cannot_hold_sets_aside_its_entry_not_the_file(number):
+    text = ('{"version": 1, "lessons": {"g": {"step": "s", "exercises": {"x": {"attempts": '
+            + number + ', "passed": true}}, "best_quiz": {"q": {"score": ' + number
+            + ', "total": 7}}}, "h": {"step": "t"}}, "later": {"n": ' + number + '}}')
+    read = prog.parse(text.encode())
+    wheres = [item.where for item in read.set_aside]
+    assert wheres == ["lessons.g.best_quiz.q", "lessons.g.exercises.x.attempts", "later"]
+    assert all("number gradtutor cannot use" in item.reason for item in read.set_aside)
+    assert read.progress.of("g").exercises["x"].passed
+    assert read.progress.of("h").step == "t"
+    assert "later" not in read.progress.unknown
+
+
+def test_a_byte_order_mark_is_not_a_reason_to_set_the_file_aside():
+    data = b"\xef\xbb\xbf" + json.dumps({"version": 1, "lessons": {"g": {"step": "s"}}}).encode()
+    read = prog.parse(data)
+    assert read.set_aside == () and read.progress.of("g").step == "s"
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=8)
+_FIELDS = ["step", "seen", "finished", "last_quiz", "best_quiz", "updated", "exercises",
+           "predictions", "quiz_answers", "other"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(field=st.sampled_from(_FIELDS), inner=st.sampled_from(["", "x", "score", "total",
+                                                              "attempts", "answer"]),
+       value=_json)
+def test_any_value_anywhere_costs_at_most_its_own_entry(field, inner, value):
+    good = {"step": "s2", "seen": ["s1"], "finished": True,
+            "best_quiz": {"q": {"score": 1, "total": 2}}}
+    placed = {"x": {inner: value}} if inner else value
+    text = json.dumps({"version": 1, "lessons": {"g": {**good, field: placed}, "h": good}})
+    read = prog.parse(text.encode())  # never raises: one lesson's entry is not the file
+    assert read.progress.of("h").best_quiz["q"].score == 1
+    assert all(item.where.startswith("lessons.g.") for item in read.set_aside)
+    for score in [*read.progress.of("g").best_quiz.values(),
+                  *read.progress.of("g").last_quiz.values()]:
+        assert 0 <= score.score <= score.total
+    again = prog.parse(json.dumps(prog.to_json(read.progress)).encode())
+    assert again == prog.Read(read.progress)  # what was kept saves and reads back clean
+
+
+def test_unknown_fields_at_every_level_survive_a_round_trip():
+    newer = {"version": 1, "theme": "dark", "lessons": {"g": {
+        "step": "s", "bookmarks": [1, 2],
+        "exercises": {"x": {"attempts": 2, "passed": True, "time_spent": 41.5}},
+        "best_quiz": {"q": {"score": 3, "total": 4, "answers": ["a", "b"]}},
+        "predictions": {"p": {"answer": "b", "right": True, "confidence": 0.9}}}}}
+    read = prog.from_json(newer)
+    assert read.set_aside == ()
+    again = prog.to_json(prog.record_hints(read.progress, "g", "x", 1, NOW))
+    lesson = again["lessons"]["g"]
+    assert again["theme"] == "dark" and lesson["bookmarks"] == [1, 2]
+    assert lesson["exercises"]["x"]["time_spent"] == 41.5 and lesson["exercises"]["x"]["hints"] == 1
+    assert lesson["best_quiz"]["q"]["answers"] == ["a", "b"]
+    assert lesson["predictions"]["p"]["confidence"] == 0.9
 
 
 def test_checks_count_attempts_and_a_pass_is_kept_with_its_first_time():
@@ -131,7 +234,7 @@ def test_json_round_trip_with_exercises_and_predictions():
     p = prog.record_prediction(p, "grad", "twice", "c", False, NOW)
     raw = json.loads(json.dumps(prog.to_json(p)))
     assert raw["lessons"]["grad"]["exercises"]["read-grad"]["attempts"] == 1
-    assert prog.from_json(raw) == p
+    assert prog.from_json(raw) == prog.Read(p)
 
 
 def test_a_version_1_file_from_before_exercises_still_loads(tmp_path):
@@ -150,17 +253,6 @@ def test_a_version_1_file_from_before_exercises_still_loads(tmp_path):
     assert saved.of("grad").exercises["read-grad"].attempts == 1
 
 
-@pytest.mark.parametrize(("exercises", "reason"), [
-    ({"x": {"attempts": "3"}}, "lessons.g.exercises.x.attempts has the wrong type"),
-    ({"x": {"attempts": -1}}, "lessons.g.exercises.x.attempts is negative"),
-    ({"x": {"passed": 1}}, "lessons.g.exercises.x.passed has the wrong type"),
-    ({"x": []}, "lessons.g.exercises.x has the wrong type"),
-])
-def test_unreadable_exercise_records_are_named(exercises, reason):
-    with pytest.raises(prog.ProgressFormatError, match=re.escape(reason)):
-        prog.from_json({"version": 1, "lessons": {"g": {"exercises": exercises}}})
-
-
 def test_the_exercise_to_practise_is_the_current_one_else_the_first_not_passed():
     lessons = (load_lesson(FIXTURES / "basics.yaml"), load_lesson(FIXTURES / "second.yaml"))
     pick = prog.exercise_to_practise
@@ -175,7 +267,7 @@ def test_a_quiz_half_done_keeps_its_answers_until_it_is_scored():
     p = prog.record_quiz_answers(prog.Progress(), "grad", "check", ("b",), "t1")
     p = prog.record_quiz_answers(p, "grad", "check", ("b", "ac"), "t2")
     assert p.of("grad").quiz_answers == {"check": ("b", "ac")}
-    assert prog.from_json(json.loads(json.dumps(prog.to_json(p)))) == p
+    assert prog.from_json(json.loads(json.dumps(prog.to_json(p)))) == prog.Read(p)
     scored = prog.record_quiz(p, "grad", "check", 2, 2, "t3")
     assert scored.of("grad").quiz_answers == {}
     assert scored.of("grad").last_quiz["check"].score == 2
@@ -268,6 +360,161 @@ def test_after_setting_aside_saving_starts_fresh(tmp_path):
     assert len(warnings) == 1
 
 
+BAD_ONE = {"version": 1, "lessons": {
+    "basics": {"step": "accumulate", "seen": ["welcome", "requires-grad", "accumulate"],
+               "best_quiz": {"check": {"score": 60, "total": 7, "at": "t"}}},
+    "second": {"step": "twice", "seen": ["square-grad", "twice"],
+               "exercises": {"square-grad": {"attempts": 3, "passed": True}}}}}
+COURSE = ["--lessons", str(FIXTURES)]
+
+
+def test_one_bad_entry_is_set_aside_alone_and_every_other_lesson_goes_on(cli):
+    cli.home.mkdir(parents=True)
+    original = json.dumps(BAD_ONE).encode()
+    (cli.home / "progress.json").write_bytes(original)
+    code, out, err = cli("progress", *COURSE)
+    assert code == 0
+    (backup,) = cli.home.glob("progress.*.bak.json")
+    assert err == (f"warning: set aside lessons.basics.best_quiz.check of your saved progress "
+                   f"(the score 60 is more than the total 7); the rest is kept, and the file "
+                   f"as it was is in {backup}\n")
+    assert backup.read_bytes() == original  # nothing the learner had is lost
+    assert "60" not in out  # never shown as a score
+    assert "step 3 of 5" in out and "quiz: not taken yet" in out
+    assert "exercises solved: 1 of 1" in out
+    again = json.loads((cli.home / "progress.json").read_text())
+    assert again["lessons"]["basics"]["best_quiz"] == {}
+    assert again["lessons"]["second"]["exercises"]["square-grad"]["attempts"] == 3
+    code, _, err = cli("progress", *COURSE)  # said once, kept once
+    assert (code, err) == (0, "")
+    assert list(cli.home.glob("progress.*.bak.json")) == [backup]
+
+
+def test_the_warning_is_said_in_chinese_too(cli):
+    cli.home.mkdir(parents=True)
+    (cli.home / "progress.json").write_text(json.dumps(BAD_ONE))
+    code, _, err = cli("--lang", "zh", "list", *COURSE)
+    assert code == 0
+    assert err.startswith("警告：已把保存的进度中的 lessons.basics.best_quiz.check 放到一旁"
+                          "（得分 60 超过了总分 7）")
+
+
+def test_a_5000_digit_number_is_one_warning_not_an_internal_error(cli):
+    cli.home.mkdir(parents=True)
+    text = json.dumps(BAD_ONE).replace('"attempts": 3', '"attempts": ' + "7" * 5000)
+    text = text.replace('"score": 60', '"score": 6')
+    (cli.home / "progress.json").write_text(text)
+    code, out, err = cli("progress", *COURSE)
+    assert code == 0
+    assert err.count("\n") == 1
+    assert err.startswith("warning: set aside lessons.second.exercises.square-grad.attempts "
+                          "of your saved progress (it is a number gradtutor cannot use "
+                          "(777777777777…))")
+    assert "exercises solved: 1 of 1" in out  # the pass in the same record stays
+
+
+def test_a_file_with_a_byte_order_mark_is_read_as_it_is(cli):
+    cli.home.mkdir(parents=True)
+    good = json.dumps({"version": 1, "lessons": {"basics": {"step": "accumulate"}}})
+    (cli.home / "progress.json").write_bytes(b"\xef\xbb\xbf" + good.encode())
+    code, out, err = cli("progress", *COURSE)
+    assert (code, err) == (0, "")
+    assert "step 3 of 5" in out
+    assert list(cli.home.glob("progress.*.bak.json")) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="named pipes are POSIX")
+def test_a_progress_file_that_is_a_pipe_is_one_clear_line(cli, no_hang):
+    cli.home.mkdir(parents=True)
+    os.mkfifo(cli.home / "progress.json")
+    code, _, err = cli("list", *COURSE)
+    assert code == 2
+    assert err == (f"gradtutor: error: cannot read {cli.home / 'progress.json'}: it is a named "
+                   f"pipe (FIFO), not a regular file (hint: move it out of the way: gradtutor "
+                   f"keeps progress in a regular file)\n")
+
+
+def test_a_huge_progress_file_is_moved_aside_unread_not_rewritten(tmp_path):
+    import tracemalloc
+
+    path = tmp_path / "progress.json"
+    with open(path, "wb") as handle:  # sparse: 300 MB long, no disk used
+        handle.truncate(300 * 1024**2)
+    store, warnings = make_store(tmp_path)
+    tracemalloc.start()
+    try:
+        assert store.load() == prog.Progress()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 1024**2  # not read
+    (backup,) = tmp_path.glob("progress.*.bak.json")
+    assert backup.stat().st_size == 300 * 1024**2  # moved, not copied
+    assert warnings == [f"warning: saved progress was unusable (it is 300.0 MiB, more than the "
+                        f"8.0 MiB progress can take); kept it as {backup} and started fresh"]
+    store.update(lambda p: prog.visit(p, "grad", "intro", NOW))
+    assert path.stat().st_size < 1024
+
+
+def test_temporary_files_a_killed_save_left_go_at_the_next_start(tmp_path):
+    stale = [tmp_path / f".progress.json.{name}.tmp" for name in ("a1b2c3d4", "zz_99xyz")]
+    for path in stale:
+        path.write_text("{")
+    other = tmp_path / ".notes.json.a1b2c3d4.tmp"  # not the progress file's
+    other.write_text("{")
+    store, warnings = make_store(tmp_path)
+    assert store.load() == prog.Progress()
+    assert not any(path.exists() for path in stale) and other.exists()
+    assert warnings == []
+
+
+def test_a_temporary_file_is_left_while_another_tutor_holds_the_lock(tmp_path):
+    from filelock import FileLock
+
+    stale = tmp_path / ".progress.json.a1b2c3d4.tmp"
+    stale.write_text("{")
+    store, _ = make_store(tmp_path)
+    with FileLock(str(store.lock_path)):  # another tutor mid-save: its file may be this one
+        store.load()
+        assert stale.exists()
+    store.update(lambda p: prog.visit(p, "grad", "intro", NOW))
+    assert not stale.exists()
+
+
+def test_a_repair_that_cannot_be_saved_loses_nothing(tmp_path, monkeypatch):
+    from filelock import FileLock
+
+    from gradtutor import store as store_module
+
+    path = tmp_path / "progress.json"
+    original = json.dumps(BAD_ONE)
+    path.write_text(original)
+    store, warnings = make_store(tmp_path)
+    monkeypatch.setattr(store_module, "LOCK_TIMEOUT_S", 0.01)
+    with FileLock(str(store.lock_path)):  # another tutor that is not answering
+        state = store.load()
+        assert store.load() == state
+    assert state.of("second").exercises["square-grad"].passed
+    assert "check" not in state.of("basics").best_quiz
+    assert warnings == [  # once a run, however often the progress is loaded
+        "warning: skipped lessons.basics.best_quiz.check of your saved progress (the score 60 "
+        "is more than the total 7); the file is left as it is, as it could not be repaired "
+        "(it is locked)"]
+    assert path.read_text() == original and list(tmp_path.glob("*.bak.json")) == []
+
+
+def test_many_bad_entries_are_named_up_to_four_then_counted(tmp_path):
+    lessons = {f"l{i}": {"finished": "yes"} for i in range(6)}
+    (tmp_path / "progress.json").write_text(json.dumps({"version": 1, "lessons": lessons}))
+    store, warnings = make_store(tmp_path)
+    store.load()
+    (backup,) = tmp_path.glob("progress.*.bak.json")
+    assert [w.split(" of your")[0] for w in warnings[:4]] == [
+        f"warning: set aside lessons.l{i}.finished" for i in range(4)]
+    assert warnings[4:] == [f"warning: set aside 2 more entries of your saved progress; the "
+                            f"file as it was is in {backup}"]
+
+
 def _visit_many(folder: str, lesson: str, count: int) -> None:
     store = ProgressStore(Path(folder), lambda line: None)
     for i in range(count):
@@ -321,5 +568,6 @@ def test_a_save_killed_at_any_moment_leaves_readable_progress(tmp_path_factory, 
     store, warnings = make_store(folder)
     state = store.load().of("grad")
     assert warnings == []
+    assert list(folder.glob(".progress.json.*.tmp")) == []  # a save cut short leaves none
     if (folder / "progress.json").exists():
         assert state.step is not None and state.step.endswith(tuple("0123456789"))

@@ -62,13 +62,16 @@ def seconds(value: float) -> str:
     return f"{value:g}"
 
 
-def source_problem(raw: bytes, filename: str, function: str, max_bytes: int) -> Check | None:
+def source_problem(raw: bytes, filename: str, function: str, max_bytes: int,
+                   size: int | None = None) -> Check | None:
     """What makes the learner's file impossible to run, found without running it; None if
-    nothing. `compile` parses the file without executing a line of it."""
-    if len(raw) > max_bytes:
+    nothing. `compile` parses the file without executing a line of it. `size` is the file's
+    size when `raw` is not all of it (a file too large is not read whole)."""
+    size = len(raw) if size is None else size
+    if size > max_bytes:
         return Check("file", "error",
                      msg("Your file is {size:.1f} MiB, more than the {limit} KiB a check "
-                         "accepts.", size=len(raw) / MiB, limit=max_bytes // 1024),
+                         "accepts.", size=size / MiB, limit=max_bytes // 1024),
                      msg("an answer is a few lines: keep only the function `{function}`",
                          function=function))
     try:

@@ -158,12 +158,14 @@ def grade_text(step: Parsons, text: str) -> Verdict:
     return grade(step, order)
 
 
-def grade_file(step: Parsons, raw: bytes, filename: str) -> Verdict:
-    """The verdict on an answer file's bytes; a file that is not UTF-8 text is an error."""
+def grade_file(step: Parsons, raw: bytes, filename: str, size: int | None = None) -> Verdict:
+    """The verdict on an answer file's bytes; a file that is not UTF-8 text is an error.
+    `size` is the file's size when `raw` is not all of it (a file too large is not read)."""
     problem = None
-    if len(raw) > MAX_ANSWER_BYTES:
+    size = len(raw) if size is None else size
+    if size > MAX_ANSWER_BYTES:
         problem = msg("{file} is {size} bytes; an answer of {count} lines is short",
-                      file=filename, size=len(raw), count=len(step.lines))
+                      file=filename, size=size, count=len(step.lines))
     else:
         try:
             text = raw.decode("utf-8-sig")

@@ -43,14 +43,16 @@ from gradtutor.checking.snippet import SnippetResult, snippet_result
 from gradtutor.checking.verdict import Check, Verdict, overall
 from gradtutor.checking.worker import CHECK_MARK
 from gradtutor.errors import GradtutorError
+from gradtutor.files import FileTooLarge
 from gradtutor.i18n import msg
-from gradtutor.lessons.model import Exercise
+from gradtutor.lessons.model import Exercise, Parsons
+from gradtutor.workspace import MAX_FILE_BYTES, read_exercise_file
 
 MEMORY_BUDGET = 2 * GiB  # address space learner code may add to the worker's (Linux)
 FILE_BUDGET = 64 * MiB  # the largest file learner code may write (POSIX)
 OUTPUT_CAP = 64 * 1024  # learner output kept, stdout and stderr together
 RESULTS_CAP = 8 * MiB  # result-channel bytes accepted
-MAX_SOURCE_BYTES = 1 * MiB
+MAX_SOURCE_BYTES = MAX_FILE_BYTES
 STARTUP_ALLOWANCE = 120.0  # seconds to import torch before learner code runs; not theirs
 EXIT_GRACE = 2.0  # seconds a worker may take to exit once its results are complete
 
@@ -81,8 +83,13 @@ def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
     if exercise.checker not in CHECKERS:
         raise GradtutorError(f"exercise {exercise.id} names an unknown checker "
                              f"{exercise.checker!r}", "fix the lesson file")
-    raw = read_learner_file(path)
-    problem = source_problem(raw, str(path), exercise.function, MAX_SOURCE_BYTES)
+    try:
+        raw = read_learner_file(path)
+    except FileTooLarge as exc:  # judged unread, as any file too large to check
+        raw, size = b"", exc.size
+    else:
+        size = len(raw)
+    problem = source_problem(raw, str(path), exercise.function, MAX_SOURCE_BYTES, size=size)
     if problem is not None:
         return Verdict(exercise.id, "error", (problem,), seed, _ms_since(started))
     request = {"kind": "check", "checker": exercise.checker, "function": exercise.function,
@@ -128,20 +135,20 @@ def stopped_check(exercise_id: str) -> Check:
                  msg("check it again: gradtutor check {exercise}", exercise=exercise_id))
 
 
-def read_learner_file(path: Path) -> bytes:
-    """The learner's file as bytes, read by the tutor (the worker gets this copy)."""
+def check_order_file(step: Parsons, path: Path) -> Verdict:
+    """The verdict on a line-ordering step's answer file; one too large is judged unread."""
+    from gradtutor.checking.parsons import MAX_ANSWER_BYTES, grade_file
+
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise GradtutorError(msg("there is no file {path}", path=str(path)),
-                             msg("write your answer in that file, or name the right one")) from None
-    except IsADirectoryError:
-        raise GradtutorError(msg("{path} is a folder, not a Python file", path=str(path)),
-                             msg("name the .py file with your answer")) from None
-    except OSError as exc:
-        raise GradtutorError(msg("cannot read {path}: {error}", path=str(path),
-                                 error=exc.strerror or str(exc)),
-                             msg("check the file's permissions")) from None
+        return grade_file(step, read_exercise_file(path, MAX_ANSWER_BYTES), str(path))
+    except FileTooLarge as exc:
+        return grade_file(step, b"", str(path), size=exc.size)
+
+
+def read_learner_file(path: Path) -> bytes:
+    """The learner's file as bytes, read by the tutor (the worker gets this copy); at most
+    MAX_SOURCE_BYTES + 1 of them are read (FileTooLarge beyond), never from a pipe."""
+    return read_exercise_file(path, MAX_SOURCE_BYTES)
 
 
 def _ms_since(started: float) -> int:

@@ -19,6 +19,7 @@ import yaml
 from gradtutor.checking.checkers import CHECKERS
 from gradtutor.checking.parsons import first_out_of_place, is_correct
 from gradtutor.errors import LessonProblems, Problem
+from gradtutor.files import FileTooLarge, NotAFile, read_capped
 from gradtutor.lessons import cache
 from gradtutor.lessons.model import LETTERS, STEP_KINDS, Lesson, Parsons
 from gradtutor.lessons.schema import Issue, build
@@ -579,13 +580,16 @@ def read_lesson_text(path: Path) -> tuple[str | None, list[Problem]]:
     """The file's text, or a problem if it cannot be read as UTF-8."""
     shown = display_path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_capped(path, _MAX_BYTES)  # no more than that is read, and never a pipe
+    except FileTooLarge as exc:
+        return None, [Problem(shown, 1, 1, f"the file is {exc.size} bytes; lessons are "
+                                           f"limited to {_MAX_BYTES}")]
+    except NotAFile as exc:
+        return None, [Problem(shown, 1, 1, f"it is {exc.kind}, not a regular file; name a "
+                                           f"lesson file")]
     except OSError as exc:
         return None, [Problem(shown, 1, 1, f"cannot read the file ({exc.strerror}); "
                                            f"check its path and permissions")]
-    if len(raw) > _MAX_BYTES:
-        return None, [Problem(shown, 1, 1, f"the file is {len(raw)} bytes; lessons are "
-                                           f"limited to {_MAX_BYTES}")]
     raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark is allowed, not text
     try:
         return raw.decode("utf-8"), []

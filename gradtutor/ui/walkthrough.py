@@ -427,9 +427,12 @@ class _Shell:
         return None
 
     def holds_starter(self, exercise: Exercise) -> bool:
-        try:
-            return self.path(exercise.id).read_text(encoding="utf-8") == exercise.starter
-        except (OSError, UnicodeDecodeError):
+        from gradtutor.workspace import read_exercise_file
+
+        try:  # never from a pipe or a device, never more than a check would read
+            text = read_exercise_file(self.path(exercise.id)).decode("utf-8")
+            return text.replace("\r\n", "\n").replace("\r", "\n") == exercise.starter
+        except (GradtutorError, UnicodeDecodeError):
             return False
 
     def path(self, exercise_id: str) -> Path:
