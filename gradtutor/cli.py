@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from typer.core import TyperGroup
 
     from gradtutor.checking.verdict import Verdict
+    from gradtutor.checking.warm import WarmWorker
     from gradtutor.i18n import Translator
 
 # Help texts are msg() templates, so that `--lang zh ... --help` can say them in Chinese.
@@ -429,14 +430,30 @@ def workspace_dir(env: Environment, chosen: Path | None) -> Path:
 
 
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
-               timeout: float | None) -> Verdict:
+               timeout: float | None, warm: WarmWorker | None = None) -> Verdict:
     from gradtutor.checking.parsons import parsons_steps
     from gradtutor.checking.runner import check_order_file, run_check
 
     orderings = parsons_steps(course.lessons)
     if exercise_id in orderings:  # an order of lines, graded as it is: nothing runs
         return check_order_file(orderings[exercise_id], path)
-    return run_check(course.find_exercise(exercise_id), path, seed=seed, timeout=timeout)
+    exercise = course.find_exercise(exercise_id)
+    if warm is not None:
+        return warm.check(exercise, path, seed=seed, timeout=timeout)
+    return run_check(exercise, path, seed=seed, timeout=timeout)
+
+
+def _check_all(env: Environment, course: Course, folder: Path, seed: int,
+               timeout: float | None) -> list[Verdict]:
+    """Every exercise's workspace file, on one warm worker: torch is imported once for them
+    all, not once per exercise (GRADTUTOR_WARM=0: each cold, as before)."""
+    from gradtutor.checking.warm import WarmWorker, warm_enabled
+
+    with contextlib.ExitStack() as stack:
+        warm = (stack.enter_context(WarmWorker()) if warm_enabled(env.environ) else None)
+        return [_check_one(eid, folder / f"{eid}.py", course, seed, timeout, warm)
+                if (folder / f"{eid}.py").is_file() else missing_verdict(eid, folder, seed)
+                for eid in course.exercises()]
 
 
 @app.command(help=msg(
@@ -482,9 +499,7 @@ def check(
         if exercise_id is not None or file is not None:
             raise GradtutorError(msg("--all checks every exercise's workspace file"),
                                  msg("leave out EXERCISE and FILE, or drop --all"))
-        verdicts = [_check_one(eid, folder / f"{eid}.py", course, seed, timeout)
-                    if (folder / f"{eid}.py").is_file() else missing_verdict(eid, folder, seed)
-                    for eid in course.exercises()]
+        verdicts = _check_all(env, course, folder, seed, timeout)
     else:
         if exercise_id is None:
             raise GradtutorError(msg("name the exercise to check"),

@@ -398,3 +398,70 @@ def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
     assert live([first, second]) == ()
     if LINUX:
         assert own_descendants() - before == set()
+
+
+PRELOAD_PROBE = """
+import json, sys
+from gradtutor.checking import worker
+from gradtutor.checking.safety import apply_edits
+from gradtutor.checking.snippet import run_code
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Demo, Exercise, Predict
+steps = [s for lesson in load_course().lessons for s in lesson.steps]
+worker.import_torch_quietly()
+worker.preload()
+before = set(sys.modules)
+for step in steps:
+    if isinstance(step, Exercise):
+        sources = [step.solution] + [apply_edits(step.solution, step, i)
+                                     for i in range(len(step.mutants))]
+        for source in sources:
+            worker.evaluate(step.checker, step.function, source, "learner.py", 1,
+                            lambda message: None)
+    elif isinstance(step, (Predict, Demo)):
+        run_code(step.code, getattr(step, "show", None))
+heavy = ("torch", "sympy", "mpmath", "numpy", "scipy")
+print(json.dumps(sorted(m for m in set(sys.modules) - before if m.split(".")[0] in heavy)))
+"""
+
+
+@pytest.mark.slow
+def test_what_the_warm_worker_preloads_is_all_that_checks_and_snippets_import(tmp_path):
+    """Every exercise's reference and declared mutants, every demo and predict snippet, run
+    after `preload()` import no torch (or sympy, numpy) module: a forked child never pays
+    for an import its server could have made (the first optimizer step imports
+    torch._dynamo, some 800 modules)."""
+    done = subprocess.run([sys.executable, "-c", PRELOAD_PROBE], capture_output=True,
+                          text=True, check=True, cwd=tmp_path, timeout=600)
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def _statuses(payload: dict) -> dict[str, list[tuple[str, str]]]:  # type: ignore[type-arg]
+    return {e["exercise"]: [(c["name"], c["status"]) for c in e["checks"]]
+            for e in payload["exercises"]}
+
+
+@pytest.mark.slow
+def test_check_all_on_one_warm_worker_judges_as_cold_checks_do(cli, tmp_path):
+    """`check --all` runs every exercise on one warm worker: each reference passes, a declared
+    mutant fails on the check it names, a missing file is an error; and the verdicts, check by
+    check, are those of cold checks with the same seed."""
+    from gradtutor.checking.safety import apply_edits
+
+    exercises = [s for s in load_course().find("grad").steps if isinstance(s, Exercise)]
+    broken, others = exercises[0], exercises[2:]
+    (tmp_path / f"{broken.id}.py").write_text(apply_edits(broken.solution, broken, 0),
+                                              encoding="utf-8")
+    for step in others:  # exercises[1] has no file
+        (tmp_path / f"{step.id}.py").write_text(step.solution, encoding="utf-8")
+    args = ("check", "--all", "--json", "--seed", "11", "--workspace", str(tmp_path))
+    code, out, _ = cli(*args)
+    warm = json.loads(out)
+    assert code == 1 and warm["total"] == len(exercises)
+    assert warm["passed_count"] == len(others)
+    by_id = {e["exercise"]: e for e in warm["exercises"]}
+    failed = {c["name"] for c in by_id[broken.id]["checks"] if c["status"] != "pass"}
+    assert broken.mutants[0].fails in failed
+    assert by_id[exercises[1].id]["checks"][0]["name"] == "file"
+    _, cold_out, _ = cli(*args, environ={"GRADTUTOR_WARM": "0"})
+    assert _statuses(json.loads(cold_out)) == _statuses(warm)

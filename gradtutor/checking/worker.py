@@ -240,6 +240,19 @@ def preload() -> None:
 
     for name in CHECKERS:
         load_checker(name)
+    import importlib
+
+    for module in PRELOADED:
+        with contextlib.suppress(ImportError):  # a private module another torch may not have
+            importlib.import_module(module)
+
+
+# Imported lazily by torch the first time a check touches them. An optimizer's first step()
+# imports torch._dynamo (step is wrapped to keep dynamo out), and with it sympy, mpmath and
+# some 800 modules: seconds, in every forked child, unless the server has them already.
+# tests/test_warm.py proves that checks, mutants and snippets import nothing else of torch's.
+PRELOADED = ("torch._dynamo", "torch.profiler", "torch.profiler._cupti_monitor",
+             "torch._subclasses.schema_check_mode")
 
 
 def _flush_output() -> None:
