@@ -23,6 +23,7 @@ import pytest
 from test_isolation import CORRECT, HOSTILE, FakeJobs, exercise, live, own_descendants
 
 from gradtutor.checking.runner import MEMORY_BUDGET, become_subreaper, run_check
+from gradtutor.checking.sandbox import SWITCH_ENV, WRITABLE_ENV, landlock_abi
 from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker, warm_enabled
 from gradtutor.lessons.course import load_course
@@ -128,6 +129,7 @@ def warm(piddir: Path) -> Iterator[WarmWorker]:
     environment: a warm worker's environment is the tutor's when it started."""
     with pytest.MonkeyPatch.context() as mp:  # for the servers that replace killed ones too
         mp.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
+        mp.setenv(WRITABLE_ENV, str(piddir))  # the notes learner files leave for the tests
         worker = WarmWorker()
         worker.start()  # returns at once; the first check waits for the import
         yield worker
@@ -234,12 +236,34 @@ def test_learner_code_that_kills_the_server_fails_and_the_next_check_passes(
     old = pid_of(warm)
     before = own_descendants() - {old}
     verdict = warm.check(exercise(), folder / "kills_server.py", seed=5)
-    assert verdict.status == "fail", verdict.checks  # judged on what the child reported
-    assert verdict.extra["exit_code"] == 0  # reaped by the tutor, its status known
-    assert live([old]) == ()
+    if landlock_abi() >= 6:  # the kill is refused: the learner's own call fails, all else lives
+        assert verdict.status == "error", verdict.checks
+        assert "PermissionError" in verdict.checks[0].message
+        assert pid_of(warm) == old
+    else:
+        assert verdict.status == "fail", verdict.checks  # judged on what the child reported
+        assert verdict.extra["exit_code"] == 0  # reaped by the tutor, its status known
+        assert live([old]) == ()
     then = warm.check(exercise(), folder / "correct.py", seed=6)
     assert then.passed, then.checks
     assert own_descendants() - before == {pid_of(warm)}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FORK_SERVER, reason="the fork server is Linux's")
+def test_unconfined_learner_code_that_kills_the_server_gains_nothing(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback where there is no Landlock (here: GRADTUTOR_SANDBOX=0): the kill lands,
+    and the check is judged on what the child itself reported."""
+    monkeypatch.setenv(SWITCH_ENV, "0")
+    with WarmWorker() as worker:
+        old = pid_of(worker)
+        verdict = worker.check(exercise(), folder / "kills_server.py", seed=5)
+        assert verdict.status == "fail", verdict.checks
+        assert verdict.extra["exit_code"] == 0  # reaped by the tutor, its status known
+        assert live([old]) == ()
+        then = worker.check(exercise(), folder / "correct.py", seed=6)
+        assert then.passed, then.checks
 
 
 HOSTILE_CASES = [  # (file, status, words), as in test_isolation
@@ -338,7 +362,7 @@ def test_ctrl_c_in_the_tutor_leaves_no_server_and_no_check_running(
         folder: Path, tmp_path: Path) -> None:
     become_subreaper()  # as in a whole run: orphans of the tutor's children come here
     (folder / "loops.py").write_text(LOOPS)
-    env = {**os.environ, "GRADTUTOR_TEST_PIDDIR": str(tmp_path)}
+    env = {**os.environ, "GRADTUTOR_TEST_PIDDIR": str(tmp_path), WRITABLE_ENV: str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", CTRL_C, str(Path(__file__).parent),
                            str(folder), str(tmp_path)], capture_output=True, text=True,
                           env=env, timeout=60, check=False)
@@ -355,6 +379,7 @@ def test_the_pre_started_worker(folder: Path, piddir: Path,
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """macOS's and Windows's warm worker: a spawned worker waiting for its one request."""
     monkeypatch.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
+    monkeypatch.setenv(WRITABLE_ENV, str(piddir))
     before = own_descendants() if LINUX else set()
     with WarmWorker(fork=False) as worker:
         first = pid_of(worker)
