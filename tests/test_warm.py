@@ -20,7 +20,20 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from test_isolation import CORRECT, HOSTILE, FakeJobs, exercise, live, own_descendants
+from test_isolation import (
+    CONFINED,
+    CORRECT,
+    HOSTILE,
+    SIGNALLING,
+    TAMPERING,
+    FakeJobs,
+    Guarded,
+    exercise,
+    guarded,  # noqa: F401 - a fixture
+    live,
+    own_descendants,
+    refused_everything,
+)
 
 from gradtutor.checking.runner import MEMORY_BUDGET, become_subreaper, run_check
 from gradtutor.checking.sandbox import SWITCH_ENV, WRITABLE_ENV, landlock_abi
@@ -423,3 +436,30 @@ def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
     assert live([first, second]) == ()
     if LINUX:
         assert own_descendants() - before == set()
+
+
+@pytest.fixture(scope="module")
+def guarded_warm(guarded: Guarded, piddir: Path) -> Iterator[WarmWorker]:  # noqa: F811
+    """A fork server started once `guarded` has moved HOME to its stand-in: the server's
+    environment is the tutor's when it started."""
+    with WarmWorker() as worker:
+        yield worker
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (FORK_SERVER and CONFINED), reason="needs the fork server and Landlock")
+@pytest.mark.parametrize("name", [*TAMPERING, *(case[0] for case in SIGNALLING)])
+def test_a_warm_check_changes_nothing_outside_it_and_signals_no_one(
+        name: str, guarded: Guarded, guarded_warm: WarmWorker) -> None:  # noqa: F811
+    """Through the fork server: the files, the progress and the server (the child's parent
+    here) are as they were, and the next check passes in the same server."""
+    server = pid_of(guarded_warm)
+    path = guarded.submissions / f"{name}.py" if name in TAMPERING else HOSTILE / f"{name}.py"
+    verdict = guarded_warm.check(exercise(), path, seed=3)
+    assert not verdict.passed and verdict.status in ("fail", "error"), verdict.checks
+    if name in TAMPERING:
+        refused_everything(verdict)
+    assert guarded.changes() == []
+    then = guarded_warm.check(exercise(), guarded.submissions / "other_student.py", seed=4)
+    assert then.passed, then.checks
+    assert pid_of(guarded_warm) == server  # neither killed nor stopped
