@@ -533,6 +533,22 @@ def test_the_script_that_ran_gradtutor_check_goes_on(name: str, tmp_path: Path) 
     assert done.returncode == 0
 
 
+@pytest.mark.slow
+@needs_walls
+def test_learner_code_cannot_reach_an_abstract_socket_outside_its_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import uuid
+
+    name = f"gradtutor-test-{uuid.uuid4().hex}"
+    monkeypatch.setenv("GRADTUTOR_TEST_SOCKET", name)
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind("\0" + name)
+        listener.listen(1)
+        verdict = run_check(exercise(), HOSTILE / "connects_abstract_socket.py", seed=1)
+    assert verdict.status == "fail" and "refused (1)" in verdict.output, verdict.output
+
+
 def test_the_rights_asked_for_are_those_the_kernel_knows() -> None:
     from gradtutor.checking import sandbox
 

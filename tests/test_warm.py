@@ -463,3 +463,15 @@ def test_a_warm_check_changes_nothing_outside_it_and_signals_no_one(
     then = guarded_warm.check(exercise(), guarded.submissions / "other_student.py", seed=4)
     assert then.passed, then.checks
     assert pid_of(guarded_warm) == server  # neither killed nor stopped
+
+
+@pytest.mark.slow
+def test_every_lesson_solution_passes_inside_the_walls(warm: WarmWorker, tmp_path: Path) -> None:
+    """Nothing a lesson needs writes outside the check's folder: every solution still passes
+    where learner code is confined (Landlock, where the kernel has it)."""
+    course = load_course()
+    for exercise_id, step in course.exercises().items():
+        path = tmp_path / f"{exercise_id}.py"
+        path.write_text(step.solution)
+        verdict = warm.check(step, path, seed=12)
+        assert verdict.passed, (exercise_id, verdict.checks)
