@@ -435,10 +435,11 @@ class Guarded:
         for root in self.roots:
             for path in root.rglob("*"):
                 content = path.read_bytes() if path.is_file() else None
-                if content is not None and path.suffix == ".pyc":
-                    # the tutor's own imports may refresh these: what counts is that each is
-                    # Python's own compiled module, not something planted
-                    content = b"pyc" if content.startswith(importlib.util.MAGIC_NUMBER) else content
+                if (content is not None and path.suffix == ".pyc"
+                        and content.startswith(importlib.util.MAGIC_NUMBER)):
+                    continue  # Python's own, which the tutor's imports may write; not planted
+                if path.name == "__pycache__":
+                    continue  # made by the tutor's own imports too; what is in it counts
                 files[path] = content
         return files
 

@@ -25,9 +25,12 @@ from types import FrameType
 LINUX = sys.platform.startswith("linux")
 PR_SET_PDEATHSIG = 1
 FOLDER_PREFIX = "gradtutor-check-"
-# A check's folder is FOLDER_PREFIX + the owning tutor's pid + "-" + random letters; a fork
-# server's command line says `--tutor PID`. Both are how a leftover names its tutor.
-_OWNER = re.compile(rb"gradtutor-check-(\d+)-"
+# A check's folder is FOLDER_PREFIX + the owning tutor's pid + "-" + random letters. A check's
+# process names it in its mark (environment) or, a cold worker, on its command line; a fork
+# server (and the children it forks) says `--tutor PID` on its command line.
+_FOLDER_OWNER = re.compile(r"gradtutor-check-(\d+)-[^-]*\Z")
+_OWNER = re.compile(rb"GRADTUTOR_CHECK_MARK=[^\0\n]*?gradtutor-check-(\d+)-"
+                    rb"|gradtutor\.checking\.worker [^\0\n]*?gradtutor-check-(\d+)-"
                     rb"|gradtutor\.checking\.worker --serve \d+ --tutor (\d+)")
 
 
@@ -103,11 +106,18 @@ def cleanup_before_termination() -> Iterator[None]:
 # ---- the tutor's side: what a killed tutor left ----------------------------------------------
 
 def owner_of(text: bytes) -> int | None:
-    """The pid of the tutor named in a folder name, command line or environment; None."""
+    """The pid of the tutor that owns a check process, from its command line and environment
+    (a mark, a cold worker's request path, a fork server's `--tutor`); None for any other."""
     found = _OWNER.search(text)
     if found is None:
         return None
-    return int(found.group(1) or found.group(2))
+    return int(next(group for group in found.groups() if group))
+
+
+def folder_owner(name: str) -> int | None:
+    """The pid of the tutor that owns the check folder called `name`; None for any other."""
+    found = _FOLDER_OWNER.fullmatch(name)
+    return int(found.group(1)) if found else None
 
 
 def alive(pid: int) -> bool:
@@ -144,7 +154,7 @@ def abandoned_folders(temp: str, is_alive: Callable[[int], bool] = alive) -> lis
     with contextlib.suppress(OSError):
         for entry in os.scandir(temp):
             if entry.name.startswith(FOLDER_PREFIX) and entry.is_dir(follow_symlinks=False):
-                owner = owner_of(entry.name.encode())
+                owner = folder_owner(entry.name)
                 if owner is not None and not is_alive(owner):
                     found.append(Path(entry.path))
     return found
