@@ -522,6 +522,7 @@ def check(
             raise GradtutorError(
                 msg("no such file: {path}", path=path) if file is not None else missing, hint)
         verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
+    _sandbox_notice(env, verdicts)
     passed = all(v.passed for v in verdicts)
     if as_json:
         from gradtutor.checking.verdict import to_json
@@ -544,6 +545,16 @@ def check(
                                         passed=sum(v.passed for v in verdicts),
                                         total=len(verdicts))))
     raise typer.Exit(int(ExitCode.OK if passed else ExitCode.FAILED))
+
+
+def _sandbox_notice(env: Environment, verdicts: list[Verdict]) -> None:
+    """Once per command, on stderr: learner code ran unconfined here (docs/isolation.md)."""
+    from gradtutor.checking.sandbox import landlock_abi, unavailable_notice
+
+    if any(v.ran for v in verdicts):
+        notice = unavailable_notice(landlock_abi(), env.environ)
+        if notice is not None:
+            env.error(env.tr(notice))
 
 
 def _listed(items: Iterable[str]) -> str:

@@ -9,9 +9,11 @@ then look at what each run left.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -22,6 +24,7 @@ from typing import Any
 
 import pytest
 
+import gradtutor
 from gradtutor.checking.feedback import neutralise, neutralise_verdict
 from gradtutor.checking.outcome import (
     Judge,
@@ -45,12 +48,14 @@ from gradtutor.checking.runner import (
     stop_workers,
     worker_environment,
 )
+from gradtutor.checking.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabled
 from gradtutor.checking.verdict import Check, Verdict, overall, to_json
 from gradtutor.checking.worker import CHECK_MARK, EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
 
 HOSTILE = Path(__file__).parent / "hostile"
+ROOT = Path(gradtutor.__file__).parents[1]  # the gradtutor under test
 TIMEOUT = 3.0
 LINUX = sys.platform.startswith("linux")
 POSIX = os.name == "posix"
@@ -189,6 +194,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, piddir: Path) -> Iterator[dic
     before = own_descendants() if LINUX else set()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
+        mp.setenv(WRITABLE_ENV, str(piddir))  # the notes these files leave for the tests
         here = [case for case in CASES if case.runs_here]
         with ThreadPoolExecutor(max_workers=3) as pool:
             done = dict(zip([c.name for c in here],
@@ -384,6 +390,198 @@ def test_interrupting_the_tutor_mid_check_leaves_nothing_behind(
         signal.signal(signal.SIGALRM, old)
     assert own_descendants() - before == set()
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- the walls (Landlock): nothing outside the check's folder changes, no signal leaves it --
+
+CONFINED = landlock_abi() >= 6 and sandbox_enabled(os.environ)
+needs_walls = pytest.mark.skipif(not CONFINED, reason="needs Landlock with signal scoping")
+TAMPERING = ("tampers_package", "rewrites_progress", "deletes_home")
+SIGNALLING = [  # (file, status, words in its verdict): each call is refused, the tutor goes on
+    ("kills_parent", "error", "PermissionError"),
+    ("stops_parent", "error", "PermissionError"),
+    ("kills_parent_group", "error", "PermissionError"),
+    ("kills_every_process", "fail", ""),
+]
+
+
+class Guarded:
+    """What learner code must not change, with a copy to compare against: the tutor's package
+    and lessons, the progress file, a home folder and other submissions. `changes()` lists what
+    differs now and puts it back (a test that fails must not leave the source tree broken)."""
+
+    def __init__(self, root: Path) -> None:
+        from gradtutor.lessons.course import default_lessons_dir
+
+        self.home = root / "home"
+        self.submissions = root / "submissions"
+        self.data = Path(os.environ["GRADTUTOR_HOME"])  # the tests' own (conftest.py)
+        for folder in (self.home, self.submissions, self.data):
+            folder.mkdir(parents=True, exist_ok=True)
+        (self.home / "thesis.txt").write_text("years of work\n")
+        (self.submissions / "other_student.py").write_text(CORRECT)
+        (self.data / "progress.json").write_text(json.dumps(
+            {"version": 1, "lessons": {"grad": {"step": 2}}}))
+        for name in TAMPERING:
+            (self.submissions / f"{name}.py").write_bytes((HOSTILE / f"{name}.py").read_bytes())
+        package = Path(gradtutor.__file__).parent
+        self.roots = (package, default_lessons_dir(), self.data, self.home, self.submissions)
+        self.saved = self.snapshot()
+
+    def snapshot(self) -> dict[Path, bytes | None]:
+        import importlib.util
+
+        files: dict[Path, bytes | None] = {}
+        for root in self.roots:
+            for path in root.rglob("*"):
+                content = path.read_bytes() if path.is_file() else None
+                if (content is not None and path.suffix == ".pyc"
+                        and content.startswith(importlib.util.MAGIC_NUMBER)):
+                    continue  # Python's own, which the tutor's imports may write; not planted
+                if path.name == "__pycache__":
+                    continue  # made by the tutor's own imports too; what is in it counts
+                files[path] = content
+        return files
+
+    def changes(self) -> list[str]:
+        now = self.snapshot()
+        changed = sorted(str(p) for p in now.keys() | self.saved.keys()
+                         if now.get(p, b"?") != self.saved.get(p, b"?"))
+        for path in now.keys() - self.saved.keys():
+            with contextlib.suppress(OSError):
+                path.unlink() if not path.is_dir() else remove_tree(path)
+        for path, content in self.saved.items():
+            if content is not None and now.get(path) != content:
+                path.write_bytes(content)
+        return changed
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guarded]:
+    if not CONFINED:
+        pytest.skip("needs Landlock with signal scoping")
+    # warm the tutor's own imports first, so that what they write is in the snapshot
+    run_check(exercise(), HOSTILE / "correct_prints_passed.py", seed=1)
+    from conftest import Cli
+
+    Cli(Path(os.environ["GRADTUTOR_HOME"]))("list")  # and the tutor's lesson cache
+    with pytest.MonkeyPatch.context() as mp:
+        guard = Guarded(tmp_path_factory.mktemp("guarded"))
+        mp.setenv("HOME", str(guard.home))
+        yield guard
+
+
+def refused_everything(verdict: Verdict) -> None:
+    """The file's own report: every attempt was refused, none done."""
+    assert "refused" in verdict.output, verdict.output
+    assert not re.search(r"\b(done|deleted|planted in)\b", verdict.output), verdict.output
+
+
+@pytest.mark.slow
+@needs_walls
+@pytest.mark.parametrize("name", TAMPERING)
+def test_learner_code_cannot_change_the_tutor_its_progress_or_other_files(
+        name: str, guarded: Guarded) -> None:
+    verdict = run_check(exercise(), guarded.submissions / f"{name}.py", seed=3)
+    assert verdict.status == "fail", messages(verdict)
+    refused_everything(verdict)
+    assert guarded.changes() == []
+    assert run_check(exercise(), guarded.submissions / "other_student.py", seed=4).passed
+
+
+@pytest.mark.slow
+@needs_walls
+def test_check_all_with_hostile_files_changes_nothing_outside_the_checks(
+        guarded: Guarded, cli: Any, tmp_path: Path) -> None:
+    for exercise_id, name in zip(("read-grad", "none-before-backward", "two-backwards"),
+                                 TAMPERING, strict=True):
+        (tmp_path / f"{exercise_id}.py").write_bytes((HOSTILE / f"{name}.py").read_bytes())
+    code, out, err = cli("check", "--all", "--json", "--workspace", str(tmp_path),
+                         environ={"GRADTUTOR_HOME": str(guarded.data)})
+    report = json.loads(out)
+    assert code == 1 and report["passed_count"] == 0, err
+    ran = [e for e in report["exercises"] if e["output"]]
+    assert len(ran) == 3 and all("refused" in e["output"] for e in ran)
+    assert guarded.changes() == []
+    assert "Landlock" not in err  # confined: no notice
+
+
+@pytest.mark.slow
+@needs_walls
+@pytest.mark.parametrize(("name", "status", "says"), SIGNALLING,
+                         ids=[case[0] for case in SIGNALLING])
+def test_learner_code_cannot_signal_the_tutor(name: str, status: str, says: str) -> None:
+    """In a cold check the worker's parent is the tutor (this test process): it must not be
+    killed or stopped, and the verdict is a clean failure."""
+    verdict = run_check(exercise(), HOSTILE / f"{name}.py", seed=5)
+    assert verdict.status == status, messages(verdict)
+    assert says in messages(verdict)
+    assert run_check(exercise(), HOSTILE / "correct_prints_passed.py", seed=6).passed
+
+
+@pytest.mark.slow
+@needs_walls
+@pytest.mark.parametrize("name", ["kills_parent", "stops_parent", "kills_parent_group"])
+def test_the_script_that_ran_gradtutor_check_goes_on(name: str, tmp_path: Path) -> None:
+    """`gradtutor check` run by a grading script, in the script's process group: the learner
+    file's signal reaches neither, and the script reads the exit code."""
+    script = (f'"{sys.executable}" -m gradtutor check read-grad "{HOSTILE / name}.py"; '
+              'echo "the script goes on: $?"')
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=120,
+                          start_new_session=True, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "the script goes on: 1" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0
+
+
+@pytest.mark.slow
+@needs_walls
+def test_learner_code_cannot_reach_an_abstract_socket_outside_its_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import uuid
+
+    name = f"gradtutor-test-{uuid.uuid4().hex}"
+    monkeypatch.setenv("GRADTUTOR_TEST_SOCKET", name)
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind("\0" + name)
+        listener.listen(1)
+        verdict = run_check(exercise(), HOSTILE / "connects_abstract_socket.py", seed=1)
+    assert verdict.status == "fail" and "refused (1)" in verdict.output, verdict.output
+
+
+def test_the_rights_asked_for_are_those_the_kernel_knows() -> None:
+    from gradtutor.checking import sandbox
+
+    assert sandbox.write_rights(1) == sandbox._WRITE_V1
+    assert sandbox.write_rights(3) & sandbox.TRUNCATE and not sandbox.write_rights(2) & (
+        sandbox.TRUNCATE | sandbox.IOCTL_DEV)
+    assert sandbox.write_rights(7) == sandbox.write_rights(5) == (1 << 16) - 1 - 1 - 4 - 8
+    assert sandbox.scopes(5) == 0 and sandbox.scopes(6) == 3
+
+
+def test_one_plain_notice_where_code_cannot_be_confined() -> None:
+    from gradtutor.checking.sandbox import unavailable_notice
+
+    if not LINUX:
+        assert unavailable_notice(0, {}) is None
+        return
+    assert unavailable_notice(7, {}) is None
+    assert "no Landlock" in (unavailable_notice(0, {}) or "")
+    assert "version 4" in (unavailable_notice(4, {}) or "")
+    assert "GRADTUTOR_SANDBOX=0" in (unavailable_notice(7, {"GRADTUTOR_SANDBOX": "0"}) or "")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LINUX, reason="the notice is about Linux's Landlock")
+def test_check_gives_the_notice_once_when_the_sandbox_is_off(
+        cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRADTUTOR_SANDBOX", "0")  # the worker reads the tutor's environment
+    for exercise_id in ("read-grad", "two-backwards"):
+        (tmp_path / f"{exercise_id}.py").write_text(CORRECT)
+    code, _, err = cli("check", "--all", "--workspace", str(tmp_path),
+                       environ={"GRADTUTOR_SANDBOX": "0"})
+    assert code == 1 and err.count("Note:") == 1 and "GRADTUTOR_SANDBOX=0" in err
 
 
 # ---- the pure decisions, with no process -------------------------------------------------

@@ -20,9 +20,23 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from test_isolation import CORRECT, HOSTILE, FakeJobs, exercise, live, own_descendants
+from test_isolation import (
+    CONFINED,
+    CORRECT,
+    HOSTILE,
+    SIGNALLING,
+    TAMPERING,
+    FakeJobs,
+    Guarded,
+    exercise,
+    guarded,  # noqa: F401 - a fixture
+    live,
+    own_descendants,
+    refused_everything,
+)
 
 from gradtutor.checking.runner import MEMORY_BUDGET, become_subreaper, run_check
+from gradtutor.checking.sandbox import SWITCH_ENV, WRITABLE_ENV, landlock_abi
 from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker, warm_enabled
 from gradtutor.lessons.course import load_course
@@ -128,6 +142,7 @@ def warm(piddir: Path) -> Iterator[WarmWorker]:
     environment: a warm worker's environment is the tutor's when it started."""
     with pytest.MonkeyPatch.context() as mp:  # for the servers that replace killed ones too
         mp.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
+        mp.setenv(WRITABLE_ENV, str(piddir))  # the notes learner files leave for the tests
         worker = WarmWorker()
         worker.start()  # returns at once; the first check waits for the import
         yield worker
@@ -234,12 +249,34 @@ def test_learner_code_that_kills_the_server_fails_and_the_next_check_passes(
     old = pid_of(warm)
     before = own_descendants() - {old}
     verdict = warm.check(exercise(), folder / "kills_server.py", seed=5)
-    assert verdict.status == "fail", verdict.checks  # judged on what the child reported
-    assert verdict.extra["exit_code"] == 0  # reaped by the tutor, its status known
-    assert live([old]) == ()
+    if landlock_abi() >= 6:  # the kill is refused: the learner's own call fails, all else lives
+        assert verdict.status == "error", verdict.checks
+        assert "PermissionError" in verdict.checks[0].message
+        assert pid_of(warm) == old
+    else:
+        assert verdict.status == "fail", verdict.checks  # judged on what the child reported
+        assert verdict.extra["exit_code"] == 0  # reaped by the tutor, its status known
+        assert live([old]) == ()
     then = warm.check(exercise(), folder / "correct.py", seed=6)
     assert then.passed, then.checks
     assert own_descendants() - before == {pid_of(warm)}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FORK_SERVER, reason="the fork server is Linux's")
+def test_unconfined_learner_code_that_kills_the_server_gains_nothing(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback where there is no Landlock (here: GRADTUTOR_SANDBOX=0): the kill lands,
+    and the check is judged on what the child itself reported."""
+    monkeypatch.setenv(SWITCH_ENV, "0")
+    with WarmWorker() as worker:
+        old = pid_of(worker)
+        verdict = worker.check(exercise(), folder / "kills_server.py", seed=5)
+        assert verdict.status == "fail", verdict.checks
+        assert verdict.extra["exit_code"] == 0  # reaped by the tutor, its status known
+        assert live([old]) == ()
+        then = worker.check(exercise(), folder / "correct.py", seed=6)
+        assert then.passed, then.checks
 
 
 HOSTILE_CASES = [  # (file, status, words), as in test_isolation
@@ -338,7 +375,7 @@ def test_ctrl_c_in_the_tutor_leaves_no_server_and_no_check_running(
         folder: Path, tmp_path: Path) -> None:
     become_subreaper()  # as in a whole run: orphans of the tutor's children come here
     (folder / "loops.py").write_text(LOOPS)
-    env = {**os.environ, "GRADTUTOR_TEST_PIDDIR": str(tmp_path)}
+    env = {**os.environ, "GRADTUTOR_TEST_PIDDIR": str(tmp_path), WRITABLE_ENV: str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", CTRL_C, str(Path(__file__).parent),
                            str(folder), str(tmp_path)], capture_output=True, text=True,
                           env=env, timeout=60, check=False)
@@ -355,6 +392,7 @@ def test_the_pre_started_worker(folder: Path, piddir: Path,
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """macOS's and Windows's warm worker: a spawned worker waiting for its one request."""
     monkeypatch.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
+    monkeypatch.setenv(WRITABLE_ENV, str(piddir))
     before = own_descendants() if LINUX else set()
     with WarmWorker(fork=False) as worker:
         first = pid_of(worker)
@@ -465,3 +503,41 @@ def test_check_all_on_one_warm_worker_judges_as_cold_checks_do(cli, tmp_path):
     assert by_id[exercises[1].id]["checks"][0]["name"] == "file"
     _, cold_out, _ = cli(*args, environ={"GRADTUTOR_WARM": "0"})
     assert _statuses(json.loads(cold_out)) == _statuses(warm)
+
+@pytest.fixture(scope="module")
+def guarded_warm(guarded: Guarded, piddir: Path) -> Iterator[WarmWorker]:  # noqa: F811
+    """A fork server started once `guarded` has moved HOME to its stand-in: the server's
+    environment is the tutor's when it started."""
+    with WarmWorker() as worker:
+        yield worker
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (FORK_SERVER and CONFINED), reason="needs the fork server and Landlock")
+@pytest.mark.parametrize("name", [*TAMPERING, *(case[0] for case in SIGNALLING)])
+def test_a_warm_check_changes_nothing_outside_it_and_signals_no_one(
+        name: str, guarded: Guarded, guarded_warm: WarmWorker) -> None:  # noqa: F811
+    """Through the fork server: the files, the progress and the server (the child's parent
+    here) are as they were, and the next check passes in the same server."""
+    server = pid_of(guarded_warm)
+    path = guarded.submissions / f"{name}.py" if name in TAMPERING else HOSTILE / f"{name}.py"
+    verdict = guarded_warm.check(exercise(), path, seed=3)
+    assert not verdict.passed and verdict.status in ("fail", "error"), verdict.checks
+    if name in TAMPERING:
+        refused_everything(verdict)
+    assert guarded.changes() == []
+    then = guarded_warm.check(exercise(), guarded.submissions / "other_student.py", seed=4)
+    assert then.passed, then.checks
+    assert pid_of(guarded_warm) == server  # neither killed nor stopped
+
+
+@pytest.mark.slow
+def test_every_lesson_solution_passes_inside_the_walls(warm: WarmWorker, tmp_path: Path) -> None:
+    """Nothing a lesson needs writes outside the check's folder: every solution still passes
+    where learner code is confined (Landlock, where the kernel has it)."""
+    course = load_course()
+    for exercise_id, step in course.exercises().items():
+        path = tmp_path / f"{exercise_id}.py"
+        path.write_text(step.solution)
+        verdict = warm.check(step, path, seed=12)
+        assert verdict.passed, (exercise_id, verdict.checks)

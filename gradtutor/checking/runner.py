@@ -38,6 +38,7 @@ from typing import Any, Protocol
 import gradtutor
 from gradtutor.checking.checkers import CHECKERS
 from gradtutor.checking.checkers import load as load_checker
+from gradtutor.checking.lifetime import cleanup_before_termination, owned_prefix, sweep_abandoned
 from gradtutor.checking.outcome import GiB, MiB, WorkerRun, decide, source_problem
 from gradtutor.checking.snippet import SnippetResult, snippet_result
 from gradtutor.checking.verdict import Check, Verdict, overall
@@ -95,7 +96,8 @@ def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
     request = {"kind": "check", "checker": exercise.checker, "function": exercise.function,
                "source": raw.decode("utf-8-sig"), "filename": str(path), "seed": seed,
                "memory_bytes": MEMORY_BUDGET, "file_bytes": FILE_BUDGET}
-    worker_run, seen = run(request, limit)
+    with cleanup_before_termination():
+        worker_run, seen = run(request, limit)
     checks = (stopped_check(exercise.id),) if seen.stopped else decide(
         worker_run, load_checker(exercise.checker).judge, function=exercise.function,
         timeout=limit, startup_allowance=STARTUP_ALLOWANCE, results_cap=RESULTS_CAP)
@@ -257,7 +259,7 @@ class Slot:
     result pipe, and the drains that read them. `close` leaves nothing of it behind."""
 
     def __init__(self) -> None:
-        self.base = Path(tempfile.mkdtemp(prefix="gradtutor-check-"))
+        self.base = Path(tempfile.mkdtemp(prefix=owned_prefix()))  # names the tutor owning it
         self.work = self.base / "work"
         self.request_path = self.base / "request.json"
         self._unowned: list[int] = []  # fds no drain has taken over yet
@@ -418,7 +420,7 @@ def run_worker(request: dict[str, Any], timeout: float, *,
     try:
         slot.write_request(request)
         before = tutor_descendants()
-        worker, go = spawn_worker(slot, contain=contain)
+        worker, go = spawn_worker(slot, tied=True, contain=contain)
         started = time.monotonic()
         send_go(go)  # at once: the worker reads it as soon as torch is imported
         slot.handed_over()
@@ -466,19 +468,22 @@ def collect(slot: Slot, request: dict[str, Any], returncode: int | None, timed_o
     return run, Seen(text, slot.output.dropped, startup_ms, stopped)
 
 
-def spawn_worker(slot: Slot, *, preload: bool = False,
+def spawn_worker(slot: Slot, *, preload: bool = False, tied: bool = False,
                  contain: Contain = contain_in_job) -> tuple[Spawned, int]:
     """Start a worker for `slot`: its own session (no terminal, no Ctrl+C from the tutor's
     terminal), stdin empty, output to the slot's output pipe, results to its result pipe and
     nowhere else, the slot's folder as its mark, and (Windows) in a job, by `contain`. It
     imports torch, then waits for `go` on a pipe: the returned fd, which the caller hands to
     `send_go` (at once for a cold check, later for a pre-started worker). The caller
-    `release`s the worker once it is over."""
+    `release`s the worker once it is over. `tied`: the worker dies with the tutor (Linux's
+    parent-death signal, which fires when the thread that started it ends, so only for a
+    worker whose starting thread waits for it)."""
     go_r, go_w = os.pipe()
     try:
         kwargs, passed = _inheriting([go_r, slot.results_w])
         argv = [sys.executable, "-m", "gradtutor.checking.worker", str(slot.request_path),
-                *passed, *(["--preload"] if preload else [])]
+                *passed, *(["--preload"] if preload else []),
+                *([f"--die-with={os.getpid()}"] if tied else [])]
         env = worker_environment(os.environ, mark=str(slot.base))
         proc = start_registered(lambda: subprocess.Popen(
             argv, cwd=slot.work, stdin=subprocess.DEVNULL, stdout=slot.output_w,
@@ -576,6 +581,7 @@ def start_registered(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess
     """Start a worker (or fork server) with `start` and register it as live, with no sweep in
     between; the tutor becomes a subreaper first (Linux)."""
     become_subreaper()
+    sweep_abandoned()  # once: what a killed tutor left, before this one starts its own
     with _workers_lock:
         proc = start()
         _live_workers[proc.pid] = functools.partial(kill_group, proc.pid)

@@ -145,7 +145,8 @@ class _Server:
         try:
             fd = theirs.fileno()
             self.proc = start_registered(lambda: subprocess.Popen(
-                [sys.executable, "-m", "gradtutor.checking.worker", "--serve", str(fd)],
+                [sys.executable, "-m", "gradtutor.checking.worker", "--serve", str(fd),
+                 "--tutor", str(os.getpid())],  # a sweep can tell when its tutor is gone
                 pass_fds=(fd,), cwd=os.path.abspath(os.sep), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env=worker_environment(os.environ), start_new_session=True))

@@ -235,7 +235,7 @@ def import_torch_quietly() -> None:
 def preload() -> None:
     """Import every checker and the snippet runner now. Imports only, no tensor work: a
     fork server may still fork safely afterwards, and no check pays for these imports."""
-    from gradtutor.checking import snippet  # noqa: F401
+    from gradtutor.checking import sandbox, snippet  # noqa: F401
     from gradtutor.checking.checkers import CHECKERS
 
     for name in CHECKERS:
@@ -310,6 +310,16 @@ def answer(request_path: str, send: Send) -> int:
     return report_failures(send, body)
 
 
+def confine_learner(folder: str) -> None:
+    """From here on this process may write only beneath the check's `folder` and signal only
+    its own children (Landlock, sandbox.py; nothing where the kernel has none)."""
+    if sys.platform.startswith("linux"):
+        from gradtutor.checking.sandbox import confine
+
+        with contextlib.suppress(OSError):
+            confine(folder, os.getcwd())
+
+
 def _open_pipe(value: str, flags: int) -> int:
     """An fd passed on the command line (a handle on Windows)."""
     if sys.platform == "win32":  # pragma: no cover - exercised by CI on Windows
@@ -335,11 +345,13 @@ def wait_for_go(fd: int) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """The child process, in one of two forms.
 
-    `python -m gradtutor.checking.worker REQUEST.json GO RESULT [--preload]`: import torch,
-    wait for `go` on the pipe GO (at once for a cold check; later for a pre-started worker),
-    then answer REQUEST.json with results on the pipe RESULT and nowhere else.
+    `python -m gradtutor.checking.worker REQUEST.json GO RESULT [--preload] [--die-with=PID]`:
+    import torch, wait for `go` on the pipe GO (at once for a cold check; later for a
+    pre-started worker), then answer REQUEST.json with results on the pipe RESULT and nowhere
+    else. With --die-with, it is killed when the tutor PID ends (Linux).
 
-    `python -m gradtutor.checking.worker --serve CONTROL`: the fork server (Linux, see `serve`).
+    `python -m gradtutor.checking.worker --serve CONTROL --tutor PID`: the fork server (Linux,
+    see `serve`); PID names its tutor, so that a sweep can tell when it is gone.
 
     Stdout and stderr belong to the learner. Whatever happens, the process ends with
     `os._exit`: no traceback of ours, no waiting for threads the learner left running, no
@@ -347,6 +359,11 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--serve"]:
         serve(int(args[1]))
+    for flag in args[3:]:
+        if flag.startswith("--die-with="):  # a cold worker ends with the tutor that waits on it
+            from gradtutor.checking.lifetime import die_with
+
+            die_with(int(flag.partition("=")[2]))
     try:
         request_path = args[0]
         go = _open_pipe(args[1], os.O_RDONLY)
@@ -360,8 +377,9 @@ def main(argv: list[str] | None = None) -> None:
             preload()
 
     code = report_failures(send, prepare)
-    if code == 0:
-        code = answer(request_path, send) if wait_for_go(go) else 0
+    if code == 0 and wait_for_go(go):
+        confine_learner(os.environ.get(CHECK_MARK) or os.getcwd())
+        code = answer(request_path, send)
     _flush_output()
     os._exit(code)
 
@@ -408,8 +426,12 @@ def serve(control_fd: int) -> NoReturn:
                 os.close(fd)
             _tell(control, {"error": "a request the server cannot read"})
             continue
+        server = os.getpid()
         pid = os.fork()
         if pid == 0:
+            from gradtutor.checking.lifetime import die_with
+
+            die_with(server)  # the server ends with the tutor, so the child with the server
             _check_child(control, output_fd, result_fd, request)
         os.close(output_fd)  # the child has its copies; the tutor sees EOF when it ends
         os.close(result_fd)
@@ -433,6 +455,7 @@ def _check_child(control: Any, output_fd: int, result_fd: int,
         os.chdir(request["work"])
         os.environ[CHECK_MARK] = os.path.dirname(request["work"])  # as a spawned worker's
         send = result_sender(result_fd)
+        confine_learner(os.path.dirname(request["work"]))
     except BaseException:  # noqa: BLE001 - nowhere to report it; the exit code says it
         os._exit(EXIT_WORKER_ERROR)
     code = answer(request["request"], send)

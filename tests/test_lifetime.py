@@ -1,0 +1,156 @@
+"""Nothing of a check outlives the tutor. A tutor ended by SIGTERM (a CI timeout) or SIGHUP (a
+closed terminal) in the middle of a check first ends the check: no process and no folder is
+left. One ended by SIGKILL cannot clean up: its worker dies with it (the parent-death signal),
+and what the learner's code detached, and the folder, go at the next start's sweep, which never
+touches what a live tutor owns."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_isolation import CORRECT, ROOT
+
+from gradtutor.checking.lifetime import (
+    abandoned_folders,
+    abandoned_processes,
+    folder_owner,
+    owned_prefix,
+    owner_of,
+)
+from gradtutor.checking.sandbox import WRITABLE_ENV
+
+LINUX = sys.platform.startswith("linux")
+
+# A check that never ends, with a detached grandchild (a session of its own): both write down
+# their pids once they run.
+LOOPS_WITH_A_DAEMON = """
+import os
+import time
+
+NOTES = os.environ["GRADTUTOR_TEST_PIDDIR"]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(os.path.join(NOTES, "daemon"), "w") as f:
+            f.write(str(os.getpid()))
+        while True:
+            time.sleep(1)
+    os._exit(0)
+with open(os.path.join(NOTES, "worker"), "w") as f:
+    f.write(str(os.getpid()))
+
+
+def read_grad(w, loss_fn):
+    while True:
+        pass
+"""
+
+
+def test_a_folder_and_a_process_name_their_tutor() -> None:
+    assert folder_owner(owned_prefix(4242) + "x1_y2") == 4242
+    assert folder_owner("gradtutor-check-abc123") is None  # an older gradtutor's: unknown
+    assert owner_of(b"python -m gradtutor.checking.worker --serve 5 --tutor 77 ") == 77
+    assert owner_of(b"python -m gradtutor.checking.worker /tmp/gradtutor-check-9-a/r.json") == 9
+    assert owner_of(b"sleep 60\nHOME=/x\0GRADTUTOR_CHECK_MARK=/tmp/gradtutor-check-31-abc") == 31
+    # a command that only mentions such a folder is not a check's process
+    assert owner_of(b"ls /tmp/gradtutor-check-31-abc\nHOME=/x") is None
+
+
+def test_only_what_a_gone_tutor_owned_is_swept(tmp_path: Path) -> None:
+    for name in (owned_prefix(10) + "a", owned_prefix(11) + "b", "gradtutor-check-old",
+                 "unrelated-10-x"):
+        (tmp_path / name).mkdir()
+    gone = {10}.__contains__
+    assert abandoned_folders(str(tmp_path), lambda pid: not gone(pid)) == [
+        tmp_path / (owned_prefix(10) + "a")]
+    listing = {1: b"sleep 1\nGRADTUTOR_CHECK_MARK=/tmp/gradtutor-check-10-a",
+               2: b"python -m gradtutor.checking.worker --serve 3 --tutor 10",
+               3: b"python -m gradtutor.checking.worker /tmp/gradtutor-check-11-b/request.json",
+               4: b"ls /tmp/gradtutor-check-10-a",
+               5: b"sleep 1\nGRADTUTOR_CHECK_MARK=/tmp/gradtutor-check-10-a"}
+    assert abandoned_processes(listing, lambda pid: not gone(pid), spared={5}) == {1, 2}
+
+
+def ended(pid: int) -> bool:
+    """`pid` is gone or a zombie (reaped here if it is this process's to reap)."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return True
+    return stat[stat.rfind(b")") + 2:][:1] == b"Z"
+
+
+def wait_until(condition: object, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def tutor(args: list[str], tmp_path: Path) -> subprocess.Popen[str]:
+    """`gradtutor check` as a script would run it, with its own temporary folder."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path / "tmp"),
+           "GRADTUTOR_HOME": str(tmp_path / "home"), "GRADTUTOR_TEST_PIDDIR": str(tmp_path),
+           WRITABLE_ENV: str(tmp_path)}
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    return subprocess.Popen([sys.executable, "-m", "gradtutor", "check", "read-grad", *args],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def left_folders(tmp_path: Path) -> list[str]:
+    return [p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("gradtutor-")]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LINUX, reason="the parent-death signal and /proc are Linux's")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
+                         ids=["TERM", "HUP", "KILL"])
+def test_a_tutor_killed_mid_check_leaves_no_process_and_no_folder(
+        sig: signal.Signals, tmp_path: Path) -> None:
+    (tmp_path / "loops.py").write_text(LOOPS_WITH_A_DAEMON)
+    (tmp_path / "correct.py").write_text(CORRECT)
+    first = tutor([str(tmp_path / "loops.py"), "--timeout", "600"], tmp_path)
+    assert wait_until(lambda: (tmp_path / "worker").exists() and (tmp_path / "daemon").exists(),
+                      120), first.communicate(timeout=5)
+    pids = [int((tmp_path / name).read_text()) for name in ("worker", "daemon")]
+    first.send_signal(sig)
+    first.communicate(timeout=60)
+    assert first.returncode == -sig  # it ends as the signal meant, cleanup first
+    assert wait_until(lambda: ended(pids[0]), 10)  # the worker died with the tutor
+    if sig == signal.SIGKILL:  # no chance to clean up: the next start sweeps
+        assert len(left_folders(tmp_path)) == 1
+        then = tutor([str(tmp_path / "correct.py")], tmp_path)
+        assert then.communicate(timeout=120) and then.returncode == 0
+    assert wait_until(lambda: all(ended(pid) for pid in pids), 10), pids
+    assert left_folders(tmp_path) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LINUX, reason="reads /proc")
+def test_the_sweep_spares_a_live_tutor_s_check(tmp_path: Path) -> None:
+    """Two tutors at once: the second one's start-up sweep leaves the first one's running
+    check, and its folder, alone."""
+    (tmp_path / "loops.py").write_text(LOOPS_WITH_A_DAEMON)
+    (tmp_path / "correct.py").write_text(CORRECT)
+    first = tutor([str(tmp_path / "loops.py"), "--timeout", "600"], tmp_path)
+    try:
+        assert wait_until(lambda: (tmp_path / "daemon").exists(), 120)
+        daemon = int((tmp_path / "daemon").read_text())
+        second = tutor([str(tmp_path / "correct.py")], tmp_path)
+        assert second.communicate(timeout=120) and second.returncode == 0
+        assert not ended(daemon) and len(left_folders(tmp_path)) == 1
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=60)
+    assert wait_until(lambda: ended(daemon), 10) and left_folders(tmp_path) == []
