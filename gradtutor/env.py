@@ -5,6 +5,8 @@ them. Tests pass their own.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import re
 import shutil
@@ -53,6 +55,10 @@ class Environment:
     system_locale: Callable[[], str | None] = lambda: None
     _consoles: dict[bool, Console] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.stdout, Output):
+            self.stdout = cast(TextIO, Output(self.stdout))
+
     @classmethod
     def from_os(cls) -> Environment:
         for stream in (sys.stdout, sys.stderr):
@@ -61,7 +67,12 @@ class Environment:
             if reconfigure is not None:
                 reconfigure(errors="replace")
         encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
-        return cls(stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr, environ=os.environ,
+        # A stream closed before the start (`0<&-`, `>&-`) is None here: no input is an empty
+        # one, and output to nowhere fails at the first write, with one line at the boundary.
+        stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
+        stdout = sys.stdout if sys.stdout is not None else cast(TextIO, _Closed())
+        stderr = sys.stderr if sys.stderr is not None else cast(TextIO, _Closed())
+        return cls(stdin=stdin, stdout=stdout, stderr=stderr, environ=os.environ,
                    stdin_tty=_isatty(sys.stdin), stdout_tty=_isatty(sys.stdout),
                    stderr_tty=_isatty(sys.stderr),
                    utf8=encoding in ("utf8", "cp65001"), system_locale=_system_locale)
@@ -135,8 +146,11 @@ class Environment:
         line = line.rstrip("\n")
         if self.stderr_tty:
             line = wrap_message(line, self.columns())
-        self.stderr.write(line + "\n")
-        self.stderr.flush()
+        try:
+            self.stderr.write(line + "\n")
+            self.stderr.flush()
+        except (OSError, ValueError):  # stderr full, closed or hung up: nowhere left to say it
+            pass
 
 
 def wrap_message(line: str, width: int, indent: str = "  ") -> str:
@@ -156,6 +170,57 @@ def wrap_message(line: str, width: int, indent: str = "  ") -> str:
                 break
             room = max(1, width - len(indent))
     return ("\n" + indent).join(lines)
+
+
+class OutputLost(Exception):
+    """Standard output cannot be written any more: a full disk (`> /dev/full`), a closed
+    stream, a reader that went away (a broken pipe), a terminal that hung up."""
+
+    def __init__(self, error: OSError | ValueError) -> None:
+        super().__init__(str(error))
+        self.errno = getattr(error, "errno", None) or errno.EBADF
+        self.reason = getattr(error, "strerror", None) or str(error)
+
+
+class Output:
+    """Standard output, whose write errors are `OutputLost`: the error boundary tells them
+    from the tutor's own file errors, and says them in one line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except (OSError, ValueError) as exc:  # ValueError: "I/O operation on closed file"
+            raise OutputLost(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except (OSError, ValueError) as exc:
+            raise OutputLost(exc) from exc
+
+    def __getattr__(self, name: str) -> object:  # isatty, fileno, encoding, getvalue ...
+        return getattr(self._stream, name)
+
+
+class _Closed:
+    """A standard stream that was closed before gradtutor started."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "the stream is closed")
+
+    def flush(self) -> None:
+        raise OSError(errno.EBADF, "the stream is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "the stream is closed")
 
 
 class _NoTrailingSpaces:

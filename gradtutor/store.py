@@ -73,6 +73,8 @@ class ProgressStore:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             return Progress()
+        except PermissionError:
+            raise  # not unusable, only locked away: the CLI names it, nothing is set aside
         except OSError as exc:
             return self._set_aside(msg("it could not be read ({error})", error=exc.strerror))
         try:
