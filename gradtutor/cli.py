@@ -130,7 +130,11 @@ def _look(env: Environment, plain: bool) -> render.Look:
 def _course(env: Environment, folder: Path | None) -> Course:
     """The course in the learner's language, its notes (translations it could not use) shown.
     `folder` is the command's --lessons; without it, one given before the command counts."""
+    from gradtutor.ui.lesson_text import neutralised
+
     course = load_course(folder if folder is not None else env.options.lessons, env.lang)
+    # lesson text is shown on a terminal: no escape sequence in it may act there
+    course = dataclasses.replace(course, lessons=neutralised(course.lessons))
     for note in course.notes:
         env.error(env.tr(note))
     return course

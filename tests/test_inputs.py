@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -180,3 +181,93 @@ def test_an_unreadable_data_folder_is_one_clear_line(tmp_path, command):
     assert f"permission denied: {home}" in line
     assert f"gradtutor keeps your progress in {home}" in line
     assert list(home.glob("*.bak.json")) == []  # nothing was set aside
+
+
+# --- lesson text ------------------------------------------------------------------------------
+
+TITLE = "\x1b]0;pwned\x07"  # sets the window's title
+CLEAR = "\x1b[2J"  # clears the screen
+
+
+@pytest.fixture
+def hostile_course(tmp_path: Path) -> Path:
+    """The fixture course with escape sequences (YAML's `\\e` and `\\a`) in a title, a slide's
+    body and code, a quiz choice and an exercise's first hint."""
+    folder = tmp_path / "course"
+    shutil.copytree(FIXTURES, folder)
+    edits = {
+        "basics.yaml": [
+            ("    title: Welcome\n", '    title: "Welcome\\e]0;pwned\\a"\n'),
+            ("    body: Set `requires_grad=True` to track a tensor.\n",
+             '    body: "Set `requires_grad=True`\\e[2J to track a tensor."\n'),
+            # the slide's code as a double-quoted scalar, so that it can hold an escape
+            ("    code: |\n      import torch\n      x = torch.tensor(2.0, requires_grad=True)\n"
+             "      y = x * x\n      y.backward()\n      print(x.grad)\n",
+             '    code: "import torch\\nprint(\'\\e[2J\')\\n"\n'),
+            ('          - text: "4"\n', '          - text: "4\\e[2J"\n'),
+        ],
+        "second.yaml": [
+            ("      - Make a leaf tensor that requires grad.\n",
+             '      - "Make a leaf\\e]0;pwned\\a tensor that requires grad.\\e[2J"\n'),
+        ],
+    }
+    for name, changes in edits.items():
+        text = (folder / name).read_text(encoding="utf-8")
+        for old, new in changes:
+            assert old in text, old
+            text = text.replace(old, new, 1)
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def shows_no_escape_from_the_lesson(out: str) -> None:
+    assert TITLE not in out and CLEAR not in out and "\x07" not in out
+    assert "\x1b]" not in out  # no OSC at all: Rich's own colours are CSI ... m only
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_escapes_in_lesson_text_are_shown_not_obeyed(hostile_course, tty):
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+                      environ={"TERM": "xterm-256color"}, stdin_tty=False, stdout_tty=tty,
+                      width=80)
+    assert run(["show", "basics", "--lessons", str(hostile_course)], env) == 0
+    out = env.stdout.getvalue()  # type: ignore[attr-defined]
+    shows_no_escape_from_the_lesson(out)
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)  # without Rich's colours, the words as written
+    for seen in ("Welcome\\x1b]0;pwned\\x07", "`requires_grad=True`\\x1b[2J",
+                 "print('\\x1b[2J')", "4\\x1b[2J"):
+        assert seen.replace("`", "" if tty else "`") in plain
+
+
+def test_escapes_in_a_hint_are_shown_not_obeyed(cli, hostile_course):
+    code, out, err = cli("watch", "square-grad", "--lessons", str(hostile_course),
+                         stdin="h\nq\n")
+    assert code == 0, err
+    shows_no_escape_from_the_lesson(out)
+    assert "Make a leaf\\x1b]0;pwned\\x07 tensor that requires grad.\\x1b[2J" in out
+
+
+def test_every_string_of_a_neutralised_lesson_is_safe(hostile_course):
+    from gradtutor.lessons.course import load_course
+    from gradtutor.ui.lesson_text import neutralised
+
+    lessons = load_course(hostile_course).lessons
+    safe = neutralised(lessons)
+    texts = re.findall(r"'((?:[^'\\]|\\.)*)'", repr(lessons))
+    assert any("\\x1b" in text for text in texts)  # the course as loaded holds escapes
+    for text in strings(safe):
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), text
+    untouched = load_course(FIXTURES).lessons
+    assert neutralised(untouched) is untouched  # clean text is left as it is
+
+
+def strings(value: object) -> list[str]:
+    import dataclasses
+
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, tuple):
+        return [s for item in value for s in strings(item)]
+    if dataclasses.is_dataclass(value):
+        return [s for f in dataclasses.fields(value) for s in strings(getattr(value, f.name))]
+    return []
