@@ -45,6 +45,7 @@ from gradtutor.ui.linebreak import Prose, ProseMarkdown, has_wide
 if TYPE_CHECKING:
     from typer.core import TyperGroup
 
+    from gradtutor.checking.safety import Job
     from gradtutor.checking.verdict import Verdict
     from gradtutor.i18n import Translator
 
@@ -682,7 +683,10 @@ def validate(
         if runs:
             env.error(env.tr(msg("running {runs} proofs of exercises and answer keys ...",
                                  runs=runs)))
-            problems = prove(found)
+            try:
+                problems = prove(found, _proof_progress(env, found, runs))
+            finally:
+                env.status(None)
             if problems:
                 raise LessonProblems(problems)
             proved = runs
@@ -707,6 +711,31 @@ def validate(
     elif reports:
         console.print(env.tr(msg("{ok} translations complete: {languages}", ok=look.ok,
                                  languages=", ".join(sorted({r.language for r in reports})))))
+
+
+def _proof_progress(env: Environment, found: list[tuple[Lesson, Path]],
+                    total: int) -> Callable[[int, Job], None]:
+    """What `validate` says as each proof starts: on a terminal, one status line naming it;
+    elsewhere (a log), one line as each lesson file's proofs begin."""
+    from collections import Counter
+
+    from gradtutor.checking.safety import jobs_for
+
+    counts = Counter(display_path(path) for lesson, path in found for _ in jobs_for(lesson, path))
+    begun: set[str] = set()
+
+    def started(number: int, job: Job) -> None:
+        where = display_path(job.lesson_path)
+        if env.stderr_tty:
+            env.status(env.tr(msg("proof {number} of {total}: {file}: {proof}",
+                                  number=number + 1, total=total, file=where,
+                                  proof=job.name())))
+        elif where not in begun:
+            begun.add(where)
+            env.error(env.tr(msg("proving {file} ({count} runs) ...", file=where,
+                                 count=counts[where])))
+
+    return started
 
 
 # --- the language -----------------------------------------------------------------------------

@@ -152,6 +152,20 @@ class Environment:
         except (OSError, ValueError):  # stderr full, closed or hung up: nowhere left to say it
             pass
 
+    def status(self, line: str | None) -> None:
+        """On a terminal's stderr, `line` in place of the last status line (None clears it),
+        cut to the width so that it stays one row; elsewhere nothing."""
+        if not self.stderr_tty:
+            return
+        from rich.cells import set_cell_size
+
+        text = "" if line is None else set_cell_size(line, max(1, self.columns() - 1)).rstrip()
+        try:
+            self.stderr.write("\r\x1b[K" + text)
+            self.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
 
 def wrap_message(line: str, width: int, indent: str = "  ") -> str:
     """`line` wrapped to `width` cells where a line may break (see `break_offsets`), a

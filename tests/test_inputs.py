@@ -271,3 +271,36 @@ def strings(value: object) -> list[str]:
     if dataclasses.is_dataclass(value):
         return [s for f in dataclasses.fields(value) for s in strings(getattr(value, f.name))]
     return []
+
+
+# --- validate: each proof has its limit -------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tty", [False, True])
+def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path, tty):
+    """A starter that never returns: its proof is stopped after 3 times the exercise's own
+    limit and named in one located line; every other proof still runs, and while they run
+    a progress line says which (on a terminal) or which file (in a log)."""
+    lesson = tmp_path / "second.yaml"
+    text = (FIXTURES / "second.yaml").read_text(encoding="utf-8")
+    text = text.replace("    starter: |\n      def read_grad(w, loss_fn):\n          ...\n",
+                        "    starter: |\n      def read_grad(w, loss_fn):\n"
+                        "          while True:\n              pass\n", 1)
+    text = text.replace("    timeout: 5\n", "    timeout: 1\n", 1)
+    lesson.write_text(text, encoding="utf-8")
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+                      environ={}, stdin_tty=False, stdout_tty=False, stderr_tty=tty, width=400)
+    assert run(["validate", str(lesson)], env) == 2
+    err = env.stderr.getvalue()  # type: ignore[attr-defined]
+    assert "Traceback" not in err and "internal error" not in err
+    # (on a terminal each status line is written over: a CR, then "erase to the line's end")
+    located = [line for line in err.replace("\x1b[K", "").splitlines()
+               if line.startswith(f"{lesson}:")]
+    assert located == [f"{lesson}:12:14: the starter of exercise 'square-grad' (seed 0) did not "
+                       "finish within 3 s (3 times its time limit); does it loop forever?"]
+    if tty:
+        assert "\r\x1b[Kproof 1 of 20: " in err
+        assert f"proof 20 of 20: {lesson}: square-grad" not in err  # the starter's seeds: skipped
+        assert "\r\x1b[K" + f"proof 2 of 20: {lesson}: square-grad: the solution (seed 0)" in err
+    else:
+        assert f"proving {lesson} (20 runs) ...\n" in err
