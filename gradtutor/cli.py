@@ -121,7 +121,11 @@ def _warn(env: Environment) -> Callable[[str], None]:
 
 
 def _store(env: Environment) -> ProgressStore:
-    return ProgressStore(env.home, _warn(env))
+    home = env.home
+    if home.exists() and not home.is_dir():  # GRADTUTOR_HOME=/dev/null, or a file
+        raise GradtutorError(msg("your data folder {home} is not a folder", home=home),
+                             msg("set GRADTUTOR_HOME to a folder (it is made if missing)"))
+    return ProgressStore(home, _warn(env))
 
 
 def _look(env: Environment, plain: bool) -> render.Look:
@@ -533,8 +537,11 @@ def check(
             else:
                 missing = msg("no such file: {path} (your workspace file for it)", path=path)
                 hint = msg("pass the path of your Python file as FILE")
-            raise GradtutorError(
-                msg("no such file: {path}", path=path) if file is not None else missing, hint)
+            if path.exists():  # a device, a FIFO, a socket: nothing to read a program from
+                missing = msg("{path} is not a regular file", path=path)
+            elif file is not None:
+                missing = msg("no such file: {path}", path=path)
+            raise GradtutorError(missing, hint)
         verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
     passed = all(v.passed for v in verdicts)
     if as_json:

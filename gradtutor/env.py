@@ -69,6 +69,11 @@ class Environment:
         encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
         # A stream closed before the start (`0<&-`, `>&-`) is None here: no input is an empty
         # one, and output to nowhere fails at the first write, with one line at the boundary.
+        for name in ("COLUMNS", "LINES"):
+            # Rich and Typer read these too, and fail on one like 5000 digits: only a size
+            # that means something is left for them (0, "-5" or "１２" is as if unset)
+            if name in os.environ and size_variable(os.environ, name) is None:
+                del os.environ[name]
         stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
         stdout = sys.stdout if sys.stdout is not None else cast(TextIO, _Closed())
         stderr = sys.stderr if sys.stderr is not None else cast(TextIO, _Closed())
@@ -101,9 +106,10 @@ class Environment:
     def columns(self) -> int:
         if self.width is not None:
             return self.width
-        if "COLUMNS" in self.environ and self.environ["COLUMNS"].isdigit():
-            return int(self.environ["COLUMNS"])
-        return shutil.get_terminal_size((80, 24)).columns
+        columns = size_variable(self.environ, "COLUMNS")
+        if columns is not None:
+            return columns
+        return max(1, shutil.get_terminal_size((80, 24)).columns)
 
     def terminal_size(self) -> tuple[int, int]:
         """The terminal's columns and rows now (a fixed `width` wins, for tests); asked of
@@ -112,9 +118,7 @@ class Environment:
             size = os.get_terminal_size(self.stdout.fileno())
             columns, rows = size.columns, size.lines
         except (AttributeError, ValueError, OSError):
-            columns, rows = self.columns(), 24
-            if self.environ.get("LINES", "").isdigit():
-                rows = int(self.environ["LINES"])
+            columns, rows = self.columns(), size_variable(self.environ, "LINES") or 24
         if self.width is not None:
             columns = self.width
         return max(1, columns), max(1, rows)
@@ -143,7 +147,10 @@ class Environment:
         """One line on stderr. On a terminal it is wrapped at spaces (between characters in
         Chinese), never inside a `command`, so that the terminal does not cut a word in two;
         elsewhere it stays one line, for grep."""
-        line = line.rstrip("\n")
+        from gradtutor.checking.feedback import neutralise
+
+        # what the user typed or a file held (an id, a path) may carry escape sequences
+        line = neutralise(line.rstrip("\n"))
         if self.stderr_tty:
             line = wrap_message(line, self.columns())
         try:
@@ -165,6 +172,14 @@ class Environment:
             self.stderr.flush()
         except (OSError, ValueError):
             pass
+
+
+def size_variable(environ: Mapping[str, str], name: str) -> int | None:
+    """COLUMNS or LINES as a number of cells, or None when unset or not a sensible one."""
+    value = environ.get(name, "")
+    if value.isascii() and value.isdigit() and len(value) <= 6 and int(value) > 0:
+        return int(value)
+    return None
 
 
 def wrap_message(line: str, width: int, indent: str = "  ") -> str:

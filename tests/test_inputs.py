@@ -59,6 +59,42 @@ def test_a_huge_seed_is_refused_without_echoing_it_whole(cli):
     assert len(one_error_line(err)) < 300
 
 
+def test_a_device_as_the_file_to_check_is_named_as_such(cli):
+    code, _, err = cli("check", "square-grad", os.devnull, *COURSE)
+    assert code == 2
+    assert f"{os.devnull} is not a regular file" in one_error_line(err)
+
+
+def test_a_data_folder_that_is_a_file_is_one_clear_line(cli, tmp_path):
+    home = tmp_path / "a-file"
+    home.write_text("not a folder")
+    for command in (["list"], ["start", "basics"], ["progress"]):
+        code, _, err = cli(*command, *COURSE, environ={"GRADTUTOR_HOME": str(home)})
+        assert code == 2
+        assert f"your data folder {home} is not a folder" in one_error_line(err)
+
+
+def test_escapes_typed_in_an_id_are_not_echoed_raw(cli):
+    code, _, err = cli("show", "\x1b]0;pwned\x07", *COURSE)
+    assert code == 2
+    assert "no lesson '\\x1b]0;pwned\\x07'" in one_error_line(err)
+    assert "\x1b" not in err and "\x07" not in err
+
+
+@pytest.mark.parametrize("columns", ["0", "-5", "１２", "abc", "9" * 5000])
+def test_a_senseless_columns_is_as_if_unset(tmp_path, columns):
+    env = {**os.environ, "GRADTUTOR_HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+           "COLUMNS": columns, "LINES": columns}
+    for args in (["list", *COURSE], ["list", "--help"]):
+        done = subprocess.run([sys.executable, "-m", "gradtutor", *args], env=env, text=True,
+                              capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == ""
+    assert "Gradient basics" in subprocess.run(
+        [sys.executable, "-m", "gradtutor", "list", *COURSE], env=env, text=True,
+        capture_output=True, timeout=60).stdout  # not squeezed into 20 columns
+
+
 # --- streams ----------------------------------------------------------------------------------
 
 class Failing(io.StringIO):
