@@ -18,7 +18,7 @@ from typing import TextIO, cast
 
 from rich.console import Console
 
-from gradtutor.i18n import ENGLISH, Translator
+from gradtutor.i18n import ENGLISH, Translator, msg
 from gradtutor.store import default_home
 
 MAX_WIDTH = 100
@@ -67,13 +67,13 @@ class Environment:
             if reconfigure is not None:
                 reconfigure(errors="replace")
         encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
-        # A stream closed before the start (`0<&-`, `>&-`) is None here: no input is an empty
-        # one, and output to nowhere fails at the first write, with one line at the boundary.
         for name in ("COLUMNS", "LINES"):
             # Rich and Typer read these too, and fail on one like 5000 digits: only a size
             # that means something is left for them (0, "-5" or "１２" is as if unset)
             if name in os.environ and size_variable(os.environ, name) is None:
                 del os.environ[name]
+        # A stream closed before the start (`0<&-`, `>&-`) is None here: no input is an empty
+        # one, and output to nowhere fails at the first write, with one line at the boundary.
         stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
         stdout = sys.stdout if sys.stdout is not None else cast(TextIO, _Closed())
         stderr = sys.stderr if sys.stderr is not None else cast(TextIO, _Closed())
@@ -240,16 +240,16 @@ class _Closed:
     encoding = "utf-8"
 
     def write(self, text: str) -> int:
-        raise OSError(errno.EBADF, "the stream is closed")
+        raise OSError(errno.EBADF, msg("the stream is closed"))
 
     def flush(self) -> None:
-        raise OSError(errno.EBADF, "the stream is closed")
+        raise OSError(errno.EBADF, msg("the stream is closed"))
 
     def isatty(self) -> bool:
         return False
 
     def fileno(self) -> int:
-        raise OSError(errno.EBADF, "the stream is closed")
+        raise OSError(errno.EBADF, msg("the stream is closed"))
 
 
 class _NoTrailingSpaces:
