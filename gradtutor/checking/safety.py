@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
@@ -210,8 +209,7 @@ def _run_batch(jobs: list[Job], numbers: list[int], results: dict[int, dict[str,
         with open(Path(folder) / "stderr.txt", "w+b") as errors:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "gradtutor.checking.batch", str(request)], cwd=folder,
-                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors,
-                start_new_session=os.name == "posix")
+                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
             assert proc.stdout is not None
             lines = _Lines(proc.stdout.fileno())
             try:
@@ -232,6 +230,7 @@ def _run_batch(jobs: list[Job], numbers: list[int], results: dict[int, dict[str,
                     results[n] = record
             finally:
                 _stop(proc)
+                lines.close()
                 proc.stdout.close()
             errors.seek(0)
             said = errors.read().decode("utf-8", "replace").strip().splitlines()
@@ -267,6 +266,9 @@ class _Lines:
         line, self._held = self._held.split(b"\n", 1)
         return line.decode("utf-8", "replace")
 
+    def close(self) -> None:
+        self._selector.close()
+
 
 def _record(lines: _Lines, job: int | str, seconds: float) -> dict[str, Any] | None:
     """The batch worker's line for `job` (its number, or "ready"), awaited `seconds` at most;
@@ -284,15 +286,10 @@ def _record(lines: _Lines, job: int | str, seconds: float) -> dict[str, Any] | N
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End the batch worker and whatever the author's code started in its session."""
+    """End the batch worker (it stays in the tutor's process group, so that Ctrl-C in the
+    terminal reaches it too)."""
     if proc.poll() is None:
-        try:
-            if os.name == "posix":
-                os.killpg(proc.pid, signal.SIGKILL)
-            else:
-                proc.kill()
-        except OSError:
-            pass
+        proc.kill()
     proc.wait()
 
 
