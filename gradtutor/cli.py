@@ -229,7 +229,9 @@ def _ask_finished(env: Environment, lesson: Lesson, saved_at: int, plain: bool) 
             key = key_reader(env.stdin)()
             console.print(key if len(key) == 1 else "")
         else:
-            key = env.stdin.readline().strip().lower()[:1] or "q"
+            from gradtutor.ui.walkthrough import read_line
+
+            key = read_line(env.stdin).strip().lower()[:1] or "q"
         if key in choices:
             return key
         if key in ("ctrl-c", "ctrl-d", "eof", "esc"):
@@ -433,7 +435,9 @@ def reset(
         console = env.console(env.plain())
         console.print(env.tr(msg("Reset {what}? [y/N]: ", what=what)), end="", markup=False)
         console.file.flush()
-        if env.stdin.readline().strip().lower() not in ("y", "yes", "是"):
+        from gradtutor.ui.walkthrough import read_line
+
+        if read_line(env.stdin).strip().lower() not in ("y", "yes", "是"):
             console.print(env.tr(msg("Nothing was reset.")))
             return
     _store(env).update(lambda p: prog.reset(p, lesson_id))

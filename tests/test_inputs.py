@@ -180,6 +180,15 @@ def test_a_closed_stdin_quits_the_walkthrough_at_once(tmp_path):
     assert "Your place is saved at step 1 of" in done.stdout
 
 
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_endless_input_that_is_no_typing_ends_the_walkthrough(tmp_path):
+    with open("/dev/zero") as zeros:  # one "line" without end: never read whole
+        done = gradtutor("start", "basics", *COURSE, home=tmp_path, stdin=zeros,
+                         capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert "Your place is saved at step 1 of" in done.stdout
+
+
 # --- the data folder --------------------------------------------------------------------------
 
 def as_another_user() -> list[str]:

@@ -60,6 +60,17 @@ if TYPE_CHECKING:  # the practice machinery loads after the first screen, when i
     from gradtutor.watching import FileWatch
 
 KEY_WAIT_S = 0.1  # how long a key is awaited before the inbox is looked at again
+LINE_CAP = 4096  # characters in one typed line; input with longer "lines" is not typing
+
+
+def read_line(stream: TextIO) -> str:
+    """One typed line from `stream`; "" at its end, and for input that is no typing at all:
+    a line without end (`< /dev/zero`), a closed or hung-up stream."""
+    try:
+        line = stream.readline(LINE_CAP)
+    except (OSError, ValueError):
+        return ""
+    return "" if len(line) >= LINE_CAP and not line.endswith("\n") else line
 
 
 @dataclass(frozen=True)
@@ -98,10 +109,7 @@ class LineReader:
     def _run(self) -> None:
         while True:
             self._wanted.acquire()
-            try:
-                line = self._stream.readline()
-            except (OSError, ValueError):  # a closed or hung-up input ends it, as EOF does
-                line = ""
+            line = read_line(self._stream)
             self._post(Typed(line))
             if not line:
                 return
