@@ -743,7 +743,7 @@ def _proof_progress(env: Environment, found: list[tuple[Lesson, Path]],
                                   proof=job.name())))
         elif where not in begun:
             begun.add(where)
-            env.error(env.tr(msg("proving {file} ({count} runs) ...", file=where,
+            env.error(env.tr(msg("proving {file} ({count} proofs) ...", file=where,
                                  count=counts[where])))
 
     return started

@@ -348,4 +348,4 @@ def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path, tty):
         assert f"proof 20 of 20: {lesson}: square-grad" not in err  # the starter's seeds: skipped
         assert "\r\x1b[K" + f"proof 2 of 20: {lesson}: square-grad: the solution (seed 0)" in err
     else:
-        assert f"proving {lesson} (20 runs) ...\n" in err
+        assert f"proving {lesson} (20 proofs) ...\n" in err
