@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import errno
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -24,7 +26,7 @@ from rich.text import Text
 
 from gradtutor import __version__
 from gradtutor import progress as prog
-from gradtutor.env import Environment, Options
+from gradtutor.env import Environment, Options, OutputLost
 from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
 from gradtutor.i18n import ENGLISH_CODE, CatalogError, choose_language, language_code, msg
 from gradtutor.lessons.course import (
@@ -43,6 +45,7 @@ from gradtutor.ui.linebreak import Prose, ProseMarkdown, has_wide
 if TYPE_CHECKING:
     from typer.core import TyperGroup
 
+    from gradtutor.checking.safety import Job
     from gradtutor.checking.verdict import Verdict
     from gradtutor.checking.warm import WarmWorker
     from gradtutor.i18n import Translator
@@ -119,7 +122,11 @@ def _warn(env: Environment) -> Callable[[str], None]:
 
 
 def _store(env: Environment) -> ProgressStore:
-    return ProgressStore(env.home, _warn(env))
+    home = env.home
+    if home.exists() and not home.is_dir():  # GRADTUTOR_HOME=/dev/null, or a file
+        raise GradtutorError(msg("your data folder {home} is not a folder", home=home),
+                             msg("set GRADTUTOR_HOME to a folder (it is made if missing)"))
+    return ProgressStore(home, _warn(env))
 
 
 def _look(env: Environment, plain: bool) -> render.Look:
@@ -129,7 +136,11 @@ def _look(env: Environment, plain: bool) -> render.Look:
 def _course(env: Environment, folder: Path | None) -> Course:
     """The course in the learner's language, its notes (translations it could not use) shown.
     `folder` is the command's --lessons; without it, one given before the command counts."""
+    from gradtutor.ui.lesson_text import neutralised
+
     course = load_course(folder if folder is not None else env.options.lessons, env.lang)
+    # lesson text is shown on a terminal: no escape sequence in it may act there
+    course = dataclasses.replace(course, lessons=neutralised(course.lessons))
     for note in course.notes:
         env.error(env.tr(note))
     return course
@@ -219,7 +230,9 @@ def _ask_finished(env: Environment, lesson: Lesson, saved_at: int, plain: bool) 
             key = key_reader(env.stdin)()
             console.print(key if len(key) == 1 else "")
         else:
-            key = env.stdin.readline().strip().lower()[:1] or "q"
+            from gradtutor.ui.walkthrough import read_line
+
+            key = read_line(env.stdin).strip().lower()[:1] or "q"
         if key in choices:
             return key
         if key in ("ctrl-c", "ctrl-d", "eof", "esc"):
@@ -297,14 +310,24 @@ def list_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = Fals
     console.print(render.minutes_note(look))
 
 
+def _shown(value: str, room: int = 24) -> str:
+    """A value the user typed, short enough to echo in one line."""
+    return value if len(value) <= room else value[:room] + "…"
+
+
 def _step_index(lesson: Lesson, step: str) -> int:
-    if step.isdigit():
-        number = int(step)
-        if 1 <= number <= len(lesson.steps):
+    if not step.strip():
+        raise GradtutorError(msg("--step needs a step number or id, not an empty value"),
+                             msg("try `gradtutor show {lesson} --step 1`", lesson=lesson.id))
+    # ASCII digits only: str.isdigit() takes '²' (which int() refuses) and int() takes '١'.
+    if re.fullmatch(r"[+-]?[0-9]+", step):
+        digits = step.lstrip("+-").lstrip("0") or "0"
+        number = int(step) if len(digits) <= 9 else None  # no 5000-digit int() either
+        if number is not None and 1 <= number <= len(lesson.steps):
             return number - 1
         raise GradtutorError(
             msg("lesson '{lesson}' has steps 1 to {last}, not {number}", lesson=lesson.id,
-                last=len(lesson.steps), number=number),
+                last=len(lesson.steps), number=_shown(step)),
             msg("try `gradtutor show {lesson} --step 1`", lesson=lesson.id))
     index = lesson.index_of(step)
     if index is None:
@@ -314,7 +337,7 @@ def _step_index(lesson: Lesson, step: str) -> int:
         hint = (msg("did you mean '{close}'?", close=close[0]) if close
                 else msg("use a step number, starting at 1"))
         raise GradtutorError(msg("lesson '{lesson}' has no step '{step}'", lesson=lesson.id,
-                                 step=step),
+                                 step=_shown(step)),
                              msg("{hint} (`gradtutor show {lesson}` lists them)", hint=hint,
                                  lesson=lesson.id))
     return index
@@ -335,7 +358,7 @@ def show(
 ) -> None:
     env = _env(ctx)
     lesson = _course(env, lessons).find(lesson_id)
-    indexes = [_step_index(lesson, step)] if step else range(len(lesson.steps))
+    indexes = [_step_index(lesson, step)] if step is not None else range(len(lesson.steps))
     plain = env.plain(plain)
     console = env.console(plain)
     for index in indexes:
@@ -415,7 +438,9 @@ def reset(
         console = env.console(env.plain())
         console.print(env.tr(msg("Reset {what}? [y/N]: ", what=what)), end="", markup=False)
         console.file.flush()
-        if env.stdin.readline().strip().lower() not in ("y", "yes", "是"):
+        from gradtutor.ui.walkthrough import read_line
+
+        if read_line(env.stdin).strip().lower() not in ("y", "yes", "是"):
             console.print(env.tr(msg("Nothing was reset.")))
             return
     _store(env).update(lambda p: prog.reset(p, lesson_id))
@@ -427,6 +452,20 @@ def workspace_dir(env: Environment, chosen: Path | None) -> Path:
     if chosen is not None:
         return chosen
     return env.options.workspace or env.home / "workspace"
+
+
+TIMEOUT_RANGE = (0.1, 600.0)  # seconds: long enough for any exercise, short of forever
+
+
+def _seconds(value: float | None) -> float | None:
+    """--timeout as given, if it is a finite number of seconds in TIMEOUT_RANGE."""
+    low, high = TIMEOUT_RANGE
+    if value is None or low <= value <= high:  # NaN and infinities fail this too
+        return value
+    raise GradtutorError(
+        msg("--timeout must be from {low:g} to {high:g} seconds, not {value}", low=low,
+            high=high, value=value),
+        msg("for example `--timeout 30`; leave it out for the exercise's own limit"))
 
 
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
@@ -479,8 +518,8 @@ def check(
     seed: Annotated[int | None, typer.Option(
         "--seed", min=0, help=msg("Reproduce a run: the inputs come from this seed."))] = None,
     timeout: Annotated[float | None, typer.Option(
-        "--timeout", min=0.1, metavar="SECONDS",
-        help=msg("Wall-clock limit for your code."))] = None,
+        "--timeout", metavar="SECONDS", callback=_seconds,
+        help=msg("Wall-clock limit for your code, from 0.1 to 600 seconds."))] = None,
     workspace: WorkspaceOpt = None,
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
@@ -519,8 +558,11 @@ def check(
             else:
                 missing = msg("no such file: {path} (your workspace file for it)", path=path)
                 hint = msg("pass the path of your Python file as FILE")
-            raise GradtutorError(
-                msg("no such file: {path}", path=path) if file is not None else missing, hint)
+            if path.exists():  # a device, a FIFO, a socket: nothing to read a program from
+                missing = msg("{path} is not a regular file", path=path)
+            elif file is not None:
+                missing = msg("no such file: {path}", path=path)
+            raise GradtutorError(missing, hint)
         verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
     _sandbox_notice(env, verdicts)
     passed = all(v.passed for v in verdicts)
@@ -680,7 +722,10 @@ def validate(
         if runs:
             env.error(env.tr(msg("running {runs} proofs of exercises and answer keys ...",
                                  runs=runs)))
-            problems = prove(found)
+            try:
+                problems = prove(found, _proof_progress(env, found, runs))
+            finally:
+                env.status(None)
             if problems:
                 raise LessonProblems(problems)
             proved = runs
@@ -705,6 +750,31 @@ def validate(
     elif reports:
         console.print(env.tr(msg("{ok} translations complete: {languages}", ok=look.ok,
                                  languages=", ".join(sorted({r.language for r in reports})))))
+
+
+def _proof_progress(env: Environment, found: list[tuple[Lesson, Path]],
+                    total: int) -> Callable[[int, Job], None]:
+    """What `validate` says as each proof starts: on a terminal, one status line naming it;
+    elsewhere (a log), one line as each lesson file's proofs begin."""
+    from collections import Counter
+
+    from gradtutor.checking.safety import jobs_for
+
+    counts = Counter(display_path(path) for lesson, path in found for _ in jobs_for(lesson, path))
+    begun: set[str] = set()
+
+    def started(number: int, job: Job) -> None:
+        where = display_path(job.lesson_path)
+        if env.stderr_tty:
+            env.status(env.tr(msg("proof {number} of {total}: {file}: {proof}",
+                                  number=number + 1, total=total, file=where,
+                                  proof=job.name())))
+        elif where not in begun:
+            begun.add(where)
+            env.error(env.tr(msg("proving {file} ({count} proofs) ...", file=where,
+                                 count=counts[where])))
+
+    return started
 
 
 # --- the language -----------------------------------------------------------------------------
@@ -836,8 +906,19 @@ def run(argv: list[str], env: Environment) -> int:
     try:
         _speak(argv, env)
         tr = env.tr
-        result = _cli(tr)(args=argv, prog_name="gradtutor", standalone_mode=False, obj=env)
+        try:
+            result = _cli(tr)(args=argv, prog_name="gradtutor", standalone_mode=False, obj=env)
+        finally:
+            env.stdout.flush()  # what is still buffered fails here, inside the boundary
         return int(result) if isinstance(result, int) else 0
+    except OutputLost as exc:
+        if debug:
+            raise
+        if exc.errno == errno.EPIPE:  # `gradtutor list | head -1`: the reader had enough
+            return int(ExitCode.BROKEN_PIPE)
+        _say_error(env, msg("cannot write the output ({error})", error=exc.reason),
+                   msg("check where the output goes: a full disk or a closed stream"))
+        return int(ExitCode.OUTPUT)
     except LessonProblems as exc:
         if debug:
             raise
@@ -848,8 +929,7 @@ def run(argv: list[str], env: Environment) -> int:
     except GradtutorError as exc:
         if debug:
             raise
-        hint = tr(msg(" (hint: {hint})", hint=exc.hint)) if exc.hint else ""
-        env.error(tr(msg("gradtutor: error: {message}{hint}", message=exc.message, hint=hint)))
+        _say_error(env, exc.message, exc.hint)
         return int(exc.exit_code)
     except typer.Exit as exc:
         return int(exc.exit_code)
@@ -859,7 +939,7 @@ def run(argv: list[str], env: Environment) -> int:
     except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback without --debug
         if _is_usage_error(exc):
             command = _command_of(argv)
-            message = exc.format_message()  # type: ignore[attr-defined]
+            message = _shorten_values(exc.format_message())  # type: ignore[attr-defined]
             if not tr.english:
                 message = tr(_usage_problem(exc, message))
             env.error(tr(msg("gradtutor: error: {message}{hint}", message=message, hint=tr(msg(
@@ -868,9 +948,42 @@ def run(argv: list[str], env: Environment) -> int:
             return int(ExitCode.USAGE)
         if debug:
             raise
+        if isinstance(exc, OSError) and exc.filename:  # a file or folder the OS refused
+            _say_error(env, _file_problem(exc), _file_hint(exc, env))
+            return int(ExitCode.USAGE)
         env.error(tr(msg("gradtutor: internal error: {error} (hint: rerun with --debug and "
                          "report it)", error=f"{type(exc).__name__}: {exc}")))
         return 70
+
+
+def _say_error(env: Environment, message: str, hint: str) -> None:
+    said = env.tr(msg(" (hint: {hint})", hint=hint)) if hint else ""
+    env.error(env.tr(msg("gradtutor: error: {message}{hint}", message=message, hint=said)))
+
+
+def _file_problem(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return msg("permission denied: {path}", path=exc.filename)
+    return msg("cannot use {path} ({error})", path=exc.filename,
+               error=exc.strerror or type(exc).__name__)
+
+
+def _file_hint(exc: OSError, env: Environment) -> str:
+    """What to do about a file the OS refused: in the data folder, give it back or move it."""
+    path = Path(os.fsdecode(exc.filename))
+    with contextlib.suppress(OSError, RuntimeError):
+        if path.absolute().is_relative_to(env.home.absolute()):
+            return msg("gradtutor keeps your progress in {home}; make it yours to read and "
+                       "write (`chmod -R u+rwX {home}`), or set GRADTUTOR_HOME to another "
+                       "folder", home=env.home)
+    if isinstance(exc, PermissionError):
+        return msg("make it readable (and writable, if gradtutor writes it), or use another")
+    return msg("check that the path is right")
+
+
+def _shorten_values(message: str) -> str:
+    """Click's message with any very long quoted value (a 5000-digit number) cut short."""
+    return re.sub(r"'([^']{40})[^']{8,}'", r"'\1…'", message)
 
 
 def _is_usage_error(exc: Exception) -> bool:
@@ -917,4 +1030,9 @@ def _command_of(argv: list[str]) -> str:
 
 
 def main() -> None:
-    sys.exit(run(sys.argv[1:], Environment.from_os()))
+    code = run(sys.argv[1:], Environment.from_os())
+    if code in (ExitCode.OUTPUT, ExitCode.BROKEN_PIPE) and sys.stdout is not None:
+        # what Python still holds for stdout must not fail again, as a traceback, at exit
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(code)

@@ -5,6 +5,8 @@ them. Tests pass their own.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import re
 import shutil
@@ -16,7 +18,7 @@ from typing import TextIO, cast
 
 from rich.console import Console
 
-from gradtutor.i18n import ENGLISH, Translator
+from gradtutor.i18n import ENGLISH, Translator, msg
 from gradtutor.store import default_home
 
 MAX_WIDTH = 100
@@ -53,6 +55,10 @@ class Environment:
     system_locale: Callable[[], str | None] = lambda: None
     _consoles: dict[bool, Console] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.stdout, Output):
+            self.stdout = cast(TextIO, Output(self.stdout))
+
     @classmethod
     def from_os(cls) -> Environment:
         for stream in (sys.stdout, sys.stderr):
@@ -61,7 +67,17 @@ class Environment:
             if reconfigure is not None:
                 reconfigure(errors="replace")
         encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
-        return cls(stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr, environ=os.environ,
+        for name in ("COLUMNS", "LINES"):
+            # Rich and Typer read these too, and fail on one like 5000 digits: only a size
+            # that means something is left for them (0, "-5" or "１２" is as if unset)
+            if name in os.environ and size_variable(os.environ, name) is None:
+                del os.environ[name]
+        # A stream closed before the start (`0<&-`, `>&-`) is None here: no input is an empty
+        # one, and output to nowhere fails at the first write, with one line at the boundary.
+        stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
+        stdout = sys.stdout if sys.stdout is not None else cast(TextIO, _Closed())
+        stderr = sys.stderr if sys.stderr is not None else cast(TextIO, _Closed())
+        return cls(stdin=stdin, stdout=stdout, stderr=stderr, environ=os.environ,
                    stdin_tty=_isatty(sys.stdin), stdout_tty=_isatty(sys.stdout),
                    stderr_tty=_isatty(sys.stderr),
                    utf8=encoding in ("utf8", "cp65001"), system_locale=_system_locale)
@@ -90,9 +106,10 @@ class Environment:
     def columns(self) -> int:
         if self.width is not None:
             return self.width
-        if "COLUMNS" in self.environ and self.environ["COLUMNS"].isdigit():
-            return int(self.environ["COLUMNS"])
-        return shutil.get_terminal_size((80, 24)).columns
+        columns = size_variable(self.environ, "COLUMNS")
+        if columns is not None:
+            return columns
+        return max(1, shutil.get_terminal_size((80, 24)).columns)
 
     def terminal_size(self) -> tuple[int, int]:
         """The terminal's columns and rows now (a fixed `width` wins, for tests); asked of
@@ -101,9 +118,7 @@ class Environment:
             size = os.get_terminal_size(self.stdout.fileno())
             columns, rows = size.columns, size.lines
         except (AttributeError, ValueError, OSError):
-            columns, rows = self.columns(), 24
-            if self.environ.get("LINES", "").isdigit():
-                rows = int(self.environ["LINES"])
+            columns, rows = self.columns(), size_variable(self.environ, "LINES") or 24
         if self.width is not None:
             columns = self.width
         return max(1, columns), max(1, rows)
@@ -132,11 +147,39 @@ class Environment:
         """One line on stderr. On a terminal it is wrapped at spaces (between characters in
         Chinese), never inside a `command`, so that the terminal does not cut a word in two;
         elsewhere it stays one line, for grep."""
-        line = line.rstrip("\n")
+        from gradtutor.checking.feedback import neutralise
+
+        # what the user typed or a file held (an id, a path) may carry escape sequences
+        line = neutralise(line.rstrip("\n"))
         if self.stderr_tty:
             line = wrap_message(line, self.columns())
-        self.stderr.write(line + "\n")
-        self.stderr.flush()
+        try:
+            self.stderr.write(line + "\n")
+            self.stderr.flush()
+        except (OSError, ValueError):  # stderr full, closed or hung up: nowhere left to say it
+            pass
+
+    def status(self, line: str | None) -> None:
+        """On a terminal's stderr, `line` in place of the last status line (None clears it),
+        cut to the width so that it stays one row; elsewhere nothing."""
+        if not self.stderr_tty:
+            return
+        from rich.cells import set_cell_size
+
+        text = "" if line is None else set_cell_size(line, max(1, self.columns() - 1)).rstrip()
+        try:
+            self.stderr.write("\r\x1b[K" + text)
+            self.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def size_variable(environ: Mapping[str, str], name: str) -> int | None:
+    """COLUMNS or LINES as a number of cells, or None when unset or not a sensible one."""
+    value = environ.get(name, "")
+    if value.isascii() and value.isdigit() and len(value) <= 6 and int(value) > 0:
+        return int(value)
+    return None
 
 
 def wrap_message(line: str, width: int, indent: str = "  ") -> str:
@@ -156,6 +199,57 @@ def wrap_message(line: str, width: int, indent: str = "  ") -> str:
                 break
             room = max(1, width - len(indent))
     return ("\n" + indent).join(lines)
+
+
+class OutputLost(Exception):
+    """Standard output cannot be written any more: a full disk (`> /dev/full`), a closed
+    stream, a reader that went away (a broken pipe), a terminal that hung up."""
+
+    def __init__(self, error: OSError | ValueError) -> None:
+        super().__init__(str(error))
+        self.errno = getattr(error, "errno", None) or errno.EBADF
+        self.reason = getattr(error, "strerror", None) or str(error)
+
+
+class Output:
+    """Standard output, whose write errors are `OutputLost`: the error boundary tells them
+    from the tutor's own file errors, and says them in one line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except (OSError, ValueError) as exc:  # ValueError: "I/O operation on closed file"
+            raise OutputLost(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except (OSError, ValueError) as exc:
+            raise OutputLost(exc) from exc
+
+    def __getattr__(self, name: str) -> object:  # isatty, fileno, encoding, getvalue ...
+        return getattr(self._stream, name)
+
+
+class _Closed:
+    """A standard stream that was closed before gradtutor started."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, msg("the stream is closed"))
+
+    def flush(self) -> None:
+        raise OSError(errno.EBADF, msg("the stream is closed"))
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, msg("the stream is closed"))
 
 
 class _NoTrailingSpaces:

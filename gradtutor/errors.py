@@ -12,7 +12,9 @@ class ExitCode(IntEnum):
     OK = 0
     FAILED = 1  # a check or quiz did not pass
     USAGE = 2  # bad input: unknown lesson, broken lesson file, bad option
+    OUTPUT = 74  # the output could not be written (a full disk, a closed stream)
     INTERRUPTED = 130
+    BROKEN_PIPE = 141  # the reader went away (`| head`), as a shell reports SIGPIPE
 
 
 class GradtutorError(Exception):

@@ -136,6 +136,8 @@ class ProgressStore:
                 "move it out of the way: gradtutor keeps progress in a regular file"))
         except FileNotFoundError:
             return Read(Progress()), b""
+        except PermissionError:
+            raise  # not unusable, only locked away: the CLI names it, nothing is set aside
         except FileTooLarge as exc:
             # moved aside unread: rewriting a file this size at every step would stall the tutor
             return Read(self._set_aside(msg(

@@ -6,7 +6,7 @@ own, so it runs in one worker process after one torch import, not one process pe
 Snippets run through `snippet.run_code`, exactly as a lesson runs them, so a demo's series
 are proved too: each result is {"shown", "series"} or {"error"}.
 
-    python -m gradtutor.checking.batch JOBS.json   # writes one JSON line per job to stdout
+    python -m gradtutor.checking.batch JOBS.json   # {"ready": true}, then one JSON line per job
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ def main() -> None:
 
     import_torch_quietly()  # once, before any job; the same quiet import as a check's worker
     jobs = json.loads(open(sys.argv[1], encoding="utf-8").read())  # noqa: SIM115
+    sys.stdout.write(json.dumps({"ready": True}) + "\n")  # each job's time counts from here
+    sys.stdout.flush()
     for number, job in enumerate(jobs):
         if job["kind"] == "snippet":  # the same run as a lesson's snippet; stdout is ours
             with contextlib.redirect_stdout(io.StringIO()):

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,11 @@ from gradtutor.lessons.load import Loc, display_path, parse_yaml, read_lesson_te
 from gradtutor.lessons.model import LETTERS, Demo, Exercise, Lesson, Parsons, Predict, Quiz
 
 SEEDS = (0, 1, 2)
-BATCH_TIMEOUT_S = 600
+# Each proof may run this many times its exercise's own time limit (a snippet: the tutor's),
+# so that a slow machine is no false alarm and a loop that never ends is found in seconds.
+PROOF_TIMES = 3
+SNIPPET_TIMEOUT_S = 20.0  # what the walkthrough gives a snippet (runner.run_snippet)
+STARTUP_LIMIT_S = 180.0  # the batch worker's Python and torch import, before the first proof
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,13 @@ class Job:
     request: dict[str, Any]
     shows: str = ""
     series: tuple[str, ...] = ()  # for "series": the variables that must hold numbers
+    step: str = ""  # the id of the step proved
+    limit: float = PROOF_TIMES * SNIPPET_TIMEOUT_S  # seconds this run may take
+
+    def name(self) -> str:
+        """Which proof this is, for a progress line: `square-grad: mutant 'no-backward'`."""
+        seed = self.request.get("seed")
+        return f"{self.step}: {self.what}" + (f" (seed {seed})" if seed is not None else "")
 
 
 def apply_edits(solution: str, exercise: Exercise, mutant_index: int) -> str:
@@ -62,7 +75,8 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
                     step: Exercise = step) -> Job:
                 return Job(path, loc, what, expect, {
                     "kind": "exercise", "checker": step.checker, "function": step.function,
-                    "source": source, "filename": f"{step.id}.py", "seed": seed})
+                    "source": source, "filename": f"{step.id}.py", "seed": seed},
+                    step=step.id, limit=PROOF_TIMES * step.timeout)
 
             for seed in SEEDS:
                 yield job(("steps", i, "starter"), "the starter", "not-pass", step.starter, seed)
@@ -75,23 +89,23 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
                 if question.code:
                     yield Job(path, ("steps", i, "questions", q, "code"),
                               f"the code of question '{question.id}'", "runs",
-                              {"kind": "snippet", "code": question.code})
+                              {"kind": "snippet", "code": question.code}, step=step.id)
         elif isinstance(step, Predict):
             correct = step.choices[LETTERS.index(step.answer)].text
             yield Job(path, ("steps", i, "code"), f"the snippet of '{step.id}'", "shows",
                       {"kind": "snippet", "code": step.code, "show": step.show},
-                      shows=correct.strip())
+                      shows=correct.strip(), step=step.id)
         elif isinstance(step, Demo):
             names = step.chart.series if step.chart is not None else ()
             yield Job(path, ("steps", i, "code"), f"the code of demo '{step.id}'",
                       "series" if names else "runs",
                       {"kind": "snippet", "code": step.code, "series": list(names)},
-                      series=names)
+                      series=names, step=step.id)
         elif isinstance(step, Parsons) and step.run is not None:
             names = run_series(step)
             yield Job(path, ("steps", i, "run"), f"the loop of '{step.id}' in its correct order",
                       "series", {"kind": "snippet", "code": assembled(step, step.solution_order),
-                                 "series": list(names)}, series=names)
+                                 "series": list(names)}, series=names, step=step.id)
 
 
 def checks_from(job: Job, messages: list[dict[str, Any]]) -> list[Check]:
@@ -112,6 +126,13 @@ def checks_from(job: Job, messages: list[dict[str, Any]]) -> list[Check]:
 def problem_text(job: Job, result: dict[str, Any]) -> str | None:
     """Why `result` disproves `job`, or None if it proves it."""
     seed = job.request.get("seed")
+    if "skipped" in result:
+        return None
+    if "timeout" in result:
+        where = (f"{job.what} of exercise '{job.step}' (seed {seed})" if seed is not None
+                 else f"{job.what} in step '{job.step}'")
+        return (f"{where} did not finish within {job.limit:g} s "
+                f"({PROOF_TIMES} times its time limit); does it loop forever?")
     if job.expect in ("runs", "shows", "series"):
         if "error" in result:
             return f"{job.what} does not run: {result['error']}"
@@ -154,36 +175,129 @@ def _series_problem(job: Job, found: Any) -> str | None:
     return f"{job.what} leaves `{fault.name}` as {fault.holds}, not a list of numbers"
 
 
-def run_jobs(jobs: list[Job]) -> list[dict[str, Any]]:
-    """Run every job in one batch worker; one result per job."""
-    if not jobs:
-        return []
+Started = Callable[[int, Job], None]
+
+
+def run_jobs(jobs: list[Job], started: Started | None = None) -> list[dict[str, Any]]:
+    """Run every job in a batch worker; one result per job. `started(n, job)` is told as
+    each begins. A job that runs past its limit ends its worker with {"timeout": limit}; the
+    jobs after it go on in a new one, except the other seeds of the same proof."""
+    results: dict[int, dict[str, Any]] = {}
+    pending = list(range(len(jobs)))
+    while pending:
+        stuck = _run_batch(jobs, pending, results, started or (lambda n, job: None))
+        if stuck is None:
+            break
+        same = (jobs[stuck].lesson_path, jobs[stuck].loc, jobs[stuck].what)
+        pending = [n for n in pending if n not in results
+                   and (jobs[n].lesson_path, jobs[n].loc, jobs[n].what) != same]
+    # not run: another seed of the same proof ran past its limit, and that is said once
+    return [results.get(n, {"skipped": True}) for n in range(len(jobs))]
+
+
+def _run_batch(jobs: list[Job], numbers: list[int], results: dict[int, dict[str, Any]],
+               started: Started) -> int | None:
+    """Run the jobs `numbers` in one batch worker, putting each result in `results`; the job
+    that ran past its limit, if one did (the worker is then stopped)."""
     with tempfile.TemporaryDirectory(prefix="gradtutor-validate-") as folder:
         request = Path(folder) / "jobs.json"
-        request.write_text(json.dumps([job.request for job in jobs]), encoding="utf-8")
+        request.write_text(json.dumps([jobs[n].request for n in numbers]), encoding="utf-8")
         env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "PYTHONPATH": os.pathsep.join(
                    [str(Path(gradtutor.__file__).resolve().parents[1]),
                     os.environ.get("PYTHONPATH", "")])}
-        done = subprocess.run([sys.executable, "-m", "gradtutor.checking.batch", str(request)],
-                              cwd=folder, env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=BATCH_TIMEOUT_S)
-    results: dict[int, dict[str, Any]] = {}
-    for line in done.stdout.splitlines():
+        with open(Path(folder) / "stderr.txt", "w+b") as errors:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "gradtutor.checking.batch", str(request)], cwd=folder,
+                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+            assert proc.stdout is not None
+            lines = _Lines(proc.stdout.fileno())
+            try:
+                ready = _record(lines, "ready", STARTUP_LIMIT_S) is not None
+                if not ready and not lines.ended:
+                    fault = f"the batch worker did not start within {STARTUP_LIMIT_S:g} s"
+                    for n in numbers:
+                        results[n] = {"error": fault, "messages": []}
+                    return None
+                for index, n in enumerate(numbers if ready else []):
+                    started(n, jobs[n])
+                    record = _record(lines, index, jobs[n].limit)
+                    if record is None:
+                        if lines.ended:
+                            break
+                        results[n] = {"timeout": jobs[n].limit}
+                        return n
+                    results[n] = record
+            finally:
+                _stop(proc)
+                lines.close()
+                proc.stdout.close()
+            errors.seek(0)
+            said = errors.read().decode("utf-8", "replace").strip().splitlines()
+    reason = (said or ["it stopped early"])[-1]
+    for n in numbers:
+        results.setdefault(n, {"error": f"the batch worker did not finish ({reason})",
+                               "messages": []})
+    return None
+
+
+class _Lines:
+    """Lines from a pipe, each awaited at most a given time."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._held = b""
+        self.ended = False
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(fd, selectors.EVENT_READ)
+
+    def next(self, seconds: float) -> str | None:
+        """The next line; None if none came in `seconds` or the pipe ended (`ended`)."""
+        deadline = time.monotonic() + seconds
+        while b"\n" not in self._held:
+            left = deadline - time.monotonic()
+            if self.ended or left <= 0 or not self._selector.select(left):
+                return None
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                self.ended = True
+                return None
+            self._held += chunk
+        line, self._held = self._held.split(b"\n", 1)
+        return line.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        self._selector.close()
+
+
+def _record(lines: _Lines, job: int | str, seconds: float) -> dict[str, Any] | None:
+    """The batch worker's line for `job` (its number, or "ready"), awaited `seconds` at most;
+    any other line (something the author's code wrote to the descriptor) is passed over."""
+    deadline = time.monotonic() + seconds
+    while (line := lines.next(deadline - time.monotonic())) is not None:
         try:
             record = json.loads(line)
-            results[int(record["job"])] = record
-        except (ValueError, KeyError, TypeError):
+        except ValueError:
             continue
-    reason = (done.stderr.strip().splitlines() or ["it stopped early"])[-1]
-    return [results.get(n, {"error": f"the batch worker did not finish ({reason})",
-                            "messages": []}) for n in range(len(jobs))]
+        if isinstance(record, dict) and (record.get("job") == job or job in record):
+            record.pop("job", None)
+            return record
+    return None
 
 
-def prove(lessons: list[tuple[Lesson, Path]]) -> list[Problem]:
-    """Run every proof for these lessons; the located problems found."""
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End the batch worker (it stays in the tutor's process group, so that Ctrl-C in the
+    terminal reaches it too)."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+
+
+def prove(lessons: list[tuple[Lesson, Path]], started: Started | None = None) -> list[Problem]:
+    """Run every proof for these lessons; the located problems found. `started(n, job)` is
+    told as the n-th (from 0) begins."""
     jobs = [job for lesson, path in lessons for job in jobs_for(lesson, path)]
-    results = run_jobs(jobs)
+    results = run_jobs(jobs, started)
     positions: dict[Path, Any] = {}
     problems: list[Problem] = []
     seen: set[tuple[Path, Loc, str]] = set()

@@ -99,6 +99,12 @@ def posix_reader(stream: TextIO, wake: int | None = None) -> TimedReader:
         return os.read(fd, 1)
 
     def read_key(timeout: float | None = None) -> str | None:
+        try:
+            return read(timeout)
+        except (OSError, termios.error):  # the terminal hung up (EIO): as if it had closed
+            return "eof"
+
+    def read(timeout: float | None) -> str | None:
         saved = termios.tcgetattr(fd)
         try:
             tty.setcbreak(fd, termios.TCSANOW)

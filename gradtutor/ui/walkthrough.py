@@ -60,6 +60,17 @@ if TYPE_CHECKING:  # the practice machinery loads after the first screen, when i
     from gradtutor.watching import FileWatch
 
 KEY_WAIT_S = 0.1  # how long a key is awaited before the inbox is looked at again
+LINE_CAP = 4096  # characters in one typed line; input with longer "lines" is not typing
+
+
+def read_line(stream: TextIO) -> str:
+    """One typed line from `stream`; "" at its end, and for input that is no typing at all:
+    a line without end (`< /dev/zero`), a closed or hung-up stream."""
+    try:
+        line = stream.readline(LINE_CAP)
+    except (OSError, ValueError):
+        return ""
+    return "" if len(line) >= LINE_CAP and not line.endswith("\n") else line
 
 
 @dataclass(frozen=True)
@@ -98,7 +109,7 @@ class LineReader:
     def _run(self) -> None:
         while True:
             self._wanted.acquire()
-            line = self._stream.readline()
+            line = read_line(self._stream)
             self._post(Typed(line))
             if not line:
                 return
@@ -169,9 +180,10 @@ def make_io(env: Environment, plain: bool, look: Look) -> Iterator[Io]:
     screen, left (and the terminal restored) however the walkthrough ends."""
     console = env.console(plain)
     if not env.interactive:
-        yield Io(console, keys=False, stdin=env.stdin)
+        with _calm_termination(("SIGHUP",)):
+            yield Io(console, keys=False, stdin=env.stdin)
         return
-    with _resize_signal() as wake, _calm_termination():
+    with _resize_signal() as wake, _calm_termination(("SIGTERM", "SIGHUP")):
         full = FullScreen(console, env.terminal_size, look)
         io = Io(console, keys=True, stdin=env.stdin, read_key=timed_reader(env.stdin, wake),
                 full=full)
@@ -184,9 +196,11 @@ def make_io(env: Environment, plain: bool, look: Look) -> Iterator[Io]:
 
 
 @contextlib.contextmanager
-def _calm_termination() -> Iterator[None]:
-    """SIGTERM (a closed session, `kill`) quits as q does: the place is saved and the
-    terminal restored, instead of the process dying with the screen still taken."""
+def _calm_termination(names: tuple[str, ...]) -> Iterator[None]:
+    """These signals quit as q does: SIGTERM (`kill`) and SIGHUP (the terminal closed). The
+    place is saved and the terminal restored, instead of the process dying with the screen
+    still taken. A signal already ignored stays ignored (`nohup`): a terminal that goes away
+    then ends the input, which quits all the same."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -194,11 +208,16 @@ def _calm_termination() -> Iterator[None]:
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous: dict[signal.Signals, object] = {}
+    for name in names:
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            previous[number] = signal.signal(number, interrupt)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)  # type: ignore[arg-type]
 
 
 @contextlib.contextmanager
