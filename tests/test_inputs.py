@@ -349,3 +349,57 @@ def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path, tty):
         assert "\r\x1b[K" + f"proof 2 of 20: {lesson}: square-grad: the solution (seed 0)" in err
     else:
         assert f"proving {lesson} (20 proofs) ...\n" in err
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal")
+def test_a_tutor_killed_during_validate_leaves_no_proof_running(tmp_path):
+    """validate's batch worker dies with the tutor: kill -9 the tutor while an author's
+    looping starter is being proved, and the worker is gone too."""
+    import signal
+    import time
+
+    lesson = tmp_path / "second.yaml"
+    text = (FIXTURES / "second.yaml").read_text(encoding="utf-8")
+    text = text.replace("    starter: |\n      def read_grad(w, loss_fn):\n          ...\n",
+                        "    starter: |\n      def read_grad(w, loss_fn):\n"
+                        "          while True:\n              pass\n", 1)
+    lesson.write_text(text, encoding="utf-8")
+    tutor = subprocess.Popen([sys.executable, "-m", "gradtutor", "validate", str(lesson)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={**os.environ, "GRADTUTOR_HOME": str(tmp_path / "home")})
+
+    def batch_workers() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                args = (entry / "cmdline").read_bytes().split(b"\0")
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if b"gradtutor.checking.batch" in args and parent == tutor.pid:
+                found.append(int(entry.name))
+        return found
+
+    def running(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state != "Z"
+
+    deadline = time.monotonic() + 120
+    while not batch_workers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    workers = batch_workers()
+    assert workers, "the batch worker never started"
+    time.sleep(12.0)  # past importing torch, into the looping proof (its limit is 15 s)
+    tutor.send_signal(signal.SIGKILL)
+    tutor.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(running(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in workers if running(pid)]
+    for pid in left:  # do not leave it looping whatever the verdict
+        os.kill(pid, signal.SIGKILL)
+    assert left == []

@@ -6,7 +6,10 @@ own, so it runs in one worker process after one torch import, not one process pe
 Snippets run through `snippet.run_code`, exactly as a lesson runs them, so a demo's series
 are proved too: each result is {"shown", "series"} or {"error"}.
 
-    python -m gradtutor.checking.batch JOBS.json   # {"ready": true}, then one JSON line per job
+    python -m gradtutor.checking.batch JOBS.json [PID]  # {"ready": true}, then a line per job
+
+With PID (the tutor's), the worker dies with that process (Linux), so a tutor killed during
+`validate` leaves no author proof running.
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ from typing import Any
 
 
 def main() -> None:
+    from gradtutor.checking.lifetime import die_with
     from gradtutor.checking.snippet import run_code
     from gradtutor.checking.worker import evaluate, import_torch_quietly
 
+    if len(sys.argv) > 2:
+        die_with(int(sys.argv[2]))
     import_torch_quietly()  # once, before any job; the same quiet import as a check's worker
     jobs = json.loads(open(sys.argv[1], encoding="utf-8").read())  # noqa: SIM115
     sys.stdout.write(json.dumps({"ready": True}) + "\n")  # each job's time counts from here

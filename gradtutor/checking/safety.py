@@ -208,7 +208,8 @@ def _run_batch(jobs: list[Job], numbers: list[int], results: dict[int, dict[str,
                     os.environ.get("PYTHONPATH", "")])}
         with open(Path(folder) / "stderr.txt", "w+b") as errors:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "gradtutor.checking.batch", str(request)], cwd=folder,
+                [sys.executable, "-m", "gradtutor.checking.batch", str(request),
+                 str(os.getpid())], cwd=folder,
                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
             assert proc.stdout is not None
             lines = _Lines(proc.stdout.fileno())
