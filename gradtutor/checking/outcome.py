@@ -388,7 +388,23 @@ def decide(run: WorkerRun, judge: Judge, *, function: str, timeout: float,
     if final["type"] == "learner_error":
         return (learner_error_check(final, function, run.memory_limit),)
     observed = final["observed"]
-    failed = case_error_check(observed, function, run.memory_limit)
+    failed = case_error_check(observed, function, run.memory_limit) or forged_check(observed)
     if failed is not None:
         return (failed,)
     return tuple(judged(judge, results.expected, observed))
+
+
+def forged_check(observed: list[dict[str, Any]]) -> Check | None:
+    """A failed check if the learner's code called the checker's gradient hooks itself,
+    outside a backward pass that reached the tensor (the worker counts such calls as
+    `forged` and records nothing for them)."""
+    counts = [o.get("forged") for o in observed]
+    forged = sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool) and c > 0)
+    if not forged and all(c is None for c in counts):
+        return None
+    return Check("trace", "fail",
+                 msg("Your code called the checker's gradient hooks itself, outside a "
+                     "backward pass ({count} times), so the gradients it claims did not come "
+                     "from backward().", count=max(forged, 1)),
+                 msg("let backward() fill .grad; do not call hooks or the checker's trace "
+                     "yourself"))

@@ -569,6 +569,7 @@ def start_registered(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess
     """Start a worker (or fork server) with `start` and register it as live, with no sweep in
     between; the tutor becomes a subreaper first (Linux)."""
     become_subreaper()
+    guard_memory()
     with _workers_lock:
         proc = start()
         _live_workers[proc.pid] = functools.partial(kill_group, proc.pid)
@@ -612,6 +613,20 @@ def become_subreaper() -> None:
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+@functools.cache
+def guard_memory() -> None:
+    """Linux: make the tutor's memory unreadable to other processes of the user (it holds the
+    reference results a check's worker sent): not dumpable, so /proc/<tutor>/mem, ptrace and
+    process_vm_readv need CAP_SYS_PTRACE. A learner's process could otherwise read the
+    expected answers out of the tutor. Once per process; harmless if it fails."""
+    if not LINUX:
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
 
 
 def process_table() -> dict[int, tuple[int, str]]:

@@ -5,6 +5,7 @@ the work. The reference must never be where learner code can read it."""
 import json
 import os
 import re
+from pathlib import Path
 
 
 def ancestors(pid, depth=4):
@@ -25,8 +26,8 @@ def ancestors(pid, depth=4):
 def scan(pid, budget=1 << 30):
     """The first reference message found in the writable memory of `pid`."""
     try:
-        maps = open(f"/proc/{pid}/maps").read().splitlines()
-        mem = open(f"/proc/{pid}/mem", "rb", buffering=0)
+        maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+        mem = open(f"/proc/{pid}/mem", "rb", buffering=0)  # noqa: SIM115 - closed below
     except OSError:
         return None
     pattern = re.compile(rb'\{"type":\s?"expected",.{0,200000}?\]\}\n', re.DOTALL)
@@ -49,8 +50,9 @@ def scan(pid, budget=1 << 30):
                     message = json.loads(hit.group(0))
                 except ValueError:
                     continue
-                if isinstance(message.get("expected"), list):
-                    return message
+                cases = message.get("cases")
+                if isinstance(cases, list) and cases and all("loss" in c for c in cases):
+                    return message  # read-grad's cases name a loss
     return None
 
 
