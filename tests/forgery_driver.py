@@ -67,12 +67,17 @@ def main() -> None:
     out, files = Path(sys.argv[1]), [Path(f) for f in sys.argv[2:]]
     rng = random.Random()
     results: dict[str, dict[str, object]] = {name.stem: {} for name in files}
-    def cold(path: Path) -> None:  # a worker mostly waits for its torch import: three at once
+    def cold(path: Path) -> None:
         results[path.stem]["cold"] = summary(run_check(exercise(), path, seed=7))
+
+    def by_cli(path: Path) -> None:
         results[path.stem]["check_all"] = check_all(path)
 
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        list(pool.map(cold, files))
+    # A worker mostly waits for its torch import: three at once. Not both kinds at once: the
+    # sweep after a check kills every new process below this one (a tutor's), a CLI too.
+    for run in (cold, by_cli):
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            list(pool.map(run, files))
     for fork, label in ((True, "fork_server"), (False, "pre_started")):
         if fork and not FORK_SERVER:
             continue

@@ -34,6 +34,7 @@ SUITE: dict[str, bool] = {
     "forge_calls_hooks": False,  # no backward: calls the trace's hooks by hand
     "forge_hooks_in_other_backward": False,  # ... from inside an unrelated backward
     "forge_appends_events": False,  # no backward: appends an event to the trace
+    "forge_notes_events": False,  # ... through the method checkers add their own events with
     "subclass_lies": False,  # zeros whose __torch_function__ answers tolist with the truth
     "subclass_dispatch_lies": False,  # zeros whose __torch_dispatch__ answers every operator
     "writes_fake_results": False,
@@ -121,6 +122,7 @@ def test_the_attacks_are_named_in_their_verdicts(results: dict[str, dict[str, An
     for name in ("forge_calls_hooks", "forge_hooks_in_other_backward"):
         assert "called the checker's gradient hooks itself" in said(name)
     assert "no backward pass put it there" in said("forge_appends_events")
+    assert "the trace records 'accumulate' events itself" in said("forge_notes_events")
     assert "You returned a tensor of zeros" in said("subclass_lies")
     assert "an object of type Liar" in said("subclass_dispatch_lies")
 

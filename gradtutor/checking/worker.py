@@ -1,7 +1,9 @@
 """The checking worker: the only place learner code runs. Everything it reports is plain data.
 
 `evaluate` does one check in the current process: references first (real torch, before any
-learner code exists), then the learner's file, then the checker's observations.
+learner code exists; in a worker, computed by a short-lived process of its own, so that they
+never exist where learner code runs), then the learner's file, then the checker's
+observations.
 `serve_request` is the body every kind of worker runs for one request (limits, then a check or
 a snippet), after importing torch quietly: a cold or pre-started worker (`main`, which waits
 for `go` on a pipe once torch is imported), or a fresh child of the fork server (`serve`).
@@ -217,12 +219,23 @@ def reference_elsewhere(checker_name: str, seed: int, send: Send) -> None:
         if pid == 0:
             code = report_failures(send, lambda: send(reference_message(checker_name, seed)))
             os._exit(code)
+        warm_up()  # meanwhile, and after the fork: the child must not inherit autograd's threads
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
     else:  # pragma: no cover - Windows; the same path is tested on Linux
         code = spawn_reference(checker_name, seed, fd)
     if code != 0:
         raise ReferenceFailed(f"the reference process ended with exit code {code}")
+
+
+def warm_up() -> None:
+    """One tiny backward pass, so that torch's first-use costs (autograd's engine, the
+    operators' caches) are paid while the reference process works, not after it. Nothing of
+    it is traced: no case has started."""
+    import torch
+
+    with contextlib.suppress(Exception):
+        (torch.ones(2, dtype=torch.float64, requires_grad=True) * 2).sum().backward()  # type: ignore[no-untyped-call]
 
 
 def spawn_reference(checker_name: str, seed: int, fd: int) -> int:
@@ -332,7 +345,6 @@ def _flush_output() -> None:
         # BaseException: learner code may have replaced the stream with anything at all
         with contextlib.suppress(BaseException):
             stream.flush()  # type: ignore[union-attr]
-
 
 
 def serve_request(request: dict[str, Any], send: Send) -> None:
