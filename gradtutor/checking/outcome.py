@@ -391,7 +391,67 @@ def decide(run: WorkerRun, judge: Judge, *, function: str, timeout: float,
     if final["type"] == "learner_error":
         return (learner_error_check(final, function, run.memory_limit),)
     observed = final["observed"]
-    failed = case_error_check(observed, function, run.memory_limit)
+    failed = case_error_check(observed, function, run.memory_limit) or forged_check(observed)
     if failed is not None:
         return (failed,)
+    problem = inconsistency(results.expected["cases"], observed)
+    if problem is not None:
+        return (Check("results", "error",
+                      msg("The checker's results came back unreadable ({problem}), so your "
+                          "code could not be judged.", problem=problem),
+                      msg("return small values (the gradient itself), and do not write to file "
+                          "descriptors your code did not open")),)
     return tuple(judged(judge, results.expected, observed))
+
+
+def _shape(values: Any) -> tuple[int, ...] | None:
+    """The shape of nested lists of numbers (rectangular); None for anything else."""
+    if isinstance(values, bool):
+        return None
+    if isinstance(values, (int, float)):
+        return ()
+    if not isinstance(values, list):
+        return None
+    inner = [_shape(v) for v in values]
+    if any(s is None for s in inner) or len(set(inner)) > 1:
+        return None
+    return (len(values), *(inner[0] or ())) if inner else (0,)
+
+
+def inconsistency(cases: list[Any], observed: list[dict[str, Any]]) -> str | None:
+    """What in the observations cannot have come from a real run, checked against what the
+    tutor knows itself (the cases it was sent by the reference process); None if nothing.
+    A gradient autograd put in w.grad always has w's shape, and the trace's events are
+    records with a kind."""
+    for case, seen in zip(cases, observed, strict=True):
+        events = seen.get("events", [])
+        if not isinstance(events, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("event"), str) for e in events):
+            return msg("an event that is not one")
+        w = case.get("w") if isinstance(case, dict) else None
+        if w is None:
+            continue
+        grads = [e.get("grad") for e in events
+                 if e["event"] == "accumulate" and e.get("param") == "w"]
+        after = seen.get("grad_after")
+        if isinstance(after, list):
+            grads.append(after)
+        if any(_shape(g) != _shape(w) for g in grads):
+            return msg("a gradient whose shape is not w's")
+    return None
+
+
+def forged_check(observed: list[dict[str, Any]]) -> Check | None:
+    """A failed check if the learner's code called the checker's gradient hooks itself,
+    outside a backward pass that reached the tensor (the worker counts such calls as
+    `forged` and records nothing for them)."""
+    counts = [o.get("forged") for o in observed]
+    forged = sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool) and c > 0)
+    if not forged and all(c is None for c in counts):
+        return None
+    return Check("trace", "fail",
+                 msg("Your code called the checker's gradient hooks itself, outside a "
+                     "backward pass ({count} times), so the gradients it claims did not come "
+                     "from backward().", count=max(forged, 1)),
+                 msg("let backward() fill .grad; do not call hooks or the checker's trace "
+                     "yourself"))

@@ -582,6 +582,7 @@ def start_registered(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess
     between; the tutor becomes a subreaper first (Linux)."""
     become_subreaper()
     sweep_abandoned()  # once: what a killed tutor left, before this one starts its own
+    guard_memory()
     with _workers_lock:
         proc = start()
         _live_workers[proc.pid] = functools.partial(kill_group, proc.pid)
@@ -625,6 +626,20 @@ def become_subreaper() -> None:
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+@functools.cache
+def guard_memory() -> None:
+    """Linux: make the tutor's memory unreadable to other processes of the user (it holds the
+    reference results a check's worker sent): not dumpable, so /proc/<tutor>/mem, ptrace and
+    process_vm_readv need CAP_SYS_PTRACE. A learner's process could otherwise read the
+    expected answers out of the tutor. Once per process; harmless if it fails."""
+    if not LINUX:
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
 
 
 def process_table() -> dict[int, tuple[int, str]]:

@@ -16,6 +16,15 @@ API, `optimizer.step(closure)`, the closure clears .grad and runs backward insid
 what .grad held at the call is not what the update used. torch's own optimizers call their
 closure first thing, then read .grad; the trace hands them a closure of its own that runs
 the learner's (if any) and then records.
+
+Learner code runs in this process, so the trace guards what it can against forgery:
+an `accumulate` event is recorded only when autograd's engine is really running a backward
+pass whose graph reaches that tensor (a hook called by hand, or from an unrelated backward,
+is counted in `forged` instead); `events` is a copy, so appending to it or editing an event
+changes nothing recorded; `note` takes only the kinds a checker records itself; and a Tensor
+subclass is read as the plain tensor it holds (its `__torch_function__` is not consulted),
+or refused when it overrides `__torch_dispatch__`. Code that reaches into the trace's private
+state can still change it: docs/isolation.md says what remains.
 """
 
 from __future__ import annotations
@@ -38,6 +47,18 @@ _DETACH = _BASE.detach
 _CLONE = _BASE.clone
 _DOUBLE = _BASE.double
 _GRAD = vars(_BASE)["grad"].__get__  # the C attribute itself, not any Python override
+_PARAMETER = torch.nn.Parameter
+_PLAIN = torch._C.DisableTorchFunctionSubclass  # a subclass's __torch_function__ is not asked
+_DEFAULT_DISPATCH = vars(_BASE).get("__torch_dispatch__", torch._C._disabled_torch_dispatch_impl)
+_GRADIENT_EDGE = torch.autograd.graph.get_gradient_edge
+_ENGINE_RUNS = torch._C._will_engine_execute_node  # raises outside a backward pass
+_TYPE = type
+_ISSUBCLASS = issubclass
+_VARS = vars
+_RUNTIME_ERROR = RuntimeError
+
+# The kinds of event the trace records itself; a checker's `note` may not add these.
+RECORDED = frozenset({"backward", "zero_grad", "forward", "before_step", "step", "accumulate"})
 
 
 def real_grad(tensor: torch.Tensor) -> torch.Tensor | None:
@@ -45,34 +66,86 @@ def real_grad(tensor: torch.Tensor) -> torch.Tensor | None:
     return _GRAD(tensor)  # type: ignore[no-any-return]
 
 
+def _copy(value: Any) -> Any:
+    """A deep copy of plain data (dicts, lists, tuples; the rest is immutable)."""
+    if _TYPE(value) is dict:
+        return {key: _copy(item) for key, item in value.items()}
+    if _TYPE(value) in (list, tuple):
+        return [_copy(item) for item in value]
+    return value
+
+
+def _overrides_dispatch(kind: type) -> bool:
+    """Whether a Tensor subclass answers torch's operators itself (`__torch_dispatch__`):
+    then even its detach and clone could return numbers it never held."""
+    return any("__torch_dispatch__" in _VARS(base) and
+               _VARS(base)["__torch_dispatch__"] is not _DEFAULT_DISPATCH
+               for base in kind.__mro__ if base is not _BASE)
+
+
 class Trace:
     """The event log of one case, with snapshots taken through the real torch functions."""
 
     def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
+        self._events: list[dict[str, Any]] = []
         self.names: dict[int, str] = {}  # id(tensor) -> the name the checker gave it
+        self.forged = 0  # accumulations claimed outside a real backward pass, not recorded
         self._handles: list[Any] = []
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The events so far, as a copy: changing it changes nothing recorded."""
+        return _copy(self._events)  # type: ignore[no-any-return]
+
+    def note(self, event: dict[str, Any]) -> None:
+        """Add an event of the checker's own (a kind the trace does not record itself)."""
+        if event.get("event") in RECORDED:
+            raise ValueError(f"the trace records {event.get('event')!r} events itself")
+        self._events.append(_copy(event))
+
+    def _record(self, event: dict[str, Any]) -> None:
+        self._events.append(event)
 
     def is_tensor(self, value: Any) -> bool:
         # type() is the real one even if learner code rebinds torch.is_tensor or isinstance tricks
-        return isinstance(value, _TENSOR) and issubclass(type(value), _TENSOR)
+        return isinstance(value, _TENSOR) and _ISSUBCLASS(_TYPE(value), _TENSOR)
 
     def values(self, value: Any) -> Any:
-        """A tensor as nested lists of floats (a plain copy), None as None; else a description."""
+        """A tensor as nested lists of floats (a plain copy), None as None; else a description.
+
+        A Tensor subclass is read as the plain tensor it holds, with its `__torch_function__`
+        switched off (so a class that answers `tolist` with other numbers is not believed);
+        one that overrides `__torch_dispatch__` is refused, as not a tensor."""
         if value is None:
             return None
         if not self.is_tensor(value):
-            return {"not_a_tensor": type(value).__name__}
-        return _TOLIST(_DOUBLE(_CLONE(_DETACH(value))))
+            return {"not_a_tensor": _TYPE(value).__name__}
+        kind = _TYPE(value)
+        if kind is not _TENSOR and kind is not _PARAMETER and _overrides_dispatch(kind):
+            return {"not_a_tensor": kind.__name__, "tensor_subclass": True}
+        with _PLAIN():
+            return _TOLIST(_DOUBLE(_CLONE(_DETACH(value))))
 
     def watch(self, named: dict[str, torch.Tensor]) -> None:
-        """Record every gradient accumulated into these leaf tensors, by name."""
+        """Record every gradient accumulated into these leaf tensors, by name.
+
+        Each hook knows its tensor's gradient accumulator (the node of autograd's graph that
+        writes its .grad), taken now, before the learner's function runs; it records only
+        while the engine runs a backward pass that executes that node."""
         for name, tensor in named.items():
             self.names[id(tensor)] = name
+            node = _GRADIENT_EDGE(tensor).node
 
-            def hook(param: torch.Tensor, name: str = name) -> None:
-                self.events.append({"event": "accumulate", "param": name,
-                                    "grad": self.values(real_grad(param))})
+            def hook(param: torch.Tensor, name: str = name, node: Any = node) -> None:
+                try:
+                    real = bool(_ENGINE_RUNS(node))
+                except _RUNTIME_ERROR:  # not inside a backward pass at all
+                    real = False
+                if not real:
+                    self.forged += 1
+                    return
+                self._record({"event": "accumulate", "param": name,
+                              "grad": self.values(real_grad(param))})
 
             self._handles.append(tensor.register_post_accumulate_grad_hook(hook))  # type: ignore[no-untyped-call]
 
@@ -103,7 +176,7 @@ def start() -> Trace:
 def _record(event: dict[str, Any]) -> None:
     trace = current()
     if trace is not None:
-        trace.events.append(event)
+        trace._record(event)
 
 
 def install() -> None:
@@ -147,13 +220,13 @@ def install() -> None:
         trace = current()
         if trace is not None:
             params = [p for group in optimizer.param_groups for p in group["params"]]
-            trace.events.append({"event": "step", "grads": trace.grads(params)})
+            trace._record({"event": "step", "grads": trace.grads(params)})
 
     def record_update(optimizer: torch.optim.Optimizer) -> None:
         trace = current()
         if trace is not None:
             params = [p for group in optimizer.param_groups for p in group["params"]]
-            trace.events.append({"event": "before_step", "grads": trace.grads(params)})
+            trace._record({"event": "before_step", "grads": trace.grads(params)})
 
     class Recording:
         """The closure a step runs: the learner's closure (if any), then a record of the

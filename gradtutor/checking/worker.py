@@ -1,7 +1,9 @@
 """The checking worker: the only place learner code runs. Everything it reports is plain data.
 
 `evaluate` does one check in the current process: references first (real torch, before any
-learner code exists), then the learner's file, then the checker's observations.
+learner code exists; in a worker, computed by a short-lived process of its own, so that they
+never exist where learner code runs), then the learner's file, then the checker's
+observations.
 `serve_request` is the body every kind of worker runs for one request (limits, then a check or
 a snippet), after importing torch quietly: a cold or pre-started worker (`main`, which waits
 for `go` on a pipe once torch is imported), or a fresh child of the fork server (`serve`).
@@ -26,6 +28,8 @@ from typing import Any, NoReturn
 from gradtutor.checking.checkers import load as load_checker
 
 MAX_TRACEBACK_CHARS = 4000
+
+Send = Callable[[dict[str, Any]], None]
 
 
 def learner_traceback(exc: BaseException, filename: str) -> str:
@@ -81,20 +85,40 @@ def find_function(namespace: dict[str, Any], name: str, arity: int) -> Callable[
     return fn  # type: ignore[no-any-return]
 
 
+def reference_message(checker_name: str, seed: int) -> dict[str, Any]:
+    """The checker's cases and reference results for `seed`: {"type": "expected", ...}."""
+    checker = load_checker(checker_name)
+    cases = checker.cases(seed)
+    return {"type": "expected", "cases": cases,
+            "expected": [checker.expected(case) for case in cases]}
+
+
+Reference = Callable[[str, int, Send], None]
+
+
+def reference_here(checker_name: str, seed: int, send: Send) -> None:
+    """The reference computed in this very process: only for code that is not a learner's
+    (the author's own, in `gradtutor validate`)."""
+    send(reference_message(checker_name, seed))
+
+
 def evaluate(checker_name: str, function: str, source: str, filename: str, seed: int,
-             send: Callable[[dict[str, Any]], None]) -> None:
+             send: Callable[[dict[str, Any]], None],
+             reference: Reference = reference_here) -> None:
     """One whole check in this process; each result goes to `send` as soon as it exists.
 
-    Messages, in order: {"type": "expected", "cases", "expected"} (before learner code runs),
-    then either {"type": "learner_error", ...} or {"type": "observed", "observed": [...]}.
-    `trace.install()` must have run first.
+    Messages, in order: {"type": "expected", "cases", "expected"} (sent by `reference`
+    before learner code runs), then either {"type": "learner_error", ...} or
+    {"type": "observed", "observed": [...]}. A worker passes `reference_elsewhere`, so that
+    the reference results never exist in the process that runs learner code: this process
+    only ever holds the cases (the inputs, which are no secret). `trace.install()` must have
+    run first.
     """
     from gradtutor.checking import trace  # imports torch
 
     checker = load_checker(checker_name)
+    reference(checker_name, seed, send)
     cases = checker.cases(seed)
-    send({"type": "expected", "cases": cases,
-          "expected": [checker.expected(case) for case in cases]})
     hide_internal_warnings()
     try:
         namespace = load_learner(source, filename)
@@ -110,7 +134,10 @@ def evaluate(checker_name: str, function: str, source: str, filename: str, seed:
     for case in cases:
         case_trace = trace.start()
         try:
-            observed.append(checker.observe(case, fn, case_trace))
+            result = checker.observe(case, fn, case_trace)
+            if case_trace.forged:  # the trace's hooks were called outside a real backward
+                result = {**result, "forged": case_trace.forged}
+            observed.append(result)
         except BaseException as exc:  # noqa: BLE001
             observed.append({"error": describe_error(exc, filename)})
         finally:
@@ -142,23 +169,94 @@ class ChannelLost(Exception):
     """The result pipe cannot be written (learner code closed it, or the tutor went away)."""
 
 
-def result_sender(fd: int) -> Callable[[dict[str, Any]], None]:
+class ReferenceFailed(Exception):
+    """The process computing the reference results failed; it said why on the channel, if it
+    could, so this process says nothing more."""
+
+
+class ResultSender:
     """`send` for `evaluate`: one JSON line per message on the private result pipe `fd`.
 
     The encoder and `os.write` are bound now, before learner code exists, so a learner who
     replaces `json.dumps` or `os.write` later cannot change what the tutor receives."""
-    encode = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
-    write = os.write
 
-    def send(message: dict[str, Any]) -> None:
-        view = memoryview((encode(message) + "\n").encode("ascii"))
+    __slots__ = ("_encode", "_write", "fd")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._encode = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+        self._write = os.write
+
+    def __call__(self, message: dict[str, Any]) -> None:
+        view = memoryview((self._encode(message) + "\n").encode("ascii"))
         try:
             while view:
-                view = view[write(fd, view):]
+                view = view[self._write(self.fd, view):]
         except OSError as exc:
             raise ChannelLost(str(exc)) from None
 
-    return send
+
+def result_sender(fd: int) -> ResultSender:
+    return ResultSender(fd)
+
+
+def reference_elsewhere(checker_name: str, seed: int, send: Send) -> None:
+    """Have a short-lived process of its own compute the reference results and write them
+    straight to the tutor on the result pipe, then wait for it to end: the values never
+    exist in this process, which runs learner code next, nor in one it was forked from.
+
+    POSIX: a forked child (torch is imported already, and no tensor work has run here, so
+    forking is as safe as the fork server's). Elsewhere (Windows): a fresh interpreter,
+    `python -m gradtutor.checking.worker --reference CHECKER SEED`, whose stdout is the
+    result pipe; it imports torch again, so a check there costs one more import."""
+    fd = send.fd if isinstance(send, ResultSender) else None
+    if fd is None:  # no private pipe to write to: an in-process caller
+        reference_here(checker_name, seed, send)
+        return
+    _flush_output()  # the child must not write out what this process had buffered
+    if hasattr(os, "fork"):
+        pid = os.fork()
+        if pid == 0:
+            code = report_failures(send, lambda: send(reference_message(checker_name, seed)))
+            os._exit(code)
+        warm_up()  # meanwhile, and after the fork: the child must not inherit autograd's threads
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+    else:  # pragma: no cover - Windows; the same path is tested on Linux
+        code = spawn_reference(checker_name, seed, fd)
+    if code != 0:
+        raise ReferenceFailed(f"the reference process ended with exit code {code}")
+
+
+def warm_up() -> None:
+    """One tiny backward pass, so that torch's first-use costs (autograd's engine, the
+    operators' caches) are paid while the reference process works, not after it. Nothing of
+    it is traced: no case has started."""
+    import torch
+
+    with contextlib.suppress(Exception):
+        (torch.ones(2, dtype=torch.float64, requires_grad=True) * 2).sum().backward()  # type: ignore[no-untyped-call]
+
+
+def spawn_reference(checker_name: str, seed: int, fd: int) -> int:
+    """The reference in a fresh interpreter writing to `fd` as its stdout; its exit code."""
+    import subprocess
+
+    return subprocess.run(
+        [sys.executable, "-m", "gradtutor.checking.worker", "--reference", checker_name,
+         str(seed)], stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.DEVNULL,
+        check=False).returncode
+
+
+def reference_main(checker_name: str, seed: int) -> NoReturn:
+    """`--reference`: send the reference results on stdout (the result pipe), then end."""
+    send = ResultSender(sys.stdout.fileno())
+
+    def body() -> None:
+        import_torch_quietly()
+        send(reference_message(checker_name, seed))
+
+    os._exit(report_failures(send, body))
 
 
 def _lower_limit(which: int, value: int) -> None:
@@ -262,9 +360,6 @@ def _flush_output() -> None:
             stream.flush()  # type: ignore[union-attr]
 
 
-Send = Callable[[dict[str, Any]], None]
-
-
 def serve_request(request: dict[str, Any], send: Send) -> None:
     """One request, in a worker that has imported torch: the limits, then the check or the
     snippet. The same body for a cold worker, a pre-started one and a fork server's child."""
@@ -279,7 +374,7 @@ def serve_request(request: dict[str, Any], send: Send) -> None:
                                             tuple(request.get("series", ())))})
         return
     evaluate(request["checker"], request["function"], request["source"], request["filename"],
-             int(request["seed"]), send)
+             int(request["seed"]), send, reference_elsewhere)
 
 
 def report_failures(send: Send, body: Callable[[], None]) -> int:
@@ -290,6 +385,8 @@ def report_failures(send: Send, body: Callable[[], None]) -> int:
         return 0
     except ChannelLost:
         return EXIT_CHANNEL_LOST
+    except ReferenceFailed:
+        return EXIT_WORKER_ERROR
     except MemoryError:
         return EXIT_OUT_OF_MEMORY
     except BaseException as exc:  # noqa: BLE001 - reported as data
@@ -359,6 +456,8 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--serve"]:
         serve(int(args[1]))
+    if args[:1] == ["--reference"]:
+        reference_main(args[1], int(args[2]))
     for flag in args[3:]:
         if flag.startswith("--die-with="):  # a cold worker ends with the tutor that waits on it
             from gradtutor.checking.lifetime import die_with

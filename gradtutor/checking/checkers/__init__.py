@@ -6,11 +6,13 @@ Each checker module defines:
 - ``FUNCTION``: the name of the function the learner defines;
 - ``ARITY``: how many positional parameters that function takes;
 - ``cases(seed) -> list[dict]``: plain-data inputs, from ``random.Random(seed)``; no torch;
-- ``expected(case) -> dict``: the reference result, computed in the worker with the real
-  torch *before* any learner code is loaded;
+- ``expected(case) -> dict``: the reference result, computed with the real torch *before*
+  any learner code is loaded, by a short-lived process of the worker's own (never in the
+  process that runs learner code);
 - ``observe(case, fn, trace) -> dict``: calls the learner's ``fn`` on fresh tensors built
   from ``case`` (in the worker, after the learner's file is loaded) and returns plain data:
-  values via ``trace.values``, events from ``trace.events``;
+  values via ``trace.values``, events from ``trace.events`` (a copy; a checker adds events
+  of its own with ``trace.note``);
 - ``judge(cases, expected, observed) -> list[Check]``: the pass/fail decision, in the
   tutor's process, from plain data only (no torch). Its messages, hints and evidence words
   are ``msg()`` templates with the run's numbers and names as fields, each translated in

@@ -92,8 +92,8 @@ def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
     def snapshot(optimizer: Any, args: Any, kwargs: Any) -> None:
         # runs when step() is called, before a closure passed to it: the step's own
         # before_step event comes later, when step() reads .grad
-        trace.events.append({"event": "params",
-                             "values": {name: trace.values(p) for name, p in params.items()}})
+        trace.note({"event": "params",
+                    "values": {name: trace.values(p) for name, p in params.items()}})
 
     s.optimizer.register_step_pre_hook(snapshot)
     returned = fn(s.model, s.optimizer, s.loss_fn, s.batches)

@@ -120,7 +120,7 @@ def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
         if call["tensor"]:
             call.update(is_leaf=bool(is_leaf(arg)), requires_grad=bool(requires_grad(arg)),
                         w=trace.values(arg))
-        trace.events.append(call)
+        trace.note(call)
         return loss_fn(arg, batch)
 
     raised = None
