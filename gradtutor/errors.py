@@ -12,6 +12,7 @@ class ExitCode(IntEnum):
     OK = 0
     FAILED = 1  # a check or quiz did not pass
     USAGE = 2  # bad input: unknown lesson, broken lesson file, bad option
+    SOFTWARE = 70  # gradtutor itself failed (an internal error, a grader that could not run)
     INTERRUPTED = 130
 
 

@@ -1,0 +1,151 @@
+"""Checking a whole class: every student's every exercise, on several warm workers at once.
+
+Each job is a thread with its own `WarmWorker` (a fork server on Linux). A job takes one
+student at a time: it copies that student's exercise files into a fresh private folder,
+checks them there one by one (each check in its own fresh process, under the isolation of
+any check, docs/isolation.md), keeps the verdicts in memory and removes the copy. So a
+student's code runs beside nothing of another student's, and no result is written anywhere
+until the whole class is done. A file that hangs or floods costs its own time limit in its
+own job; the other jobs go on.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import stat
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from gradtutor.checking.runner import MAX_SOURCE_BYTES
+from gradtutor.checking.verdict import Verdict
+from gradtutor.checking.warm import WarmWorker
+from gradtutor.errors import GradtutorError
+from gradtutor.grading import (
+    GradingFailed,
+    StudentResult,
+    Submission,
+    grader_problem,
+    missing_verdict,
+    unreadable_verdict,
+)
+from gradtutor.i18n import msg
+from gradtutor.lessons.model import Exercise
+
+OnCheck = Callable[[Submission, Verdict], None]
+
+
+def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *, seed: int,
+                jobs: int, timeout: float | None = None,
+                on_check: OnCheck = lambda student, verdict: None) -> list[StudentResult]:
+    """Every student's verdicts, in the order of `students`, each exercise on inputs from
+    `seed`. `on_check` is called (from a job's thread) after each check. GradingFailed when
+    the grader itself could not check (no result is then reported for anyone)."""
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for index in range(len(students)):
+        todo.put(index)
+    results: dict[int, StudentResult] = {}
+    failures: list[BaseException] = []
+    stop = threading.Event()
+    workers = [WarmWorker() for _ in range(max(1, min(jobs, len(students))))]
+    for worker in workers:
+        worker.start()  # every fork server imports torch at once, in the background
+
+    def job(worker: WarmWorker) -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    index = todo.get_nowait()
+                except queue.Empty:
+                    return
+                results[index] = grade_student(worker, students[index], exercises, seed=seed,
+                                               timeout=timeout, stop=stop, on_check=on_check)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
+            failures.append(exc)
+            stop.set()
+
+    threads = [threading.Thread(target=job, args=(w,), name=f"gradtutor-grade-{n}",
+                                daemon=True) for n, w in enumerate(workers)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.1)  # short waits, so Ctrl-C reaches this thread
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.close()  # a check still running (Ctrl-C) ends now
+        for thread in threads:
+            thread.join(10.0)
+    if failures:
+        first = failures[0]
+        if isinstance(first, GradtutorError):
+            raise first
+        raise GradingFailed(msg("the grader failed: {error}",
+                                error=f"{type(first).__name__}: {first}"),
+                            msg("this is a gradtutor bug: rerun with --debug and report it")
+                            ) from first
+    return [results[index] for index in range(len(students))]
+
+
+def grade_student(worker: WarmWorker, student: Submission, exercises: Sequence[Exercise], *,
+                  seed: int, timeout: float | None, stop: threading.Event,
+                  on_check: OnCheck) -> StudentResult:
+    """One student's verdicts, checked from a private copy of their files."""
+    private = Path(tempfile.mkdtemp(prefix="gradtutor-grade-"))
+    try:
+        verdicts = []
+        for exercise in exercises:
+            if stop.is_set():
+                raise GradingFailed(msg("grading was stopped"))
+            copy, problem = _copy_in(student.folder, private, exercise.id)
+            if problem is not None:
+                verdict = unreadable_verdict(exercise.id, seed, problem)
+            elif copy is None:
+                verdict = missing_verdict(exercise.id, seed)
+            else:
+                verdict = worker.check(exercise, copy, seed=seed, timeout=timeout)
+                wrong = grader_problem(verdict)
+                if wrong is not None and not stop.is_set():
+                    raise GradingFailed(
+                        msg("the checker could not check {student}'s {exercise}: {problem}",
+                            student=student.name, exercise=exercise.id,
+                            problem=wrong.message),
+                        msg("the student's code never ran; fix the grading machine (is "
+                            "torch installed?) and grade again"))
+            verdicts.append(verdict)
+            on_check(student, verdict)
+        return StudentResult(student, tuple(verdicts))
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _copy_in(folder: Path, private: Path, exercise_id: str) -> tuple[Path | None, str | None]:
+    """Copy a student's file for the exercise into `private`: (the copy, None); (None, None)
+    when there is no file; (None, why) when it is not a plain file the grader will read (a
+    link could lead to another student's file, a FIFO would never end)."""
+    source = folder / f"{exercise_id}.py"
+    try:
+        info = os.lstat(source)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, msg("cannot read {file}: {error}", file=source.name,
+                         error=exc.strerror or str(exc))
+    if stat.S_ISLNK(info.st_mode):
+        return None, msg("{file} is a link; hand in the file itself", file=source.name)
+    if not stat.S_ISREG(info.st_mode):
+        return None, msg("{file} is not a plain file", file=source.name)
+    try:
+        with open(source, "rb") as handle:
+            data = handle.read(MAX_SOURCE_BYTES + 1)  # the check reports a file over the cap
+    except OSError as exc:
+        return None, msg("cannot read {file}: {error}", file=source.name,
+                         error=exc.strerror or str(exc))
+    copy = private / source.name
+    copy.write_bytes(data)
+    return copy, None
