@@ -3,10 +3,11 @@
 Each job is a thread with its own `WarmWorker` (a fork server on Linux). A job takes one
 student at a time: it copies that student's exercise files into a fresh private folder,
 checks them there one by one (each check in its own fresh process, under the isolation of
-any check, docs/isolation.md), keeps the verdicts in memory and removes the copy. So a
-student's code runs beside nothing of another student's, and no result is written anywhere
-until the whole class is done. A file that hangs or floods costs its own time limit in its
-own job; the other jobs go on.
+any check, docs/isolation.md), keeps the verdicts in memory and removes the copy. The private
+folders sit, under random names, in one folder of the run that only root can list (mode
+0300), so a student's code finds nothing of another student's beside its own file or in the
+folder above; and no result is written anywhere until the whole class is done. A file that
+hangs or floods costs its own time limit in its own job; the other jobs go on.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     results: dict[int, StudentResult] = {}
     failures: list[BaseException] = []
     stop = threading.Event()
+    root = Path(tempfile.mkdtemp(prefix="gradtutor-grade-"))
+    root.chmod(0o300)  # entries can be made and reached, but not listed
     workers = [WarmWorker() for _ in range(max(1, min(jobs, len(students))))]
     for worker in workers:
         worker.start()  # every fork server imports torch at once, in the background
@@ -61,8 +64,9 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
                     index = todo.get_nowait()
                 except queue.Empty:
                     return
-                results[index] = grade_student(worker, students[index], exercises, seed=seed,
-                                               timeout=timeout, stop=stop, on_check=on_check)
+                results[index] = grade_student(worker, students[index], exercises, root,
+                                               seed=seed, timeout=timeout, stop=stop,
+                                               on_check=on_check)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
             failures.append(exc)
             stop.set()
@@ -81,6 +85,8 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
             worker.close()  # a check still running (Ctrl-C) ends now
         for thread in threads:
             thread.join(10.0)
+        root.chmod(0o700)
+        shutil.rmtree(root, ignore_errors=True)
     if failures:
         first = failures[0]
         if isinstance(first, GradtutorError):
@@ -92,11 +98,12 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     return [results[index] for index in range(len(students))]
 
 
-def grade_student(worker: WarmWorker, student: Submission, exercises: Sequence[Exercise], *,
-                  seed: int, timeout: float | None, stop: threading.Event,
+def grade_student(worker: WarmWorker, student: Submission, exercises: Sequence[Exercise],
+                  root: Path, *, seed: int, timeout: float | None, stop: threading.Event,
                   on_check: OnCheck) -> StudentResult:
-    """One student's verdicts, checked from a private copy of their files."""
-    private = Path(tempfile.mkdtemp(prefix="gradtutor-grade-"))
+    """One student's verdicts, checked from a private copy of their files (a fresh folder in
+    `root`)."""
+    private = Path(tempfile.mkdtemp(dir=root))
     try:
         verdicts = []
         for exercise in exercises:
