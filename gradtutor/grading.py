@@ -60,25 +60,23 @@ class StudentResult:
 
 
 def find_submissions(paths: Sequence[Path], exercise_ids: Iterable[str]) -> list[Submission]:
-    """The students named by `paths`: a folder that holds an exercise file (`ID.py`) is one
-    student; any other folder holds one folder per student (hidden ones skipped). Sorted by
-    name; GradtutorError for a path that is not a folder, no students, or two of one name."""
+    """The students named by `paths`: a folder that holds an exercise file (`ID.py`), or no
+    folder at all, is one student; any other folder holds one folder per student (hidden
+    ones skipped). Sorted by name; GradtutorError for a path that is not a folder, or two
+    students of one name."""
     files = {f"{eid}.py" for eid in exercise_ids}
     found: list[Submission] = []
     for path in paths:
         if not path.is_dir():
             raise GradtutorError(msg("{path} is not a folder", path=str(path)),
                                  msg("name a folder of student folders, or students' folders"))
-        if any((path / name).exists() or (path / name).is_symlink() for name in files):
-            found.append(Submission(_name_of(path), path))
-            continue
-        found.extend(Submission(child.name, child) for child in sorted(path.iterdir())
-                     if child.is_dir() and not child.name.startswith("."))
-    if not found:
-        raise GradtutorError(msg("no student folders found in {paths}",
-                                 paths=", ".join(str(p) for p in paths)),
-                             msg("each student's folder holds their files, such as "
-                                 "read-grad.py"))
+        students = [child for child in sorted(path.iterdir())
+                    if child.is_dir() and not child.name.startswith(".")]
+        if not students or any((path / name).exists() or (path / name).is_symlink()
+                               for name in files):
+            found.append(Submission(_name_of(path), path))  # nothing handed in is one student
+        else:
+            found.extend(Submission(child.name, child) for child in students)
     names = [s.name for s in found]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

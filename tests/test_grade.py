@@ -231,8 +231,9 @@ def test_a_folder_with_exercise_files_is_one_student_else_a_class(tmp_path):
         Submission("solo", tmp_path / "solo")]
     with pytest.raises(GradtutorError, match="not a folder"):
         grading.find_submissions([tmp_path / "class" / "notes.txt"], ids)
-    with pytest.raises(GradtutorError, match="no student folders"):
-        grading.find_submissions([tmp_path / "class" / "amy"], ids)
+    # a folder with no files and no folders: one student who handed in nothing
+    assert grading.find_submissions([tmp_path / "class" / "amy"], ids) == [
+        Submission("amy", tmp_path / "class" / "amy")]
     (tmp_path / "other" / "solo").mkdir(parents=True)
     (tmp_path / "other" / "solo" / "read-grad.py").write_text("")
     with pytest.raises(GradtutorError, match="two student folders are named solo"):
