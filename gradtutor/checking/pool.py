@@ -1,13 +1,15 @@
 """Checking a whole class: every student's every exercise, on several warm workers at once.
 
-Each job is a thread with its own `WarmWorker` (a fork server on Linux). A job takes one
-student at a time: it copies that student's exercise files into a fresh private folder,
-checks them there one by one (each check in its own fresh process, under the isolation of
-any check, docs/isolation.md), keeps the verdicts in memory and removes the copy. The private
-folders sit, under random names, in one folder of the run that only root can list (mode
-0300), so a student's code finds nothing of another student's beside its own file or in the
-folder above; and no result is written anywhere until the whole class is done. A file that
-hangs or floods costs its own time limit in its own job; the other jobs go on.
+Before any student's code runs, every student's exercise files are copied into a fresh
+private folder of their own, so what one student's code does to the submissions cannot change
+what another is graded on. Each job is a thread with its own `WarmWorker` (a fork server on
+Linux); it takes one student at a time, checks their copies one by one (each check in its
+own fresh process, under the isolation of any check, docs/isolation.md), keeps the verdicts
+in memory and removes the copies. The private folders sit, under random names, in one folder
+of the run that only root can list (mode 0300), so a student's code finds nothing of another
+student's beside its own file or in the folder above; and no result is written anywhere
+until the whole class is done. A file that hangs or floods costs its own time limit in its
+own job; the other jobs go on.
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     stop = threading.Event()
     root = Path(tempfile.mkdtemp(prefix="gradtutor-grade-"))
     root.chmod(0o300)  # entries can be made and reached, but not listed
+    try:
+        copies = [copy_student(student, exercises, root) for student in students]
+    except BaseException:
+        _remove(root)
+        raise
     workers = [WarmWorker() for _ in range(max(1, min(jobs, len(students))))]
     for worker in workers:
         worker.start()  # every fork server imports torch at once, in the background
@@ -64,9 +71,9 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
                     index = todo.get_nowait()
                 except queue.Empty:
                     return
-                results[index] = grade_student(worker, students[index], exercises, root,
-                                               seed=seed, timeout=timeout, stop=stop,
-                                               on_check=on_check)
+                results[index] = grade_student(worker, students[index], exercises,
+                                               copies[index], seed=seed, timeout=timeout,
+                                               stop=stop, on_check=on_check)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
             failures.append(exc)
             stop.set()
@@ -85,8 +92,7 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
             worker.close()  # a check still running (Ctrl-C) ends now
         for thread in threads:
             thread.join(10.0)
-        root.chmod(0o700)
-        shutil.rmtree(root, ignore_errors=True)
+        _remove(root)
     if failures:
         first = failures[0]
         if isinstance(first, GradtutorError):
@@ -98,18 +104,25 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     return [results[index] for index in range(len(students))]
 
 
-def grade_student(worker: WarmWorker, student: Submission, exercises: Sequence[Exercise],
-                  root: Path, *, seed: int, timeout: float | None, stop: threading.Event,
-                  on_check: OnCheck) -> StudentResult:
-    """One student's verdicts, checked from a private copy of their files (a fresh folder in
-    `root`)."""
+Copies = dict[str, tuple[Path | None, str | None]]  # exercise id: (the copy, or why none)
+
+
+def copy_student(student: Submission, exercises: Sequence[Exercise], root: Path) -> Copies:
+    """Copy a student's exercise files into a fresh folder of their own in `root`."""
     private = Path(tempfile.mkdtemp(dir=root))
+    return {e.id: _copy_in(student.folder, private, e.id) for e in exercises}
+
+
+def grade_student(worker: WarmWorker, student: Submission, exercises: Sequence[Exercise],
+                  copies: Copies, *, seed: int, timeout: float | None,
+                  stop: threading.Event, on_check: OnCheck) -> StudentResult:
+    """One student's verdicts, checked from their private copies (removed afterwards)."""
     try:
         verdicts = []
         for exercise in exercises:
             if stop.is_set():
                 raise GradingFailed(msg("grading was stopped"))
-            copy, problem = _copy_in(student.folder, private, exercise.id)
+            copy, problem = copies[exercise.id]
             if problem is not None:
                 verdict = unreadable_verdict(exercise.id, seed, problem)
             elif copy is None:
@@ -128,7 +141,14 @@ def grade_student(worker: WarmWorker, student: Submission, exercises: Sequence[E
             on_check(student, verdict)
         return StudentResult(student, tuple(verdicts))
     finally:
-        shutil.rmtree(private, ignore_errors=True)
+        for copy, _ in copies.values():
+            if copy is not None:
+                copy.unlink(missing_ok=True)
+
+
+def _remove(root: Path) -> None:
+    root.chmod(0o700)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _copy_in(folder: Path, private: Path, exercise_id: str) -> tuple[Path | None, str | None]:
