@@ -621,9 +621,10 @@ def grade(
     students = grading.find_submissions(submissions, course.exercises())
     seed = secrets.randbelow(2**31) if seed is None else seed
     jobs = jobs or os.cpu_count() or 1
-    env.error(env.tr(msg("Grading {students} students x {exercises} exercises, {jobs} at a "
-                         "time; seed {seed} (--seed {seed} grades the same inputs again).",
-                         students=len(students), exercises=len(ids), jobs=jobs, seed=seed)))
+    env.error(env.tr(msg("Grading: students {students}, exercises {exercises}, checks at a "
+                         "time {jobs}; seed {seed} (--seed {seed} grades the same inputs "
+                         "again).", students=len(students), exercises=len(ids), jobs=jobs,
+                         seed=seed)))
     lock = threading.Lock()
     done: dict[str, int] = {}
     bar = _grading_bar(env, len(students) * len(ids))

@@ -277,3 +277,22 @@ def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not():
     narrow = draw(40, True)
     assert narrow.count("total") == 1 and narrow.count("bo ") >= 2  # folded into two tables
     assert all(len(line) <= 40 for line in narrow.split("1 exercise")[0].splitlines())
+
+
+def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(tmp_path):
+    from gradtutor.checking.pool import copy_student
+    from gradtutor.lessons.course import load_course
+
+    exercises = [e for eid, e in load_course().exercises().items() if eid in EXERCISES]
+    (tmp_path / "bob").mkdir()
+    (tmp_path / "bob" / "read-grad.py").write_text("bob's work\n")
+    (tmp_path / "mallory").mkdir()
+    (tmp_path / "mallory" / "read-grad.py").symlink_to(tmp_path / "bob" / "read-grad.py")
+    (tmp_path / "mallory" / "two-backwards.py").write_text("mine\n")
+    (tmp_path / "run").mkdir()
+    copies = copy_student(Submission("mallory", tmp_path / "mallory"), exercises,
+                          tmp_path / "run")
+    assert copies["read-grad"] == (None, "read-grad.py is a link; hand in the file itself")
+    copy, problem = copies["two-backwards"]
+    assert problem is None and copy.read_text() == "mine\n"
+    assert copy.parent.parent == tmp_path / "run" and copy.parent != tmp_path / "mallory"
