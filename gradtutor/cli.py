@@ -642,6 +642,10 @@ def grade(
             bar.start()
         results = grade_class(students, exercises, seed=seed, jobs=jobs, timeout=timeout,
                               on_check=on_check)
+    except KeyboardInterrupt:
+        raise grading.GradingInterrupted(
+            msg("grading was interrupted; no report was written"),
+            msg("grade again; --seed {seed} gives the same inputs", seed=seed)) from None
     finally:
         if bar is not None:
             bar.stop()

@@ -37,6 +37,12 @@ class GradingFailed(GradtutorError):
     exit_code = ExitCode.SOFTWARE
 
 
+class GradingInterrupted(GradtutorError):
+    """Grading was stopped (Ctrl-C) before the class was done: no report is written."""
+
+    exit_code = ExitCode.INTERRUPTED
+
+
 @dataclass(frozen=True)
 class Submission:
     """One student: a name for the reports and the folder holding their exercise files."""

@@ -296,3 +296,37 @@ def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(
     copy, problem = copies["two-backwards"]
     assert problem is None and copy.read_text() == "mine\n"
     assert copy.parent.parent == tmp_path / "run" and copy.parent != tmp_path / "mallory"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/proc/self"), reason="reads /proc (Linux)")
+def test_ctrl_c_stops_grading_at_once_writes_no_report_and_leaves_nothing(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    for name in ("a", "b"):
+        (tmp_path / "class" / name).mkdir(parents=True)
+        (tmp_path / "class" / name / "read-grad.py").write_bytes(
+            (HOSTILE / "infinite_loop.py").read_bytes())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gradtutor", "grade", str(tmp_path / "class"), "--exercise",
+         "read-grad", "--timeout", "120", "--csv", str(tmp_path / "grades.csv")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "GRADTUTOR_HOME": str(tmp_path / "home")},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    workers: list[str] = []
+    for _ in range(600):  # until both jobs' workers run (a minute at most)
+        workers = subprocess.run(["ps", "--ppid", str(proc.pid), "-o", "pid="],
+                                 capture_output=True, text=True).stdout.split()
+        if len(workers) == 2:
+            break
+        time.sleep(0.1)
+    assert len(workers) == 2
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "grading was interrupted; no report was written" in err and "Traceback" not in err
+    assert out == "" and not (tmp_path / "grades.csv").exists()
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)

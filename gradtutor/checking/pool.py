@@ -129,8 +129,10 @@ def grade_student(worker: WarmWorker, student: Submission, exercises: Sequence[E
                 verdict = missing_verdict(exercise.id, seed)
             else:
                 verdict = worker.check(exercise, copy, seed=seed, timeout=timeout)
+                if stop.is_set():  # the check was stopped, not judged
+                    raise GradingFailed(msg("grading was stopped"))
                 wrong = grader_problem(verdict)
-                if wrong is not None and not stop.is_set():
+                if wrong is not None:
                     raise GradingFailed(
                         msg("the checker could not check {student}'s {exercise}: {problem}",
                             student=student.name, exercise=exercise.id,
