@@ -627,6 +627,182 @@ def missing_verdict(exercise_id: str, folder: Path, seed: int) -> Verdict:
         ran=False)
 
 
+@app.command(help=msg(
+    "Grade a class: check every student's every exercise, several at once.\n\n"
+    "SUBMISSIONS is a folder holding one folder per student, or the students' folders "
+    "themselves; each holds the student's files named as in a workspace (`read-grad.py`, "
+    "...). Each student's files are copied to a private folder and checked there on warm "
+    "workers, `--jobs` at a time. One seed for the whole run, printed: `--seed` grades the "
+    "same inputs again. A summary table is shown; `--json`, `--csv` and `--junit` write the "
+    "results for scripts, spreadsheets and CI. Exit code 0 when grading worked, whatever "
+    "the scores; 70 when the grader itself could not check.\n\n"
+    "Example: `gradtutor grade submissions/ --jobs 4 --csv grades.csv --junit grades.xml`"))
+def grade(
+    ctx: typer.Context,
+    submissions: Annotated[list[Path], typer.Argument(
+        metavar="SUBMISSIONS...", help=msg("A folder of student folders, or students' "
+                                           "folders."), show_default=False)],
+    lesson_ids: Annotated[list[str] | None, typer.Option(
+        "--lesson", metavar="ID", help=msg("Only this lesson's exercises (repeatable)."),
+        autocompletion=_complete_lesson, show_default=False)] = None,
+    exercise_ids: Annotated[list[str] | None, typer.Option(
+        "--exercise", metavar="ID", help=msg("Only this exercise (repeatable)."),
+        show_default=False)] = None,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1, max=256, metavar="N",
+        help=msg("Checks run at once; default: the number of cores."),
+        show_default=False)] = None,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", min=0, help=msg("Reproduce a run: the inputs come from this seed."))] = None,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", min=0.1, max=600.0, metavar="SECONDS",
+        help=msg("Wall-clock limit for each student's code, per exercise; default: the "
+                 "exercise's own."))] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help=msg("Print one JSON object: every student's results."))] = False,
+    csv_file: Annotated[str | None, typer.Option(
+        "--csv", metavar="FILE|-", help=msg("Write a CSV table: a row per student, a column "
+                                            "per exercise (- for standard output)."),
+        show_default=False)] = None,
+    junit_file: Annotated[Path | None, typer.Option(
+        "--junit", metavar="FILE", dir_okay=False,
+        help=msg("Write JUnit XML: a test suite per student, a test case per exercise."),
+        show_default=False)] = None,
+    lessons: LessonsOpt = None,
+    plain: PlainOpt = False,
+) -> None:
+    import json
+    import os
+    import secrets
+    import threading
+
+    from gradtutor import grading
+    from gradtutor.checking.pool import grade_class
+
+    env = _env(ctx)
+    course = _course(env, lessons)
+    if as_json and csv_file == "-":
+        raise GradtutorError(msg("--json and --csv - both want standard output"),
+                             msg("write the CSV to a file: --csv FILE"))
+    exercises = _graded_exercises(course, lesson_ids or [], exercise_ids or [])
+    ids = [e.id for e in exercises]
+    students = grading.find_submissions(submissions, course.exercises())
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    jobs = jobs or os.cpu_count() or 1
+    env.error(env.tr(msg("Grading: students {students}, exercises {exercises}, checks at a "
+                         "time {jobs}; seed {seed} (--seed {seed} grades the same inputs "
+                         "again).", students=len(students), exercises=len(ids), jobs=jobs,
+                         seed=seed)))
+    lock = threading.Lock()
+    done: dict[str, int] = {}
+    bar = _grading_bar(env, len(students) * len(ids))
+
+    def on_check(student: grading.Submission, verdict: Verdict) -> None:
+        with lock:
+            done[student.name] = done.get(student.name, 0) + 1
+            if bar is not None:
+                bar.advance(student.name)
+            elif done[student.name] == len(ids):
+                env.error(env.tr(msg("graded {student}", student=student.name)))
+
+    try:
+        if bar is not None:
+            bar.start()
+        results = grade_class(students, exercises, seed=seed, jobs=jobs, timeout=timeout,
+                              on_check=on_check)
+    except KeyboardInterrupt:
+        raise grading.GradingInterrupted(
+            msg("grading was interrupted; no report was written"),
+            msg("grade again; --seed {seed} gives the same inputs", seed=seed)) from None
+    finally:
+        if bar is not None:
+            bar.stop()
+    if csv_file is not None:
+        table = grading.report_csv(results, ids)
+        if csv_file == "-":
+            env.stdout.write(table)
+        else:
+            _write_report(Path(csv_file), table)
+    if junit_file is not None:
+        _write_report(junit_file, grading.report_junit(results, seed, env.tr))
+    if as_json:
+        payload = grading.report_json(results, ids, seed, env.tr)
+        env.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    if as_json or csv_file == "-":
+        env.error(grading.class_line(results, env.tr))
+    else:
+        plain = env.plain(plain)
+        console = env.console(plain)
+        for part in grading.summary(results, ids, _look(env, plain), console.width):
+            console.print(part)
+        console.print(grading.class_line(results, env.tr))
+
+
+def _graded_exercises(course: Course, lesson_ids: list[str],
+                      exercise_ids: list[str]) -> list[Exercise]:
+    """The exercises `grade` checks, in course order: those of the lessons and the exercises
+    named, or every exercise of the course when none is."""
+    wanted = {eid: course.find_exercise(eid) for eid in exercise_ids}
+    for lesson_id in lesson_ids:
+        lesson = course.find(lesson_id)
+        wanted.update((s.id, s) for s in lesson.steps if isinstance(s, Exercise))
+    chosen = [e for eid, e in course.exercises().items()
+              if not (lesson_ids or exercise_ids) or eid in wanted]
+    if not chosen:
+        raise GradtutorError(msg("nothing to grade: no exercises in {lessons}",
+                                 lessons=", ".join(lesson_ids) or "the course"),
+                             msg("`gradtutor list` shows the lessons"))
+    return chosen
+
+
+def _write_report(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise GradtutorError(msg("cannot write {path} ({error})", path=path,
+                                 error=exc.strerror or exc),
+                             msg("choose a file you can write to")) from None
+
+
+class _GradingBar:
+    """A Rich progress bar on standard error, advanced from the grading threads."""
+
+    def __init__(self, env: Environment, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        console = Console(file=env.stderr, force_terminal=True, emoji=False, markup=False,
+                          highlight=False, width=env.columns())
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=console, transient=True)
+        self._task = self._progress.add_task(env.tr(msg("grading")), total=total)
+        self._tr = env.tr
+
+    def start(self) -> None:
+        self._progress.start()
+
+    def stop(self) -> None:
+        self._progress.stop()
+
+    def advance(self, student: str) -> None:
+        self._progress.update(self._task, advance=1,
+                              description=self._tr(msg("grading {student}", student=student)))
+
+
+def _grading_bar(env: Environment, total: int) -> _GradingBar | None:
+    """The progress bar, on a terminal; None elsewhere (a line per student instead)."""
+    if not env.stderr_tty or env.environ.get("TERM") == "dumb":
+        return None
+    return _GradingBar(env, total)
+
+
 def _exercise_to_watch(course: Course, exercise_id: str | None,
                        progress: prog.Progress) -> tuple[Lesson, Exercise]:
     if exercise_id is not None:
@@ -1025,7 +1201,7 @@ def _usage_problem(exc: Exception, message: str) -> str:
 
 def _command_of(argv: list[str]) -> str:
     commands = {"start", "list", "show", "quiz", "progress", "reset", "validate", "check",
-                "watch"}
+                "watch", "grade"}
     return next((a for a in argv if a in commands), "")
 
 

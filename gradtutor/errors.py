@@ -12,6 +12,7 @@ class ExitCode(IntEnum):
     OK = 0
     FAILED = 1  # a check or quiz did not pass
     USAGE = 2  # bad input: unknown lesson, broken lesson file, bad option
+    SOFTWARE = 70  # gradtutor itself failed (an internal error, a grader that could not run)
     OUTPUT = 74  # the output could not be written (a full disk, a closed stream)
     INTERRUPTED = 130
     BROKEN_PIPE = 141  # the reader went away (`| head`), as a shell reports SIGPIPE

@@ -1,0 +1,180 @@
+"""Checking a whole class: every student's every exercise, on several warm workers at once.
+
+Before any student's code runs, every student's exercise files are copied into a fresh
+private folder of their own, so what one student's code does to the submissions cannot change
+what another is graded on. Each job is a thread with its own `WarmWorker` (a fork server on
+Linux); it takes one student at a time, checks their copies one by one (each check in its
+own fresh process, under the isolation of any check, docs/isolation.md), keeps the verdicts
+in memory and removes the copies. The private folders sit, under random names, in one folder
+of the run that only root can list (mode 0300), so a student's code finds nothing of another
+student's beside its own file or in the folder above; and no result is written anywhere
+until the whole class is done. A file that hangs or floods costs its own time limit in its
+own job; the other jobs go on.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import stat
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from gradtutor.checking.runner import MAX_SOURCE_BYTES
+from gradtutor.checking.verdict import Verdict
+from gradtutor.checking.warm import WarmWorker
+from gradtutor.errors import GradtutorError
+from gradtutor.grading import (
+    GradingFailed,
+    StudentResult,
+    Submission,
+    grader_problem,
+    missing_verdict,
+    unreadable_verdict,
+)
+from gradtutor.i18n import msg
+from gradtutor.lessons.model import Exercise
+
+OnCheck = Callable[[Submission, Verdict], None]
+
+
+def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *, seed: int,
+                jobs: int, timeout: float | None = None,
+                on_check: OnCheck = lambda student, verdict: None) -> list[StudentResult]:
+    """Every student's verdicts, in the order of `students`, each exercise on inputs from
+    `seed`. `on_check` is called (from a job's thread) after each check. GradingFailed when
+    the grader itself could not check (no result is then reported for anyone)."""
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for index in range(len(students)):
+        todo.put(index)
+    results: dict[int, StudentResult] = {}
+    failures: list[BaseException] = []
+    stop = threading.Event()
+    root = Path(tempfile.mkdtemp(prefix="gradtutor-grade-"))
+    root.chmod(0o300)  # entries can be made and reached, but not listed
+    try:
+        copies = [copy_student(student, exercises, root) for student in students]
+    except BaseException:
+        _remove(root)
+        raise
+    workers = [WarmWorker() for _ in range(max(1, min(jobs, len(students))))]
+    for worker in workers:
+        worker.start()  # every fork server imports torch at once, in the background
+
+    def job(worker: WarmWorker) -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    index = todo.get_nowait()
+                except queue.Empty:
+                    return
+                results[index] = grade_student(worker, students[index], exercises,
+                                               copies[index], seed=seed, timeout=timeout,
+                                               stop=stop, on_check=on_check)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
+            failures.append(exc)
+            stop.set()
+
+    threads = [threading.Thread(target=job, args=(w,), name=f"gradtutor-grade-{n}",
+                                daemon=True) for n, w in enumerate(workers)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.1)  # short waits, so Ctrl-C reaches this thread
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.close()  # a check still running (Ctrl-C) ends now
+        for thread in threads:
+            thread.join(10.0)
+        _remove(root)
+    if failures:
+        first = failures[0]
+        if isinstance(first, GradtutorError):
+            raise first
+        raise GradingFailed(msg("the grader failed: {error}",
+                                error=f"{type(first).__name__}: {first}"),
+                            msg("this is a gradtutor bug: rerun with --debug and report it")
+                            ) from first
+    return [results[index] for index in range(len(students))]
+
+
+Copies = dict[str, tuple[Path | None, str | None]]  # exercise id: (the copy, or why none)
+
+
+def copy_student(student: Submission, exercises: Sequence[Exercise], root: Path) -> Copies:
+    """Copy a student's exercise files into a fresh folder of their own in `root`."""
+    private = Path(tempfile.mkdtemp(dir=root))
+    return {e.id: _copy_in(student.folder, private, e.id) for e in exercises}
+
+
+def grade_student(worker: WarmWorker, student: Submission, exercises: Sequence[Exercise],
+                  copies: Copies, *, seed: int, timeout: float | None,
+                  stop: threading.Event, on_check: OnCheck) -> StudentResult:
+    """One student's verdicts, checked from their private copies (removed afterwards)."""
+    try:
+        verdicts = []
+        for exercise in exercises:
+            if stop.is_set():
+                raise GradingFailed(msg("grading was stopped"))
+            copy, problem = copies[exercise.id]
+            if problem is not None:
+                verdict = unreadable_verdict(exercise.id, seed, problem)
+            elif copy is None:
+                verdict = missing_verdict(exercise.id, seed)
+            else:
+                verdict = worker.check(exercise, copy, seed=seed, timeout=timeout)
+                if stop.is_set():  # the check was stopped, not judged
+                    raise GradingFailed(msg("grading was stopped"))
+                wrong = grader_problem(verdict)
+                if wrong is not None:
+                    raise GradingFailed(
+                        msg("the checker could not check {student}'s {exercise}: {problem}",
+                            student=student.name, exercise=exercise.id,
+                            problem=wrong.message),
+                        msg("the student's code never ran; fix the grading machine (is "
+                            "torch installed?) and grade again"))
+            verdicts.append(verdict)
+            on_check(student, verdict)
+        return StudentResult(student, tuple(verdicts))
+    finally:
+        for copy, _ in copies.values():
+            if copy is not None:
+                copy.unlink(missing_ok=True)
+
+
+def _remove(root: Path) -> None:
+    root.chmod(0o700)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _copy_in(folder: Path, private: Path, exercise_id: str) -> tuple[Path | None, str | None]:
+    """Copy a student's file for the exercise into `private`: (the copy, None); (None, None)
+    when there is no file; (None, why) when it is not a plain file the grader will read (a
+    link could lead to another student's file, a FIFO would never end)."""
+    source = folder / f"{exercise_id}.py"
+    try:
+        info = os.lstat(source)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, msg("cannot read {file}: {error}", file=source.name,
+                         error=exc.strerror or str(exc))
+    if stat.S_ISLNK(info.st_mode):
+        return None, msg("{file} is a link; hand in the file itself", file=source.name)
+    if not stat.S_ISREG(info.st_mode):
+        return None, msg("{file} is not a plain file", file=source.name)
+    try:
+        with open(source, "rb") as handle:
+            data = handle.read(MAX_SOURCE_BYTES + 1)  # the check reports a file over the cap
+    except OSError as exc:
+        return None, msg("cannot read {file}: {error}", file=source.name,
+                         error=exc.strerror or str(exc))
+    copy = private / source.name
+    copy.write_bytes(data)
+    return copy, None

@@ -1,0 +1,332 @@
+"""`gradtutor grade`: a class graded at once; its reports, its seed, and what one student's code
+can see of another's."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from gradtutor import grading
+from gradtutor.checking.safety import apply_edits
+from gradtutor.checking.verdict import Check, Verdict
+from gradtutor.env import Environment
+from gradtutor.errors import GradtutorError
+from gradtutor.grading import StudentResult, Submission
+from gradtutor.lessons.course import load_course
+from gradtutor.ui.render import Look
+
+HOSTILE = Path(__file__).parent / "hostile"
+EXERCISES = ("read-grad", "two-backwards")  # a small, cheap part of the course
+SEED = 7
+
+
+def run_cli(*argv: str, home: Path, environ: dict[str, str] | None = None
+            ) -> tuple[int, str, str]:
+    """The real CLI in-process, its streams captured (not a terminal)."""
+    from gradtutor.cli import run
+
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+                      environ={"GRADTUTOR_HOME": str(home), **(environ or {})},
+                      stdin_tty=False, stdout_tty=False, width=80)
+    code = run(list(argv), env)
+    return code, env.stdout.getvalue(), env.stderr.getvalue()  # type: ignore[attr-defined]
+
+
+# Dave's read-grad: the reference answer, after looking for other students' files in its own
+# folder, its working folder and the folder above that (the check's own), and listing the
+# folder above its own (the run's, which holds every student's private folder).
+SNOOP = '''
+import os
+from pathlib import Path
+
+me = str(Path(__file__).resolve())
+found = []
+for place in (Path(me).parent, Path.cwd(), Path.cwd().parent):
+    for dirpath, _dirnames, filenames in os.walk(place):
+        found += [os.path.join(dirpath, f) for f in filenames
+                  if f.endswith(".py") and os.path.join(dirpath, f) != me]
+print("FOUND", sorted(set(found)))
+try:
+    print("RUN FOLDER", sorted(os.listdir(Path(me).parent.parent)))
+except PermissionError:
+    print("RUN FOLDER denied")
+'''
+
+
+def make_class(folder: Path) -> dict[str, Path]:
+    """alice: reference solutions; bob: each exercise's first declared mistake; carol: one
+    file that never returns and one that crashes the process; dave: no two-backwards file,
+    and a read-grad that snoops for the others' files (and is otherwise right)."""
+    exercises = load_course().exercises()
+    students = {name: folder / name for name in ("alice", "bob", "carol", "dave")}
+    for path in students.values():
+        path.mkdir(parents=True)
+    for eid in EXERCISES:
+        exercise = exercises[eid]
+        (students["alice"] / f"{eid}.py").write_text(exercise.solution, encoding="utf-8")
+        (students["bob"] / f"{eid}.py").write_text(apply_edits(exercise.solution, exercise, 0),
+                                                   encoding="utf-8")
+    (students["carol"] / "read-grad.py").write_bytes((HOSTILE / "infinite_loop.py").read_bytes())
+    (students["carol"] / "two-backwards.py").write_text(
+        "import ctypes\nctypes.string_at(0)  # a segmentation fault at import\n",
+        encoding="utf-8")
+    (students["carol"] / "marker_carol.py").write_text("secret = 1\n", encoding="utf-8")
+    (students["dave"] / "read-grad.py").write_text(
+        SNOOP + exercises["read-grad"].solution, encoding="utf-8")
+    return students
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """One run over the class, every report asked for at once."""
+    base = tmp_path_factory.mktemp("grade")
+    make_class(base / "class")
+    code, out, err = run_cli(
+        "grade", str(base / "class"), *(f"--exercise={e}" for e in EXERCISES), "--jobs", "2",
+        "--seed", str(SEED), "--timeout", "3", "--json", "--csv", str(base / "grades.csv"),
+        "--junit", str(base / "grades.xml"), home=base / "home")
+    return {"code": code, "out": out, "err": err, "base": base}
+
+
+def by_student(report: dict[str, object]) -> dict[str, dict[str, dict[str, object]]]:
+    students = report["students"]
+    assert isinstance(students, list)
+    return {s["student"]: {e["exercise"]: e for e in s["exercises"]} for s in students}
+
+
+@pytest.mark.slow
+def test_a_class_is_graded_whatever_the_students_did(graded):
+    assert graded["code"] == 0, graded["err"]  # grading worked, though most did not pass
+    report = json.loads(graded["out"])
+    assert report["seed"] == SEED and report["exercises"] == list(EXERCISES)
+    results = by_student(report)
+    assert sorted(results) == ["alice", "bob", "carol", "dave"]
+    assert all(e["passed"] for e in results["alice"].values())
+    exercises = load_course().exercises()
+    for eid, verdict in results["bob"].items():  # each mistake fails on the check it names
+        named = exercises[eid].mutants[0].fails
+        assert not verdict["passed"]
+        assert any(c["name"] == named and c["status"] == "fail" for c in verdict["checks"])
+    assert results["carol"]["read-grad"]["status"] == "timeout"
+    assert [c["name"] for c in results["carol"]["two-backwards"]["checks"]] == ["process"]
+    assert results["dave"]["read-grad"]["passed"]
+    missing = results["dave"]["two-backwards"]
+    assert missing["status"] == "error" and missing["checks"][0]["name"] == "file"
+    assert "no file two-backwards.py" in missing["checks"][0]["message"]
+    totals = {s["student"]: (s["passed_count"], s["total"]) for s in report["students"]}
+    assert totals == {"alice": (2, 2), "bob": (0, 2), "carol": (0, 2), "dave": (1, 2)}
+
+
+@pytest.mark.slow
+def test_a_student_finds_nothing_of_the_others(graded):
+    output = by_student(json.loads(graded["out"]))["dave"]["read-grad"]["output"]
+    assert "FOUND []" in output
+    if os.geteuid() != 0:  # root lists any folder; see docs/isolation.md
+        assert "RUN FOLDER denied" in output
+
+
+@pytest.mark.slow
+def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded):
+    text = (graded["base"] / "grades.csv").read_text(encoding="utf-8")
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows == [["student", *EXERCISES, "total"], ["alice", "1", "1", "2"],
+                    ["bob", "0", "0", "0"], ["carol", "0", "0", "0"], ["dave", "1", "0", "1"]]
+
+
+@pytest.mark.slow
+def test_the_junit_xml_has_a_suite_per_student_and_a_failure_per_miss(graded):
+    root = ET.parse(graded["base"] / "grades.xml").getroot()
+    assert root.tag == "testsuites" and root.get("tests") == "8" and root.get("failures") == "5"
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert sorted(suites) == ["alice", "bob", "carol", "dave"]
+    for suite in suites.values():
+        assert [c.get("name") for c in suite.iter("testcase")] == list(EXERCISES)
+        assert suite.find("properties/property[@name='seed']").get("value") == str(SEED)
+    assert suites["alice"].find("testcase/failure") is None
+    missing = suites["dave"].find("testcase[@name='two-backwards']/failure")
+    assert missing.get("message") == "file: no file two-backwards.py"
+    hang = suites["carol"].find("testcase[@name='read-grad']/failure")
+    assert hang.get("type") == "timeout" and hang.get("message").startswith("time-limit:")
+
+
+@pytest.mark.slow
+def test_the_same_seed_grades_the_same_inputs_again(graded, tmp_path):
+    first = by_student(json.loads(graded["out"]))
+    folder = graded["base"] / "class"
+    # the students named one by one this time
+    code, out, err = run_cli("grade", str(folder / "alice"), str(folder / "bob"),
+                             *(f"--exercise={e}" for e in EXERCISES), "--seed", str(SEED),
+                             "--jobs", "1", "--json", home=tmp_path)
+    assert code == 0, err
+    again = by_student(json.loads(out))
+    for student in ("alice", "bob"):
+        for eid in EXERCISES:
+            assert again[student][eid]["checks"] == first[student][eid]["checks"]
+            assert again[student][eid]["seed"] == SEED
+
+
+@pytest.mark.slow
+def test_without_a_seed_one_is_chosen_printed_and_used(tmp_path):
+    make_class(tmp_path / "class")
+    code, out, err = run_cli("grade", str(tmp_path / "class" / "alice"), "--exercise",
+                             "read-grad", "--json", home=tmp_path / "home")
+    assert code == 0, err
+    seed = json.loads(out)["seed"]
+    assert f"--seed {seed}" in err
+    assert json.loads(out)["students"][0]["exercises"][0]["seed"] == seed
+
+
+@pytest.mark.slow
+def test_the_summary_table_shows_each_student_and_the_total(tmp_path):
+    make_class(tmp_path / "class")
+    code, out, err = run_cli("grade", str(tmp_path / "class" / "alice"),
+                             str(tmp_path / "class" / "dave"), "--exercise", "read-grad",
+                             "--exercise", "two-backwards", "--seed", "3", home=tmp_path / "h")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert any(line.split()[:1] == ["alice"] and line.rstrip().endswith("2/2") for line in lines)
+    assert any(line.split()[:1] == ["dave"] and line.rstrip().endswith("1/2") for line in lines)
+    assert "1 read-grad  2 two-backwards" in out
+    assert "1 of 2 students passed every exercise; 3 of 4 checks passed" in out
+    assert "graded alice" in err and "graded dave" in err
+
+
+@pytest.mark.slow
+def test_a_checker_that_cannot_start_is_the_graders_failure_not_the_students(
+        tmp_path, monkeypatch):
+    fake = tmp_path / "fake"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text("raise ImportError('no torch here')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [
+        str(fake), os.environ.get("PYTHONPATH")])))
+    make_class(tmp_path / "class")
+    code, out, err = run_cli("grade", str(tmp_path / "class" / "alice"), "--exercise",
+                             "read-grad", "--json", "--csv", str(tmp_path / "g.csv"),
+                             home=tmp_path / "home")
+    assert code == 70
+    assert out == "" and not (tmp_path / "g.csv").exists()  # no one is marked down
+    assert "could not check alice's read-grad" in err and "Traceback" not in err
+
+
+# ---- the pure part: no process runs ---------------------------------------------------------
+
+def test_a_folder_with_exercise_files_is_one_student_else_a_class(tmp_path):
+    (tmp_path / "class" / "bob").mkdir(parents=True)
+    (tmp_path / "class" / "amy").mkdir()
+    (tmp_path / "class" / ".git").mkdir()
+    (tmp_path / "class" / "notes.txt").write_text("")
+    (tmp_path / "solo").mkdir()
+    (tmp_path / "solo" / "read-grad.py").write_text("")
+    ids = ["read-grad"]
+    assert [s.name for s in grading.find_submissions([tmp_path / "class"], ids)] == [
+        "amy", "bob"]
+    assert grading.find_submissions([tmp_path / "solo"], ids) == [
+        Submission("solo", tmp_path / "solo")]
+    with pytest.raises(GradtutorError, match="not a folder"):
+        grading.find_submissions([tmp_path / "class" / "notes.txt"], ids)
+    # a folder with no files and no folders: one student who handed in nothing
+    assert grading.find_submissions([tmp_path / "class" / "amy"], ids) == [
+        Submission("amy", tmp_path / "class" / "amy")]
+    (tmp_path / "other" / "solo").mkdir(parents=True)
+    (tmp_path / "other" / "solo" / "read-grad.py").write_text("")
+    with pytest.raises(GradtutorError, match="two student folders are named solo"):
+        grading.find_submissions([tmp_path / "solo", tmp_path / "other" / "solo"], ids)
+
+
+def _result(name: str, statuses: dict[str, str], output: str = "") -> StudentResult:
+    verdicts = tuple(
+        Verdict(eid, status, (Check("returns-grad", "pass" if status == "pass" else status,
+                                    f"{eid} said {status}"),), 5, 120, output=output)
+        for eid, status in statuses.items())
+    return StudentResult(Submission(name, Path(name)), verdicts)
+
+
+def test_junit_xml_stays_valid_whatever_a_student_printed():
+    result = _result("eve", {"read-grad": "fail"}, output="\x1b[2J\x00bell\x07 <&> done")
+    root = ET.fromstring(grading.report_junit([result], 5))
+    case = root.find("testsuite/testcase")
+    assert case.find("failure").get("message") == "returns-grad: read-grad said fail"
+    assert "<&> done" in case.find("system-out").text
+
+
+def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not():
+    ids = [f"exercise-number-{n}" for n in range(1, 9)]
+    results = [_result("a-student-with-a-very-long-folder-name-indeed",
+                       dict.fromkeys(ids, "pass")),
+               _result("bo", {eid: "fail" for eid in ids})]
+
+    def draw(width: int, plain: bool) -> str:
+        console = Console(width=width, file=io.StringIO(), color_system=None)
+        for part in grading.summary(results, ids, Look(plain), width):
+            console.print(part)
+        return console.file.getvalue()  # type: ignore[attr-defined]
+
+    for plain in (True, False):
+        text = draw(80, plain)
+        table = text.split("1 exercise-number-1")[0]
+        assert max(len(line) for line in table.splitlines()) <= 80
+        assert "8/8" in text and "0/8" in text and "a-student-with" in text
+        assert text.count("student") >= 1 and text.count("total") == 1
+    narrow = draw(40, True)
+    assert narrow.count("total") == 1 and narrow.count("bo ") >= 2  # folded into two tables
+    assert all(len(line) <= 40 for line in narrow.split("1 exercise")[0].splitlines())
+
+
+def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(tmp_path):
+    from gradtutor.checking.pool import copy_student
+    from gradtutor.lessons.course import load_course
+
+    exercises = [e for eid, e in load_course().exercises().items() if eid in EXERCISES]
+    (tmp_path / "bob").mkdir()
+    (tmp_path / "bob" / "read-grad.py").write_text("bob's work\n")
+    (tmp_path / "mallory").mkdir()
+    (tmp_path / "mallory" / "read-grad.py").symlink_to(tmp_path / "bob" / "read-grad.py")
+    (tmp_path / "mallory" / "two-backwards.py").write_text("mine\n")
+    (tmp_path / "run").mkdir()
+    copies = copy_student(Submission("mallory", tmp_path / "mallory"), exercises,
+                          tmp_path / "run")
+    assert copies["read-grad"] == (None, "read-grad.py is a link; hand in the file itself")
+    copy, problem = copies["two-backwards"]
+    assert problem is None and copy.read_text() == "mine\n"
+    assert copy.parent.parent == tmp_path / "run" and copy.parent != tmp_path / "mallory"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/proc/self"), reason="reads /proc (Linux)")
+def test_ctrl_c_stops_grading_at_once_writes_no_report_and_leaves_nothing(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    for name in ("a", "b"):
+        (tmp_path / "class" / name).mkdir(parents=True)
+        (tmp_path / "class" / name / "read-grad.py").write_bytes(
+            (HOSTILE / "infinite_loop.py").read_bytes())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gradtutor", "grade", str(tmp_path / "class"), "--exercise",
+         "read-grad", "--timeout", "120", "--csv", str(tmp_path / "grades.csv")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "GRADTUTOR_HOME": str(tmp_path / "home")},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    workers: list[str] = []
+    for _ in range(600):  # until both jobs' workers run (a minute at most)
+        workers = subprocess.run(["ps", "--ppid", str(proc.pid), "-o", "pid="],
+                                 capture_output=True, text=True).stdout.split()
+        if len(workers) == 2:
+            break
+        time.sleep(0.1)
+    assert len(workers) == 2
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "grading was interrupted; no report was written" in err and "Traceback" not in err
+    assert out == "" and not (tmp_path / "grades.csv").exists()
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)
