@@ -18,6 +18,7 @@ import pytest
 from test_isolation import CORRECT, ROOT
 
 from gradtutor.checking.lifetime import (
+    GRADE_PREFIX,
     abandoned_folders,
     abandoned_processes,
     folder_owner,
@@ -65,11 +66,13 @@ def test_a_folder_and_a_process_name_their_tutor() -> None:
 
 def test_only_what_a_gone_tutor_owned_is_swept(tmp_path: Path) -> None:
     for name in (owned_prefix(10) + "a", owned_prefix(11) + "b", "gradtutor-check-old",
-                 "unrelated-10-x"):
+                 "unrelated-10-x", owned_prefix(10, GRADE_PREFIX) + "c",
+                 owned_prefix(11, GRADE_PREFIX) + "d"):
         (tmp_path / name).mkdir()
     gone = {10}.__contains__
-    assert abandoned_folders(str(tmp_path), lambda pid: not gone(pid)) == [
-        tmp_path / (owned_prefix(10) + "a")]
+    # a killed `gradtutor grade` leaves its run's folder too: it goes with its checks'
+    assert sorted(abandoned_folders(str(tmp_path), lambda pid: not gone(pid))) == [
+        tmp_path / (owned_prefix(10) + "a"), tmp_path / (owned_prefix(10, GRADE_PREFIX) + "c")]
     listing = {1: b"sleep 1\nGRADTUTOR_CHECK_MARK=/tmp/gradtutor-check-10-a",
                2: b"python -m gradtutor.checking.worker --serve 3 --tutor 10",
                3: b"python -m gradtutor.checking.worker /tmp/gradtutor-check-11-b/request.json",

@@ -28,15 +28,18 @@ FOLDER_PREFIX = "gradtutor-check-"
 # A check's folder is FOLDER_PREFIX + the owning tutor's pid + "-" + random letters. A check's
 # process names it in its mark (environment) or, a cold worker, on its command line; a fork
 # server (and the children it forks) says `--tutor PID` on its command line.
-_FOLDER_OWNER = re.compile(r"gradtutor-check-(\d+)-[^-]*\Z")
+_FOLDER_OWNER = re.compile(r"gradtutor-(?:check|grade)-(\d+)-[^-]*\Z")
+# `gradtutor grade` keeps its students' private copies in GRADE_PREFIX + pid + "-" + letters.
+GRADE_PREFIX = "gradtutor-grade-"
 _OWNER = re.compile(rb"GRADTUTOR_CHECK_MARK=[^\0\n]*?gradtutor-check-(\d+)-"
                     rb"|gradtutor\.checking\.worker [^\0\n]*?gradtutor-check-(\d+)-"
                     rb"|gradtutor\.checking\.worker --serve \d+ --tutor (\d+)")
 
 
-def owned_prefix(pid: int | None = None) -> str:
-    """The prefix of a check folder owned by the tutor `pid` (this process by default)."""
-    return f"{FOLDER_PREFIX}{os.getpid() if pid is None else pid}-"
+def owned_prefix(pid: int | None = None, kind: str = FOLDER_PREFIX) -> str:
+    """The prefix of a check folder (or, with GRADE_PREFIX, a grading run's folder) owned by
+    the tutor `pid` (this process by default)."""
+    return f"{kind}{os.getpid() if pid is None else pid}-"
 
 
 # ---- the worker's side ---------------------------------------------------------------------
@@ -149,11 +152,13 @@ def _alive_windows(pid: int) -> bool:  # pragma: no cover - Windows
 
 
 def abandoned_folders(temp: str, is_alive: Callable[[int], bool] = alive) -> list[Path]:
-    """The check folders in `temp` whose tutor is gone (never one a live tutor owns)."""
+    """The check folders (and grading runs' folders) in `temp` whose tutor is gone (never one
+    a live tutor owns)."""
     found = []
     with contextlib.suppress(OSError):
         for entry in os.scandir(temp):
-            if entry.name.startswith(FOLDER_PREFIX) and entry.is_dir(follow_symlinks=False):
+            if (entry.name.startswith((FOLDER_PREFIX, GRADE_PREFIX))
+                    and entry.is_dir(follow_symlinks=False)):
                 owner = folder_owner(entry.name)
                 if owner is not None and not is_alive(owner):
                     found.append(Path(entry.path))

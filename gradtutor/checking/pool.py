@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from gradtutor.checking.lifetime import GRADE_PREFIX, owned_prefix
 from gradtutor.checking.runner import MAX_SOURCE_BYTES
 from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import WarmWorker
@@ -53,7 +54,8 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     results: dict[int, StudentResult] = {}
     failures: list[BaseException] = []
     stop = threading.Event()
-    root = Path(tempfile.mkdtemp(prefix="gradtutor-grade-"))
+    # named for this process, so that the next start's sweep removes it if grading is killed
+    root = Path(tempfile.mkdtemp(prefix=owned_prefix(kind=GRADE_PREFIX)))
     root.chmod(0o300)  # entries can be made and reached, but not listed
     try:
         copies = [copy_student(student, exercises, root) for student in students]
