@@ -15,6 +15,7 @@ from rich.console import Console
 
 from gradtutor import grading
 from gradtutor.checking.safety import apply_edits
+from gradtutor.checking.sandbox import landlock_abi
 from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
@@ -57,6 +58,14 @@ try:
     print("RUN FOLDER", sorted(os.listdir(Path(me).parent.parent)))
 except PermissionError:
     print("RUN FOLDER denied")
+for what, read in (("CLASS", lambda: os.listdir(CLASS)),
+                   ("ALICE", lambda: open(os.path.join(CLASS, "alice", "read-grad.py")).read()),
+                   ("TEMP", lambda: os.listdir("/tmp"))):
+    try:
+        read()
+        print(what, "read")
+    except PermissionError:
+        print(what, "denied")
 '''
 
 
@@ -79,7 +88,8 @@ def make_class(folder: Path) -> dict[str, Path]:
         encoding="utf-8")
     (students["carol"] / "marker_carol.py").write_text("secret = 1\n", encoding="utf-8")
     (students["dave"] / "read-grad.py").write_text(
-        SNOOP + exercises["read-grad"].solution, encoding="utf-8")
+        f"CLASS = {str(folder)!r}\n" + SNOOP + exercises["read-grad"].solution,
+        encoding="utf-8")
     return students
 
 
@@ -130,6 +140,10 @@ def test_a_student_finds_nothing_of_the_others(graded):
     assert "FOUND []" in output
     if os.geteuid() != 0:  # root lists any folder; see docs/isolation.md
         assert "RUN FOLDER denied" in output
+    if landlock_abi() > 0:  # reading is walled in: even root reads no other folder
+        assert "RUN FOLDER denied" in output
+        for what in ("CLASS", "ALICE", "TEMP"):
+            assert f"{what} denied" in output, output
 
 
 @pytest.mark.slow

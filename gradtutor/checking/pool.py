@@ -25,6 +25,7 @@ from pathlib import Path
 
 from gradtutor.checking.lifetime import GRADE_PREFIX, owned_prefix
 from gradtutor.checking.runner import MAX_SOURCE_BYTES
+from gradtutor.checking.sandbox import READ_ENV
 from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import WarmWorker
 from gradtutor.errors import GradtutorError
@@ -62,6 +63,9 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     except BaseException:
         _remove(root)
         raise
+    # Every worker of this run, and any it restarts or falls back to, walls reading in too:
+    # a student's code reads only Python, torch and its own check's folder, not the others'.
+    walled, os.environ[READ_ENV] = os.environ.get(READ_ENV), "walled"
     workers = [WarmWorker() for _ in range(max(1, min(jobs, len(students))))]
     for worker in workers:
         worker.start()  # every fork server imports torch at once, in the background
@@ -95,6 +99,10 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
         for thread in threads:
             thread.join(10.0)
         _remove(root)
+        if walled is None:
+            os.environ.pop(READ_ENV, None)
+        else:
+            os.environ[READ_ENV] = walled
     if failures:
         first = failures[0]
         if isinstance(first, GradtutorError):

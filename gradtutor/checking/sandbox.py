@@ -29,6 +29,9 @@ RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
 
 # Filesystem rights (include/uapi/linux/landlock.h): the write side, by the ABI that added it.
+EXECUTE = 1 << 0
+READ_FILE = 1 << 2
+READ_DIR = 1 << 3
 WRITE_FILE = 1 << 1
 REMOVE_DIR = 1 << 4
 REMOVE_FILE = 1 << 5
@@ -57,6 +60,33 @@ WRITABLE_ENV = "GRADTUTOR_SANDBOX_WRITABLE"
 # GRADTUTOR_SANDBOX=0 leaves learner code unconfined: a way out, should the walls stop
 # something a lesson needs, and how the tests see the unconfined path on a kernel with Landlock.
 SWITCH_ENV = "GRADTUTOR_SANDBOX"
+
+# GRADTUTOR_SANDBOX_READ=walled walls reading in too: learner code may then read only what
+# Python and torch are made of (the interpreter's prefixes, its site-packages, the system's
+# folders) and its own check's folder, never another folder of the user. `gradtutor grade`
+# sets it, so that no student's code can read another's submission; a learner's own checks
+# leave reading open (their files are theirs).
+READ_ENV = "GRADTUTOR_SANDBOX_READ"
+_READ_RIGHTS = EXECUTE | READ_FILE | READ_DIR
+_SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc",
+           "/sys", "/opt", "/nix", "/run/current-system")
+
+
+def readable_roots() -> list[str]:
+    """Where walled-in learner code may still read: what this interpreter, its packages (torch
+    and gradtutor among them) and the system are made of. Not the current folder, the home
+    folder or the temporary folder, where submissions live."""
+    import site
+    import sysconfig
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots |= {path for name in ("stdlib", "platstdlib", "purelib", "platlib")
+              if (path := sysconfig.get_paths().get(name))}
+    roots |= set(site.getsitepackages()) | {site.getusersitepackages()}
+    import gradtutor
+
+    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(gradtutor.__file__))))
+    return sorted({os.path.realpath(root) for root in roots if root} | set(_SYSTEM))
 
 
 def sandbox_enabled(environ: Mapping[str, str]) -> bool:
@@ -119,24 +149,30 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def restrict(writable: Iterable[str], abi: int | None = None) -> int:
+def restrict(writable: Iterable[str], abi: int | None = None,
+             readable: Iterable[str] | None = None) -> int:
     """Confine this process (and whatever it starts from now on) for good: writes only beneath
     the folders `writable` and on /dev/null; signals and abstract sockets only within. The ABI
     used; 0 if the kernel has no Landlock (nothing was done). OSError if it has one but
-    refused; the process may be half-way (no_new_privs set), never less confined than before."""
+    refused; the process may be half-way (no_new_privs set), never less confined than before.
+    With `readable`, reading and executing are walled in too: allowed beneath those folders
+    and the writable ones only."""
     abi = landlock_abi() if abi is None else abi
     if abi <= 0:
         return 0
     libc = _libc()
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
     handled = write_rights(abi)
-    attr = _RulesetAttr(handled, 0, scopes(abi))
+    walls_reads = readable is not None
+    attr = _RulesetAttr(handled | (_READ_RIGHTS if walls_reads else 0), 0, scopes(abi))
     size = 24 if abi >= 6 else 16 if abi >= 4 else 8  # the struct as this ABI knows it
     ruleset = _check(libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
                                   ctypes.c_uint32(0)), "landlock_create_ruleset")
     try:
-        for path, rights in [*((p, handled) for p in writable),
-                             (os.devnull, handled & _FILE_RIGHTS)]:
+        read = _READ_RIGHTS if walls_reads else 0
+        for path, rights in [*((p, handled | read) for p in writable),
+                             (os.devnull, (handled & _FILE_RIGHTS) | (read & READ_FILE)),
+                             *((p, read) for p in (readable or ()))]:
             _allow(libc, ruleset, path, rights)
         _check(libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)),
                "landlock_restrict_self")
@@ -173,8 +209,9 @@ def confine(folder: str, work: str) -> int:
     if not sandbox_enabled(env):
         return 0
     extra = [p for p in env.get(WRITABLE_ENV, "").split(os.pathsep) if p]
+    walled = env.get(READ_ENV, "").strip().lower() == "walled"
     try:
-        return restrict([folder, *extra])
+        return restrict([folder, *extra], readable=readable_roots() if walled else None)
     except OSError:
         return 0
 
