@@ -37,7 +37,7 @@ FEW_SEEDS = range(5)
 HARD_CODED_SEEDS = range(5)
 
 EXERCISES = {  # exercise id (= checker name) -> (function, the slide it follows)
-    "accumulate-micro-batches": ("accumulated_step", "why-accumulation"),
+    "accumulate-micro-batches": ("accumulated_step", "right-order"),  # after fix-the-loop
     "fix-the-loop": ("train", "right-order"),
     "manual-sgd": ("manual_sgd", "no-optimizer"),
     "grad-health": ("grad_report", "debug-grads"),

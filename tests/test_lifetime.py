@@ -115,6 +115,15 @@ def left_folders(tmp_path: Path) -> list[str]:
     return [p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("gradtutor-")]
 
 
+def written_pid(path: Path) -> int:
+    """The pid a hostile file wrote down; 0 until the whole line is there."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return 0
+    return int(text) if text.strip().isdigit() else 0  # written in one write(), at close
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not LINUX, reason="the parent-death signal and /proc are Linux's")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
@@ -124,9 +133,14 @@ def test_a_tutor_killed_mid_check_leaves_no_process_and_no_folder(
     (tmp_path / "loops.py").write_text(LOOPS_WITH_A_DAEMON)
     (tmp_path / "correct.py").write_text(CORRECT)
     first = tutor([str(tmp_path / "loops.py"), "--timeout", "600"], tmp_path)
-    assert wait_until(lambda: (tmp_path / "worker").exists() and (tmp_path / "daemon").exists(),
-                      120), first.communicate(timeout=5)
-    pids = [int((tmp_path / name).read_text()) for name in ("worker", "daemon")]
+    try:  # a pid is written, then read: wait for the whole number, not the empty file
+        assert wait_until(lambda: all(written_pid(tmp_path / name) for name in
+                                      ("worker", "daemon")), 120)
+    except BaseException:
+        first.kill()
+        first.communicate(timeout=30)
+        raise
+    pids = [written_pid(tmp_path / name) for name in ("worker", "daemon")]
     first.send_signal(sig)
     first.communicate(timeout=60)
     assert first.returncode == -sig  # it ends as the signal meant, cleanup first
