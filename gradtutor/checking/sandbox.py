@@ -28,7 +28,8 @@ CREATE_RULESET_VERSION = 1 << 0
 RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
 
-# Filesystem rights (include/uapi/linux/landlock.h): the write side, by the ABI that added it.
+# Filesystem rights (include/uapi/linux/landlock.h), by the ABI that added them: the read
+# side (walled in only for `grade`, see READ_ENV), then the write side.
 EXECUTE = 1 << 0
 READ_FILE = 1 << 2
 READ_DIR = 1 << 3
