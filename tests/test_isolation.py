@@ -702,6 +702,30 @@ def test_the_judge_sees_only_decoded_plain_data_and_its_failure_is_a_check() -> 
         "{'returned': [inf]}]"
 
 
+STARTED = {"type": "started"}
+
+
+def test_references_the_tutor_had_from_elsewhere_stand_for_the_workers() -> None:
+    """A warm check's worker never holds the references: it says `started` where it would
+    send them, and the tutor's own (from the fork server's reference process) are judged
+    against. A worker that sends references of its own then is out of order, whatever they
+    say: learner code holds the result pipe and could write any."""
+    results = parse_results(line(STARTED) + line(OBSERVED), False, RESULTS_CAP, EXPECTED)
+    assert results.problem is None
+    assert results.expected == EXPECTED and results.final == OBSERVED
+    forged = dict(EXPECTED, expected=[{"grad": [0.0]}, {"grad": [0.0]}])
+    for data in (line(forged) + line(OBSERVED), line(STARTED) + line(forged) + line(OBSERVED),
+                 line(OBSERVED), line(STARTED) + line(STARTED) + line(OBSERVED)):
+        results = parse_results(data, False, RESULTS_CAP, EXPECTED)
+        assert results.problem is not None and results.expected is None, data
+    # and without references of the tutor's, `started` is no result at all
+    assert parse_results(line(STARTED) + line(OBSERVED), False, RESULTS_CAP).problem
+    (check,) = decided(worker_run(STARTED, OBSERVED, reference=EXPECTED), judge_all_pass)
+    assert (check.name, check.status) == ("values", "pass")
+    (check,) = decided(worker_run(STARTED, reference=EXPECTED, returncode=-9), judge_all_pass)
+    assert check.status == "error" and "SIGKILL" in check.message
+
+
 def test_an_unfinished_last_line_is_dropped() -> None:
     results = parse_results(line(EXPECTED) + b'{"type": "obs', False, RESULTS_CAP)
     assert results.problem is None and results.final is None

@@ -38,7 +38,8 @@ from test_isolation import (
 from gradtutor.checking.runner import MEMORY_BUDGET, become_subreaper, run_check
 from gradtutor.checking.sandbox import SWITCH_ENV, WRITABLE_ENV, landlock_abi
 from gradtutor.checking.verdict import Verdict
-from gradtutor.checking.warm import FORK_SERVER, WarmWorker, warm_enabled
+from gradtutor.checking.warm import FORK_SERVER, SERVER_TUNING, WarmWorker, warm_enabled
+from gradtutor.checking.worker import TUNED_MARK
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
 
@@ -231,6 +232,75 @@ def test_every_check_is_a_child_of_the_one_warm_server(warm: WarmWorker, folder:
         assert warm.check(exercise(), folder / "tells_parent.py", seed=seed).passed
         parents.append(int((piddir / "parent").read_text()))
     assert parents == [server] * 4 and warm.pid == server
+
+
+def server_children(server: int) -> list[int]:
+    """The fork server's children now: between checks, only its reference process."""
+    with open(f"/proc/{server}/task/{server}/children", encoding="ascii") as listing:
+        return [int(pid) for pid in listing.read().split()]
+
+
+WRONG = """
+import torch
+
+
+def read_grad(w, loss_fn):
+    return torch.zeros_like(w)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (FORK_SERVER and CONFINED), reason="needs the fork server and Landlock")
+def test_learner_code_can_neither_read_nor_kill_the_reference_process(
+        warm: WarmWorker, piddir: Path) -> None:
+    """The references of a warm check are computed beside its child, by the server's
+    reference process: inside the walls, learner code can neither read its memory nor signal
+    it, root included (Landlock refuses both towards a process outside the check)."""
+    server = pid_of(warm)
+    verdict = warm.check(exercise(), HOSTILE / "reaches_reference_process.py", seed=21)
+    assert verdict.passed, verdict.checks
+    seen = json.loads((piddir / "reaches.json").read_text())
+    assert len(seen) == 1, seen  # found it: the server's one other child
+    assert list(seen.values()) == [{"mem": "PermissionError", "kill": "PermissionError"}]
+    assert [int(pid) for pid in seen] == server_children(server)  # the same, still running
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FORK_SERVER, reason="the fork server is Linux's")
+def test_a_reference_process_killed_by_learner_code_costs_no_verdict(
+        folder: Path, piddir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the walls (GRADTUTOR_SANDBOX=0, or a kernel without Landlock) learner code
+    can kill the reference process (it runs as the same user); it still cannot read its
+    memory unless it is root, since the process is not dumpable. Every later check is then
+    judged on references its own worker computes, as cold checks are: no verdict is lost or
+    wrong, on seeds whose references nobody had yet."""
+    monkeypatch.setenv(SWITCH_ENV, "0")
+    monkeypatch.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
+    (folder / "wrong.py").write_text(WRONG)
+    with WarmWorker() as worker:
+        server = pid_of(worker)
+        verdict = worker.check(exercise(), HOSTILE / "reaches_reference_process.py", seed=31)
+        assert verdict.passed, verdict.checks
+        (tried,) = json.loads((piddir / "reaches.json").read_text()).values()
+        assert tried["kill"] == "sent"
+        if os.geteuid() != 0:
+            assert tried["mem"] == "PermissionError"
+        for seed in (32, 33):
+            assert worker.check(exercise(), folder / "correct.py", seed=seed).passed
+            wrong = worker.check(exercise(), folder / "wrong.py", seed=seed)
+            assert wrong.status == "fail", wrong.checks
+        assert pid_of(worker) == server  # the server itself was not replaced
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FORK_SERVER, reason="the fork server is Linux's")
+def test_the_server_s_own_settings_do_not_reach_learner_code(warm: WarmWorker) -> None:
+    """The fork server runs with glibc's malloc on huge pages (warm.SERVER_TUNING); the
+    variables that ask for it are gone before any learner code runs, so neither it nor what
+    it starts sees them."""
+    names = (*SERVER_TUNING, TUNED_MARK)
+    result = warm.run_snippet(f"import os\nprint(sorted(set(os.environ) & {set(names)!r}))")
+    assert result.ok and result.output.strip() == "[]", result
 
 
 @pytest.mark.slow

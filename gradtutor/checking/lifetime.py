@@ -24,6 +24,7 @@ from types import FrameType
 
 LINUX = sys.platform.startswith("linux")
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 FOLDER_PREFIX = "gradtutor-check-"
 # A check's folder is FOLDER_PREFIX + the owning tutor's pid + "-" + random letters. A check's
 # process names it in its mark (environment) or, a cold worker, on its command line; a fork
@@ -59,6 +60,22 @@ def die_with(parent: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # it died before the signal was set: nobody will send it
         os._exit(0)
+
+
+def not_dumpable() -> None:
+    """Linux: make this process's memory unreadable to other processes of the user (the
+    tutor and the reference process hold reference results): not dumpable, so
+    /proc/<pid>/mem, ptrace and process_vm_readv need CAP_SYS_PTRACE. A learner's process
+    could otherwise read the expected answers out of it. Harmless if it fails."""
+    if not LINUX:
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+guard_memory = functools.cache(not_dumpable)  # the tutor: once per process
 
 
 # ---- the tutor's side: terminating signals -------------------------------------------------

@@ -47,6 +47,9 @@ class WorkerRun:
     startup_timed_out: bool  # the worker never got as far as the learner's code
     memory_limit: int | None = None  # bytes learner code may add; None where not enforced
     file_limit: int | None = None
+    # the references, when the tutor had them from elsewhere (the fork server's reference
+    # process): the worker then sends {"type": "started"} where it would send them
+    reference: dict[str, Any] | None = None
 
 
 def signal_name(number: int) -> str:
@@ -131,9 +134,15 @@ class Results:
 _FINAL = ("observed", "learner_error", "worker_error")
 
 
-def parse_results(data: bytes, overflow: bool, cap: int) -> Results:
+def parse_results(data: bytes, overflow: bool, cap: int,
+                  reference: dict[str, Any] | None = None) -> Results:
     """The worker's messages, checked for shape and order. An unfinished last line (the
-    process died while writing it) is dropped: it says only that the process died."""
+    process died while writing it) is dropped: it says only that the process died.
+
+    With a `reference` the tutor had from elsewhere, the worker's first message is
+    {"type": "started"} instead of the references, and a worker that sends references of its
+    own is out of order."""
+    opening = "expected" if reference is None else "started"
     if overflow:
         return Results(problem=msg("more than {size} MiB of results", size=cap // MiB))
     lines = data.split(b"\n")[:-1]
@@ -143,7 +152,7 @@ def parse_results(data: bytes, overflow: bool, cap: int) -> Results:
             message = json.loads(line)
         except (ValueError, RecursionError):
             return Results(problem=msg("a line that is not a result"))
-        if not isinstance(message, dict) or message.get("type") not in ("expected", *_FINAL):
+        if not isinstance(message, dict) or message.get("type") not in (opening, *_FINAL):
             return Results(problem=msg("a line that is not a result"))
         messages.append(message)
     kinds = [m["type"] for m in messages]
@@ -154,10 +163,10 @@ def parse_results(data: bytes, overflow: bool, cap: int) -> Results:
             return Results(problem=msg("a `{kind}` message of the wrong shape",
                                        kind="worker_error"))
         return Results(final=messages[0])
-    if kinds[0] != "expected" or len(kinds) > 2 or "expected" in kinds[1:]:
+    if kinds[0] != opening or len(kinds) > 2 or opening in kinds[1:]:
         return Results(problem=msg("results out of order"))
-    expected = messages[0]
-    if not _valid_expected(expected):
+    expected = messages[0] if reference is None else reference
+    if not valid_expected(expected):
         return Results(problem=msg("references of the wrong shape"))
     final = messages[1] if len(messages) == 2 else None
     if final is not None and not _valid_final(final, len(expected["cases"])):
@@ -170,7 +179,7 @@ def _valid_error(error: Any) -> bool:
         isinstance(error.get(key), str) for key in ("type", "message", "traceback"))
 
 
-def _valid_expected(message: dict[str, Any]) -> bool:
+def valid_expected(message: dict[str, Any]) -> bool:
     cases, expected = message.get("cases"), message.get("expected")
     return (isinstance(cases, list) and isinstance(expected, list) and len(cases) > 0
             and len(cases) == len(expected))
@@ -365,7 +374,7 @@ def decide(run: WorkerRun, judge: Judge, *, function: str, timeout: float,
                       msg("Your code was still running after {seconds} s: look for a loop that "
                           "never ends or a call that waits for input.",
                           seconds=seconds(timeout))),)
-    results = parse_results(run.results, run.results_overflow, results_cap)
+    results = parse_results(run.results, run.results_overflow, results_cap, run.reference)
     if results.problem is not None:
         if run.returncode == EXIT_OUT_OF_MEMORY:
             return (memory_check(run.memory_limit),)

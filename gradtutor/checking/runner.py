@@ -38,7 +38,12 @@ from typing import Any, Protocol
 import gradtutor
 from gradtutor.checking.checkers import CHECKERS
 from gradtutor.checking.checkers import load as load_checker
-from gradtutor.checking.lifetime import cleanup_before_termination, owned_prefix, sweep_abandoned
+from gradtutor.checking.lifetime import (
+    cleanup_before_termination,
+    guard_memory,
+    owned_prefix,
+    sweep_abandoned,
+)
 from gradtutor.checking.outcome import GiB, MiB, WorkerRun, decide, source_problem
 from gradtutor.checking.snippet import SnippetResult, snippet_result
 from gradtutor.checking.verdict import Check, Verdict, overall
@@ -626,20 +631,6 @@ def become_subreaper() -> None:
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-
-
-@functools.cache
-def guard_memory() -> None:
-    """Linux: make the tutor's memory unreadable to other processes of the user (it holds the
-    reference results a check's worker sent): not dumpable, so /proc/<tutor>/mem, ptrace and
-    process_vm_readv need CAP_SYS_PTRACE. A learner's process could otherwise read the
-    expected answers out of the tutor. Once per process; harmless if it fails."""
-    if not LINUX:
-        return
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
 
 
 def process_table() -> dict[int, tuple[int, str]]:

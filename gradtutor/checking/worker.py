@@ -163,6 +163,9 @@ EXIT_CHANNEL_LOST = 72  # the result channel was closed or broken, so nothing mo
 # The environment variable that marks every process of one check with the check's folder: the
 # learner's processes inherit it, even through exec, so the tutor can find them (macOS).
 CHECK_MARK = "GRADTUTOR_CHECK_MARK"
+# Names the variables the tutor set for the fork server alone (warm.SERVER_TUNING), which it
+# removes from its environment at start.
+TUNED_MARK = "GRADTUTOR_SERVER_TUNED"
 
 
 class ChannelLost(Exception):
@@ -198,6 +201,13 @@ class ResultSender:
 
 def result_sender(fd: int) -> ResultSender:
     return ResultSender(fd)
+
+
+def reference_by_tutor(checker_name: str, seed: int, send: Send) -> None:
+    """The tutor has the references already, from the fork server's reference process
+    (`serve_references`): this process only says that learner code starts now, which starts
+    the learner's clock. Nothing of the references ever reaches this process."""
+    send({"type": "started"})
 
 
 def reference_elsewhere(checker_name: str, seed: int, send: Send) -> None:
@@ -333,7 +343,7 @@ def import_torch_quietly() -> None:
 def preload() -> None:
     """Import every checker and the snippet runner now. Imports only, no tensor work: a
     fork server may still fork safely afterwards, and no check pays for these imports."""
-    from gradtutor.checking import sandbox, snippet  # noqa: F401
+    from gradtutor.checking import lifetime, sandbox, snippet  # noqa: F401
     from gradtutor.checking.checkers import CHECKERS
 
     for name in CHECKERS:
@@ -373,8 +383,9 @@ def serve_request(request: dict[str, Any], send: Send) -> None:
         send({"type": "snippet", **run_code(request["code"], request.get("show"),
                                             tuple(request.get("series", ())))})
         return
+    reference = reference_by_tutor if request.get("reference") == "tutor" else reference_elsewhere
     evaluate(request["checker"], request["function"], request["source"], request["filename"],
-             int(request["seed"]), send, reference_elsewhere)
+             int(request["seed"]), send, reference)
 
 
 def report_failures(send: Send, body: Callable[[], None]) -> int:
@@ -490,13 +501,20 @@ def serve(control_fd: int) -> NoReturn:
     request that arrives on the Unix socket `control_fd`, and report how each child ended.
 
     Request: one message {"request": path, "work": folder} carrying two fds, the learner's
-    output pipe and the private result pipe. Replies: {"ready": true} (or {"error": text}) once
-    at start, then {"pid": n} after each fork and {"exit": code} once the child is reaped
-    (`os.waitstatus_to_exitcode`, as Popen.returncode). No tensor work happens here before a
-    fork, and the threads are bounded (one per numeric library), so forking is safe. When the
-    tutor goes away (end of file on the socket), the server kills its child and ends."""
+    output pipe and the private result pipe. Replies: {"ready": true, "references": pid} (or
+    {"error": text}) once at start, carrying one fd, the tutor's end of the socket of the
+    reference process `pid` (`serve_references`); then {"pid": n} after each fork and
+    {"exit": code} once the child is reaped (`os.waitstatus_to_exitcode`, as
+    Popen.returncode). No tensor work happens here, and the threads are bounded (one per
+    numeric library), so forking is safe. When the tutor goes away (end of file on the
+    socket), the server kills its child and ends. The reference process lives as long as the
+    server: a fresh one for every check cost some 15 ms more a check (torch's first-use costs,
+    paid again each time) to save the 10-15 MiB a used one holds (benchmarks/checks.py)."""
+    import gc
     import socket
 
+    for name in os.environ.pop(TUNED_MARK, "").split(","):  # the server's own (warm.py)
+        os.environ.pop(name, None)
     control = socket.socket(fileno=control_fd)
     failures: list[dict[str, Any]] = []
 
@@ -508,7 +526,14 @@ def serve(control_fd: int) -> NoReturn:
         error = failures[0]["error"] if failures else {"type": "Error", "message": "?"}
         _tell(control, {"error": f"{error['type']}: {error['message']}"})
         os._exit(EXIT_WORKER_ERROR)
-    if not _tell(control, {"ready": True}):
+    # Everything imported so far stays put: a child's garbage collections skip it, so they
+    # do not copy the server's pages (hundreds of MiB, once per check) by touching them.
+    gc.collect()
+    gc.freeze()
+    references, pid = _fork_references(control)
+    told = _tell(control, {"ready": True, "references": pid}, fds=[references.fileno()])
+    references.close()
+    if not told:
         os._exit(0)
     while True:
         try:
@@ -602,13 +627,82 @@ def _end_child(pid: int) -> NoReturn:
     os._exit(0)
 
 
-def _tell(control: Any, message: dict[str, Any]) -> bool:
-    """Send one message to the tutor; False if it is gone."""
+def _tell(control: Any, message: dict[str, Any], fds: list[int] | None = None) -> bool:
+    """Send one message to the tutor (with `fds`, if any); False if it is gone."""
+    import socket
+
+    data = json.dumps(message).encode()
     try:
-        control.send(json.dumps(message).encode())
+        if fds:
+            socket.send_fds(control, [data], fds)
+        else:  # an empty SCM_RIGHTS is refused (EINVAL)
+            control.send(data)
     except OSError:
         return False
     return True
+
+
+# ---- the reference process (Linux, beside the fork server) ---------------------------------
+
+def _fork_references(control: Any) -> tuple[Any, int]:
+    """Fork the reference process (`serve_references`); the tutor's end of its socket, and
+    its pid."""
+    import socket
+
+    server = os.getpid()
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            from gradtutor.checking.lifetime import die_with
+
+            die_with(server)
+            control.close()
+            theirs.close()
+            serve_references(mine)
+        finally:
+            os._exit(EXIT_WORKER_ERROR)
+    mine.close()
+    return theirs, pid
+
+
+def serve_references(channel: Any) -> None:
+    """The fork server's reference process: for each request line {"checker", "seed"} from
+    the tutor, one line back, the checker's cases and reference results for that seed
+    (`reference_message`), or a `worker_error`. It ends when the tutor closes the socket.
+
+    It is the fork server's child, never an ancestor of learner code, so the references it
+    computes never exist where learner code runs; and learner code cannot reach it: it is not
+    dumpable (no /proc/<pid>/mem, no ptrace for the same user), and where Landlock confines
+    learner code (sandbox.py), a confined process can neither trace nor signal it, root
+    included. The references are computed while the check's child is forked and starts, so a
+    warm check does not wait for them (nor pay for a second fork)."""
+    from gradtutor.checking.lifetime import not_dumpable
+
+    not_dumpable()
+    hide_internal_warnings()
+    warm_up()
+    stream = channel.makefile("rwb")
+    for line in stream:
+        try:
+            stream.write(json.dumps(_reference_reply(line), separators=(",", ":")).encode()
+                         + b"\n")
+            stream.flush()
+        except OSError:
+            break
+
+
+def _reference_reply(line: bytes) -> dict[str, Any]:
+    """The reference process's answer to one request line."""
+    replies: list[dict[str, Any]] = []
+
+    def body() -> None:
+        request = json.loads(line)
+        replies.append(reference_message(str(request["checker"]), int(request["seed"])))
+
+    report_failures(replies.append, body)
+    return replies[-1] if replies else {"type": "worker_error", "error": {
+        "type": "MemoryError", "message": "", "traceback": ""}}
 
 
 if __name__ == "__main__":

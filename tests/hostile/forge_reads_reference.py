@@ -1,7 +1,8 @@
 """Attack (a): no function of its own. It looks for the checker's reference results in memory
-(its own process, then its ancestors': the worker it was forked from, the tutor), builds a
-well-formed result from them, writes it into every pipe it holds and exits: a pass without
-the work. The reference must never be where learner code can read it."""
+(its own process, then its ancestors': the worker it was forked from, the tutor; then their
+other children: the fork server's reference process), builds a well-formed result from them,
+writes it into every pipe it holds and exits: a pass without the work. The reference must
+never be where learner code can read it."""
 import json
 import os
 import re
@@ -63,8 +64,18 @@ def forge(reference):
     return (json.dumps({"type": "observed", "observed": observed}) + "\n").encode()
 
 
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as listing:
+            return [int(child) for child in listing.read().split()]
+    except OSError:
+        return []
+
+
+line_of_descent = ancestors(os.getpid())
 reference = None
-for pid in ancestors(os.getpid()):
+for pid in line_of_descent + [c for a in line_of_descent[1:] for c in children(a)
+                              if c not in line_of_descent]:
     reference = scan(pid)
     if reference is not None:
         break
