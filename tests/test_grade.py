@@ -312,6 +312,25 @@ def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(
     assert copy.parent.parent == tmp_path / "run" and copy.parent != tmp_path / "mallory"
 
 
+def descendants_of(root: int) -> list[int]:
+    """Every process below `root` (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return sorted(found)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self"), reason="reads /proc (Linux)")
 def test_ctrl_c_stops_grading_at_once_writes_no_report_and_leaves_nothing(tmp_path):
@@ -330,14 +349,14 @@ def test_ctrl_c_stops_grading_at_once_writes_no_report_and_leaves_nothing(tmp_pa
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "GRADTUTOR_HOME": str(tmp_path / "home")},
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    workers: list[str] = []
-    for _ in range(600):  # until both jobs' workers run (a minute at most)
-        workers = subprocess.run(["ps", "--ppid", str(proc.pid), "-o", "pid="],
-                                 capture_output=True, text=True).stdout.split()
-        if len(workers) == 2:
+    workers: list[int] = []
+    for _ in range(600):  # until both jobs check (a minute at most): two fork servers (the
+        # second forked from the first), their reference processes, and a check in each
+        workers = descendants_of(proc.pid)
+        if len(workers) == 6:
             break
         time.sleep(0.1)
-    assert len(workers) == 2
+    assert len(workers) == 6, workers
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130

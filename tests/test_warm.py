@@ -304,6 +304,40 @@ def test_the_server_s_own_settings_do_not_reach_learner_code(warm: WarmWorker) -
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not FORK_SERVER, reason="the fork server is Linux's")
+def test_a_twin_shares_the_first_server_and_outlives_its_death(folder: Path) -> None:
+    """`grade`'s workers after the first: each one's server is forked from the first's (one
+    import of torch for the class), judges as it does, checks at the same time as it does,
+    and when the first server dies (and the twin's with it) starts a server of its own.
+    Nothing is left running once both are closed."""
+    (folder / "wrong.py").write_text(WRONG)
+    before = own_descendants()
+    with WarmWorker() as leader, WarmWorker(twin_of=leader) as twin:
+        assert twin.wait_ready()
+        first, cloned = pid_of(leader), pid_of(twin)
+        assert cloned != first and first in ancestors_of(cloned)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            both = [pool.submit(w.check, exercise(), folder / name, seed=41)
+                    for w in (leader, twin) for name in ("correct.py", "wrong.py")]
+            assert [f.result().status for f in both] == ["pass", "fail", "pass", "fail"]
+        os.kill(first, signal.SIGKILL)
+        verdict = twin.check(exercise(), folder / "correct.py", seed=42)
+        assert verdict.passed, verdict.checks
+        assert pid_of(twin) not in (first, cloned) and live([cloned]) == ()
+    assert own_descendants() - before == set()
+
+
+def ancestors_of(pid: int) -> list[int]:
+    found = []
+    while pid > 1:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
+        pid = int(data[data.rfind(b")") + 2:].split()[1])
+        found.append(pid)
+    return found
+
+
+@pytest.mark.slow
 def test_a_server_killed_between_checks_is_replaced(warm: WarmWorker, folder: Path) -> None:
     old = pid_of(warm)
     os.kill(old, signal.SIGKILL)

@@ -1,15 +1,15 @@
 """Checking a whole class: every student's every exercise, on several warm workers at once.
 
-Before any student's code runs, every student's exercise files are copied into a fresh
-private folder of their own, so what one student's code does to the submissions cannot change
-what another is graded on. Each job is a thread with its own `WarmWorker` (a fork server on
-Linux); it takes one student at a time, checks their copies one by one (each check in its
-own fresh process, under the isolation of any check, docs/isolation.md), keeps the verdicts
-in memory and removes the copies. The private folders sit, under random names, in one folder
-of the run that only root can list (mode 0300), so a student's code finds nothing of another
-student's beside its own file or in the folder above; and no result is written anywhere
-until the whole class is done. A file that hangs or floods costs its own time limit in its
-own job; the other jobs go on.
+Before any student's code runs, every student's exercise files are copied into a fresh private
+folder of their own, so what one student's code does to the submissions cannot change what
+another is graded on. Each job is a thread with its own `WarmWorker` (a fork server on Linux,
+all but the first forked from the first, so torch is imported once); it takes one student at a
+time, checks their copies one by one (each check in its own fresh process, under the isolation
+of any check, docs/isolation.md), keeps the verdicts in memory and removes the copies. The
+private folders sit, under random names, in one folder of the run that only root can list (mode
+0300), so a student's code finds nothing of another student's beside its own file or in the
+folder above; and no result is written anywhere until the whole class is done. A file that
+hangs or floods costs its own time limit in its own job; the other jobs go on.
 """
 
 from __future__ import annotations
@@ -66,9 +66,13 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     # Every worker of this run, and any it restarts or falls back to, walls reading in too:
     # a student's code reads only Python, torch and its own check's folder, not the others'.
     walled, os.environ[READ_ENV] = os.environ.get(READ_ENV), "walled"
-    workers = [WarmWorker() for _ in range(max(1, min(jobs, len(students))))]
-    for worker in workers:
-        worker.start()  # every fork server imports torch at once, in the background
+    # One fork server imports torch; the others are forked from it once it is ready, so they
+    # share its memory and none of them imports torch again (where there is no fork server,
+    # each worker starts its own).
+    leader = WarmWorker()
+    leader.start()
+    workers = [leader, *(WarmWorker(twin_of=leader)
+                         for _ in range(max(1, min(jobs, len(students))) - 1))]
 
     def job(worker: WarmWorker) -> None:
         try:
@@ -87,6 +91,10 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     threads = [threading.Thread(target=job, args=(w,), name=f"gradtutor-grade-{n}",
                                 daemon=True) for n, w in enumerate(workers)]
     try:
+        for worker in workers[1:]:
+            worker.start()
+        for worker in workers[1:]:
+            worker.wait_ready()  # each clones the first server before any check runs on it
         for thread in threads:
             thread.start()
         for thread in threads:

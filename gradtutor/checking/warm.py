@@ -26,7 +26,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -85,12 +85,16 @@ class WarmWorker:
     and anything below it. The worker's environment is the tutor's as it was at `start()`.
     `fork` picks the fork server (True) or a pre-started spawned worker (False); the default
     is the fork server where it works (Linux). `contain` puts each spawned worker in a job
-    (Windows; a fake in tests)."""
+    (Windows; a fake in tests). `twin_of`: the first fork server is forked from that worker's
+    (once it is ready, between two of its checks), so that several workers import torch once
+    and share its memory; where that cannot be, it starts its own."""
 
-    def __init__(self, *, fork: bool | None = None, contain: Contain = contain_in_job) -> None:
+    def __init__(self, *, fork: bool | None = None, contain: Contain = contain_in_job,
+                 twin_of: WarmWorker | None = None) -> None:
         use_fork = FORK_SERVER if fork is None else fork and FORK_SERVER
+        first = twin_of._clone_server if twin_of is not None else None
         self._engine: _ForkEngine | _PrestartEngine = (
-            _ForkEngine() if use_fork else _PrestartEngine(contain))
+            _ForkEngine(first) if use_fork else _PrestartEngine(contain))
         self._lock = threading.Lock()  # one check at a time
         # the safety net: the engine is closed when this object goes, or at exit at the latest
         self._finalizer = weakref.finalize(self, self._engine.close)
@@ -98,6 +102,19 @@ class WarmWorker:
     def start(self) -> None:
         """Start the worker in the background; returns at once. Idempotent."""
         self._engine.start()
+
+    def wait_ready(self) -> bool:
+        """Wait until the worker can take a check at once (it started, if need be, and its
+        server is ready, or its pre-started worker waits); whether it can."""
+        return self._engine.wait_ready()
+
+    def _clone_server(self) -> _Server | None:
+        """For a `twin_of` this worker: a clone of its fork server, made between two checks
+        once the server is ready (the twin's start waits for that)."""
+        if not isinstance(self._engine, _ForkEngine):
+            return None
+        with self._lock:
+            return self._engine.clone_server()
 
     def check(self, exercise: Exercise, path: Path, *, seed: int,
               timeout: float | None = None) -> Verdict:
@@ -142,13 +159,27 @@ def _refuse_if(closed: bool) -> None:
 # ---- Linux: the fork server ----------------------------------------------------------------
 
 class _Server:
-    """The tutor's handle on one fork server: its process and its end of the control socket."""
+    """The tutor's handle on one fork server: its process and its end of the control socket.
+    `spawn` starts one (the tutor's child); `clone` forks another from a ready one (that
+    server's child, which the tutor cannot reap or wait for, only watch)."""
 
-    def __init__(self) -> None:
+    def __init__(self, control: socket.socket, pid: int,
+                 proc: subprocess.Popen[bytes] | None = None) -> None:
+        self.control = control
+        self.pid = pid
+        self.proc = proc
+        self.ready = False
+        self.lost = False  # it is gone, or no longer to be trusted
+        self.error: str | None = None  # why it could not start, as it said
+        self.references: _References | None = None  # its reference process, once ready
+        self.parent: int | None = None  # a clone's: the server it was forked from
+
+    @classmethod
+    def spawn(cls) -> _Server:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             fd = theirs.fileno()
-            self.proc = start_registered(lambda: subprocess.Popen(
+            proc = start_registered(lambda: subprocess.Popen(
                 [sys.executable, "-m", "gradtutor.checking.worker", "--serve", str(fd),
                  "--tutor", str(os.getpid())],  # a sweep can tell when its tutor is gone
                 pass_fds=(fd,), cwd=os.path.abspath(os.sep), stdin=subprocess.DEVNULL,
@@ -159,15 +190,55 @@ class _Server:
             raise
         finally:
             theirs.close()
-        self.control = mine
-        self.pid = self.proc.pid
-        self.ready = False
-        self.lost = False  # it is gone, or no longer to be trusted
-        self.error: str | None = None  # why it could not start, as it said
-        self.references: _References | None = None  # its reference process, once ready
+        return cls(mine, proc.pid, proc)
+
+    def clone(self) -> _Server | None:
+        """A second server forked from this ready one (no check may be running on it): it
+        shares this one's memory and costs no import. None if this one is gone. The clone
+        ends with this server (its parent-death signal)."""
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            socket.send_fds(self.control, [b'{"clone": true}'], [theirs.fileno()])
+        except OSError:
+            self.lost = True
+            mine.close()
+            return None
+        finally:
+            theirs.close()
+        reply = self.receive(REPLY_WAIT)
+        pid = reply.get("cloned") if reply else None
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+            mine.close()
+            return None
+        register_worker(pid)
+        clone = _Server(mine, pid)
+        clone.parent = self.pid
+        return clone
 
     def alive(self) -> bool:
-        return not self.lost and self.proc.poll() is None
+        if self.lost:
+            return False
+        return self.proc.poll() is None if self.proc is not None else self._clone_running()
+
+    def _reap_clone(self) -> None:
+        """Wait (bounded) until a killed clone has ended: reaped by its parent server, or by
+        the tutor if that server died first and the clone became the tutor's."""
+        deadline = time.monotonic() + KILL_WAIT
+        while time.monotonic() < deadline:
+            try:
+                done, _ = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # not the tutor's: its server's, or gone
+                if not self._clone_running():
+                    return
+            else:
+                if done:
+                    return
+            time.sleep(0.005)
+
+    def _clone_running(self) -> bool:
+        """A clone is not the tutor's child, so its pid may name another process once its
+        parent has reaped it: it is this clone only while that parent is still its parent."""
+        return _running(self.pid) and _parent_of(self.pid) == self.parent
 
     def receive(self, timeout: float, fds: list[int] | None = None) -> dict[str, Any] | None:
         """The server's next message; None if none came in time or the server is gone. The
@@ -230,7 +301,11 @@ class _Server:
         """Kill the server (it leads its own session) and reap it. Idempotent. The socket
         stays open for a check still reading it; `close_socket` closes it."""
         self.lost = True
-        if self.proc.poll() is None:
+        if self.proc is None:  # a clone: its parent server reaps it, or the tutor once
+            if self._clone_running():  # that parent is gone (the tutor is the subreaper)
+                kill_group(self.pid)
+            self._reap_clone()
+        elif self.proc.poll() is None:
             kill_group(self.pid)  # its reference process too: it is in the server's group
             self.proc.wait()
         forget_worker(self.pid)
@@ -386,6 +461,16 @@ class _Forked:
             self.ended = True  # give up waiting; the exit status stays unknown
 
 
+def _parent_of(pid: int) -> int | None:
+    """The parent of `pid` (Linux /proc), or None if it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            stat = file.read()
+        return int(stat[stat.rfind(b")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _running(pid: int) -> bool:
     """Whether `pid` names a process that has not ended (a zombie has)."""
     try:
@@ -397,9 +482,12 @@ def _running(pid: int) -> bool:
 
 
 class _ForkEngine:
-    """Runs requests in children of a fork server, restarting the server when it dies."""
+    """Runs requests in children of a fork server, restarting the server when it dies.
+    `first`, if given, makes its first server (a clone of another engine's); it may give
+    None, and a server is then spawned as usual."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: Callable[[], _Server | None] | None = None) -> None:
+        self._first = first
         self._state = threading.Lock()
         self._server: _Server | None = None
         self._starting: threading.Thread | None = None
@@ -426,7 +514,8 @@ class _ForkEngine:
 
     def _spawn(self) -> None:
         try:
-            server = _Server()
+            first, self._first = self._first, None  # only the first: later ones are spawned
+            server = (first() if first is not None else None) or _Server.spawn()
         except (OSError, subprocess.SubprocessError):
             with self._state:
                 self._broken = True
@@ -465,6 +554,15 @@ class _ForkEngine:
         with self._state:
             self._broken = True
         return None
+
+    def wait_ready(self) -> bool:
+        return self._ready_server() is not None
+
+    def clone_server(self) -> _Server | None:
+        """A clone of this engine's server, once it is ready (`_Server.clone`); the caller
+        holds the lock that keeps checks off it meanwhile. None if there is none to clone."""
+        server = self._ready_server()
+        return server.clone() if server is not None else None
 
     def _drop(self, server: _Server) -> None:
         with self._state:
@@ -651,6 +749,15 @@ class _PrestartEngine:
                 self._waiting = worker
                 return
         worker.discard()
+
+    def wait_ready(self) -> bool:
+        self.start()
+        with self._state:
+            starting = self._starting
+        if starting is not None:
+            starting.join()
+        with self._state:
+            return self._waiting is not None
 
     def run(self, request: dict[str, Any], timeout: float) -> Outcome:
         self.start()

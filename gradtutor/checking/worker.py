@@ -505,11 +505,14 @@ def serve(control_fd: int) -> NoReturn:
     {"error": text}) once at start, carrying one fd, the tutor's end of the socket of the
     reference process `pid` (`serve_references`); then {"pid": n} after each fork and
     {"exit": code} once the child is reaped (`os.waitstatus_to_exitcode`, as
-    Popen.returncode). No tensor work happens here, and the threads are bounded (one per
-    numeric library), so forking is safe. When the tutor goes away (end of file on the
-    socket), the server kills its child and ends. The reference process lives as long as the
-    server: a fresh one for every check cost some 15 ms more a check (torch's first-use costs,
-    paid again each time) to save the 10-15 MiB a used one holds (benchmarks/checks.py)."""
+    Popen.returncode). A request {"clone": true} carrying one fd forks a second server on
+    that socket (`_clone`) and is answered {"cloned": pid}. No tensor work happens here, and
+    the threads are bounded (one per numeric library), so forking is safe. When the tutor
+    goes away (end of file on the socket), the server kills its child and ends.
+
+    The reference process lives as long as the server: a fresh one for every check cost some
+    15 ms more a check (torch's first-use costs, paid again each time) to save the 10-15 MiB
+    a used one holds (benchmarks/checks.py)."""
     import gc
     import socket
 
@@ -530,6 +533,14 @@ def serve(control_fd: int) -> NoReturn:
     # do not copy the server's pages (hundreds of MiB, once per check) by touching them.
     gc.collect()
     gc.freeze()
+    _serve_checks(control)
+
+
+def _serve_checks(control: Any) -> NoReturn:
+    """The fork server's loop, once torch and the checkers are imported: start the reference
+    process, say ready, then serve requests until the tutor closes `control`."""
+    import socket
+
     references, pid = _fork_references(control)
     told = _tell(control, {"ready": True, "references": pid}, fds=[references.fileno()])
     references.close()
@@ -542,10 +553,14 @@ def serve(control_fd: int) -> NoReturn:
             os._exit(0)
         if not data:  # the tutor closed its end: nothing more will come
             os._exit(0)
+        _reap_ended()
         try:
             request = json.loads(data)
+            if request.get("clone") is True and len(fds) == 1:
+                _tell(control, {"cloned": _clone(control, fds[0])})
+                continue
             output_fd, result_fd = fds
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, AttributeError):
             for fd in fds:
                 os.close(fd)
             _tell(control, {"error": "a request the server cannot read"})
@@ -562,6 +577,41 @@ def serve(control_fd: int) -> NoReturn:
         if not _tell(control, {"pid": pid}):
             _end_child(pid)
         _tell(control, {"exit": _wait_child(pid, control)})
+
+
+def _clone(control: Any, fd: int) -> int:
+    """Fork a second fork server, which serves the control socket `fd` (a request
+    {"clone": true} carrying it): a grader's second worker costs a fork, not another import of
+    torch, and shares this one's memory. It leads a session of its own, ends with this
+    server, and starts its own reference process. Its pid."""
+    import socket
+
+    server = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            from gradtutor.checking.lifetime import die_with
+
+            os.setsid()
+            die_with(server)
+            control.close()
+            _serve_checks(socket.socket(fileno=fd))
+        finally:
+            os._exit(EXIT_WORKER_ERROR)
+    os.close(fd)
+    return pid
+
+
+def _reap_ended() -> None:
+    """Reap the clones and reference processes that have ended. No check's child is running
+    when this is called, so none is reaped here by mistake."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _check_child(control: Any, output_fd: int, result_fd: int,
