@@ -3,13 +3,14 @@
 Before any student's code runs, every student's exercise files are copied into a fresh private
 folder of their own, so what one student's code does to the submissions cannot change what
 another is graded on. Each job is a thread with its own `WarmWorker` (a fork server on Linux,
-all but the first forked from the first, so torch is imported once); it takes one student at a
-time, checks their copies one by one (each check in its own fresh process, under the isolation
-of any check, docs/isolation.md), keeps the verdicts in memory and removes the copies. The
-private folders sit, under random names, in one folder of the run that only root can list (mode
-0300), so a student's code finds nothing of another student's beside its own file or in the
-folder above; and no result is written anywhere until the whole class is done. A file that
-hangs or floods costs its own time limit in its own job; the other jobs go on.
+all but the first forked from the first, so torch is imported once); the jobs take one check at
+a time from one queue, student by student (each check in its own fresh process, under the
+isolation of any check, docs/isolation.md), keep the verdicts in memory, and remove a student's
+copies once all their checks are done. The private folders sit, under random names, in one
+folder of the run that only root can list (mode 0300), so a student's code finds nothing of
+another student's beside its own file or in the folder above; and no result is written anywhere
+until the whole class is done. A file that hangs or floods costs its own time limit in its own
+job; the other jobs go on, with the rest of that student's files too.
 """
 
 from __future__ import annotations
@@ -49,10 +50,15 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     """Every student's verdicts, in the order of `students`, each exercise on inputs from
     `seed`. `on_check` is called (from a job's thread) after each check. GradingFailed when
     the grader itself could not check (no result is then reported for anyone)."""
-    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    # One check at a time from one queue, student by student: a job held up by a file that
+    # hangs does not hold up the rest of that student's files, which other jobs take.
+    todo: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
     for index in range(len(students)):
-        todo.put(index)
-    results: dict[int, StudentResult] = {}
+        for number in range(len(exercises)):
+            todo.put((index, number))
+    verdicts: dict[tuple[int, int], Verdict] = {}
+    left = [len(exercises)] * len(students)  # each student's checks not yet done
+    counting = threading.Lock()
     failures: list[BaseException] = []
     stop = threading.Event()
     # named for this process, so that the next start's sweep removes it if grading is killed
@@ -78,12 +84,21 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
         try:
             while not stop.is_set():
                 try:
-                    index = todo.get_nowait()
+                    index, number = todo.get_nowait()
                 except queue.Empty:
                     return
-                results[index] = grade_student(worker, students[index], exercises,
-                                               copies[index], seed=seed, timeout=timeout,
-                                               stop=stop, on_check=on_check)
+                student, exercise = students[index], exercises[number]
+                try:
+                    verdicts[index, number] = grade_check(
+                        worker, student, exercise, copies[index][exercise.id], seed=seed,
+                        timeout=timeout, stop=stop)
+                finally:
+                    with counting:
+                        left[index] -= 1
+                        last = left[index] == 0
+                    if last:  # no check of this student's runs any more
+                        remove_copies(copies[index])
+                on_check(student, verdicts[index, number])
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
             failures.append(exc)
             stop.set()
@@ -119,7 +134,9 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
                                 error=f"{type(first).__name__}: {first}"),
                             msg("this is a gradtutor bug: rerun with --debug and report it")
                             ) from first
-    return [results[index] for index in range(len(students))]
+    return [StudentResult(student, tuple(verdicts[index, number]
+                                         for number in range(len(exercises))))
+            for index, student in enumerate(students)]
 
 
 Copies = dict[str, tuple[Path | None, str | None]]  # exercise id: (the copy, or why none)
@@ -131,39 +148,35 @@ def copy_student(student: Submission, exercises: Sequence[Exercise], root: Path)
     return {e.id: _copy_in(student.folder, private, e.id) for e in exercises}
 
 
-def grade_student(worker: WarmWorker, student: Submission, exercises: Sequence[Exercise],
-                  copies: Copies, *, seed: int, timeout: float | None,
-                  stop: threading.Event, on_check: OnCheck) -> StudentResult:
-    """One student's verdicts, checked from their private copies (removed afterwards)."""
-    try:
-        verdicts = []
-        for exercise in exercises:
-            if stop.is_set():
-                raise GradingFailed(msg("grading was stopped"))
-            copy, problem = copies[exercise.id]
-            if problem is not None:
-                verdict = unreadable_verdict(exercise.id, seed, problem)
-            elif copy is None:
-                verdict = missing_verdict(exercise.id, seed)
-            else:
-                verdict = worker.check(exercise, copy, seed=seed, timeout=timeout)
-                if stop.is_set():  # the check was stopped, not judged
-                    raise GradingFailed(msg("grading was stopped"))
-                wrong = grader_problem(verdict)
-                if wrong is not None:
-                    raise GradingFailed(
-                        msg("the checker could not check {student}'s {exercise}: {problem}",
-                            student=student.name, exercise=exercise.id,
-                            problem=wrong.message),
-                        msg("the student's code never ran; fix the grading machine (is "
-                            "torch installed?) and grade again"))
-            verdicts.append(verdict)
-            on_check(student, verdict)
-        return StudentResult(student, tuple(verdicts))
-    finally:
-        for copy, _ in copies.values():
-            if copy is not None:
-                copy.unlink(missing_ok=True)
+def grade_check(worker: WarmWorker, student: Submission, exercise: Exercise,
+                copy: tuple[Path | None, str | None], *, seed: int, timeout: float | None,
+                stop: threading.Event) -> Verdict:
+    """One student's verdict on one exercise, checked from their private copy."""
+    if stop.is_set():
+        raise GradingFailed(msg("grading was stopped"))
+    path, problem = copy
+    if problem is not None:
+        return unreadable_verdict(exercise.id, seed, problem)
+    if path is None:
+        return missing_verdict(exercise.id, seed)
+    verdict = worker.check(exercise, path, seed=seed, timeout=timeout)
+    if stop.is_set():  # the check was stopped, not judged
+        raise GradingFailed(msg("grading was stopped"))
+    wrong = grader_problem(verdict)
+    if wrong is not None:
+        raise GradingFailed(
+            msg("the checker could not check {student}'s {exercise}: {problem}",
+                student=student.name, exercise=exercise.id, problem=wrong.message),
+            msg("the student's code never ran; fix the grading machine (is torch "
+                "installed?) and grade again"))
+    return verdict
+
+
+def remove_copies(copies: Copies) -> None:
+    """Remove a student's copies once all their checks are done."""
+    for path, _ in copies.values():
+        if path is not None:
+            path.unlink(missing_ok=True)
 
 
 def _remove(root: Path) -> None:

@@ -34,6 +34,8 @@ def flat(values: Any) -> list[float] | None:
     if isinstance(values, (int, float)) and not isinstance(values, bool):
         return [float(values)]
     if isinstance(values, list):
+        if all(type(item) in (int, float) for item in values):  # a row (bool is no number)
+            return [float(item) for item in values]
         out: list[float] = []
         for item in values:
             inner = flat(item)
