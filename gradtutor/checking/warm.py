@@ -173,6 +173,9 @@ class _Server:
         self.error: str | None = None  # why it could not start, as it said
         self.references: _References | None = None  # its reference process, once ready
         self.parent: int | None = None  # a clone's: the server it was forked from
+        # the children it told of that the tutor must reap if the server dies: its reference
+        # process and the child it forked ahead for the next check
+        self.told: dict[str, int] = {}
 
     @classmethod
     def spawn(cls) -> _Server:
@@ -241,9 +244,23 @@ class _Server:
         return _running(self.pid) and _parent_of(self.pid) == self.parent
 
     def receive(self, timeout: float, fds: list[int] | None = None) -> dict[str, Any] | None:
-        """The server's next message; None if none came in time or the server is gone. The
-        fds that came with it are appended to `fds` (closed, if it is None)."""
-        if self.lost:
+        """The server's next message but {"spare": pid} (noted in `told`); None if none came
+        in time or the server is gone. The fds that came with it are appended to `fds`
+        (closed, if it is None)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._receive_one(deadline - time.monotonic(), fds)
+            if message is None or set(message) != {"spare"}:
+                return message
+            self._note("spare", message["spare"])
+
+    def _note(self, name: str, pid: Any) -> None:
+        if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+            self.told[name] = pid
+
+    def _receive_one(self, timeout: float, fds: list[int] | None = None, *,
+                     even_if_lost: bool = False) -> dict[str, Any] | None:
+        if self.lost and not even_if_lost:
             return None
         try:
             readable, _, _ = select.select([self.control], [], [], max(0.0, timeout))
@@ -274,9 +291,11 @@ class _Server:
             self.ready = bool(message and message.get("ready") is True)
             if message and isinstance(message.get("error"), str):
                 self.error = message["error"]
-            pid = message.get("references") if message else None
-            if self.ready and fds and isinstance(pid, int) and not isinstance(pid, bool):
-                self.references = _References(fds.pop(), pid)
+            if self.ready and fds:
+                self.references = _References(fds.pop())
+            if self.ready and message:
+                self._note("references", message.get("references"))
+                self._note("spare", message.get("spare"))
             for fd in fds:
                 os.close(fd)
         return self.ready
@@ -295,12 +314,20 @@ class _Server:
         if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
             self.lost = True
             return None
+        if self.told.get("spare") == pid:  # a check's child now: `_Forked` reaps it
+            del self.told["spare"]
         return pid
 
     def stop(self) -> None:
         """Kill the server (it leads its own session) and reap it. Idempotent. The socket
         stays open for a check still reading it; `close_socket` closes it."""
+        with contextlib.suppress(OSError, ValueError):  # what it said before it went: the
+            while (said := self._receive_one(0.0, even_if_lost=True)) is not None:
+                self._note("spare", said.get("spare"))  # child it forked last, say
         self.lost = True
+        # its reference process and waiting child (and a check's child, clones: those are
+        # reaped by whoever watches them too, harmlessly)
+        orphans = {*self.told.values(), *_children_of(self.pid)}
         if self.proc is None:  # a clone: its parent server reaps it, or the tutor once
             if self._clone_running():  # that parent is gone (the tutor is the subreaper)
                 kill_group(self.pid)
@@ -309,8 +336,7 @@ class _Server:
             kill_group(self.pid)  # its reference process too: it is in the server's group
             self.proc.wait()
         forget_worker(self.pid)
-        if self.references is not None:
-            self.references.reap()
+        _reap_orphans(sorted(orphans), self.pid)
 
     def close_socket(self) -> None:
         self.control.close()
@@ -343,11 +369,10 @@ class _References:
     once the check is over. One question at a time; after any failure it is of no more use,
     and checks send the references the old way (`worker.reference_elsewhere`)."""
 
-    def __init__(self, fd: int, pid: int) -> None:
+    def __init__(self, fd: int) -> None:
         self._socket = socket.socket(fileno=fd)
         self._pending = b""
         self.lost = False
-        self.pid = pid
 
     def ask(self, checker: str, seed: int) -> bool:
         try:
@@ -383,20 +408,6 @@ class _References:
     def close(self) -> None:
         self.lost = True
         self._socket.close()
-
-    def reap(self) -> None:
-        """Once its server is dead (killed with the server's group, and by its parent-death
-        signal): reap it if it became the tutor's (the subreaper's) child. Not killed by pid
-        here: if it is not the tutor's, that pid may name another process by now."""
-        deadline = time.monotonic() + KILL_WAIT
-        while True:
-            try:
-                done, _ = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if done or time.monotonic() >= deadline:
-                return
-            time.sleep(0.005)
 
 
 class _Forked:
@@ -459,6 +470,33 @@ class _Forked:
         self.server.stop()  # a server that does not report its child is of no more use
         if not self.wait_for(KILL_WAIT):
             self.ended = True  # give up waiting; the exit status stays unknown
+
+
+def _children_of(pid: int) -> list[int]:
+    """The children of `pid` now (Linux /proc; its threads are the server's one)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as listing:
+            return [int(child) for child in listing.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _reap_orphans(pids: list[int], server: int) -> None:
+    """Once `server` is dead, its children die too (their parent-death signal) and become
+    the tutor's, the subreaper's: reap them (bounded). One that is neither the tutor's child
+    nor still the server's is left alone: its pid may name another process by now."""
+    deadline = time.monotonic() + KILL_WAIT
+    for pid in pids:
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                if not _running(pid) or _parent_of(pid) != server:
+                    break  # gone, or someone else's
+                done = 0
+            if done or time.monotonic() >= deadline:
+                break
+            time.sleep(0.005)
 
 
 def _parent_of(pid: int) -> int | None:

@@ -248,6 +248,25 @@ def warm_up() -> None:
         (torch.ones(2, dtype=torch.float64, requires_grad=True) * 2).sum().backward()  # type: ignore[no-untyped-call]
 
 
+def warm_up_training() -> None:
+    """What a check's first training step costs in a fresh child (torch's first use of a
+    module, an optimizer, a loss, a backward, and the pages of the server's memory they
+    touch), paid by a waiting child before its request comes: a tiny model, one SGD step with
+    momentum, two losses, `zero_grad`. The random state is as it was; nothing is traced (no
+    case has started) and nothing of it is left."""
+    import torch
+
+    with contextlib.suppress(Exception), torch.random.fork_rng(devices=[]):
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        inputs, targets = torch.randn(5, 3), torch.randn(5, 1)
+        for loss_fn in (torch.nn.functional.mse_loss, torch.nn.functional.smooth_l1_loss):
+            optimizer.zero_grad()
+            loss_fn(model(inputs), targets).backward()  # type: ignore[no-untyped-call]
+            optimizer.step()
+        [p.grad.tolist() for p in model.parameters() if p.grad is not None]
+
+
 def spawn_reference(checker_name: str, seed: int, fd: int) -> int:
     """The reference in a fresh interpreter writing to `fd` as its stdout; its exit code."""
     import subprocess
@@ -503,16 +522,17 @@ def serve(control_fd: int) -> NoReturn:
     Request: one message {"request": path, "work": folder} carrying two fds, the learner's
     output pipe and the private result pipe. Replies: {"ready": true, "references": pid} (or
     {"error": text}) once at start, carrying one fd, the tutor's end of the socket of the
-    reference process `pid` (`serve_references`); then {"pid": n} after each fork and
-    {"exit": code} once the child is reaped (`os.waitstatus_to_exitcode`, as
-    Popen.returncode). A request {"clone": true} carrying one fd forks a second server on
-    that socket (`_clone`) and is answered {"cloned": pid}. No tensor work happens here, and
-    the threads are bounded (one per numeric library), so forking is safe. When the tutor
-    goes away (end of file on the socket), the server kills its child and ends.
+    reference process `pid` (`serve_references`), and naming the child already forked for the
+    first check as "spare" (`_prefork`); then {"pid": n} once a check's child has its request,
+    {"exit": code} once it is reaped (`os.waitstatus_to_exitcode`, as Popen.returncode), and
+    {"spare": n} once the next one is forked. A request {"clone": true} carrying one fd forks a
+    second server on that socket (`_clone`) and is answered {"cloned": pid}. No tensor work
+    happens here, and the threads are bounded (one per numeric library), so forking is safe.
+    When the tutor goes away (end of file on the socket), the server kills its child and ends.
 
-    The reference process lives as long as the server: a fresh one for every check cost some
-    15 ms more a check (torch's first-use costs, paid again each time) to save the 10-15 MiB
-    a used one holds (benchmarks/checks.py)."""
+    The reference process lives as long as the server: a fresh one for every check cost some 15
+    ms more a check (torch's first-use costs, paid again each time) to save the 10-15 MiB a used
+    one holds (benchmarks/checks.py)."""
     import gc
     import socket
 
@@ -542,7 +562,10 @@ def _serve_checks(control: Any) -> NoReturn:
     import socket
 
     references, pid = _fork_references(control)
-    told = _tell(control, {"ready": True, "references": pid}, fds=[references.fileno()])
+    spare = _prefork(control)
+    told = _tell(control, {"ready": True, "references": pid,
+                           "spare": spare[0] if spare is not None else None},
+                 fds=[references.fileno()])
     references.close()
     if not told:
         os._exit(0)
@@ -557,7 +580,7 @@ def _serve_checks(control: Any) -> NoReturn:
         try:
             request = json.loads(data)
             if request.get("clone") is True and len(fds) == 1:
-                _tell(control, {"cloned": _clone(control, fds[0])})
+                _tell(control, {"cloned": _clone(control, fds[0], spare)})
                 continue
             output_fd, result_fd = fds
         except (ValueError, TypeError, AttributeError):
@@ -565,21 +588,81 @@ def _serve_checks(control: Any) -> NoReturn:
                 os.close(fd)
             _tell(control, {"error": "a request the server cannot read"})
             continue
-        server = os.getpid()
-        pid = os.fork()
-        if pid == 0:
-            from gradtutor.checking.lifetime import die_with
+        child = _hand_over(spare, data, [output_fd, result_fd]) if spare is not None else None
+        if spare is not None:
+            spare[1].close()
+            spare = None
+        if child is None:  # no child waiting (it died, or could not be forked): fork one now
+            server = os.getpid()
+            child = os.fork()
+            if child == 0:
+                from gradtutor.checking.lifetime import die_with
 
-            die_with(server)  # the server ends with the tutor, so the child with the server
-            _check_child(control, output_fd, result_fd, request)
+                die_with(server)  # the server ends with the tutor, so the child with it
+                os.setsid()
+                os.close(control.detach())
+                _check_child(output_fd, result_fd, request)
         os.close(output_fd)  # the child has its copies; the tutor sees EOF when it ends
         os.close(result_fd)
-        if not _tell(control, {"pid": pid}):
-            _end_child(pid)
-        _tell(control, {"exit": _wait_child(pid, control)})
+        if not _tell(control, {"pid": child}):
+            _end_child(child)
+        _tell(control, {"exit": _wait_child(child, control)})
+        spare = _prefork(control)  # the next check's child, forked while nothing waits on it
+        if spare is not None:
+            _tell(control, {"spare": spare[0]})
 
 
-def _clone(control: Any, fd: int) -> int:
+Spare = tuple[int, Any]  # a child forked ahead, waiting for its request: its pid, our socket
+
+
+def _prefork(control: Any) -> Spare | None:
+    """Fork the next check's child ahead of its request (between checks, while nobody waits),
+    so that a check does not wait for the fork and the child's setting up: the child leaves
+    the server's session, closes the server's socket, and waits for its request on a socket
+    of its own (`_hand_over`). No tensor work happens in it before the request: it is as
+    fresh as a child forked on request. None if it cannot be forked."""
+    import socket
+
+    server = os.getpid()
+    try:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid == 0:
+        try:
+            from gradtutor.checking.lifetime import die_with
+
+            die_with(server)
+            os.setsid()
+            control.close()
+            mine.close()
+            warm_up_training()
+            data, fds, _, _ = socket.recv_fds(theirs, 65536, 2)
+            if not data:  # the server let it go without a request
+                os._exit(0)
+            request = json.loads(data)
+            output_fd, result_fd = fds
+            theirs.close()
+        except BaseException:  # noqa: BLE001 - nowhere to report it; the exit code says it
+            os._exit(EXIT_WORKER_ERROR)
+        _check_child(output_fd, result_fd, request)
+    theirs.close()
+    return pid, mine
+
+
+def _hand_over(spare: Spare, data: bytes, fds: list[int]) -> int | None:
+    """Give the waiting child the request and its two fds; its pid, or None if it is gone."""
+    import socket
+
+    try:
+        socket.send_fds(spare[1], [data], fds)
+    except OSError:
+        return None
+    return spare[0]
+
+
+def _clone(control: Any, fd: int, spare: Spare | None) -> int:
     """Fork a second fork server, which serves the control socket `fd` (a request
     {"clone": true} carrying it): a grader's second worker costs a fork, not another import of
     torch, and shares this one's memory. It leads a session of its own, ends with this
@@ -595,6 +678,8 @@ def _clone(control: Any, fd: int) -> int:
             os.setsid()
             die_with(server)
             control.close()
+            if spare is not None:  # the first server's waiting child is not this one's
+                spare[1].close()
             _serve_checks(socket.socket(fileno=fd))
         finally:
             os._exit(EXIT_WORKER_ERROR)
@@ -614,14 +699,11 @@ def _reap_ended() -> None:
             return
 
 
-def _check_child(control: Any, output_fd: int, result_fd: int,
-                 request: dict[str, Any]) -> NoReturn:
-    """In the fork server's fresh child: leave the server's session, take the check's output
-    pipe as stdout and stderr, close every other fd but the result pipe (the server's socket
-    included), move into the check's folder, and answer the request."""
+def _check_child(output_fd: int, result_fd: int, request: dict[str, Any]) -> NoReturn:
+    """In the fork server's fresh child, which has left the server's session and closed its
+    socket: take the check's output pipe as stdout and stderr, close every other fd but the
+    result pipe, move into the check's folder, and answer the request."""
     try:
-        os.setsid()
-        os.close(control.detach())
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)
         os.closerange(3, result_fd)
