@@ -176,6 +176,7 @@ class _Server:
         # the children it told of that the tutor must reap if the server dies: its reference
         # process and the child it forked ahead for the next check
         self.told: dict[str, int] = {}
+        self.checking: int | None = None  # the last check's child: `_Forked` reaps it
 
     @classmethod
     def spawn(cls) -> _Server:
@@ -316,6 +317,7 @@ class _Server:
             return None
         if self.told.get("spare") == pid:  # a check's child now: `_Forked` reaps it
             del self.told["spare"]
+        self.checking = pid
         return pid
 
     def stop(self) -> None:
@@ -327,7 +329,7 @@ class _Server:
         self.lost = True
         # its reference process and waiting child (and a check's child, clones: those are
         # reaped by whoever watches them too, harmlessly)
-        orphans = {*self.told.values(), *_children_of(self.pid)}
+        orphans = {*self.told.values(), *_children_of(self.pid)} - {self.checking}
         if self.proc is None:  # a clone: its parent server reaps it, or the tutor once
             if self._clone_running():  # that parent is gone (the tutor is the subreaper)
                 kill_group(self.pid)

@@ -251,19 +251,24 @@ def warm_up() -> None:
 def warm_up_training() -> None:
     """What a check's first training step costs in a fresh child (torch's first use of a
     module, an optimizer, a loss, a backward, and the pages of the server's memory they
-    touch), paid by a waiting child before its request comes: a tiny model, one SGD step with
-    momentum, two losses, `zero_grad`. The random state is as it was; nothing is traced (no
+    touch), paid by a waiting child before its request comes: a tiny model, the optimizers and
+    losses the checkers use, `zero_grad`. The random state is as it was; nothing is traced (no
     case has started) and nothing of it is left."""
     import torch
 
     with contextlib.suppress(Exception), torch.random.fork_rng(devices=[]):
-        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        inputs, targets = torch.randn(5, 3), torch.randn(5, 1)
-        for loss_fn in (torch.nn.functional.mse_loss, torch.nn.functional.smooth_l1_loss):
-            optimizer.zero_grad()
-            loss_fn(model(inputs), targets).backward()  # type: ignore[no-untyped-call]
-            optimizer.step()
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.ReLU(),
+                                    torch.nn.Linear(4, 2))
+        inputs, targets = torch.randn(5, 3), torch.randn(5, 2)
+        losses = (torch.nn.MSELoss(), torch.nn.SmoothL1Loss(), torch.nn.HuberLoss(),
+                  torch.nn.L1Loss(), torch.nn.CrossEntropyLoss())
+        for kind in (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW):
+            optimizer = kind(model.parameters(), lr=0.01)
+            for loss_fn in losses:
+                optimizer.zero_grad()
+                loss_fn(model(inputs), targets.softmax(1)).backward()
+                optimizer.step()
+        torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9).step()
         [p.grad.tolist() for p in model.parameters() if p.grad is not None]
 
 
