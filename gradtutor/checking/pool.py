@@ -75,9 +75,10 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     # One fork server imports torch; the others are forked from it once it is ready, so they
     # share its memory and none of them imports torch again (where there is no fork server,
     # each worker starts its own).
-    leader = WarmWorker()
+    # No warm-up of the next check's child: checks come back to back and would wait for it.
+    leader = WarmWorker(warm_up=False)
     leader.start()
-    workers = [leader, *(WarmWorker(twin_of=leader)
+    workers = [leader, *(WarmWorker(twin_of=leader, warm_up=False)
                          for _ in range(max(1, min(jobs, len(students))) - 1))]
 
     def job(worker: WarmWorker) -> None:

@@ -87,14 +87,16 @@ class WarmWorker:
     is the fork server where it works (Linux). `contain` puts each spawned worker in a job
     (Windows; a fake in tests). `twin_of`: the first fork server is forked from that worker's
     (once it is ready, between two of its checks), so that several workers import torch once
-    and share its memory; where that cannot be, it starts its own."""
+    and share its memory; where that cannot be, it starts its own. `warm_up` off: the child
+    forked ahead for the next check does not run a training step first, which checks back to
+    back (`grade`) would wait for; a clone has its first server's setting."""
 
     def __init__(self, *, fork: bool | None = None, contain: Contain = contain_in_job,
-                 twin_of: WarmWorker | None = None) -> None:
+                 twin_of: WarmWorker | None = None, warm_up: bool = True) -> None:
         use_fork = FORK_SERVER if fork is None else fork and FORK_SERVER
         first = twin_of._clone_server if twin_of is not None else None
         self._engine: _ForkEngine | _PrestartEngine = (
-            _ForkEngine(first) if use_fork else _PrestartEngine(contain))
+            _ForkEngine(first, warm_up) if use_fork else _PrestartEngine(contain))
         self._lock = threading.Lock()  # one check at a time
         # the safety net: the engine is closed when this object goes, or at exit at the latest
         self._finalizer = weakref.finalize(self, self._engine.close)
@@ -179,13 +181,14 @@ class _Server:
         self.checking: int | None = None  # the last check's child: `_Forked` reaps it
 
     @classmethod
-    def spawn(cls) -> _Server:
+    def spawn(cls, warm_up: bool = True) -> _Server:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             fd = theirs.fileno()
             proc = start_registered(lambda: subprocess.Popen(
                 [sys.executable, "-m", "gradtutor.checking.worker", "--serve", str(fd),
-                 "--tutor", str(os.getpid())],  # a sweep can tell when its tutor is gone
+                 "--tutor", str(os.getpid()),  # a sweep can tell when its tutor is gone
+                 *([] if warm_up else ["--no-warm-up"])],
                 pass_fds=(fd,), cwd=os.path.abspath(os.sep), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env=server_environment(os.environ), start_new_session=True))
@@ -526,8 +529,10 @@ class _ForkEngine:
     `first`, if given, makes its first server (a clone of another engine's); it may give
     None, and a server is then spawned as usual."""
 
-    def __init__(self, first: Callable[[], _Server | None] | None = None) -> None:
+    def __init__(self, first: Callable[[], _Server | None] | None = None,
+                 warm_up: bool = True) -> None:
         self._first = first
+        self._warm_up = warm_up
         self._state = threading.Lock()
         self._server: _Server | None = None
         self._starting: threading.Thread | None = None
@@ -555,7 +560,7 @@ class _ForkEngine:
     def _spawn(self) -> None:
         try:
             first, self._first = self._first, None  # only the first: later ones are spawned
-            server = (first() if first is not None else None) or _Server.spawn()
+            server = (first() if first is not None else None) or _Server.spawn(self._warm_up)
         except (OSError, subprocess.SubprocessError):
             with self._state:
                 self._broken = True

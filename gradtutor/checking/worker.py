@@ -490,7 +490,7 @@ def main(argv: list[str] | None = None) -> None:
     atexit handlers of theirs."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--serve"]:
-        serve(int(args[1]))
+        serve(int(args[1]), warm_up="--no-warm-up" not in args)
     if args[:1] == ["--reference"]:
         reference_main(args[1], int(args[2]))
     for flag in args[3:]:
@@ -520,7 +520,7 @@ def main(argv: list[str] | None = None) -> None:
 
 # ---- the fork server (Linux) ---------------------------------------------------------------
 
-def serve(control_fd: int) -> NoReturn:
+def serve(control_fd: int, *, warm_up: bool = True) -> NoReturn:
     """The fork server: import torch and the checkers once, then fork one fresh child per
     request that arrives on the Unix socket `control_fd`, and report how each child ended.
 
@@ -558,16 +558,16 @@ def serve(control_fd: int) -> NoReturn:
     # do not copy the server's pages (hundreds of MiB, once per check) by touching them.
     gc.collect()
     gc.freeze()
-    _serve_checks(control)
+    _serve_checks(control, warm_up)
 
 
-def _serve_checks(control: Any) -> NoReturn:
+def _serve_checks(control: Any, warm_up: bool) -> NoReturn:
     """The fork server's loop, once torch and the checkers are imported: start the reference
     process, say ready, then serve requests until the tutor closes `control`."""
     import socket
 
     references, pid = _fork_references(control)
-    spare = _prefork(control)
+    spare = _prefork(control, warm_up)
     told = _tell(control, {"ready": True, "references": pid,
                            "spare": spare[0] if spare is not None else None},
                  fds=[references.fileno()])
@@ -585,7 +585,7 @@ def _serve_checks(control: Any) -> NoReturn:
         try:
             request = json.loads(data)
             if request.get("clone") is True and len(fds) == 1:
-                _tell(control, {"cloned": _clone(control, fds[0], spare)})
+                _tell(control, {"cloned": _clone(control, fds[0], spare, warm_up)})
                 continue
             output_fd, result_fd = fds
         except (ValueError, TypeError, AttributeError):
@@ -612,7 +612,7 @@ def _serve_checks(control: Any) -> NoReturn:
         if not _tell(control, {"pid": child}):
             _end_child(child)
         _tell(control, {"exit": _wait_child(child, control)})
-        spare = _prefork(control)  # the next check's child, forked while nothing waits on it
+        spare = _prefork(control, warm_up)  # the next check's child, while nothing waits
         if spare is not None:
             _tell(control, {"spare": spare[0]})
 
@@ -620,12 +620,12 @@ def _serve_checks(control: Any) -> NoReturn:
 Spare = tuple[int, Any]  # a child forked ahead, waiting for its request: its pid, our socket
 
 
-def _prefork(control: Any) -> Spare | None:
+def _prefork(control: Any, warm_up: bool) -> Spare | None:
     """Fork the next check's child ahead of its request (between checks, while nobody waits),
     so that a check does not wait for the fork and the child's setting up: the child leaves
-    the server's session, closes the server's socket, and waits for its request on a socket
-    of its own (`_hand_over`). No tensor work happens in it before the request: it is as
-    fresh as a child forked on request. None if it cannot be forked."""
+    the server's session, closes the server's socket, warms up (`warm_up_training`, unless
+    `warm_up` is off: checks back to back, as `grade` runs them, would wait for it) and waits
+    for its request on a socket of its own (`_hand_over`). None if it cannot be forked."""
     import socket
 
     server = os.getpid()
@@ -642,7 +642,8 @@ def _prefork(control: Any) -> Spare | None:
             os.setsid()
             control.close()
             mine.close()
-            warm_up_training()
+            if warm_up:
+                warm_up_training()
             data, fds, _, _ = socket.recv_fds(theirs, 65536, 2)
             if not data:  # the server let it go without a request
                 os._exit(0)
@@ -667,7 +668,7 @@ def _hand_over(spare: Spare, data: bytes, fds: list[int]) -> int | None:
     return spare[0]
 
 
-def _clone(control: Any, fd: int, spare: Spare | None) -> int:
+def _clone(control: Any, fd: int, spare: Spare | None, warm_up: bool) -> int:
     """Fork a second fork server, which serves the control socket `fd` (a request
     {"clone": true} carrying it): a grader's second worker costs a fork, not another import of
     torch, and shares this one's memory. It leads a session of its own, ends with this
@@ -685,7 +686,7 @@ def _clone(control: Any, fd: int, spare: Spare | None) -> int:
             control.close()
             if spare is not None:  # the first server's waiting child is not this one's
                 spare[1].close()
-            _serve_checks(socket.socket(fileno=fd))
+            _serve_checks(socket.socket(fileno=fd), warm_up)
         finally:
             os._exit(EXIT_WORKER_ERROR)
     os.close(fd)
