@@ -3,9 +3,10 @@
     python benchmarks/run.py
 
 Runs benchmarks/startup.py (the first slide against the bare import of the UI libraries,
-with and without the warm worker starting) and then benchmarks/checks.py (a cold
-`gradtutor check` against `import torch`, warm checks p50 and p95, peak memory), each in its
-own process so that neither's imports or memory count in the other's figures.
+with and without the warm worker starting), benchmarks/checks.py (every exercise and snippet
+warm and cold, `check --all`, memory) and benchmarks/grade.py (a class of 30 graded at once
+against one by one), each in its own process so that no one's imports or memory count in
+another's figures.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ HERE = Path(__file__).parent
 
 
 def main() -> None:
-    for script in ("startup.py", "checks.py"):
+    for script in ("startup.py", "checks.py", "grade.py"):
         print(f"== {script}", flush=True)
         code = subprocess.call([sys.executable, str(HERE / script)])
         if code:
