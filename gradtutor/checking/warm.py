@@ -524,7 +524,25 @@ def _running(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2:][:1] != b"Z"
 
 
-class _ForkEngine:
+class _Engine:
+    """What both engines share: a lock, and the thread that starts their worker."""
+
+    _state: threading.Lock
+    _starting: threading.Thread | None
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def _await_start(self) -> None:
+        """Start the worker if need be, and wait until that start has ended."""
+        self.start()
+        with self._state:
+            starting = self._starting
+        if starting is not None:
+            starting.join()
+
+
+class _ForkEngine(_Engine):
     """Runs requests in children of a fork server, restarting the server when it dies.
     `first`, if given, makes its first server (a clone of another engine's); it may give
     None, and a server is then spawned as usual."""
@@ -582,11 +600,7 @@ class _ForkEngine:
                 self._drop(server)
                 server = None
             if server is None:
-                self.start()
-                with self._state:
-                    starting = self._starting
-                if starting is not None:
-                    starting.join()
+                self._await_start()
                 with self._state:
                     server = self._server
                 if server is None:
@@ -759,7 +773,7 @@ class _Prestarted:
         self.slot.close()
 
 
-class _PrestartEngine:
+class _PrestartEngine(_Engine):
     """Runs each request in a pre-started worker, and pre-starts the next after it."""
 
     def __init__(self, contain: Contain) -> None:
@@ -796,20 +810,12 @@ class _PrestartEngine:
         worker.discard()
 
     def wait_ready(self) -> bool:
-        self.start()
-        with self._state:
-            starting = self._starting
-        if starting is not None:
-            starting.join()
+        self._await_start()
         with self._state:
             return self._waiting is not None
 
     def run(self, request: dict[str, Any], timeout: float) -> Outcome:
-        self.start()
-        with self._state:
-            starting = self._starting
-        if starting is not None:
-            starting.join()
+        self._await_start()
         with self._state:
             worker, self._waiting = self._waiting, None
             self._current = worker
