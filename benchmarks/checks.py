@@ -31,6 +31,8 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
+from grade import tree_rss_kib  # benchmarks/grade.py, beside this script
+
 from gradtutor.checking.runner import run_snippet
 from gradtutor.checking.safety import apply_edits
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker
@@ -76,22 +78,12 @@ def peak_kib(pid: int | str = "self") -> int | None:
 
 
 def worker_pss_kib(pid: int | None) -> int | None:
-    """The memory a warm worker holds at rest: the proportional set size (shared pages
-    split between their holders) of the fork server and its reference process, summed;
-    None where Linux's /proc cannot tell."""
-    if pid is None:
+    """The memory a warm worker holds at rest: the proportional set size (shared pages split
+    between their holders) of the fork server and every process below it, summed; None where
+    Linux's /proc cannot tell."""
+    if pid is None or not os.path.exists(f"/proc/{pid}/smaps_rollup"):
         return None
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as children:
-            pids = [pid, *map(int, children.read().split())]
-        total = 0
-        for each in pids:
-            with open(f"/proc/{each}/smaps_rollup", encoding="ascii") as rollup:
-                total += next(int(line.split()[1]) for line in rollup
-                              if line.startswith("Pss:"))
-    except (OSError, StopIteration, ValueError):
-        return None
-    return total
+    return tree_rss_kib(pid)
 
 
 def mib(kib: int | None) -> str:

@@ -646,31 +646,38 @@ def process_table() -> dict[int, tuple[int, str]]:
     todo = [me]
     while todo:
         pid = todo.pop()
-        entry = _stat(str(pid))
+        entry = process_stat(pid)
         if entry is None:
             continue  # it ended while we looked
         table[pid] = entry
-        try:
-            threads = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for thread in threads:
-            children = _read(f"/proc/{pid}/task/{thread}/children")
-            todo += [int(child) for child in (children or b"").split()
-                     if int(child) not in table]
+        todo += [child for child in children_of(pid) if child not in table]
     return table
+
+
+def children_of(pid: int) -> list[int]:
+    """The children of `pid` now, whichever of its threads forked them (Linux /proc; empty
+    if it is gone or the kernel does not list children)."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for thread in threads:
+        found += [int(child) for child in
+                  (_read(f"/proc/{pid}/task/{thread}/children") or b"").split()]
+    return found
 
 
 def _every_process() -> dict[int, tuple[int, str]]:
     """Every process on this Linux system: pid -> (parent pid, state letter)."""
     table: dict[int, tuple[int, str]] = {}
     for name in os.listdir("/proc"):
-        if name.isdigit() and (entry := _stat(name)) is not None:
+        if name.isdigit() and (entry := process_stat(int(name))) is not None:
             table[int(name)] = entry
     return table
 
 
-def _stat(pid: str) -> tuple[int, str] | None:
+def process_stat(pid: int) -> tuple[int, str] | None:
     """(parent pid, state letter) of a process, from /proc/<pid>/stat; None if it is gone."""
     line = _read(f"/proc/{pid}/stat")
     fields = line[line.rfind(b")") + 2:].split() if line else []  # the name may hold spaces

@@ -39,10 +39,12 @@ from gradtutor.checking.runner import (
     Seen,
     Slot,
     check_with,
+    children_of,
     collect,
     contain_in_job,
     forget_worker,
     kill_group,
+    process_stat,
     register_worker,
     run_worker,
     send_go,
@@ -227,21 +229,6 @@ class _Server:
             return False
         return self.proc.poll() is None if self.proc is not None else self._clone_running()
 
-    def _reap_clone(self) -> None:
-        """Wait (bounded) until a killed clone has ended: reaped by its parent server, or by
-        the tutor if that server died first and the clone became the tutor's."""
-        deadline = time.monotonic() + KILL_WAIT
-        while time.monotonic() < deadline:
-            try:
-                done, _ = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:  # not the tutor's: its server's, or gone
-                if not self._clone_running():
-                    return
-            else:
-                if done:
-                    return
-            time.sleep(0.005)
-
     def _clone_running(self) -> bool:
         """A clone is not the tutor's child, so its pid may name another process once its
         parent has reaped it: it is this clone only while that parent is still its parent."""
@@ -332,11 +319,11 @@ class _Server:
         self.lost = True
         # its reference process and waiting child (and a check's child, clones: those are
         # reaped by whoever watches them too, harmlessly)
-        orphans = {*self.told.values(), *_children_of(self.pid)} - {self.checking}
+        orphans = {*self.told.values(), *children_of(self.pid)} - {self.checking}
         if self.proc is None:  # a clone: its parent server reaps it, or the tutor once
             if self._clone_running():  # that parent is gone (the tutor is the subreaper)
                 kill_group(self.pid)
-            self._reap_clone()
+            _reap_orphans([self.pid], self.parent)  # its parent's, or the tutor's
         elif self.proc.poll() is None:
             kill_group(self.pid)  # its reference process too: it is in the server's group
             self.proc.wait()
@@ -477,16 +464,7 @@ class _Forked:
             self.ended = True  # give up waiting; the exit status stays unknown
 
 
-def _children_of(pid: int) -> list[int]:
-    """The children of `pid` now (Linux /proc; its threads are the server's one)."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as listing:
-            return [int(child) for child in listing.read().split()]
-    except (OSError, ValueError):
-        return []
-
-
-def _reap_orphans(pids: list[int], server: int) -> None:
+def _reap_orphans(pids: list[int], server: int | None) -> None:
     """Once `server` is dead, its children die too (their parent-death signal) and become
     the tutor's, the subreaper's: reap them (bounded). One that is neither the tutor's child
     nor still the server's is left alone: its pid may name another process by now."""
@@ -504,24 +482,16 @@ def _reap_orphans(pids: list[int], server: int) -> None:
             time.sleep(0.005)
 
 
-def _parent_of(pid: int) -> int | None:
-    """The parent of `pid` (Linux /proc), or None if it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            stat = file.read()
-        return int(stat[stat.rfind(b")") + 2:].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _running(pid: int) -> bool:
     """Whether `pid` names a process that has not ended (a zombie has)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            stat = file.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:][:1] != b"Z"
+    stat = process_stat(pid)
+    return stat is not None and stat[1] != "Z"
+
+
+def _parent_of(pid: int) -> int | None:
+    """The parent of `pid`, or None if it is gone."""
+    stat = process_stat(pid)
+    return stat[0] if stat is not None else None
 
 
 class _Engine:
