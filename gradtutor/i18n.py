@@ -85,9 +85,9 @@ class Translator:
         if not self.catalog:
             return str(text)
         if isinstance(text, Msg):
-            translated = self.catalog.get(text.template)
-            if translated is None:
-                return str(text)
+            # A template the catalog lacks may be translated already (a declared check's
+            # words come from the lesson in the learner's language): its fields still are.
+            translated = self.catalog.get(text.template, text.template)
             fields = {k: self(v) if isinstance(v, Msg) else v for k, v in text.fields.items()}
             return translated.format(**fields) if fields else translated
         return self.catalog.get(text, str(text))

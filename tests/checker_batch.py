@@ -2,7 +2,8 @@
 
     python tests/checker_batch.py JOBS.json RESULTS.json
 
-Each job is {"checker", "function", "source", "seed"}; the results file gets, per job, the
+Each job is {"checker" (a name, or a declared exercise's spec), "function", "source", "seed"};
+the results file gets, per job, the
 messages `worker.evaluate` sent; `checks_from` turns them into the checks the tutor shows, and
 `untranslated` lists what of those a learner reading Chinese would see in English.
 
@@ -22,18 +23,34 @@ import warnings
 from typing import Any
 
 
-def checks_from(checker: str, function: str, messages: list[dict[str, Any]]) -> list[Any]:
+def checks_from(judge: Any, function: str, messages: list[dict[str, Any]]) -> list[Any]:
     """The checks the tutor shows for one run, decided exactly as after a real check: the
     messages as the bytes of a worker's result channel, through `outcome.decide` (an error
-    in the learner's code becomes a `loads` or `runs` check; else the checker's judge)."""
-    from gradtutor.checking.checkers import load
+    in the learner's code becomes a `loads` or `runs` check; else the exercise's judge,
+    `checkers.judge_of`)."""
     from gradtutor.checking.outcome import WorkerRun, decide
 
     data = b"".join(json.dumps(m).encode() + b"\n" for m in messages)
     run = WorkerRun(results=data, results_overflow=False, returncode=0, timed_out=False,
                     startup_timed_out=False)
-    return list(decide(run, load(checker).judge, function=function, timeout=10.0,
+    return list(decide(run, judge, function=function, timeout=10.0,
                        startup_allowance=60.0, results_cap=len(data) + 1))
+
+
+def lesson_catalog(language: str) -> dict[str, str]:
+    """English -> translation of every text of the course's lessons that `language`
+    translates: the words of the checks a lesson declares are said from these, as the
+    lesson loaded in that language gives them."""
+    from gradtutor.i18n import Untranslated
+    from gradtutor.lessons.course import load_course
+    from gradtutor.lessons.translate import lesson_texts
+
+    english, translated = load_course(), load_course(lang=language)
+    return {text: said for lesson, there in zip(english.lessons, translated.lessons,
+                                                 strict=True)
+            for (_, text), (_, said) in zip(lesson_texts(lesson), lesson_texts(there),
+                                             strict=True)
+            if not isinstance(said, Untranslated)}
 
 
 # Evidence columns that are code, the same in every language.

@@ -12,6 +12,7 @@ process for all of it, so that tests/test_forgery.py can run it as an ordinary u
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from gradtutor.checking.runner import run_check
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker
+from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
 
 CORRECT = "def read_grad(w, loss_fn):\n    loss_fn(w).backward()\n    return w.grad\n"
@@ -32,11 +34,10 @@ SEEDS = 6  # fresh seeds per file for the property
 
 
 def exercise() -> Exercise:
-    return Exercise(
-        kind="exercise", id="read-grad", title="Read a gradient", prompt="Return w.grad.",
-        checker="read-grad", function="read_grad", starter="def read_grad(w, loss_fn):\n",
-        solution=CORRECT, hints=("one", "two", "three"), mutants=(), why="because",
-        timeout=5.0)
+    """The course's read-grad, judged as the lesson declares it, with this time limit."""
+    step = load_course().find_exercise("read-grad")
+    assert isinstance(step, Exercise)
+    return dataclasses.replace(step, timeout=5.0)
 
 
 def summary(verdict: object) -> dict[str, object]:

@@ -925,7 +925,8 @@ def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
     """The checks the tutor shows for one run, decided as after a real check: an error in
     the learner's code is reported as such (`loads` or `runs`); otherwise the checker's judge
     decides, here, on plain data."""
-    return checker_batch.checks_from(checker, EXERCISES[checker][0], messages)
+    return checker_batch.checks_from(load_checker(checker).judge, EXERCISES[checker][0],
+                                     messages)
 
 
 def start_batch(runs: list[Run], tmp: Path, name: str) -> tuple[subprocess.Popen[str], Path]:

@@ -1,4 +1,5 @@
-"""The worked example in docs/authoring.md is a lesson that validates, proofs included."""
+"""The worked example in docs/authoring.md, an exercise written in YAML alone, is a lesson
+that validates, proofs included; and a wrong solution of it does not."""
 
 from __future__ import annotations
 
@@ -24,12 +25,13 @@ def test_the_authoring_guide_example_validates(cli, tmp_path):
 def test_a_broken_reference_solution_fails_validate(cli, tmp_path, monkeypatch):
     blocks = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
     broken = (blocks[0] + blocks[1]).replace(
-        "          loss.backward()\n          return w.grad",
-        "          loss.backward()\n          return w.grad * 2")
+        "          total = w.grad\n          return first, total\n    hints",
+        "          total = w.grad * 2\n          return first, total\n    hints")
+    assert broken != blocks[0] + blocks[1]
     (tmp_path / "intro.yaml").write_text(broken, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     code, _, err = cli("validate", "intro.yaml")
     assert code == 2
     lines = err.splitlines()
-    assert any(line.startswith("intro.yaml:31:15: the solution does not pass (seed 0): "
-                               "returns-grad: ") for line in lines), err
+    assert any(line.startswith("intro.yaml:74:15: the solution does not pass (seed 0): "
+                               "total-is-two-gradients: ") for line in lines), err

@@ -22,6 +22,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
+from gradtutor.checking.checkers import judge_of
 from gradtutor.checking.feedback import joined, listed, neutralise, neutralise_verdict
 from gradtutor.checking.outcome import WorkerRun, decide, source_problem
 from gradtutor.checking.parsons import grade, grade_file, grade_text, initial_order, parsons_steps
@@ -54,7 +55,7 @@ def assert_chinese(checks: list[Check] | tuple[Check, ...]) -> None:
 
 def test_the_translation_check_finds_english_a_learner_would_see() -> None:
     check = Check("x", "fail", "plain English", msg("nothing like this {n}", n=1),
-                  Table(("words here", msg("gradient")), ((msg("all zeros"), "1"),)))
+                  Table(("words here", msg("parameter")), ((msg("all zeros"), "1"),)))
     assert checker_batch.untranslated([check], CATALOG) == [
         "x=fail message: 'plain English' is not a message",
         "x=fail help: 'nothing like this {n}' has no translation",
@@ -307,27 +308,33 @@ def test_neutralise_verdict_keeps_messages_hints_and_evidence_translatable() -> 
 
 # --- --json in the learner's language --------------------------------------------------------
 
-def failing_verdict() -> Verdict:
-    checks = (Check("runs-backward", "pass", msg("backward ran exactly once")),
-              Check("returns-grad", "fail",
-                    msg("{subject} a tensor of zeros, not the gradient.",
-                        subject=msg("You returned")),
-                    msg("run a backward pass on the loss before you read w.grad"),
-                    Table(("w", "loss_fn(w)", msg("gradient"), msg("you returned")),
-                          (("[1, 2]", "(w ** 2).sum()", "[2, 4]", "[0, 0]"),))))
+def failing_verdict(lang: str = "en") -> Verdict:
+    """read-grad judged as the tutor judges it, in the course as `lang` shows it, on a run
+    where backward ran twice and the function returned zeros."""
+    step = load_course(lang=lang).find_exercise("read-grad")
+    case = {"w": [1.0, 2.0], "loss": "squares"}
+    reference = {"grad": [2.0, 4.0], "loss": 5.0, "solution": {
+        "returned": [2.0, 4.0], "returned_is_grad": True, "grad_after": [2.0, 4.0],
+        "events": [{"event": "accumulate", "grad": [2.0, 4.0]}], "returns_backward": False}}
+    seen = {"returned": [0.0, 0.0], "returned_is_grad": False, "grad_after": [4.0, 8.0],
+            "events": [{"event": "accumulate", "grad": [2.0, 4.0]},
+                       {"event": "accumulate", "grad": [4.0, 8.0]}],
+            "returns_backward": False}
+    checks = tuple(judge_of(step)([case], [reference], [seen]))
     return Verdict("read-grad", overall(checks), checks, seed=7, duration_ms=12)
 
 
 def test_to_json_says_messages_in_the_learners_language_and_keeps_names_and_status() -> None:
     verdict = failing_verdict()
-    english, chinese_ = to_json(verdict), to_json(verdict, ZH)
+    english, chinese_ = to_json(verdict), to_json(failing_verdict("zh-CN"), ZH)
     assert english == to_json(verdict, ENGLISH)
     assert english["checks"][1]["message"] == "You returned a tensor of zeros, not the gradient."
+    assert chinese_["checks"][0]["help"] == "只调用一次 backward"
     zh_check = chinese_["checks"][1]
     assert zh_check["message"] == "你返回的是一个全零张量，而不是梯度。"
-    assert zh_check["help"] == "读取 w.grad 之前，先对损失做一次反向传播"
     assert zh_check["evidence"] == {"columns": ["w", "loss_fn(w)", "梯度", "你返回的"],
                                     "rows": [["[1, 2]", "(w ** 2).sum()", "[2, 4]", "[0, 0]"]]}
+    assert chinese_["checks"][2]["message"] == "未判定：要等 returns-grad 通过后再判定"
     for key in ("exercise", "passed", "status", "seed", "duration_ms", "output"):
         assert chinese_[key] == english[key]
     assert [(c["name"], c["status"]) for c in chinese_["checks"]] == [
@@ -336,8 +343,8 @@ def test_to_json_says_messages_in_the_learners_language_and_keeps_names_and_stat
 
 
 def test_data_that_reads_like_a_message_is_not_translated() -> None:
-    # a learner's value "gradient" in a cell is data, though "gradient" is in the catalog
-    assert say(ZH, "gradient") == "gradient" and say(ZH, msg("gradient")) == "梯度"
+    # a learner's value "parameter" in a cell is data, though "parameter" is in the catalog
+    assert say(ZH, "parameter") == "parameter" and say(ZH, msg("parameter")) == "参数"
 
 
 # --- the screens -----------------------------------------------------------------------------
@@ -350,18 +357,19 @@ def shown(renderable: Any, width: int = 60) -> str:
 
 @pytest.mark.parametrize("plain", [True, False])
 def test_the_check_screen_speaks_chinese_within_60_columns(plain: bool) -> None:
-    verdict = failing_verdict()
+    verdict = failing_verdict("zh-CN")
     out = shown(verdict_view(verdict, Look(plain=plain, tr=ZH)))
     assert "read-grad：还没通过" in out
-    assert "runs-backward：通过" in out and "returns-grad：未通过" in out
-    assert "提示：" in out and "读取 w.grad 之前，先对损失做一次反向传播" in out
+    assert "runs-backward：未通过" in out and "returns-grad：未通过" in out
+    assert "grad-kept：未运行" in out
+    assert "提示：" in out and "只调用一次 backward" in out
     assert ("种子 7，12 毫秒" if plain else "种子 7 · 12 毫秒") in out
     assert "[2, 4]" in out and "你返回的" in out
     assert all(cell_len(line) <= 60 for line in out.splitlines())
     assert not re.search(r"\b(passed|failed|hint|seed)\b", out)
-    english = shown(verdict_view(verdict, Look(plain=plain)))
+    english = shown(verdict_view(failing_verdict(), Look(plain=plain)))
     assert "read-grad: Not yet" in english
-    assert "hint: run a backward pass on the loss" in english
+    assert "hint: call backward exactly once" in english
 
 
 def test_the_check_screen_names_every_status_in_chinese() -> None:

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 from test_isolation import EXPECTED, decided, worker_run
 
-from gradtutor.checking.checkers import read_grad
+from gradtutor.checking.checkers import request_checker, worker_checker
+from gradtutor.lessons.course import load_course
 
 HOSTILE = Path(__file__).parent / "hostile"
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,13 +142,15 @@ def test_the_stated_gap_is_still_open(results: dict[str, dict[str, Any]]) -> Non
 def test_the_reference_process_without_fork_writes_the_reference_and_nothing_else() -> None:
     """The path Windows takes (no fork): a fresh interpreter, stdout the result pipe."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    spec = json.dumps(request_checker(load_course().find_exercise("read-grad")))
     done = subprocess.run([sys.executable, "-m", "gradtutor.checking.worker", "--reference",
-                           "read-grad", "7"], capture_output=True, env=env, timeout=300,
+                           spec, "7"], capture_output=True, env=env, timeout=300,
                           check=False)
     assert done.returncode == 0
     (line,) = done.stdout.decode("ascii").splitlines()
     message = json.loads(line)
-    assert message["type"] == "expected" and message["cases"] == read_grad.cases(7)
+    assert message["type"] == "expected" and message["cases"] == worker_checker(
+        request_checker(load_course().find_exercise("read-grad"))).cases(7)
     for case, reference in zip(message["cases"], message["expected"], strict=True):
         if case["loss"] == "squares":
             assert reference["grad"] == [2 * x for x in case["w"]]

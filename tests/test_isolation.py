@@ -10,6 +10,7 @@ then look at what each run left.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -52,6 +53,7 @@ from gradtutor.checking.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabl
 from gradtutor.checking.verdict import Check, Verdict, overall, to_json
 from gradtutor.checking.worker import CHECK_MARK, EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
 from gradtutor.errors import GradtutorError
+from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -64,11 +66,10 @@ CORRECT = "def read_grad(w, loss_fn):\n    loss_fn(w).backward()\n    return w.g
 
 
 def exercise(timeout: float = TIMEOUT) -> Exercise:
-    return Exercise(
-        kind="exercise", id="read-grad", title="Read a gradient", prompt="Return w.grad.",
-        checker="read-grad", function="read_grad", starter="def read_grad(w, loss_fn):\n",
-        solution=CORRECT, hints=("one", "two", "three"), mutants=(), why="because",
-        timeout=timeout)
+    """The course's read-grad, judged as the lesson declares it, with this time limit."""
+    step = load_course().find_exercise("read-grad")
+    assert isinstance(step, Exercise)
+    return dataclasses.replace(step, timeout=timeout)
 
 
 @dataclass(frozen=True)

@@ -176,7 +176,7 @@ def test_unknown_key_with_no_close_match_lists_the_allowed_keys() -> None:
 def test_unknown_key_in_a_replacement_suggests_with_not_the_python_name() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace(
         '            with: "return w"', '            wiht: "return w"')
-    assert problems(text) == ["lesson.yaml:47:13: unknown key 'wiht'; did you mean 'with'?"]
+    assert problems(text) == ["lesson.yaml:60:13: unknown key 'wiht'; did you mean 'with'?"]
 
 
 def test_a_key_named_like_the_step_kind_does_not_move_other_positions() -> None:
@@ -321,7 +321,7 @@ def test_bad_function_name_in_an_exercise() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace(
         "function: read_grad", "function: 2nd_grad")
     assert problems(text) == [
-        "lesson.yaml:11:15: 'function' '2nd_grad' is not a Python function name; use letters, "
+        "lesson.yaml:10:15: 'function' '2nd_grad' is not a Python function name; use letters, "
         "digits and underscores, not starting with a digit, like `zero_grad`"]
 
 
@@ -344,7 +344,7 @@ def test_predict_answer_out_of_range() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace(
         "    answer: b\n  - kind: parsons", "    answer: e\n  - kind: parsons")
     assert problems(text) == [
-        "lesson.yaml:66:13: answer 'e' is out of range: there are 2 choices (a-b); "
+        "lesson.yaml:79:13: answer 'e' is out of range: there are 2 choices (a-b); "
         "point it at one of them"]
 
 
@@ -389,7 +389,7 @@ def test_predict_answer_not_a_letter() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace(
         "    answer: b\n  - kind: parsons", "    answer: B\n  - kind: parsons")
     assert problems(text) == [
-        "lesson.yaml:66:13: 'answer' must be a letter a-z, not 'B'; write for example `answer: b`"]
+        "lesson.yaml:79:13: 'answer' must be a letter a-z, not 'B'; write for example `answer: b`"]
 
 
 def test_quiz_with_one_choice() -> None:
@@ -476,7 +476,7 @@ def test_wrong_type_for_a_list_item() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace(
         "      - Call backward on a scalar.", "      - 42")
     assert problems(text) == [
-        "lesson.yaml:22:9: 'hints[2]' must be text, not a number (quote it if it is text)"]
+        "lesson.yaml:35:9: 'hints[2]' must be text, not a number (quote it if it is text)"]
 
 
 def test_mapping_where_a_list_is_expected() -> None:
@@ -498,7 +498,7 @@ def test_no_steps() -> None:
 def test_too_few_hints() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace(
         "      - Read `.grad` from the leaf.\n", "")
-    assert problems(text) == ["lesson.yaml:21:7: 'hints' needs at least 3 items, but has 2"]
+    assert problems(text) == ["lesson.yaml:34:7: 'hints' needs at least 3 items, but has 2"]
 
 
 def test_too_few_mutants() -> None:
@@ -506,38 +506,38 @@ def test_too_few_mutants() -> None:
     start = text.index("      - id: returns-input")
     end = text.index("    why: backward")
     assert problems(text[:start] + text[end:]) == [
-        "lesson.yaml:25:7: 'mutants' needs at least 4 items, but has 3"]
+        "lesson.yaml:38:7: 'mutants' needs at least 4 items, but has 3"]
 
 
 def test_replacement_without_with() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace('            with: "return w"\n', "")
     assert problems(text) == [
-        "lesson.yaml:46:13: missing required key 'with' in steps[1].mutants[4].replace[1]; "
+        "lesson.yaml:59:13: missing required key 'with' in steps[1].mutants[4].replace[1]; "
         "add `with:`"]
 
 
 def test_parsons_after_naming_an_unknown_line() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace("after: [loss]", "after: [los]")
     assert problems(text) == [
-        "lesson.yaml:81:17: 'after' names unknown line 'los'; did you mean 'loss'?"]
+        "lesson.yaml:94:17: 'after' names unknown line 'los'; did you mean 'loss'?"]
 
 
 def test_parsons_after_naming_nothing_like_a_line() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace("after: [loss]", "after: [gradient]")
     assert problems(text) == [
-        "lesson.yaml:81:17: 'after' names unknown line 'gradient'; name a line of this step"]
+        "lesson.yaml:94:17: 'after' names unknown line 'gradient'; name a line of this step"]
 
 
 def test_parsons_after_cycle() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace(
         "        code: opt.zero_grad()\n", "        code: opt.zero_grad()\n        after: [step]\n")
     assert problems(text) == [
-        "lesson.yaml:72:7: the 'after' constraints form a cycle, so no order can satisfy them"]
+        "lesson.yaml:85:7: the 'after' constraints form a cycle, so no order can satisfy them"]
 
 
 def test_parsons_after_with_a_nested_list() -> None:
     text = (FIXTURE / "second.yaml").read_text().replace("after: [loss]", "after: [[loss]]")
-    assert problems(text) == ["lesson.yaml:81:17: 'after[1]' must be text, not a list"]
+    assert problems(text) == ["lesson.yaml:94:17: 'after[1]' must be text, not a list"]
 
 
 # --- files that are not a lesson mapping ----------------------------------------------------
@@ -959,7 +959,7 @@ def test_parsons_lines_listed_in_a_wrong_order_need_a_solution() -> None:
     text = SECOND.read_text().replace("        after: [zero]\n", "        after: [backward]\n")
     text = text.replace("        after: [loss]\n", "        after: [zero]\n")
     assert problems(text) == [
-        "lesson.yaml:75:9: the lines are not listed in a correct order: 'loss' comes before "
+        "lesson.yaml:88:9: the lines are not listed in a correct order: 'loss' comes before "
         "'backward', which its 'after' names; list them in an order that works, or give one "
         "as `solution:`"]
     assert problems(text.replace("  - kind: demo\n", "    solution: [zero, backward, loss, step]\n"
@@ -968,16 +968,16 @@ def test_parsons_lines_listed_in_a_wrong_order_need_a_solution() -> None:
 
 def test_parsons_solution_that_breaks_a_constraint() -> None:
     assert problems(parsons_with("    solution: [zero, backward, loss, step]\n")) == [
-        "lesson.yaml:87:15: 'solution' is not a correct order: 'backward' comes before 'loss', "
+        "lesson.yaml:100:15: 'solution' is not a correct order: 'backward' comes before 'loss', "
         "which its 'after' names"]
 
 
 def test_parsons_solution_must_list_every_line_once() -> None:
     assert problems(parsons_with("    solution: [zero, los, zero, step]\n")) == [
-        "lesson.yaml:87:15: 'solution' leaves out 'loss', 'backward'; list every line once, "
+        "lesson.yaml:100:15: 'solution' leaves out 'loss', 'backward'; list every line once, "
         "in a correct order",
-        "lesson.yaml:87:22: 'solution' names unknown line 'los'; did you mean 'loss'?",
-        "lesson.yaml:87:27: 'solution' lists line 'zero' twice; list each line once"]
+        "lesson.yaml:100:22: 'solution' names unknown line 'los'; did you mean 'loss'?",
+        "lesson.yaml:100:27: 'solution' lists line 'zero' twice; list each line once"]
 
 
 def test_parsons_without_any_after_has_no_wrong_order() -> None:
@@ -985,7 +985,7 @@ def test_parsons_without_any_after_has_no_wrong_order() -> None:
     for ref in ("zero", "loss", "backward"):
         text = text.replace(f"        after: [{ref}]\n", "")
     assert problems(text) == [
-        "lesson.yaml:72:7: no line has 'after', so every order would be right; say which lines "
+        "lesson.yaml:85:7: no line has 'after', so every order would be right; say which lines "
         "must come before which"]
 
 
@@ -994,11 +994,11 @@ def test_parsons_lines_are_single_and_different_lines_of_code() -> None:
     assert problems(text) == []  # one line, even with two statements
     text = SECOND.read_text().replace("code: opt.step()", 'code: "opt.step()\\nprint(1)"')
     assert problems(text) == [
-        "lesson.yaml:84:15: 'code' must be one line of code: an answer names each line by its "
+        "lesson.yaml:97:15: 'code' must be one line of code: an answer names each line by its "
         "text"]
     text = SECOND.read_text().replace("code: opt.step()", "code: opt.zero_grad( )")
     assert problems(text) == [
-        "lesson.yaml:84:15: this line has the same code as line 'zero'; make every line "
+        "lesson.yaml:97:15: this line has the same code as line 'zero'; make every line "
         "different, or an answer could not say which is which"]
 
 
@@ -1006,16 +1006,16 @@ def test_parsons_run_fields_are_checked() -> None:
     text = parsons_with(RUN.replace("series: losses", "series: loss per step")
                         + "      repeat: 0\n")
     assert problems(text) == [
-        "lesson.yaml:91:15: 'series' 'loss per step' is not a Python variable name; use "
+        "lesson.yaml:104:15: 'series' 'loss per step' is not a Python variable name; use "
         "letters, digits and underscores, not starting with a digit, like `losses`",
-        "lesson.yaml:92:15: 'repeat' must be at least 1, not 0"]
+        "lesson.yaml:105:15: 'repeat' must be at least 1, not 0"]
     assert problems(parsons_with("    run:\n      setup: x = 1\n")) == [
-        "lesson.yaml:88:7: missing required key 'record' in steps[3].run; add `record:`",
-        "lesson.yaml:88:7: missing required key 'series' in steps[3].run; add `series:`"]
+        "lesson.yaml:101:7: missing required key 'record' in steps[3].run; add `record:`",
+        "lesson.yaml:101:7: missing required key 'series' in steps[3].run; add `series:`"]
 
 
 def test_chart_series_are_variable_names() -> None:
     text = SECOND.read_text().replace("series: [losses]", "series: [loss curve]")
     assert problems(text) == [
-        "lesson.yaml:103:16: 'series[1]' 'loss curve' is not a Python variable name; use "
+        "lesson.yaml:116:16: 'series[1]' 'loss curve' is not a Python variable name; use "
         "letters, digits and underscores, not starting with a digit, like `losses`"]

@@ -13,7 +13,8 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from gradtutor.bindings import KINDS
-from gradtutor.checking.checkers.grad_reading import evidence, loss_words
+from gradtutor.checking.checkers.common import fmt
+from gradtutor.checking.checkers.grad_reading import loss_words
 from gradtutor.checking.checkers.training import per_param_table
 from gradtutor.checking.verdict import Check, Table, Verdict
 from gradtutor.i18n import msg, translator
@@ -153,7 +154,8 @@ def evidence_verdict() -> tuple[Verdict, list[str]]:
     columns, and every value in it."""
     case = {"w": [[1.289, -1.251, 0.593], [-0.464, 1.75, -0.812]], "loss": "sin"}
     grads = [[0.2781, 0.3144, 0.8293], [0.8943, -0.1782, 0.6881]]
-    read = evidence(case, (msg("gradient"), msg("you returned")), grads, [[0.0] * 3] * 2)
+    read = Table(("w", "loss_fn(w)", msg("gradient"), msg("you returned")),
+                 ((fmt(case["w"]), loss_words(case), fmt(grads), fmt([[0.0] * 3] * 2)),))
     names = ["weight", "bias"]
     used = {"weight": [0.5434, -0.6574, -0.1959, 1.17, -1.855, 0.7049, 0.3, 0.2],
             "bias": [0.8613, 0.7008]}

@@ -558,6 +558,7 @@ def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
 PRELOAD_PROBE = """
 import json, sys
 from gradtutor.checking import worker
+from gradtutor.checking.checkers import request_checker
 from gradtutor.checking.safety import apply_edits
 from gradtutor.checking.snippet import run_code
 from gradtutor.lessons.course import load_course
@@ -571,7 +572,7 @@ for step in steps:
         sources = [step.solution] + [apply_edits(step.solution, step, i)
                                      for i in range(len(step.mutants))]
         for source in sources:
-            worker.evaluate(step.checker, step.function, source, "learner.py", 1,
+            worker.evaluate(request_checker(step), step.function, source, "learner.py", 1,
                             lambda message: None)
     elif isinstance(step, (Predict, Demo)):
         run_code(step.code, getattr(step, "show", None))

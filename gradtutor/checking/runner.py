@@ -36,14 +36,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import gradtutor
-from gradtutor.checking.checkers import CHECKERS
-from gradtutor.checking.checkers import load as load_checker
+from gradtutor.checking.checkers import CHECKERS, judge_of, request_checker
 from gradtutor.checking.lifetime import (
     cleanup_before_termination,
     guard_memory,
     owned_prefix,
     sweep_abandoned,
 )
+from gradtutor.checking.mistakes import name_known_mistake
 from gradtutor.checking.outcome import GiB, MiB, WorkerRun, decide, source_problem
 from gradtutor.checking.snippet import SnippetResult, snippet_result
 from gradtutor.checking.verdict import Check, Verdict, overall
@@ -86,7 +86,7 @@ def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
     """`run_check`, with the worker run by `run` (a cold worker, or a warm one)."""
     started = time.monotonic()
     limit = exercise.timeout if timeout is None else timeout
-    if exercise.checker not in CHECKERS:
+    if not exercise.declared and exercise.checker not in CHECKERS:
         raise GradtutorError(f"exercise {exercise.id} names an unknown checker "
                              f"{exercise.checker!r}", "fix the lesson file")
     try:
@@ -98,14 +98,17 @@ def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
     problem = source_problem(raw, str(path), exercise.function, MAX_SOURCE_BYTES, size=size)
     if problem is not None:
         return Verdict(exercise.id, "error", (problem,), seed, _ms_since(started))
-    request = {"kind": "check", "checker": exercise.checker, "function": exercise.function,
-               "source": raw.decode("utf-8-sig"), "filename": str(path), "seed": seed,
+    source = raw.decode("utf-8-sig")
+    request = {"kind": "check", "checker": request_checker(exercise),
+               "function": exercise.function,
+               "source": source, "filename": str(path), "seed": seed,
                "memory_bytes": MEMORY_BUDGET, "file_bytes": FILE_BUDGET}
     with cleanup_before_termination():
         worker_run, seen = run(request, limit)
-    checks = (stopped_check(exercise.id),) if seen.stopped else decide(
-        worker_run, load_checker(exercise.checker).judge, function=exercise.function,
-        timeout=limit, startup_allowance=STARTUP_ALLOWANCE, results_cap=RESULTS_CAP)
+    checks = (stopped_check(exercise.id),) if seen.stopped else name_known_mistake(
+        exercise, source, decide(
+            worker_run, judge_of(exercise), function=exercise.function, timeout=limit,
+            startup_allowance=STARTUP_ALLOWANCE, results_cap=RESULTS_CAP))
     return Verdict(exercise.id, overall(checks), checks, seed, _ms_since(started),
                    output=seen.output, output_truncated=seen.dropped > 0,
                    extra={"startup_ms": seen.startup_ms, "exit_code": worker_run.returncode,

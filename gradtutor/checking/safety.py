@@ -10,6 +10,7 @@ author's code happens in one batch worker process (`gradtutor.checking.batch`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import selectors
@@ -23,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import gradtutor
-from gradtutor.checking.checkers import load as load_checker
+from gradtutor.checking.checkers import judge_of, request_checker
+from gradtutor.checking.mistakes import mutant_source
 from gradtutor.checking.outcome import case_error_check, judged, learner_error_check
 from gradtutor.checking.parsons import assembled, run_series
 from gradtutor.checking.snippet import read_series
@@ -53,6 +55,7 @@ class Job:
     series: tuple[str, ...] = ()  # for "series": the variables that must hold numbers
     step: str = ""  # the id of the step proved
     limit: float = PROOF_TIMES * SNIPPET_TIMEOUT_S  # seconds this run may take
+    exercise: Exercise | None = None  # the exercise proved, whose judge decides
 
     def name(self) -> str:
         """Which proof this is, for a progress line: `square-grad: mutant 'no-backward'`."""
@@ -61,10 +64,10 @@ class Job:
 
 
 def apply_edits(solution: str, exercise: Exercise, mutant_index: int) -> str:
-    source = solution
-    for edit in exercise.mutants[mutant_index].replace:
-        source = source.replace(edit.find, edit.with_, 1)
-    return source
+    """`solution` with mutant `mutant_index`'s edits applied (`mistakes.mutant_source`)."""
+    if solution != exercise.solution:
+        exercise = dataclasses.replace(exercise, solution=solution)
+    return mutant_source(exercise, mutant_index)
 
 
 def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
@@ -74,9 +77,10 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
             def job(loc: Loc, what: str, expect: str, source: str, seed: int,
                     step: Exercise = step) -> Job:
                 return Job(path, loc, what, expect, {
-                    "kind": "exercise", "checker": step.checker, "function": step.function,
+                    "kind": "exercise", "checker": request_checker(step),
+                    "function": step.function,
                     "source": source, "filename": f"{step.id}.py", "seed": seed},
-                    step=step.id, limit=PROOF_TIMES * step.timeout)
+                    step=step.id, limit=PROOF_TIMES * step.timeout, exercise=step)
 
             for seed in SEEDS:
                 yield job(("steps", i, "starter"), "the starter", "not-pass", step.starter, seed)
@@ -120,7 +124,8 @@ def checks_from(job: Job, messages: list[dict[str, Any]]) -> list[Check]:
     failed = case_error_check(observed["observed"], function, None)
     if failed is not None:
         return [failed]
-    return judged(load_checker(job.request["checker"]).judge, expected, observed["observed"])
+    assert job.exercise is not None  # an exercise's job
+    return judged(judge_of(job.exercise), expected, observed["observed"])
 
 
 def problem_text(job: Job, result: dict[str, Any]) -> str | None:

@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from gradtutor.checking.checkers import CheckerRef, reference_key
 from gradtutor.checking.outcome import WorkerRun, valid_expected
 from gradtutor.checking.runner import (
     LINUX,
@@ -366,7 +367,7 @@ class _References:
         self._pending = b""
         self.lost = False
 
-    def ask(self, checker: str, seed: int) -> bool:
+    def ask(self, checker: CheckerRef, seed: int) -> bool:
         try:
             self._socket.sendall(json.dumps({"checker": checker, "seed": seed}).encode() + b"\n")
         except OSError:
@@ -661,19 +662,19 @@ class _ForkEngine(_Engine):
         references = server.references
         if request.get("kind") != "check" or references is None or references.lost:
             return None, False
-        key = (str(request["checker"]), int(request["seed"]))
+        key = (reference_key(request["checker"]), int(request["seed"]))
         known = self._known.get(key)
         if known is not None:
             self._known.move_to_end(key)
             return known, False
-        return None, references.ask(*key)
+        return None, references.ask(request["checker"], int(request["seed"]))
 
     def _answer(self, server: _Server, request: dict[str, Any]) -> dict[str, Any] | None:
         """The answer to `_reference`'s question, remembered; None if there is none."""
         assert server.references is not None  # it was asked
         reference = server.references.answer(STARTUP_ALLOWANCE)
         if reference is not None:
-            self._known[(str(request["checker"]), int(request["seed"]))] = reference
+            self._known[(reference_key(request["checker"]), int(request["seed"]))] = reference
             while len(self._known) > KNOWN_REFERENCES:
                 self._known.popitem(last=False)
         return reference

@@ -25,7 +25,7 @@ import types
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from gradtutor.checking.checkers import load as load_checker
+from gradtutor.checking.checkers import CheckerRef, worker_checker
 
 MAX_TRACEBACK_CHARS = 4000
 
@@ -85,24 +85,24 @@ def find_function(namespace: dict[str, Any], name: str, arity: int) -> Callable[
     return fn  # type: ignore[no-any-return]
 
 
-def reference_message(checker_name: str, seed: int) -> dict[str, Any]:
+def reference_message(checker_name: CheckerRef, seed: int) -> dict[str, Any]:
     """The checker's cases and reference results for `seed`: {"type": "expected", ...}."""
-    checker = load_checker(checker_name)
+    checker = worker_checker(checker_name)
     cases = checker.cases(seed)
     return {"type": "expected", "cases": cases,
             "expected": [checker.expected(case) for case in cases]}
 
 
-Reference = Callable[[str, int, Send], None]
+Reference = Callable[[CheckerRef, int, Send], None]
 
 
-def reference_here(checker_name: str, seed: int, send: Send) -> None:
+def reference_here(checker_name: CheckerRef, seed: int, send: Send) -> None:
     """The reference computed in this very process: only for code that is not a learner's
     (the author's own, in `gradtutor validate`)."""
     send(reference_message(checker_name, seed))
 
 
-def evaluate(checker_name: str, function: str, source: str, filename: str, seed: int,
+def evaluate(checker_name: CheckerRef, function: str, source: str, filename: str, seed: int,
              send: Callable[[dict[str, Any]], None],
              reference: Reference = reference_here) -> None:
     """One whole check in this process; each result goes to `send` as soon as it exists.
@@ -116,7 +116,7 @@ def evaluate(checker_name: str, function: str, source: str, filename: str, seed:
     """
     from gradtutor.checking import trace  # imports torch
 
-    checker = load_checker(checker_name)
+    checker = worker_checker(checker_name)
     reference(checker_name, seed, send)
     cases = checker.cases(seed)
     hide_internal_warnings()
@@ -203,21 +203,21 @@ def result_sender(fd: int) -> ResultSender:
     return ResultSender(fd)
 
 
-def reference_by_tutor(checker_name: str, seed: int, send: Send) -> None:
+def reference_by_tutor(checker_name: CheckerRef, seed: int, send: Send) -> None:
     """The tutor has the references already, from the fork server's reference process
     (`serve_references`): this process only says that learner code starts now, which starts
     the learner's clock. Nothing of the references ever reaches this process."""
     send({"type": "started"})
 
 
-def reference_elsewhere(checker_name: str, seed: int, send: Send) -> None:
+def reference_elsewhere(checker_name: CheckerRef, seed: int, send: Send) -> None:
     """Have a short-lived process of its own compute the reference results and write them
     straight to the tutor on the result pipe, then wait for it to end: the values never
     exist in this process, which runs learner code next, nor in one it was forked from.
 
     POSIX: a forked child (torch is imported already, and no tensor work has run here, so
     forking is as safe as the fork server's). Elsewhere (Windows): a fresh interpreter,
-    `python -m gradtutor.checking.worker --reference CHECKER SEED`, whose stdout is the
+    `python -m gradtutor.checking.worker --reference CHECKER_JSON SEED`, whose stdout is the
     result pipe; it imports torch again, so a check there costs one more import."""
     fd = send.fd if isinstance(send, ResultSender) else None
     if fd is None:  # no private pipe to write to: an in-process caller
@@ -272,17 +272,17 @@ def warm_up_training() -> None:
         [p.grad.tolist() for p in model.parameters() if p.grad is not None]
 
 
-def spawn_reference(checker_name: str, seed: int, fd: int) -> int:
+def spawn_reference(checker_name: CheckerRef, seed: int, fd: int) -> int:
     """The reference in a fresh interpreter writing to `fd` as its stdout; its exit code."""
     import subprocess
 
     return subprocess.run(
-        [sys.executable, "-m", "gradtutor.checking.worker", "--reference", checker_name,
-         str(seed)], stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.DEVNULL,
-        check=False).returncode
+        [sys.executable, "-m", "gradtutor.checking.worker", "--reference",
+         json.dumps(checker_name), str(seed)], stdin=subprocess.DEVNULL, stdout=fd,
+        stderr=subprocess.DEVNULL, check=False).returncode
 
 
-def reference_main(checker_name: str, seed: int) -> NoReturn:
+def reference_main(checker_name: CheckerRef, seed: int) -> NoReturn:
     """`--reference`: send the reference results on stdout (the result pipe), then end."""
     send = ResultSender(sys.stdout.fileno())
 
@@ -368,10 +368,10 @@ def preload() -> None:
     """Import every checker and the snippet runner now. Imports only, no tensor work: a
     fork server may still fork safely afterwards, and no check pays for these imports."""
     from gradtutor.checking import lifetime, sandbox, snippet  # noqa: F401
-    from gradtutor.checking.checkers import CHECKERS
+    from gradtutor.checking.checkers import CHECKERS, declared  # noqa: F401
 
     for name in CHECKERS:
-        load_checker(name)
+        worker_checker(name)
     import importlib
 
     for module in PRELOADED:
@@ -492,7 +492,7 @@ def main(argv: list[str] | None = None) -> None:
     if args[:1] == ["--serve"]:
         serve(int(args[1]), warm_up="--no-warm-up" not in args)
     if args[:1] == ["--reference"]:
-        reference_main(args[1], int(args[2]))
+        reference_main(json.loads(args[1]), int(args[2]))
     for flag in args[3:]:
         if flag.startswith("--die-with="):  # a cold worker ends with the tutor that waits on it
             from gradtutor.checking.lifetime import die_with
@@ -836,7 +836,9 @@ def _reference_reply(line: bytes) -> dict[str, Any]:
 
     def body() -> None:
         request = json.loads(line)
-        replies.append(reference_message(str(request["checker"]), int(request["seed"])))
+        checker = request["checker"]
+        replies.append(reference_message(checker if isinstance(checker, dict) else str(checker),
+                                         int(request["seed"])))
 
     report_failures(replies.append, body)
     return replies[-1] if replies else {"type": "worker_error", "error": {

@@ -21,7 +21,7 @@ from gradtutor.checking.parsons import first_out_of_place, is_correct
 from gradtutor.errors import LessonProblems, Problem
 from gradtutor.files import FileTooLarge, NotAFile, read_capped
 from gradtutor.lessons import cache
-from gradtutor.lessons.model import LETTERS, STEP_KINDS, Lesson, Parsons
+from gradtutor.lessons.model import LETTERS, STEP_KINDS, Exercise, Lesson, Parsons
 from gradtutor.lessons.schema import Issue, build
 
 Loc = tuple[str | int, ...]
@@ -416,8 +416,22 @@ def _answer_problems(question: dict[str, Any], loc: Loc) -> Iterator[tuple[str, 
 
 
 def _exercise_problems(step: dict[str, Any], loc: Loc) -> Iterator[tuple[str, Loc]]:
-    """An exercise names a registered checker, and each mutant's edits apply to the solution."""
+    """An exercise names a registered checker or declares its checks on an input family
+    (whose conditions, facts and words must make sense), and each mutant's edits apply to
+    the solution."""
     checker = step.get("checker")
+    if ("checker" in step) == ("inputs" in step):
+        yield ("an exercise names a registered 'checker', or declares its 'checks' on "
+               "'inputs' (an input family): one of the two" if "checker" in step else
+               "an exercise needs a 'checker' (a registered checker's name), or 'inputs' (an "
+               "input family) and the 'checks' declared on it"), loc
+    elif "inputs" in step:
+        built, _ = build(Exercise, step)
+        if built is not None:  # else the schema's problems are reported
+            from gradtutor.checking.checkers.declared import exercise_problems
+
+            for text, where in exercise_problems(built):
+                yield text, loc + where
     if isinstance(checker, str) and checker not in CHECKERS:
         close = difflib.get_close_matches(checker, sorted(CHECKERS), n=1)
         hint = f"did you mean '{close[0]}'?" if close else f"checkers: {', '.join(CHECKERS)}"

@@ -92,22 +92,76 @@ class Mutant:
     fails: str = field(metadata=ID)
 
 @dataclass(frozen=True)
+class Rule:
+    """What to say about the first case where a declared check does not hold: `say` (a
+    message whose `{fields}` name facts of that case) or `explain` (a shared explainer of the
+    input family, about the fact `value`, worded from `subject`), when every condition in
+    `when` holds for that case (no `when`: always). `help` points at where to look."""
+
+    when: tuple[str, ...] = field(default=(), metadata=rules(nonempty=True))
+    say: str | None = field(default=None, metadata=TEXT)
+    explain: str | None = field(default=None, metadata=ID)
+    value: str | None = field(default=None, metadata=ID)
+    subject: str | None = field(default=None, metadata=TEXT)
+    help: str | None = field(default=None, metadata=TEXT)
+
+@dataclass(frozen=True)
+class Column:
+    """An evidence column: its title, and the fact (or `2x fact`) it shows for the case."""
+
+    title: str = field(metadata=TEXT)
+    shows: str = field(metadata=TEXT)
+
+@dataclass(frozen=True)
+class DeclaredCheck:
+    """One check of an exercise judged from its YAML (`checking/checkers/declared.py`): the
+    conditions that hold in every case of a correct run (`expect`), what is said when they
+    do (`pass`; none: the check is shown only when it fails) and when they do not (`fail`,
+    the first rule that applies to the first failing case), and the evidence shown then (one
+    row of `evidence` columns, or a `table` of the input family's). Its
+    failure is not judged (it is skipped, with a reason) while a check in `after` fails, one
+    mistake at a time, nor when a `skip` rule applies to its first failing case."""
+
+    id: str = field(metadata=ID)
+    expect: tuple[str, ...] = field(metadata=_items(1, None, nonempty=True))
+    fail: tuple[Rule, ...] = field(metadata=_items(1))
+    pass_: str | None = field(default=None, metadata=rules(key="pass", nonempty=True))
+    help: str | None = field(default=None, metadata=TEXT)
+    evidence: tuple[Column, ...] = ()
+    table: str | None = field(default=None, metadata=ID)
+    after: tuple[str, ...] = field(default=(), metadata=ID)
+    skip: tuple[Rule, ...] = ()
+
+@dataclass(frozen=True)
 class Exercise:
-    """Write one function in a file; a checker from the registry judges what it does."""
+    """Write one function in a file. Either a checker from the registry judges what it does
+    (`checker`), or the checks declared here do (`inputs` names the input family from
+    `checking/checkers/families.py`, and the `solution` run on the same inputs is the
+    reference; `catches` lists the errors of PyTorch's that the family reports as facts, and
+    `returns` names the values of a tuple the function returns, as facts)."""
 
     kind: Literal["exercise"]
     id: str = field(metadata=ID)
     title: str = field(metadata=TEXT)
     prompt: str = field(metadata=TEXT)
-    checker: str = field(metadata=ID)
     function: str = field(metadata=PY_NAME)
     starter: str = field(metadata=TEXT)
     solution: str = field(metadata=TEXT)
     hints: tuple[str, ...] = field(metadata=_items(3, None, nonempty=True))
     mutants: tuple[Mutant, ...] = field(metadata=_items(4))
     why: str = field(metadata=TEXT)
+    checker: str | None = field(default=None, metadata=ID)
+    inputs: str | None = field(default=None, metadata=ID)
+    catches: tuple[str, ...] = field(default=(), metadata=ID)
+    returns: tuple[str, ...] = field(default=(), metadata=PY_NAME)
+    checks: tuple[DeclaredCheck, ...] = ()
     timeout: float = field(default=10.0, metadata=rules(gt=0, le=120))
     optional: bool = False
+
+    @property
+    def declared(self) -> bool:
+        """Whether this exercise is judged by the checks its YAML declares."""
+        return self.inputs is not None
 
 @dataclass(frozen=True)
 class Predict:

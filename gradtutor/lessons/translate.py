@@ -29,6 +29,7 @@ from gradtutor.lessons.load import (
     read_lesson_text,
 )
 from gradtutor.lessons.model import LETTERS, Lesson
+from gradtutor.lessons.schema import key_of
 
 SOURCE_LANGUAGE = "en"
 FINGERPRINT_CHARS = 12
@@ -55,6 +56,9 @@ PROSE: dict[str, tuple[str, ...]] = {
     "ParsonsLine": ("why",),
     "Demo": ("title", "body"),
     "Chart": ("title", "x_label", "y_label"),
+    "DeclaredCheck": ("pass_", "help"),
+    "Rule": ("say", "subject", "help"),
+    "Column": ("title",),
 }
 
 
@@ -75,7 +79,8 @@ def _by_number(index: int, _: Any) -> str:
 ITEMS: dict[str, dict[str, Callable[[int, Any], str]]] = {
     "Quiz": {"questions": _by_id},
     "Question": {"choices": _by_letter},
-    "Exercise": {"hints": _by_number, "mutants": _by_id},
+    "Exercise": {"hints": _by_number, "mutants": _by_id, "checks": _by_id},
+    "DeclaredCheck": {"fail": _by_number, "skip": _by_number, "evidence": _by_number},
     "Predict": {"choices": _by_letter},
     "Parsons": {"lines": _by_id},
 }
@@ -90,7 +95,11 @@ KEPT: dict[str, tuple[str, ...]] = {
     "Slide": ("kind", "id", "code", "optional"),
     "Quiz": ("kind", "id", "pass_mark"),
     "Question": ("id", "answer", "code"),
-    "Exercise": ("kind", "id", "checker", "function", "solution", "timeout", "optional"),
+    "Exercise": ("kind", "id", "checker", "function", "solution", "timeout", "optional",
+                 "inputs", "catches", "returns"),
+    "DeclaredCheck": ("id", "expect", "after", "table"),
+    "Rule": ("when", "explain", "value"),
+    "Column": ("shows",),
     "Mutant": ("id", "replace", "fails"),
     "Replacement": ("find", "with_"),
     "Predict": ("kind", "id", "code", "show", "answer", "optional"),
@@ -121,7 +130,7 @@ def texts_of(record: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
     for field in dataclasses.fields(record):
         name, value = field.name, getattr(record, field.name)
         if name in PROSE.get(kind, ()) and isinstance(value, str):
-            yield prefix + name, value
+            yield prefix + key_of(field), value
         elif name in items:
             for index, item in enumerate(value):
                 path = f"{prefix}{name}.{items[name](index, item)}"
@@ -152,7 +161,7 @@ def _rebuild(record: T, prefix: str, pick: Callable[[str, str], str]) -> T:
         name, value = field.name, getattr(record, field.name)
         new: Any = value
         if name in PROSE.get(kind, ()) and isinstance(value, str):
-            new = pick(prefix + name, value)
+            new = pick(prefix + key_of(field), value)
         elif name in items:
             rebuilt = tuple(
                 pick(path, item) if isinstance(item, str) else _rebuild(item, path + ".", pick)

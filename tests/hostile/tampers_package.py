@@ -1,11 +1,12 @@
-"""Tries to change the tutor itself: append an always-pass `judge` to the installed checker,
+"""Tries to change the tutor itself: append an always-pass `judge` to the installed module that
+judges the declared exercises,
 add a module beside it, plant a compiled module in its __pycache__, hard-link it into the
 working folder to write it there, truncate, rename and delete a lesson. Says what each attempt
 got; returns the wrong thing."""
 import importlib.util
 import os
 
-import gradtutor.checking.checkers.read_grad as checker
+import gradtutor.checking.checkers.declared as checker
 from gradtutor.lessons.course import default_lessons_dir
 
 
@@ -17,7 +18,8 @@ def write(path, text, mode="a"):
 here = os.path.dirname(checker.__file__)
 lesson = os.path.join(default_lessons_dir(), "grad.yaml")
 attempts = {
-    "append": lambda: write(checker.__file__, "\ndef judge(*a, **k):\n    return ()\n"),
+    "append": lambda: write(checker.__file__,
+                            "\ndef judge_checks(*a, **k):\n    return []\n"),
     "new module": lambda: write(os.path.join(here, "always_pass.py"), "x = 1\n", "w"),
     "pycache": lambda: write(importlib.util.cache_from_source(checker.__file__), b"!", "wb"),
     "hard link": lambda: (os.link(checker.__file__, "linked.py"),

@@ -1,43 +1,123 @@
 """The registry of checkers that lesson YAML may name. A lesson can only pick from these;
 it never carries checker code.
 
-Each checker module defines:
-
-- ``FUNCTION``: the name of the function the learner defines;
-- ``ARITY``: how many positional parameters that function takes;
-- ``cases(seed) -> list[dict]``: plain-data inputs, from ``random.Random(seed)``; no torch;
-- ``expected(case) -> dict``: the reference result, computed with the real torch *before*
-  any learner code is loaded, by a short-lived process of the worker's own (never in the
-  process that runs learner code);
-- ``observe(case, fn, trace) -> dict``: calls the learner's ``fn`` on fresh tensors built
-  from ``case`` (in the worker, after the learner's file is loaded) and returns plain data:
-  values via ``trace.values``, events from ``trace.events`` (a copy; a checker adds events
-  of its own with ``trace.note``);
-- ``judge(cases, expected, observed) -> list[Check]``: the pass/fail decision, in the
-  tutor's process, from plain data only (no torch). Its messages, hints and evidence words
-  are ``msg()`` templates with the run's numbers and names as fields, each translated in
-  ``gradtutor/locale/zh-CN/feedback.yaml``; the checker tests fail on any that is not.
-
-Only ``judge`` runs in the tutor; the other functions import torch and run in the worker.
+An exercise is judged either by a checker module named here (`checker:` in the lesson) or by
+the checks its YAML declares on an input family (`inputs:`, `declared.py`). Both give the
+worker the same contract, `Checker`; only `judge` runs in the tutor, on plain data.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from gradtutor.checking.verdict import Check
+    from gradtutor.lessons.model import Exercise
 
 CHECKERS: dict[str, str] = {
-    "read-grad": "read_grad",
-    "none-before-backward": "none_before_backward",
-    "two-backwards": "two_backwards",
     "accumulate-micro-batches": "accumulate_micro_batches",
     "fix-the-loop": "fix_the_loop",
     "manual-sgd": "manual_sgd",
-    "set-to-none": "set_to_none",
     "grad-health": "grad_health",
 }
 
+Judge = Callable[[list[Any], list[Any], list[Any]], Sequence["Check"]]
+# What a request names as its checker: a registered name, or a declared exercise's worker
+# spec (`declared.worker_spec`).
+CheckerRef = str | dict[str, Any]
 
-def load(name: str) -> ModuleType:
+
+class Checker(Protocol):
+    """What the worker needs of a checker.
+
+    - ``ARITY``: how many positional parameters the learner's function takes;
+    - ``cases(seed)``: plain-data inputs, from ``random.Random(seed)``; no torch;
+    - ``expected(case)``: the reference result, computed with the real torch *before* any
+      learner code is loaded, by a process of the worker's own (never in the process that
+      runs learner code);
+    - ``observe(case, fn, trace)``: calls the learner's ``fn`` on fresh tensors built from
+      ``case`` (in the worker, after the learner's file is loaded) and returns plain data:
+      values via ``trace.values``, events from ``trace.events``.
+
+    A checker module also defines ``judge(cases, expected, observed) -> list[Check]``: the
+    pass/fail decision, in the tutor's process, from plain data only (no torch). Its messages,
+    hints and evidence words are ``msg()`` templates (a declared exercise's come from its
+    lesson), each translated; the checker tests fail on any that is not.
+    """
+
+    @property
+    def ARITY(self) -> int: ...  # noqa: N802 - the modules' constant
+
+    def cases(self, seed: int, /) -> list[dict[str, Any]]: ...
+
+    def expected(self, case: dict[str, Any], /) -> dict[str, Any]: ...
+
+    def observe(self, case: dict[str, Any], fn: Any, trace: Any, /) -> dict[str, Any]: ...
+
+
+class ModuleChecker(Checker, Protocol):
+    """A checker module: the worker's contract, and the tutor's `judge`."""
+
+    def judge(self, cases: list[Any], expected: list[Any], observed: list[Any], /
+              ) -> Sequence[Check]: ...
+
+
+if TYPE_CHECKING:  # mypy holds every registered module to the contract; nothing at run time
+    from gradtutor.checking.checkers import (
+        accumulate_micro_batches,
+        declared,
+        fix_the_loop,
+        grad_health,
+        manual_sgd,
+    )
+
+    _REGISTERED: tuple[ModuleChecker, ...] = (
+        accumulate_micro_batches, fix_the_loop, grad_health, manual_sgd)
+    _DECLARED: type[Checker] = declared.WorkerChecker
+
+
+def load(name: str) -> ModuleChecker:
     """The checker module registered under `name` (KeyError if there is none)."""
-    return importlib.import_module(f"{__name__}.{CHECKERS[name]}")
+    module: ModuleChecker = importlib.import_module(
+        f"{__name__}.{CHECKERS[name]}")
+    return module
+
+
+def worker_checker(ref: CheckerRef) -> Checker:
+    """What a worker runs for the checker a request names (KeyError, ValueError if none)."""
+    if isinstance(ref, dict):
+        from gradtutor.checking.checkers.declared import WorkerChecker
+
+        return WorkerChecker(ref)
+    checker: Checker = load(ref)
+    return checker
+
+
+def request_checker(exercise: Exercise) -> CheckerRef:
+    """What a check's request names as the exercise's checker."""
+    if exercise.declared:
+        from gradtutor.checking.checkers.declared import worker_spec
+
+        return worker_spec(exercise)
+    return str(exercise.checker)
+
+
+def judge_of(exercise: Exercise) -> Judge:
+    """The tutor-side judge of an exercise."""
+    if exercise.declared:
+        from gradtutor.checking.checkers.declared import judge_exercise
+
+        return judge_exercise(exercise)
+    judge: Judge = load(str(exercise.checker)).judge
+    return judge
+
+
+def reference_key(ref: CheckerRef) -> str:
+    """A checker's name for caching its references per seed."""
+    if isinstance(ref, dict):
+        import json
+
+        return json.dumps(ref, sort_keys=True)
+    return ref

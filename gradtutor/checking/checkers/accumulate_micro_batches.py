@@ -29,7 +29,6 @@ from gradtutor.checking.checkers.training import (
 from gradtutor.checking.verdict import Check
 from gradtutor.i18n import msg
 
-FUNCTION = "accumulated_step"
 ARITY = 4
 CASES = 3
 

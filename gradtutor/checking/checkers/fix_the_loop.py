@@ -32,7 +32,6 @@ from gradtutor.checking.checkers.training import (
 from gradtutor.checking.verdict import Check, Table
 from gradtutor.i18n import msg
 
-FUNCTION = "train"
 ARITY = 4
 CASES = 3
 

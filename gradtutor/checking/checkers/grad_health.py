@@ -21,7 +21,6 @@ from gradtutor.checking.feedback import joined, listed
 from gradtutor.checking.verdict import Check, Table
 from gradtutor.i18n import msg
 
-FUNCTION = "grad_report"
 ARITY = 2
 CASES = 3
 CLASSES = ("dead", "exploding", "ok")

@@ -1,6 +1,7 @@
-"""What the exercises that read `w.grad` share (read-grad, none-before-backward, two-backwards):
-their inputs (a fresh leaf `w` and a named loss), the reference gradient, and the words for a
-value that should have been the gradient but is not.
+"""The pieces of the `fresh-leaf` input family (`families.py`), on which the exercises that
+read `w.grad` are declared (read-grad, none-before-backward, two-backwards): their inputs (a
+fresh leaf `w` and a named loss), the reference gradient, and the words for a value that
+should have been the gradient but is not.
 
 `leaf_cases`, `reference` and `fresh_leaf` run in the worker; the rest is pure and runs in the
 tutor's process.
@@ -11,15 +12,13 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from gradtutor.checking.checkers.common import LOSSES, build_loss, close, count, flat, fmt, shape
-from gradtutor.checking.verdict import Table
+from gradtutor.checking.checkers.common import LOSSES, build_loss, close, count, flat, shape
 from gradtutor.i18n import msg
 
 # Vectors and small matrices, as weights come in both.
 SHAPES: tuple[tuple[int, ...], ...] = ((2,), (3,), (4,), (5,), (2, 2), (2, 3), (3, 2))
 MULTIPLES = range(6)
-# The usual subject of `not_the_grad`.
-RETURNED = msg("You returned")  # how many gradients' worth a wrong value might hold: 0 (zeros) .. 5
+# How many gradients' worth a wrong value might hold: 0 (zeros) .. 5
 
 
 def leaf_cases(seed: int, how_many: int = 4) -> list[dict[str, Any]]:
@@ -61,16 +60,6 @@ def reference(case: dict[str, Any]) -> dict[str, Any]:
     loss = build_loss(case["loss"])(w)
     (grad,) = torch.autograd.grad(loss, w)
     return {"grad": grad.tolist(), "loss": loss.item()}
-
-
-def observe_returned(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
-    """Call `fn(w, loss_fn)` on a fresh leaf; what it returned and what w.grad holds after."""
-    w = fresh_leaf(case)
-    trace.watch({"w": w})
-    returned = fn(w, build_loss(case["loss"]))
-    return {"returned": plain(trace, returned), "returned_is_grad": returned is w.grad,
-            "grad_after": trace.values(w.grad), "events": list(trace.events),
-            "returns_backward": returns_backward(fn)}
 
 
 def returns_backward(fn: Any) -> bool:
@@ -127,11 +116,6 @@ def multiple_of(values: Any, grad: Any) -> int | None:
     return next((k for k in MULTIPLES if close(values, scaled(grad, k))), None)
 
 
-def is_zeros_like(values: Any, w: Any) -> bool:
-    numbers = flat(values)
-    return numbers is not None and shape(values) == shape(w) and all(x == 0 for x in numbers)
-
-
 def ran(k: int) -> str:
     """"ran twice" and so on, for a count of backward passes."""
     if k == 0:
@@ -144,12 +128,14 @@ def ran(k: int) -> str:
 
 
 def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[str, Any],
-                 runs: int, aliased: bool = False, returned_backward: bool = False) -> str:
+                 runs: int, aliased: bool = False, returned_backward: bool = False,
+                 returned: bool = False) -> str:
     """Why `value` (described as `subject`, e.g. `msg("You returned")`) is not the gradient.
 
     `runs` is how many backward passes reached w; `aliased` says the value was the very
     tensor still in w.grad when the function returned; `returned_backward` that the function
-    returned what a backward call gave (`return loss.backward()`).
+    returned what a backward call gave (`return loss.backward()`); `returned` that the value
+    is what the function returned (rather than one of the values it returned).
     """
     if value is None:
         if runs == 0:
@@ -160,7 +146,7 @@ def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[
             return msg("{subject} None: backward() returns None (it stores the gradient in "
                        "w.grad instead), so returning what backward() gave returns None. Return "
                        "w.grad after the backward call.", subject=subject)
-        if subject == RETURNED:
+        if returned:
             return msg("{subject} None: w.grad was read before backward filled it, or the "
                        "function has no `return`.", subject=subject)
         return msg("{subject} None: w.grad was read before backward filled it.",
@@ -204,13 +190,6 @@ def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[
                    w_shape=str(list(shape(case["w"]))))
     return msg("{subject} a tensor that is not the gradient of the loss with respect to w.",
                subject=subject)
-
-
-def evidence(case: dict[str, Any], columns: tuple[str, ...], *values: Any) -> Table:
-    """One row: w, the loss as code, then the given values under the given column names
-    (messages)."""
-    return Table(("w", "loss_fn(w)") + columns,
-                 ((fmt(case["w"]), loss_words(case)) + tuple(fmt(v) for v in values),))
 
 
 def loss_words(case: dict[str, Any]) -> str:

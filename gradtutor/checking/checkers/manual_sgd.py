@@ -25,7 +25,6 @@ from gradtutor.checking.checkers.training import (
 from gradtutor.checking.verdict import Check, Table
 from gradtutor.i18n import msg
 
-FUNCTION = "manual_sgd"
 ARITY = 4
 CASES = 3
 LOSSES = ("mse", "l1", "huber", "logistic")

@@ -1,0 +1,52 @@
+"""Known mistakes: a learner's file that is one of the lesson's declared mutants, the real
+mistakes an author listed for the exercise, gets that mistake named beside the check it fails.
+
+Pure and torch-free: files are compared as parsed code (layout and comments aside), never
+run. A file the parser rejects, or one too deeply nested to parse, matches nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from gradtutor.checking.verdict import Check
+from gradtutor.i18n import msg
+from gradtutor.lessons.model import Exercise, Mutant
+
+
+def mutant_source(exercise: Exercise, index: int) -> str:
+    """The exercise's solution with mutant `index`'s edits applied."""
+    source = exercise.solution
+    for edit in exercise.mutants[index].replace:
+        source = source.replace(edit.find, edit.with_, 1)
+    return source
+
+
+def _code(source: str) -> str | None:
+    try:
+        return ast.dump(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def known_mistake(exercise: Exercise, source: str) -> Mutant | None:
+    """The declared mutant the learner's file is, as code; None if it is none of them."""
+    code = _code(source)
+    if code is None:
+        return None
+    return next((mutant for index, mutant in enumerate(exercise.mutants)
+                 if _code(mutant_source(exercise, index)) == code), None)
+
+
+def name_known_mistake(exercise: Exercise, source: str,
+                       checks: tuple[Check, ...]) -> tuple[Check, ...]:
+    """`checks`, with the mistake named as a note on the check that catches it, when the
+    file is a declared mutant and that check failed."""
+    mutant = known_mistake(exercise, source)
+    if mutant is None:
+        return checks
+    note = msg("a known mistake: {mistake}", mistake=mutant.mistake)
+    return tuple(dataclasses.replace(check, note=note)
+                 if check.name == mutant.fails and check.status == "fail" and not check.note
+                 else check for check in checks)
