@@ -10,6 +10,7 @@ hard-coded answers, lying objects, printed text and a fake `Tensor.backward` nev
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -44,6 +45,7 @@ CHECKER_OF = {checker: (exercise, function) for exercise, (checker, function, _)
               EXERCISES.items()}
 
 
+@functools.cache
 def exercise(exercise_id: str) -> Exercise:
     step = load_course().find_exercise(exercise_id)
     assert isinstance(step, Exercise)

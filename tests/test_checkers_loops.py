@@ -10,6 +10,7 @@ hard-coded answers, lying objects and a replaced `Tensor.backward` never pass.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -24,8 +25,8 @@ from typing import Any
 import checker_batch
 import pytest
 
-from gradtutor.checking.checkers import load as load_checker
-from gradtutor.checking.checkers.grad_health import KINDS
+from gradtutor.checking.checkers import judge_of, request_checker, worker_checker
+from gradtutor.checking.checkers.gradient_kinds import KINDS
 from gradtutor.checking.verdict import Check, Verdict, overall, say, to_json
 from gradtutor.i18n import load_catalog, translator
 from gradtutor.lessons.course import load_course
@@ -44,10 +45,16 @@ EXERCISES = {  # exercise id (= checker name) -> (function, the slide it follows
 }
 
 
+@functools.cache
 def exercise(exercise_id: str) -> Exercise:
     step = load_course().find_exercise(exercise_id)
     assert isinstance(step, Exercise)
     return step
+
+
+def cases_of(exercise_id: str) -> Any:
+    """The `cases(seed)` of the exercise's checker, as the worker draws them."""
+    return worker_checker(request_checker(exercise(exercise_id))).cases
 
 
 def mutated(step: Exercise, index: int) -> str:
@@ -852,11 +859,11 @@ def all_runs() -> list[Run]:
                  for name, source in styles.items() for seed in SEEDS]
     for exercise_id in EXERCISES:
         step = exercise(exercise_id)
-        runs += [Run(f"solution:{exercise_id}", step.checker, step.solution, seed)
+        runs += [Run(f"solution:{exercise_id}", exercise_id, step.solution, seed)
                  for seed in SEEDS]
-        runs += [Run(f"starter:{exercise_id}", step.checker, step.starter, seed)
+        runs += [Run(f"starter:{exercise_id}", exercise_id, step.starter, seed)
                  for seed in FEW_SEEDS]
-        runs += [Run(f"mutant:{exercise_id}/{mutant.id}", step.checker, mutated(step, m), seed)
+        runs += [Run(f"mutant:{exercise_id}/{mutant.id}", exercise_id, mutated(step, m), seed)
                  for m, mutant in enumerate(step.mutants) for seed in SEEDS]
     for label, (checker, source, _, _) in MISTAKES.items():
         runs += [Run(f"mistake:{label}", checker, dedent(source), seed)
@@ -870,7 +877,7 @@ def all_runs() -> list[Run]:
 
 def hard_coded_report(seed: int) -> str:
     """The right report for this seed's first case, returned for every case."""
-    case = load_checker("grad-health").cases(seed)[0]
+    case = cases_of("grad-health")(seed)[0]
     report = {name: KINDS[kind] for name, kind in case["kinds"].items()}
     return f"def grad_report(model, max_norm):\n    return {report!r}\n"
 
@@ -925,13 +932,14 @@ def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
     """The checks the tutor shows for one run, decided as after a real check: an error in
     the learner's code is reported as such (`loads` or `runs`); otherwise the checker's judge
     decides, here, on plain data."""
-    return checker_batch.checks_from(load_checker(checker).judge, EXERCISES[checker][0],
+    return checker_batch.checks_from(judge_of(exercise(checker)), EXERCISES[checker][0],
                                      messages)
 
 
 def start_batch(runs: list[Run], tmp: Path, name: str) -> tuple[subprocess.Popen[str], Path]:
     jobs, results = tmp / f"{name}-jobs.json", tmp / f"{name}-results.json"
-    jobs.write_text(json.dumps([{"checker": r.checker, "source": r.source, "seed": r.seed,
+    jobs.write_text(json.dumps([{"checker": request_checker(exercise(r.checker)),
+                                 "source": r.source, "seed": r.seed,
                                  "function": EXERCISES[r.checker][0]} for r in runs]))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
@@ -1073,7 +1081,7 @@ def test_a_hard_coded_answer_fails(results: Results, exercise_id: str) -> None:
 
 @pytest.mark.slow
 def test_every_check_of_every_run_has_a_chinese_translation(results: Results) -> None:
-    catalog = load_catalog("zh-CN")
+    catalog = {**load_catalog("zh-CN"), **checker_batch.lesson_catalog("zh-CN")}
     problems = {f"{label}: {problem}" for label, runs in results.items() for checks, _ in runs
                 for problem in checker_batch.untranslated(checks, catalog)}
     assert sorted(problems) == []
@@ -1221,13 +1229,13 @@ def test_norms_sit_just_above_and_just_below_max_norm(results: Results) -> None:
 
 @pytest.mark.parametrize("checker", list(EXERCISES))
 def test_inputs_differ_from_seed_to_seed(checker: str) -> None:
-    cases = load_checker(checker).cases
+    cases = cases_of(checker)
     assert len({json.dumps(cases(seed)) for seed in range(100)}) == 100
 
 
 @pytest.mark.parametrize("checker", ["accumulate-micro-batches", "fix-the-loop"])
 def test_loop_cases_mix_leftovers_groups_losses_and_sizes(checker: str) -> None:
-    cases = load_checker(checker).cases
+    cases = cases_of(checker)
     count = "micro_batches" if checker == "accumulate-micro-batches" else "batches"
     for seed in range(200):
         found = cases(seed)
@@ -1242,7 +1250,7 @@ def test_loop_cases_mix_leftovers_groups_losses_and_sizes(checker: str) -> None:
 
 
 def test_every_seed_has_every_kind_of_gradient_health() -> None:
-    cases = load_checker("grad-health").cases
+    cases = cases_of("grad-health")
     for seed in range(200):
         kinds = [set(case["kinds"].values()) for case in cases(seed)]
         assert set().union(*kinds) == set(KINDS)
@@ -1250,7 +1258,7 @@ def test_every_seed_has_every_kind_of_gradient_health() -> None:
 
 
 def test_manual_sgd_cases_vary_shape_loss_and_batch_count() -> None:
-    every = [case for seed in range(50) for case in load_checker("manual-sgd").cases(seed)]
+    every = [case for seed in range(50) for case in cases_of("manual-sgd")(seed)]
     assert {case["outputs"] for case in every} == {None, 2, 3}
     assert {case["loss"] for case in every} == {"mse", "l1", "huber", "logistic"}
     assert {case["batches"] for case in every} == {2, 3, 4, 5}
@@ -1258,10 +1266,13 @@ def test_manual_sgd_cases_vary_shape_loss_and_batch_count() -> None:
 
 def test_the_judges_need_no_torch() -> None:
     code = ("import sys\n"
-            "from gradtutor.checking.checkers import load\n"
-            "for name in ('accumulate-micro-batches', 'fix-the-loop', 'manual-sgd',"
-            " 'grad-health'):\n"
+            "from gradtutor.checking.checkers import CHECKERS, judge_of, load\n"
+            "from gradtutor.lessons.course import load_course\n"
+            "for name in CHECKERS:\n"
             "    load(name).judge\n"
+            "declared = [judge_of(step) for lesson in load_course().lessons\n"
+            "            for step in lesson.steps if getattr(step, 'inputs', None)]\n"
+            "assert len(declared) >= 5, declared\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=HERE.parent, timeout=60)
@@ -1281,5 +1292,6 @@ def test_each_exercise_follows_its_slide(exercise_id: str) -> None:
     assert before.id == slide
     step = lesson.steps[index]
     assert isinstance(step, Exercise)
-    assert (step.checker, step.function) == (exercise_id, function)
+    assert step.function == function
+    assert step.checker in (exercise_id, None)  # its own checker, or checks it declares
     assert len(step.hints) >= 3 and len(step.mutants) >= 4

@@ -269,7 +269,7 @@ ESCAPE = "\x1b[2J\x1b]0;owned\x07"
 
 
 def test_neutralise_makes_a_messages_fields_safe_and_keeps_it_translatable() -> None:
-    message = msg("You returned a {kind}, not a dict.", kind=ESCAPE)
+    message = msg("a {kind} of {length} values", kind=ESCAPE, length=3)
     safe = neutralise(message)
     assert isinstance(safe, Msg) and safe.template == message.template
     assert "\x1b" not in safe and "\\x1b[2J" in safe

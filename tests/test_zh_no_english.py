@@ -289,7 +289,7 @@ def test_the_letters_of_an_answer_are_listed_with_the_chinese_comma():
 
 
 def test_a_count_of_nan_entries_has_its_measure_word():
-    from gradtutor.checking.checkers.grad_health import describe
+    from gradtutor.checking.checkers.gradient_kinds import describe
 
     info = {"none": False, "nan": 2, "inf": 1, "numel": 3, "norm": None}
     assert describe(info, 1.0) == "2 nan and 1 inf of 3 entries"

@@ -120,7 +120,8 @@ class DeclaredCheck:
     the first rule that applies to the first failing case), and the evidence shown then (one
     row of `evidence` columns, or a `table` of the input family's). Its
     failure is not judged (it is skipped, with a reason) while a check in `after` fails, one
-    mistake at a time, nor when a `skip` rule applies to its first failing case."""
+    mistake at a time, nor when a `skip` rule applies to its first failing case; `unjudged`
+    says why when no case gives the facts it names (the function never returned, say)."""
 
     id: str = field(metadata=ID)
     expect: tuple[str, ...] = field(metadata=_items(1, None, nonempty=True))
@@ -130,6 +131,7 @@ class DeclaredCheck:
     evidence: tuple[Column, ...] = ()
     table: str | None = field(default=None, metadata=ID)
     after: tuple[str, ...] = field(default=(), metadata=ID)
+    unjudged: str | None = field(default=None, metadata=TEXT)
     skip: tuple[Rule, ...] = ()
 
 @dataclass(frozen=True)

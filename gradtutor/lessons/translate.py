@@ -56,7 +56,7 @@ PROSE: dict[str, tuple[str, ...]] = {
     "ParsonsLine": ("why",),
     "Demo": ("title", "body"),
     "Chart": ("title", "x_label", "y_label"),
-    "DeclaredCheck": ("pass_", "help"),
+    "DeclaredCheck": ("pass_", "help", "unjudged"),
     "Rule": ("say", "subject", "help"),
     "Column": ("title",),
 }

@@ -20,7 +20,6 @@ CHECKERS: dict[str, str] = {
     "accumulate-micro-batches": "accumulate_micro_batches",
     "fix-the-loop": "fix_the_loop",
     "manual-sgd": "manual_sgd",
-    "grad-health": "grad_health",
 }
 
 Judge = Callable[[list[Any], list[Any], list[Any]], Sequence["Check"]]
@@ -69,12 +68,10 @@ if TYPE_CHECKING:  # mypy holds every registered module to the contract; nothing
         accumulate_micro_batches,
         declared,
         fix_the_loop,
-        grad_health,
         manual_sgd,
     )
 
-    _REGISTERED: tuple[ModuleChecker, ...] = (
-        accumulate_micro_batches, fix_the_loop, grad_health, manual_sgd)
+    _REGISTERED: tuple[ModuleChecker, ...] = (accumulate_micro_batches, fix_the_loop, manual_sgd)
     _DECLARED: type[Checker] = declared.WorkerChecker
 
 

@@ -11,7 +11,8 @@ A condition reads `FACT is TEST` or `FACT is not TEST`, and several joined by ` 
 one does. FACT is one of the family's facts (`returned`, `grad-after`, `backward-count`...)
 and TEST one of:
 
-- `none`, `true`, `false`, a number (`0`, `2`), `more than N`, `less than N`;
+- `none`, `true`, `false`, a number (`0`, `2`), `more than N`, `less than N`, a word in
+  quotes (`'missing'`);
 - `solution`: like the same fact of the solution on the same case (values within a tolerance);
 - another fact (`gradient`), or a multiple of one (`2x gradient`), within the tolerance;
 - `zeros`: a tensor of zeros; `shaped like FACT`; `a KIND`: not a tensor but a KIND
@@ -43,6 +44,7 @@ _MULTIPLE = re.compile(rf"({_NUMBER})x ({_NAME})")
 _COMPARE = re.compile(rf"(more|less) than ({_NUMBER})")
 _KIND = re.compile(r"an? ([a-z_]+)")
 _SHAPED = re.compile(rf"shaped like ({_NAME})")
+_QUOTED = re.compile(r"'[^']*'")
 _WORDS = ("none", "true", "false", "solution", "zeros")
 
 
@@ -81,7 +83,7 @@ def condition_problems(text: str, names: frozenset[str]) -> list[str]:
         elif (shaped := _SHAPED.fullmatch(test)) is not None:
             named.append(shaped[1])
         elif not (test in _WORDS or re.fullmatch(_NUMBER, test) or _COMPARE.fullmatch(test)
-                  or _KIND.fullmatch(test)):
+                  or _KIND.fullmatch(test) or _QUOTED.fullmatch(test)):
             named.append(test)
         problems += [unknown_fact(name, names) for name in named if name not in names]
     return problems
@@ -106,6 +108,8 @@ def _clause_holds(clause: Clause, facts: Facts, solution: Facts) -> bool:
     value, test = facts.get(clause.fact), clause.test
     if test == "none":
         return value is None
+    if test.startswith("'") and test.endswith("'") and len(test) > 1:
+        return value == test[1:-1]
     if test in ("true", "false"):
         return value is (test == "true")
     if test == "solution":
@@ -177,6 +181,8 @@ def judge_exercise(exercise: Exercise) -> Callable[[list[Any], list[Any], list[A
                      family.facts(case, ref, ref["solution"], parts), family.columns(case),
                      (case, ref, seen))
                 for case, ref, seen in zip(cases, expected, observed, strict=True)]
+        # the case that shows the most first, where the family knows which that is
+        runs.sort(key=lambda run: family.order(run.facts))
         return judge_checks(exercise.checks, runs, family)
 
     return judge
@@ -198,13 +204,17 @@ def judge_checks(checks: Sequence[DeclaredCheck], runs: Sequence[Case],
 def _judge_one(check: DeclaredCheck, runs: Sequence[Case], family: Family,
                passed: dict[str, bool]) -> Check | None:
     waiting = [name for name in check.after if not passed.get(name, False)]
-    missing = next((name for run in runs for name in expected_facts(check)
-                    if name not in run.facts), None)
-    if missing is not None:  # nothing to judge: the function did not give it
+    # a case judged by this check has every fact it names; one that lacks one (the function
+    # gave no pair, the run stopped at an error the family caught) is not judged by it
+    named = expected_facts(check)
+    judged = [run for run in runs if all(name in run.facts for name in named)]
+    if not judged:  # nothing to judge
+        missing = next(name for name in named if name not in runs[0].facts)
         return Check(check.id, "skip", msg("not judged until {checks} passes",
                                            checks=", ".join(waiting)) if waiting else
+                     words(check.unjudged, None) if check.unjudged else
                      msg("not judged: your function did not give {fact}", fact=missing))
-    failing = next((run for run in runs
+    failing = next((run for run in judged
                     if not all(holds(c, run.facts, run.solution) for c in check.expect)), None)
     if failing is None:
         return Check(check.id, "pass", words(check.pass_, None)) if check.pass_ else None
@@ -220,6 +230,8 @@ def _judge_one(check: DeclaredCheck, runs: Sequence[Case], family: Family,
         return Check(check.id, "fail", msg("This check did not hold."))
     table = (family.tables[check.table](*failing.data) if check.table is not None
              else _evidence(check.evidence, failing) if check.evidence else None)
+    if table is not None and not table.rows:
+        table = None  # nothing of this case to show
     return Check(check.id, "fail", _say(rule, failing, family),
                  words(rule.help or check.help or "", failing), table)
 
@@ -238,7 +250,7 @@ def _first_rule(rules: Sequence[Rule], run: Case) -> Rule | None:
 def _say(rule: Rule, run: Case, family: Family) -> str:
     if rule.explain is not None:
         subject = words(rule.subject or "", run)
-        return family.explainers[rule.explain](run.facts, rule.value or "", subject)
+        return family.explainers[rule.explain](run.facts, run.data, rule.value or "", subject)
     return words(rule.say or "", run)
 
 
@@ -314,7 +326,8 @@ def exercise_problems(exercise: Exercise) -> list[tuple[str, tuple[str | int, ..
             name = multiple[2] if multiple else column.shows
             if name not in names and name != "none":
                 problems.append((unknown_fact(name, names), at + ("evidence", i, "shows")))
-        for text, where in ((check.pass_, ("pass",)), (check.help, ("help",))):
+        for text, where in ((check.pass_, ("pass",)), (check.help, ("help",)),
+                            (check.unjudged, ("unjudged",))):
             problems += [(p, at + where) for p in _field_problems(text, names)]
     return problems
 
@@ -330,8 +343,10 @@ def _rule_problems(rule: Rule, at: tuple[str | int, ...], names: frozenset[str],
         if rule.explain not in family.explainers:
             problems.append((f"unknown explainer '{rule.explain}'; explainers: "
                              f"{', '.join(family.explainers)}", at + ("explain",)))
-        if rule.value not in names:
-            problems.append(("'explain' needs the fact it explains as 'value'", at))
+        if rule.value is not None and rule.value not in names:
+            problems.append((unknown_fact(rule.value, names), at + ("value",)))
+        elif rule.value is None and rule.explain in family.valued:
+            problems.append((f"'{rule.explain}' explains a fact: name it as 'value'", at))
     for text, where in ((rule.say, ("say",)), (rule.help, ("help",)),
                         (rule.subject, ("subject",))):
         problems += [(p, at + where) for p in _field_problems(text, names)]

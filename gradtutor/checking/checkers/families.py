@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradtutor.checking.checkers import param_groups
+from gradtutor.checking.checkers import gradient_kinds, param_groups
 from gradtutor.checking.checkers.common import build_loss, count, fmt
 from gradtutor.checking.checkers.grad_reading import (
     accumulations,
@@ -32,9 +32,11 @@ from gradtutor.checking.verdict import Table
 from gradtutor.i18n import msg
 
 Facts = dict[str, Any]
+Data = tuple[dict[str, Any], dict[str, Any], dict[str, Any]]  # (case, reference, observed)
 # An explainer words why a fact of the first failing case is wrong: (facts of that case, the
-# fact's name, the subject the rule gives, e.g. "You returned") -> a message.
-Explainer = Callable[[Facts, str, str], str]
+# plain data they came from, the fact's name, the subject the rule gives, e.g. "You
+# returned") -> a message.
+Explainer = Callable[[Facts, Data, str, str], str]
 
 # What PyTorch raises for a second backward through a graph it already freed: a family that
 # `catches` it reports its first sentence as the fact `graph-freed` instead of an error.
@@ -51,8 +53,9 @@ class Family:
     Tutor side: `facts(case, reference, observed, parts)` (every fact a check may name, from
     plain data; `parts` names the values of a returned tuple, e.g. ("before", "after")),
     `names(parts)` (those facts' names, which `validate` holds conditions to), `columns(case)`
-    (the evidence columns every table of columns starts with), `explainers`, and `tables`:
-    evidence tables of many rows, by name, from (case, reference, observed)."""
+    (the evidence columns every table of columns starts with), `explainers`, `tables`
+    (evidence tables of many rows, by name, from (case, reference, observed)) and `order`
+    (which case a failing check shows first: the one that explains the most)."""
 
     arity: int
     names: Callable[[tuple[str, ...]], frozenset[str]]
@@ -64,6 +67,9 @@ class Family:
     explainers: Mapping[str, Explainer]
     tables: Mapping[str, Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Table]] = (
         field(default_factory=dict))
+    # the order in which cases are judged, by their facts: lower first (default: as drawn)
+    order: Callable[[Facts], int] = lambda facts: 0
+    valued: frozenset[str] = frozenset()  # explainers that explain the fact a rule names
 
 
 # ---- fresh-leaf: fn(w, loss_fn) on a fresh leaf w and a named loss ------------------------
@@ -177,7 +183,7 @@ def _leaf_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...
     return ("w", "loss_fn(w)"), (fmt(case["w"]), loss_words(case))
 
 
-def _not_the_gradient(facts: Facts, value: str, subject: str) -> str:
+def _not_the_gradient(facts: Facts, data: Data, value: str, subject: str) -> str:
     """Why the fact `value` is not the gradient (`grad_reading.not_the_grad`)."""
     case = {"w": facts["w"]}
     expected = {"grad": facts["gradient"], "loss": facts["loss"]}
@@ -196,6 +202,7 @@ FRESH_LEAF = Family(
     facts=_leaf_facts,
     columns=_leaf_columns,
     explainers={"not-the-gradient": _not_the_gradient},
+    valued=frozenset({"not-the-gradient"}),
 )
 
 # ---- param-groups: fn(optimizer), every parameter of its groups holding a gradient --------
@@ -215,5 +222,22 @@ PARAM_GROUPS = Family(
                 reference, observed)},
 )
 
-FAMILIES: Mapping[str, Family] = {"fresh-leaf": FRESH_LEAF, "param-groups": PARAM_GROUPS}
+# ---- gradient-kinds: fn(model, max_norm) -> {name: class}, gradients of chosen kinds --------
+
+GRADIENT_KINDS = Family(
+    arity=2,
+    names=lambda parts: gradient_kinds.NAMES,
+    cases=gradient_kinds.cases,
+    reference=gradient_kinds.reference,
+    observe=gradient_kinds.observe,
+    facts=gradient_kinds.facts,
+    columns=lambda case: ((), ()),
+    explainers={"misclassified": lambda facts, data, value, subject:
+                gradient_kinds.misclassified(*data)},
+    tables={"classification": gradient_kinds.classification_table},
+    order=gradient_kinds.order,
+)
+
+FAMILIES: Mapping[str, Family] = {"fresh-leaf": FRESH_LEAF, "param-groups": PARAM_GROUPS,
+                                  "gradient-kinds": GRADIENT_KINDS}
 

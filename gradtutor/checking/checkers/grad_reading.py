@@ -9,7 +9,6 @@ tutor's process.
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from gradtutor.checking.checkers.common import LOSSES, build_loss, close, count, flat, shape
@@ -24,6 +23,8 @@ MULTIPLES = range(6)
 def leaf_cases(seed: int, how_many: int = 4) -> list[dict[str, Any]]:
     """`how_many` inputs, each a different loss, shape and values (never near zero, so that
     zeros, one gradient and two gradients always look different)."""
+    import random  # here: the tutor, which never draws cases, need not import it
+
     rng = random.Random(seed)
     losses = rng.sample(sorted(LOSSES), k=min(how_many, len(LOSSES)))
     out = []

@@ -9,8 +9,10 @@ the tables) is pure.
 
 from __future__ import annotations
 
-import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import random
 
 from gradtutor.checking.checkers.common import close, flat, fmt, shape
 from gradtutor.checking.checkers.grad_reading import nest
@@ -25,6 +27,8 @@ ORDINALS = (msg("first"), msg("second"), msg("third"))
 def cases(seed: int) -> list[dict[str, Any]]:
     """Four optimizers; between them 1, 2 and 3 param groups, so a learner who clears only
     some groups is caught on every seed. Each first group has at least two parameters."""
+    import random  # here: the tutor, which never draws cases, need not import it
+
     rng = random.Random(seed)
     group_counts = [1, 2, 3, rng.randint(1, 3)]
     rng.shuffle(group_counts)

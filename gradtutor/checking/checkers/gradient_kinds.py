@@ -1,5 +1,7 @@
-"""`grad-health`: after backward, classify each named parameter's gradient as "dead" (None or
-all zeros), "exploding" (any nan/inf, or a 2-norm above max_norm) or "ok".
+"""The pieces of the `gradient-kinds` input family (`families.py`), on which grad-health is
+declared: the function gets a model after backward and a max_norm, and returns a dict that
+classifies each named parameter's gradient as "dead" (None or all zeros), "exploding" (any
+nan/inf, or a 2-norm above max_norm) or "ok".
 
 Each case is a model after a real backward pass whose gradients were then set to chosen
 kinds: unused layers (None), all zeros, nan or inf entries, norms just above and just below
@@ -13,15 +15,12 @@ below it, so a total norm over all parameters, used for each one, misclassifies 
 from __future__ import annotations
 
 import math
-import random
 from typing import Any
 
-from gradtutor.checking.checkers.training import usable
 from gradtutor.checking.feedback import joined, listed
-from gradtutor.checking.verdict import Check, Table
+from gradtutor.checking.verdict import Table
 from gradtutor.i18n import msg
 
-ARITY = 2
 CASES = 3
 CLASSES = ("dead", "exploding", "ok")
 # The kinds of gradient a case sets up, and the class each one belongs to.
@@ -41,6 +40,8 @@ def param_names(layer: dict[str, Any]) -> list[str]:
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
+    import random  # here: the tutor, which never draws cases, need not import it
+
     rng = random.Random(seed)
     with_unused = rng.sample(range(CASES), 2)
     out: list[dict[str, Any]] = []
@@ -143,7 +144,7 @@ def setup(case: dict[str, Any]) -> Any:
     return model
 
 
-def expected(case: dict[str, Any]) -> dict[str, Any]:
+def reference(case: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     model = setup(case)
@@ -177,7 +178,8 @@ def plain_report(value: Any) -> dict[str, Any]:
     return {"entries": entries, "bad_keys": bad_keys}
 
 
-def observe(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
+def observe(case: dict[str, Any], fn: Any, trace: Any,
+            catches: tuple[str, ...] = ()) -> dict[str, Any]:
     import torch
 
     model = setup(case)
@@ -286,67 +288,84 @@ def as_if_total(exp: dict[str, Any], entries: dict[str, Any],
         name=wrong[0], norm=f"{info['norm']:.6g}", right=info["class"])
 
 
-def _returns_dict(exp: dict[str, Any], obs: dict[str, Any]) -> Check | None:
-    report = obs["report"]
+def _dict_problem(exp: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+    """What is wrong with the returned dict as a report, as facts: `dict-problem` ('none',
+    'not-a-dict', 'bad-keys', 'missing-unused', 'missing', 'extra', 'bad-values', or None)
+    and the words a sentence about it needs."""
     if "not_a_dict" in report:
         kind = report["not_a_dict"]
-        return Check("returns-dict", "fail",
-                     msg("You returned None: build a dict and return it.") if kind == "NoneType"
-                     else msg("You returned a {kind}, not a dict.", kind=kind),
-                     msg("build a dict from each parameter's name to 'dead', 'exploding' or 'ok', "
-                         "and return it"))
+        return {"dict-problem": "none" if kind == "NoneType" else "not-a-dict",
+                "returned-type": kind}
     if report["bad_keys"]:
-        return Check("returns-dict", "fail",
-                     msg("Your dict has {kind} keys: use the parameter names, the strings "
-                         "model.named_parameters() gives.", kind=report["bad_keys"][0]),
-                     msg("key the dict by the names that model.named_parameters() gives"))
+        return {"dict-problem": "bad-keys", "key-type": report["bad_keys"][0]}
     names = list(exp["params"])
     entries = report["entries"]
     missing = [n for n in names if n not in entries]
     if missing:
         unused = all(exp["params"][n]["none"] for n in missing)
-        absent = ", ".join(repr(n) for n in missing[:4])
-        return Check("returns-dict", "fail",
-                     msg("Your dict has no entry for {names}: parameters whose .grad is None "
-                         "belong in it too, as dead.", names=absent) if unused else
-                     msg("Your dict has no entry for {names}: give every parameter an entry.",
-                         names=absent),
-                     msg("one entry per name in model.named_parameters()"))
+        return {"dict-problem": "missing-unused" if unused else "missing",
+                "missing-names": ", ".join(repr(n) for n in missing[:4])}
     extra = [n for n in entries if n not in exp["params"]]
     if extra:
-        return Check("returns-dict", "fail",
-                     msg("Your dict has names that are not parameter names: {names}.",
-                         names=", ".join(repr(n) for n in extra[:4])),
-                     msg("use the names model.named_parameters() gives, such as 'head.weight'"))
+        return {"dict-problem": "extra", "extra-names": ", ".join(repr(n) for n in extra[:4])}
     strings = sorted({v for v in entries.values() if isinstance(v, str) and v not in CLASSES})
     others = sorted({v["type"] for v in entries.values() if not isinstance(v, str)})
     if strings or others:
-        used = listed([repr(v) for v in strings] + [msg("a {kind}", kind=kind) for kind in others])
-        return Check("returns-dict", "fail",
-                     msg("Each value must be one of the strings 'dead', 'exploding' or 'ok'; "
-                         "you used {values}.", values=used),
-                     msg("each value is one of the three words: 'dead', 'exploding' or 'ok'"))
-    return None
+        return {"dict-problem": "bad-values", "bad-values": listed(
+            [repr(v) for v in strings] + [msg("a {kind}", kind=kind) for kind in others])}
+    return {"dict-problem": None}
 
 
-def _classification(case: dict[str, Any], exp: dict[str, Any],
-                    obs: dict[str, Any]) -> Check | None:
+def facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, Any],
+          parts: tuple[str, ...]) -> dict[str, Any]:
+    """What a check may name of one case: what is wrong with the dict as a report (only when
+    the function returned), and how many parameters it classified wrong, or the error it
+    raised on a None gradient (only when there is a dict of classes, or that crash)."""
+    found: dict[str, Any] = {"max-norm": case["max_norm"]}
+    if "crashed_on_none" in observed:
+        unused = [n for n, info in reference["params"].items() if info["none"]]
+        return {**found, "crashed-on-none": observed["crashed_on_none"],
+                "unused-names": ", ".join(repr(n) for n in unused[:2]), "wrong-count": 0}
+    if "report" not in observed:
+        return found
+    report = observed["report"]
+    found.update(_dict_problem(reference, report))
+    if "entries" in report:
+        entries = report["entries"]
+        found.update({"crashed-on-none": None, "wrong-count": len(_wrong(reference, entries)),
+                      "total-norm-used": as_if_total(reference, entries,
+                                                     case["max_norm"]) is not None})
+    return found
+
+
+NAMES = frozenset({"max-norm", "crashed-on-none", "unused-names", "wrong-count",
+                   "total-norm-used", "dict-problem", "returned-type", "key-type",
+                   "missing-names", "extra-names", "bad-values"})
+
+
+def order(found: dict[str, Any]) -> int:
+    """A crash on a None gradient first: it explains more than a misread in another case;
+    then a case that shows one total norm used for every parameter."""
+    if found.get("crashed-on-none"):
+        return 0
+    return 1 if found.get("total-norm-used") else 2
+
+
+def _wrong(exp: dict[str, Any], entries: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """(name, what its gradient is, the class the report gave) of each misclassified one."""
+    return [(name, info, entries[name]) for name, info in exp["params"].items()
+            if entries.get(name) in CLASSES and entries[name] != info["class"]]
+
+
+def misclassified(case: dict[str, Any], reference: dict[str, Any],
+                  observed: dict[str, Any]) -> str:
+    """How many parameters the report misclassified, and the misconceptions behind them: one
+    total norm used for all, then at most two of the kinds misread, each said once."""
     max_norm = case["max_norm"]
-    if "crashed_on_none" in obs:
-        unused = [n for n, info in exp["params"].items() if info["none"]]
-        return Check("classification", "fail",
-                     msg("Your function crashed on a parameter whose .grad is None ({names}): "
-                         "{error}. A parameter that got no gradient has .grad None; it is dead.",
-                         names=", ".join(repr(n) for n in unused[:2]),
-                         error=obs["crashed_on_none"]),
-                     msg("look for a missing gradient before anything else"))
-    entries = obs["report"].get("entries", {})
-    wrong = [(name, info, entries[name]) for name, info in exp["params"].items()
-             if entries.get(name) in CLASSES and entries[name] != info["class"]]
-    if not wrong:
-        return None
+    entries = observed["report"]["entries"]
+    wrong = _wrong(reference, entries)
     reasons: dict[str, str] = {}
-    total = as_if_total(exp, entries, max_norm)
+    total = as_if_total(reference, entries, max_norm)
     explained: set[str] = set()
     if total is not None:
         explained, reasons["total"] = total
@@ -360,42 +379,15 @@ def _classification(case: dict[str, Any], exp: dict[str, Any],
     why_wrong = list(reasons.values())
     wrongly = (msg("You classified 1 parameter wrong.") if count == 1 else
                msg("You classified {count} parameters wrong.", count=count))
-    message = (msg("{wrongly} {why}", wrongly=wrongly, why=why_wrong[0]) if len(why_wrong) == 1
-               else msg("{wrongly} {why} {more}", wrongly=wrongly, why=why_wrong[0],
-                        more=why_wrong[1]))
-    return Check("classification", "fail", message,
-                 msg("dead: no gradient, or one that is all zeros; exploding: a nan or inf in it, "
-                     "or a norm above max_norm; anything else: ok"),
-                 Table((msg("parameter"), msg("its gradient"), msg("should be"), msg("yours")),
-                       tuple((name, describe(info, max_norm), info["class"], got)
-                             for name, info, got in wrong)))
+    return (msg("{wrongly} {why}", wrongly=wrongly, why=why_wrong[0]) if len(why_wrong) == 1
+            else msg("{wrongly} {why} {more}", wrongly=wrongly, why=why_wrong[0],
+                     more=why_wrong[1]))
 
 
-def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
-          observed: list[dict[str, Any]]) -> list[Check]:
-    ran = usable(observed)
-    returned = [i for i in ran if "report" in observed[i]]
-    shape = [c for c in (_returns_dict(expected[i], observed[i]) for i in returned) if c]
-    checks = [shape[0] if shape else
-              Check("returns-dict", "pass", msg("a dict with one class per parameter name"))
-              if returned else
-              Check("returns-dict", "skip", msg("not judged: your function did not return"))]
-    judged = [i for i in ran if "crashed_on_none" in observed[i]
-              or "entries" in observed[i]["report"]]
-
-    def first(i: int) -> int:
-        # a crash on a None gradient first: it explains more than a misread in another case;
-        # then a case that shows one total norm used for every parameter
-        if "crashed_on_none" in observed[i]:
-            return 0
-        total = as_if_total(expected[i], observed[i]["report"]["entries"], cases[i]["max_norm"])
-        return 1 if total is not None else 2
-
-    judged.sort(key=first)
-    wrong = [c for c in (_classification(cases[i], expected[i], observed[i]) for i in judged)
-             if c]
-    checks.append(wrong[0] if wrong else
-                  Check("classification", "pass", msg("every parameter was classified right"))
-                  if judged else
-                  Check("classification", "skip", msg("not judged: no dict to read")))
-    return checks
+def classification_table(case: dict[str, Any], reference: dict[str, Any],
+                         observed: dict[str, Any]) -> Table:
+    """Each misclassified parameter: its gradient in words, its class, and the report's."""
+    entries = observed.get("report", {}).get("entries", {})
+    return Table((msg("parameter"), msg("its gradient"), msg("should be"), msg("yours")),
+                 tuple((name, describe(info, case["max_norm"]), info["class"], got)
+                       for name, info, got in _wrong(reference, entries)))
