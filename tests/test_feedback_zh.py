@@ -22,7 +22,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from gradtutor.checking.feedback import joined, listed, neutralise, neutralise_verdict
+from gradtutor.checking.feedback import joined, listed
 from gradtutor.checking.outcome import WorkerRun, decide, source_problem
 from gradtutor.checking.parsons import grade, grade_file, grade_text, initial_order, parsons_steps
 from gradtutor.checking.verdict import Check, Table, Verdict, overall, say, to_json
@@ -32,6 +32,7 @@ from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
 from gradtutor.ui.check_view import verdict_view
 from gradtutor.ui.render import Look
+from gradtutor.ui.safe_text import neutralise, neutralise_verdict
 from gradtutor.walk_practice import ExerciseView
 
 ZH = translator("zh-CN")

@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 
 import gradtutor
-from gradtutor.checking.feedback import neutralise, neutralise_verdict
 from gradtutor.checking.outcome import (
     Judge,
     WorkerRun,
@@ -53,6 +52,7 @@ from gradtutor.checking.verdict import Check, Verdict, overall, to_json
 from gradtutor.checking.worker import CHECK_MARK, EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
+from gradtutor.ui.safe_text import neutralise, neutralise_verdict
 
 HOSTILE = Path(__file__).parent / "hostile"
 ROOT = Path(gradtutor.__file__).parents[1]  # the gradtutor under test

@@ -16,12 +16,12 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
-from gradtutor.checking.feedback import neutralise
 from gradtutor.checking.verdict import Verdict
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Demo, Parsons, Predict
 from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look, code_block, inline, markdown, tagged
+from gradtutor.ui.safe_text import neutralise
 
 RUNNING = msg("running ...")
 _SHOWN_VALUES = 12  # a Parsons run shows this many recorded values at most
