@@ -470,8 +470,8 @@ def _seconds(value: float | None) -> float | None:
 
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
                timeout: float | None, warm: WarmWorker | None = None) -> Verdict:
-    from gradtutor.checking.parsons import parsons_steps
     from gradtutor.checking.runner import check_order_file, run_check
+    from gradtutor.lessons.parsons import parsons_steps
 
     orderings = parsons_steps(course.lessons)
     if exercise_id in orderings:  # an order of lines, graded as it is: nothing runs
@@ -527,7 +527,7 @@ def check(
     import json
     import secrets
 
-    from gradtutor.checking.parsons import parsons_steps
+    from gradtutor.lessons.parsons import parsons_steps
 
     env = _env(ctx)
     course = _course(env, lessons)
@@ -610,7 +610,7 @@ def _order_file_hint(step: Parsons) -> str:
     """What an answer file to a line-ordering step holds; its lines in the order the step
     starts from, so the hint gives nothing away."""
     from gradtutor.checking.feedback import listed
-    from gradtutor.checking.parsons import initial_order
+    from gradtutor.lessons.parsons import initial_order
 
     lines = [f"`{step.line(line_id).code.strip()}`" for line_id in initial_order(step)]
     return msg("write its {count} lines there in your order, one per line: {lines}",

@@ -223,7 +223,7 @@ class DemoView:
 def practice_state(step: Exercise | Predict | Parsons | Demo, index: int) -> WalkState:
     """The state on opening a practice step at `index`."""
     if isinstance(step, Parsons):
-        from gradtutor.checking.parsons import initial_order
+        from gradtutor.lessons.parsons import initial_order
 
         return WalkState(index=index, parsons=ParsonsView(order=initial_order(step)))
     return WalkState(index=index, exercise=ExerciseView() if isinstance(step, Exercise) else None,
@@ -340,7 +340,8 @@ def _handle_parsons(lesson: Lesson, step: Parsons, state: WalkState, view: Parso
 
 def _grade_parsons(step: Parsons, state: WalkState,
                    view: ParsonsView) -> tuple[WalkState, list[Effect]]:
-    from gradtutor.checking.parsons import assembled, grade, run_series
+    from gradtutor.checking.parsons import grade
+    from gradtutor.lessons.parsons import assembled, run_series
 
     verdict = grade(step, view.order)
     view = replace(view, verdict=verdict, grabbed=False, run=None, running=False)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 from rich.console import Console
 
-from gradtutor.checking.parsons import assembled, grade, initial_order
+from gradtutor.checking.parsons import grade
 from gradtutor.i18n import translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import (
@@ -25,6 +25,7 @@ from gradtutor.lessons.model import (
     ParsonsRun,
     Predict,
 )
+from gradtutor.lessons.parsons import assembled, initial_order
 from gradtutor.ui.chart import line_chart
 from gradtutor.ui.practice import demo_body, parsons_body, predict_body
 from gradtutor.ui.render import Look
@@ -448,6 +449,7 @@ def test_showing_a_predict_or_parsons_body_never_imports_the_chart_or_torch() ->
     code = ("import sys\n"
             "from gradtutor.ui import practice\n"
             "from gradtutor.checking import parsons\n"
+            "from gradtutor.lessons import parsons as lesson_parsons\n"
             "assert 'gradtutor.ui.chart' not in sys.modules\n"
             "assert not [m for m in sys.modules if m == 'torch' or m.startswith('torch.')]\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from gradtutor.checking.parsons import assembled
 from gradtutor.checking.snippet import SnippetResult
 from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.model import Lesson, ParsonsRun
+from gradtutor.lessons.parsons import assembled
 from gradtutor.walk import (
     Answer,
     Choose,

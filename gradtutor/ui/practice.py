@@ -251,7 +251,7 @@ def reading_body(step: Predict | Parsons | Demo, look: Look) -> RenderableType:
         how = msg("In `gradtutor start`, pick an answer; the snippet then runs and shows the "
                   "value.")
     elif isinstance(step, Parsons):
-        from gradtutor.checking.parsons import initial_order
+        from gradtutor.lessons.parsons import initial_order
 
         parts = [parsons_body(step, initial_order(step), -1, False, None, None, look)]
         how = msg("Try it: write these lines in a working order in {id}.txt, one per line, "
