@@ -39,6 +39,7 @@ from gradtutor.lessons.course import (
 from gradtutor.lessons.load import display_path
 from gradtutor.lessons.model import Exercise, Lesson, Parsons
 from gradtutor.store import ProgressStore
+from gradtutor.translate_cli import app as translate_app
 from gradtutor.ui import render
 from gradtutor.ui.linebreak import Prose, ProseMarkdown, has_wide
 
@@ -60,6 +61,10 @@ app = typer.Typer(
     rich_markup_mode="markdown",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+# The author's translation tools: not among the learner's commands in --help.
+app.add_typer(translate_app, name="translate", hidden=True)
 
 
 def _complete_lesson(incomplete: str) -> list[str]:
@@ -1001,7 +1006,7 @@ def _cli(tr: Translator) -> TyperGroup:
 
     group = typer.main.get_command(app)
     assert isinstance(group, TyperGroup)
-    commands = [group, *group.commands.values()]
+    commands = _commands(group)
     # The root's own options for every command, for the commands that have no use for one:
     # taken and kept all the same (`_remember`), its value passed to no command.
     everywhere = [param for param in group.params if param.name in GLOBAL_OPTIONS]
@@ -1031,7 +1036,7 @@ def _cli(tr: Translator) -> TyperGroup:
         for param in command.params:
             text = getattr(param, "help", None)
             if text:
-                param.help = tr(text)  # type: ignore[attr-defined]
+                param.help = tr(text)
             if isinstance(param, TyperArgument | TyperOption):
                 panel = param.rich_help_panel
                 default = arguments if isinstance(param, TyperArgument) else options
@@ -1039,6 +1044,17 @@ def _cli(tr: Translator) -> TyperGroup:
         if command is not group and hasattr(command, "rich_help_panel"):
             command.rich_help_panel = command.rich_help_panel or tr(msg("Commands"))
     return group
+
+
+def _commands(group: TyperGroup) -> list[Any]:
+    """`group` and every command under it, those of its subgroups (`translate`) too: Click's
+    commands, whose attributes `_cli` sets."""
+    from typer.core import TyperGroup
+
+    found: list[Any] = [group]
+    for command in group.commands.values():
+        found += _commands(command) if isinstance(command, TyperGroup) else [command]
+    return found
 
 
 def _show_help(ctx: typer.Context, _param: object, value: bool) -> None:
@@ -1100,7 +1116,9 @@ def run(argv: list[str], env: Environment) -> int:
             raise
         for problem in exc.problems:
             env.error(str(problem))
-        env.error(tr(msg("gradtutor: {message} ({hint})", message=exc.message, hint=exc.hint)))
+        if exc.message:  # the translation tools' problems are said by their lines alone
+            env.error(tr(msg("gradtutor: {message} ({hint})", message=exc.message,
+                             hint=exc.hint)))
         return int(exc.exit_code)
     except GradtutorError as exc:
         if debug:
@@ -1201,12 +1219,13 @@ def _usage_problem(exc: Exception, message: str) -> str:
 
 def _command_of(argv: list[str]) -> str:
     commands = {"start", "list", "show", "quiz", "progress", "reset", "validate", "check",
-                "watch", "grade"}
+                "watch", "grade", "translate"}
     return next((a for a in argv if a in commands), "")
 
 
-def main() -> None:
-    code = run(sys.argv[1:], Environment.from_os())
+def main(argv: list[str] | None = None) -> None:
+    """The console script: the command line's arguments (or `argv`), run, then exit."""
+    code = run(sys.argv[1:] if argv is None else argv, Environment.from_os())
     if code in (ExitCode.OUTPUT, ExitCode.BROKEN_PIPE) and sys.stdout is not None:
         # what Python still holds for stdout must not fail again, as a traceback, at exit
         with contextlib.suppress(OSError, ValueError):
