@@ -235,7 +235,7 @@ def _ask_finished(env: Environment, lesson: Lesson, saved_at: int, plain: bool) 
             key = key_reader(env.stdin)()
             console.print(key if len(key) == 1 else "")
         else:
-            from gradtutor.ui.walkthrough import read_line
+            from gradtutor.ui.terminal import read_line
 
             key = read_line(env.stdin).strip().lower()[:1] or "q"
         if key in choices:
@@ -260,7 +260,7 @@ def start(
     plain: PlainOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    from gradtutor.ui.walkthrough import run
+    from gradtutor.walk.shell import run
 
     env = _env(ctx)
     course = _course(env, lessons)
@@ -361,13 +361,15 @@ def show(
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
+    from gradtutor.ui.step_screens import step_for_reading
+
     env = _env(ctx)
     lesson = _course(env, lessons).find(lesson_id)
     indexes = [_step_index(lesson, step)] if step is not None else range(len(lesson.steps))
     plain = env.plain(plain)
     console = env.console(plain)
     for index in indexes:
-        console.print(render.step_for_reading(lesson, index, console.width, _look(env, plain)))
+        console.print(step_for_reading(lesson, index, console.width, _look(env, plain)))
 
 
 @app.command(help=msg(
@@ -377,8 +379,8 @@ def show(
     "Example: `gradtutor quiz grad`"))
 def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
          plain: PlainOpt = False) -> None:
-    from gradtutor.ui.walkthrough import run
-    from gradtutor.walk import reached_the_end
+    from gradtutor.walk import QuizView, reached_the_end
+    from gradtutor.walk.shell import run
 
     env = _env(ctx)
     lesson = _course(env, lessons).find(lesson_id)
@@ -391,7 +393,7 @@ def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
     store = _store(env)
     final = run(only_quiz, 0, env, store, plain, keep_place=False)
     if not reached_the_end(only_quiz, final):
-        kept = final.quiz is not None and final.quiz.answers
+        kept = isinstance(final.view, QuizView) and final.view.answers
         env.console(plain).print(env.tr(
             msg("Quiz left unfinished: no score was saved; your answers so far are kept for "
                 "next time.") if kept else msg("Quiz left unfinished; no score was saved.")))
@@ -443,7 +445,7 @@ def reset(
         console = env.console(env.plain())
         console.print(env.tr(msg("Reset {what}? [y/N]: ", what=what)), end="", markup=False)
         console.file.flush()
-        from gradtutor.ui.walkthrough import read_line
+        from gradtutor.ui.terminal import read_line
 
         if read_line(env.stdin).strip().lower() not in ("y", "yes", "是"):
             console.print(env.tr(msg("Nothing was reset.")))
@@ -845,7 +847,7 @@ def watch(
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
-    from gradtutor.ui.walkthrough import run
+    from gradtutor.walk.shell import run
 
     env = _env(ctx)
     course = _course(env, lessons)
