@@ -625,3 +625,16 @@ def test_a_demo_runs_on_arrival_and_shows_its_result_when_it_comes(second):
     result = a_result(None, (("losses", (3.0, 2.0, 1.0)),))
     state, _ = drive(second, begin(second, DEMO), SnippetDone(step.id, result))
     assert state.view.result == result
+
+
+def test_every_kind_of_step_has_its_rules_and_its_screens():
+    """A kind of step is one entry in each table: the rules the walkthrough follows on it,
+    and how it is drawn."""
+    import typing
+
+    from gradtutor.lessons.model import Step
+    from gradtutor.ui.step_screens import SCREENS
+    from gradtutor.walk.kinds import RULES
+
+    kinds = set(typing.get_args(Step))
+    assert set(RULES) == kinds and set(SCREENS) == kinds
