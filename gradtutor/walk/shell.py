@@ -158,8 +158,6 @@ class _Shell:
     def do(self, effect: Effect) -> Event | None:
         """Carry out one piece of work; what it answers at once, as news. Progress to save
         is saved by `save`."""
-        from gradtutor import workspace
-
         match effect:
             case RestoreQuiz(quiz_id):
                 kept = self.store.load().of(self.lesson.id).quiz_answers.get(quiz_id, ())
