@@ -893,7 +893,8 @@ def validate(
         raise GradtutorError(msg("no lesson files (*.yaml) in {path}", path=display_path(target)),
                              msg("name a lesson file or a folder that holds some"))
     found, problems = check_files(files)
-    reports, unmatched, broken = check_translations(found, only, whole_folder=target.is_dir())
+    reports, unmatched, broken = check_translations(found, only, whole_folder=target.is_dir(),
+                                                    shown=display_path)
     if problems or broken:
         raise LessonProblems(problems + broken)
     steps = sum(len(lesson.steps) for lesson, _ in found)

@@ -13,7 +13,6 @@ from typing import NamedTuple
 
 from gradtutor.errors import Problem
 from gradtutor.i18n import Untranslated
-from gradtutor.lessons.load import display_path
 from gradtutor.lessons.model import Lesson
 from gradtutor.lessons.translate.fields import (
     COMMENTED_CODE,
@@ -152,12 +151,13 @@ def localize(lesson: Lesson, translation: Translation | None,
 
 
 def check_translations(found: Sequence[tuple[Lesson, Path]], only: str | None = None,
-                       whole_folder: bool = True
+                       whole_folder: bool = True, shown: Callable[[Path], str] = str,
                        ) -> tuple[list[TranslationReport], list[str], list[Problem]]:
     """Every translation beside each lesson file (into `only`, or every language there is), as
     `validate` reports them: a report per lesson and language (a missing file: every text
     missing), a line per translation file with no lesson to translate (when a whole folder is
-    checked), and the problems of the files that cannot be used."""
+    checked), and the problems of the files that cannot be used. The lines name a file as
+    `shown` writes it (`validate`: relative to its working directory)."""
     reports: list[TranslationReport] = []
     problems: list[Problem] = []
     folders = {path.parent for _, path in found}
@@ -169,7 +169,7 @@ def check_translations(found: Sequence[tuple[Lesson, Path]], only: str | None = 
                 continue
             report = check_translation(lesson, translation, language)
             if translation is None:
-                report = report._replace(path=f"{display_path(translation_file(path, language))} "
+                report = report._replace(path=f"{shown(translation_file(path, language))} "
                                               f"(no such file)")
             reports.append(report)
     unmatched = []
@@ -179,8 +179,8 @@ def check_translations(found: Sequence[tuple[Lesson, Path]], only: str | None = 
             for language in [only] if only else languages_in(folder):
                 for path in sorted((folder / language).glob("*.y*ml")):
                     if path.name not in names:
-                        unmatched.append(f"{display_path(path)}: unused: there is no lesson "
-                                         f"{display_path(folder / path.name)} to translate")
+                        unmatched.append(f"{shown(path)}: unused: there is no lesson "
+                                         f"{shown(folder / path.name)} to translate")
     return reports, unmatched, problems
 
 
