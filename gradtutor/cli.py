@@ -379,7 +379,8 @@ def show(
     "Example: `gradtutor quiz grad`"))
 def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
          plain: PlainOpt = False) -> None:
-    from gradtutor.walk import QuizView, reached_the_end
+    from gradtutor.walk.machine import reached_the_end
+    from gradtutor.walk.quiz import QuizView
     from gradtutor.walk.shell import run
 
     env = _env(ctx)

@@ -20,18 +20,13 @@ from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Parsons, Predict,
 from gradtutor.ui.keys import WINDOWS_KEYS, decode_escape
 from gradtutor.ui.legend import Legend, entries, help_body, key_reference
 from gradtutor.ui.render import Look
-from gradtutor.walk import (
-    Choose,
-    ExerciseView,
-    ParsonsView,
-    QuizView,
-    Unknown,
-    WalkState,
-    begin,
-    key_event,
-    line_event,
-    screen_kind,
-)
+from gradtutor.walk.events import Choose, Unknown
+from gradtutor.walk.exercise import ExerciseView
+from gradtutor.walk.input import key_event, line_event
+from gradtutor.walk.machine import begin, screen_kind
+from gradtutor.walk.parsons import ParsonsView
+from gradtutor.walk.quiz import QuizView
+from gradtutor.walk.state import WalkState
 
 README = Path(__file__).parent.parent / "README.md"
 NAMES_TO_KEYS = {name: key for key, name in KEY_NAMES.items() if not key.startswith("wheel")}
@@ -220,7 +215,7 @@ def test_a_terminal_that_is_gone_quits_where_the_learner_is(grad):
 
 
 def test_a_new_order_can_be_typed_before_and_after_the_order_is_right(grad):
-    from gradtutor.walk import Order
+    from gradtutor.walk.events import Order
 
     for kind in ("parsons", "ordered"):
         assert line_event(grad, states(grad)[kind], "2 1 3 4 5") == Order((2, 1, 3, 4, 5)), kind

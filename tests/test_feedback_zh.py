@@ -34,7 +34,7 @@ from gradtutor.lessons.parsons import initial_order, parsons_steps
 from gradtutor.ui.check_view import verdict_view
 from gradtutor.ui.render import Look
 from gradtutor.ui.safe_text import neutralise, neutralise_verdict
-from gradtutor.walk import ExerciseView
+from gradtutor.walk.exercise import ExerciseView
 
 ZH = translator("zh-CN")
 CATALOG = load_catalog("zh-CN")

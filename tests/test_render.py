@@ -14,9 +14,10 @@ from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.timing import duration
 from gradtutor.ui import render
 from gradtutor.ui.render import Look
-from gradtutor.ui.step_screens import screen
-from gradtutor.walk import Choose, QuizResult, begin, handle
-from gradtutor.walk.quiz import mark_answer
+from gradtutor.ui.walk_screen import screen
+from gradtutor.walk.events import Choose
+from gradtutor.walk.machine import begin, handle
+from gradtutor.walk.quiz import QuizResult, mark_answer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 PLAIN, FANCY = Look(plain=True), Look(plain=False)

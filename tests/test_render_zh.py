@@ -25,8 +25,10 @@ from gradtutor.lessons.model import Demo, Exercise, Lesson, Parsons, Predict, Qu
 from gradtutor.lessons.translate import Translation, load_translation, localize
 from gradtutor.ui.linebreak import OPENING, Prose, break_offsets, keep_ranges
 from gradtutor.ui.render import EN_MARK, Look
-from gradtutor.ui.step_screens import screen
-from gradtutor.walk import Choose, SnippetDone, Unknown, WalkState, begin, handle
+from gradtutor.ui.walk_screen import screen
+from gradtutor.walk.events import Choose, SnippetDone, Unknown
+from gradtutor.walk.machine import begin, handle
+from gradtutor.walk.state import WalkState
 
 WIDTHS = (60, 100)
 HANZI = re.compile("[\u4e00-\u9fff]")
@@ -117,7 +119,7 @@ def states(lesson: Lesson, index: int) -> Iterator[tuple[str, WalkState]]:
         state = handle(lesson, state, "down")[0]
         state = handle(lesson, state, "submit")[0]
         yield "graded", state
-        from gradtutor.walk import Order
+        from gradtutor.walk.events import Order
 
         right = [state.view.order.index(i) + 1 for i in step.solution_order]
         state = handle(lesson, state, Order(tuple(right)))[0]

@@ -12,26 +12,17 @@ from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.model import Lesson, ParsonsRun
 from gradtutor.lessons.parsons import assembled
-from gradtutor.walk import (
+from gradtutor.walk.events import (
     Answer,
     CheckDone,
     CheckFailed,
     Choose,
-    ExerciseView,
     FileReady,
     FileSaved,
     Finished,
     OpenEditor,
     Order,
-    QuizAnswered,
-    QuizDone,
     QuizRestored,
-    QuizResult,
-    QuizView,
-    RecordCheck,
-    RecordHints,
-    RecordPrediction,
-    RecordSolution,
     RestoreQuiz,
     RunCheck,
     RunSnippet,
@@ -40,17 +31,14 @@ from gradtutor.walk import (
     SnippetFailed,
     Unknown,
     Visit,
-    WalkState,
     WriteStarter,
-    begin,
-    busy,
-    enter,
-    exercise_on_screen,
-    handle,
-    key_event,
-    line_event,
-    reached_the_end,
 )
+from gradtutor.walk.exercise import ExerciseView, RecordCheck, RecordHints, RecordSolution
+from gradtutor.walk.input import key_event, line_event
+from gradtutor.walk.machine import begin, busy, enter, exercise_on_screen, handle, reached_the_end
+from gradtutor.walk.predict import RecordPrediction
+from gradtutor.walk.quiz import QuizAnswered, QuizDone, QuizResult, QuizView
+from gradtutor.walk.state import WalkState
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 QUIZ = 3  # position of the quiz in the basics fixture: welcome, requires-grad, accumulate, check
@@ -630,11 +618,15 @@ def test_a_demo_runs_on_arrival_and_shows_its_result_when_it_comes(second):
 def test_every_kind_of_step_has_its_rules_and_its_screens():
     """A kind of step is one entry in each table: the rules the walkthrough follows on it,
     and how it is drawn."""
+    import importlib
     import typing
 
     from gradtutor.lessons.model import Step
     from gradtutor.ui.step_screens import SCREENS
-    from gradtutor.walk.kinds import RULES
+    from gradtutor.walk.kinds import MODULES
+    from gradtutor.walk.rules import StepRules
 
     kinds = set(typing.get_args(Step))
-    assert set(RULES) == kinds and set(SCREENS) == kinds
+    assert set(MODULES) == kinds and set(SCREENS) == kinds
+    for kind, module in MODULES.items():
+        assert isinstance(importlib.import_module(module).RULES, StepRules), kind

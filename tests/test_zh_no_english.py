@@ -36,9 +36,12 @@ from gradtutor.i18n import load_catalog, messages_in, msg
 from gradtutor.lessons.model import Exercise, Lesson, Predict
 from gradtutor.lessons.translate import lesson_texts
 from gradtutor.ui.render import EN_MARK, Look, key_text
-from gradtutor.ui.step_screens import screen, step_for_reading
-from gradtutor.walk import CheckFailed, Choose, SnippetFailed, WalkState, begin, handle
+from gradtutor.ui.step_screens import step_for_reading
+from gradtutor.ui.walk_screen import screen
 from gradtutor.walk.background import Background
+from gradtutor.walk.events import CheckFailed, Choose, SnippetFailed
+from gradtutor.walk.machine import begin, handle
+from gradtutor.walk.state import WalkState
 
 PACKAGE = Path(gradtutor.__file__).parent
 # A word: three letters or more, not part of a name (`w.grad`, `zero_grad`, `read-grad`).

@@ -1,43 +1,31 @@
 """The table of step kinds' screens: how each kind of step is drawn, in the walkthrough from
-its view (`gradtutor.walk.kinds` keeps the rules that make the view) and for reading
+its view (`gradtutor.walk.kinds` finds the rules that make the view) and for reading
 (`gradtutor show`). A new kind of step is one entry here. Pure: renderables out.
 
 The practice screens' modules load when such a step is first drawn, so that a lesson opening
-on a slide does not wait for them.
+on a slide does not wait for them; the views are the walkthrough's, named here for types only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from gradtutor.lessons.model import (
-    LETTERS,
-    Demo,
-    Exercise,
-    Lesson,
-    Parsons,
-    Predict,
-    Quiz,
-    Slide,
-    Step,
-)
+from gradtutor.lessons.model import Demo, Exercise, Lesson, Parsons, Predict, Quiz, Slide, Step
 from gradtutor.ui import render
-from gradtutor.ui.legend import help_body
 from gradtutor.ui.render import Look
-from gradtutor.ui.screen import Screen
-from gradtutor.walk.demo import DemoView
-from gradtutor.walk.exercise import ExerciseView
-from gradtutor.walk.machine import beneath, choices_on_screen, screen_kind
-from gradtutor.walk.parsons import ParsonsView
-from gradtutor.walk.predict import PredictView
-from gradtutor.walk.quiz import QuizView
-from gradtutor.walk.rules import SlideView
-from gradtutor.walk.state import WalkState
+
+if TYPE_CHECKING:
+    from gradtutor.walk.demo import DemoView
+    from gradtutor.walk.exercise import ExerciseView
+    from gradtutor.walk.parsons import ParsonsView
+    from gradtutor.walk.predict import PredictView
+    from gradtutor.walk.quiz import QuizView
+    from gradtutor.walk.rules import SlideView
 
 StepT = TypeVar("StepT")
 ViewT = TypeVar("ViewT")
@@ -74,7 +62,7 @@ class StepScreen(Generic[StepT, ViewT]):
         raise NotImplementedError
 
 
-class SlideScreen(StepScreen[Slide, SlideView]):
+class SlideScreen(StepScreen[Slide, "SlideView"]):
     def body(self, step: Slide, view: SlideView, frame: Frame) -> RenderableType:
         return render.slide_body(step, frame.look)
 
@@ -82,7 +70,7 @@ class SlideScreen(StepScreen[Slide, SlideView]):
         return render.slide_body(step, look)
 
 
-class QuizScreen(StepScreen[Quiz, QuizView]):
+class QuizScreen(StepScreen[Quiz, "QuizView"]):
     def body(self, step: Quiz, view: QuizView, frame: Frame) -> RenderableType:
         total = len(step.questions)
         if view.question >= total:
@@ -101,7 +89,7 @@ class QuizScreen(StepScreen[Quiz, QuizView]):
         return render.quiz_overview(step, look)
 
 
-class ExerciseScreen(StepScreen[Exercise, ExerciseView]):
+class ExerciseScreen(StepScreen[Exercise, "ExerciseView"]):
     def body(self, step: Exercise, view: ExerciseView, frame: Frame) -> RenderableType:
         from gradtutor.ui.exercise_view import exercise_body
         from gradtutor.workspace import exercise_path
@@ -114,7 +102,7 @@ class ExerciseScreen(StepScreen[Exercise, ExerciseView]):
         return exercise_reading(step, look)
 
 
-class PredictScreen(StepScreen[Predict, PredictView]):
+class PredictScreen(StepScreen[Predict, "PredictView"]):
     def body(self, step: Predict, view: PredictView, frame: Frame) -> RenderableType:
         from gradtutor.ui.practice import predict_body, predict_pending
 
@@ -128,7 +116,7 @@ class PredictScreen(StepScreen[Predict, PredictView]):
         return predict_reading(step, look)
 
 
-class ParsonsScreen(StepScreen[Parsons, ParsonsView]):
+class ParsonsScreen(StepScreen[Parsons, "ParsonsView"]):
     def body(self, step: Parsons, view: ParsonsView, frame: Frame) -> RenderableType:
         from gradtutor.ui.practice import parsons_body
 
@@ -141,7 +129,7 @@ class ParsonsScreen(StepScreen[Parsons, ParsonsView]):
         return parsons_reading(step, look)
 
 
-class DemoScreen(StepScreen[Demo, DemoView]):
+class DemoScreen(StepScreen[Demo, "DemoView"]):
     follow = False
 
     def body(self, step: Demo, view: DemoView, frame: Frame) -> RenderableType:
@@ -168,24 +156,6 @@ SCREENS: dict[type[Step], StepScreen[Any, Any]] = {
 def screen_for(step: Step) -> StepScreen[Any, Any]:
     """How `step`'s kind is drawn."""
     return SCREENS[type(step)]
-
-
-def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
-           folder: Path | None = None) -> Screen:
-    """Everything one screen of the walkthrough shows for this state; `folder` holds the
-    exercise files."""
-    step = lesson.steps[state.index]
-    drawn = screen_for(step)
-    choices = choices_on_screen(lesson, state)
-    last_letter = LETTERS[choices - 1] if choices else ""
-    if state.help:
-        body = help_body(beneath(lesson, state), keys, look, last_letter)
-    else:
-        body = drawn.body(step, state.view, Frame(lesson.id, width, look, folder or Path()))
-    parts = list(body.renderables) if isinstance(body, Group) else [body]
-    page = (state.index, state.help, drawn.page(state.view))
-    return Screen(render.header(lesson, state.index, width, look), parts, state.notice,
-                  screen_kind(lesson, state), keys, look, last_letter, page)
 
 
 def step_for_reading(lesson: Lesson, index: int, width: int, look: Look) -> RenderableType:

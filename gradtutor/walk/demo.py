@@ -42,3 +42,6 @@ class DemoRules(StepRules[Demo, DemoView]):
         if view.running:
             view = replace(view, running=False, result=result)
         return Stay(view, notice=notice)
+
+
+RULES = DemoRules()

@@ -1,15 +1,19 @@
-"""What comes into the walkthrough's state machine and what goes out of it. Pure data.
+"""What passes between the walkthrough's state machine and its shell. Pure data.
 
 Events are the learner's (a key or a typed line, already read as what it means) or the
-shell's news about work it did in the background. Effects are what the shell must do: save
-progress, write a starter file, run a check or a snippet, open an editor.
+shell's news about work it did in the background. Effects are what the shell must do: record
+progress (a `Record`, whose `recorded` is the progress after it) or carry out `Work` (write a
+starter file, run a check or a snippet, open an editor), whose answer comes back as news.
+What a kind of step records is defined with its rules, which load when a step of that kind is
+first reached (`gradtutor.walk.kinds`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
+from gradtutor import progress as prog
 from gradtutor.bindings import Scroll
 
 if TYPE_CHECKING:
@@ -57,86 +61,65 @@ class Unknown:
 
 # --- the shell's news -------------------------------------------------------------------------
 
-# Each piece of news below concerns one step: its `step_id`.
+@dataclass(frozen=True)
+class News:
+    """Something the shell reports about its own work, rather than the learner's keys; it
+    concerns step `step_id`."""
+
+    step_id: str
+
 
 @dataclass(frozen=True)
-class FileReady:
+class FileReady(News):
     """The exercise's file is in place; `starter` if it holds just the starter (else it holds
     the learner's own work, which was left as it was). `hints` and `solution`: what progress
     says the learner has already seen of this exercise, shown again on coming back; `passed`:
     whether progress says it has passed before."""
 
-    exercise_id: str
     starter: bool
     hints: int = 0
     solution: bool = False
     passed: bool = False
 
-    @property
-    def step_id(self) -> str:
-        return self.exercise_id
-
 
 @dataclass(frozen=True)
-class FileSaved:
-    """The learner's file for `exercise_id` has new content, identified by `digest`."""
+class FileSaved(News):
+    """The learner's file for the exercise has new content, identified by `digest`."""
 
-    exercise_id: str
     digest: str
 
-    @property
-    def step_id(self) -> str:
-        return self.exercise_id
-
 
 @dataclass(frozen=True)
-class CheckDone:
-    exercise_id: str
+class CheckDone(News):
     verdict: Verdict
 
-    @property
-    def step_id(self) -> str:
-        return self.exercise_id
-
 
 @dataclass(frozen=True)
-class CheckFailed:
+class CheckFailed(News):
     """A check that could not run at all (the file vanished, ...); `message` says why."""
 
-    exercise_id: str
     message: str
-
-    @property
-    def step_id(self) -> str:
-        return self.exercise_id
 
 
 @dataclass(frozen=True)
-class SnippetDone:
-    """The code of step `step_id` ran; `result` is what it showed, left and printed."""
+class SnippetDone(News):
+    """The step's code ran; `result` is what it showed, left and printed."""
 
-    step_id: str
     result: SnippetResult
 
 
 @dataclass(frozen=True)
-class SnippetFailed:
-    """The code of step `step_id` could not be run at all; `message` says why."""
+class SnippetFailed(News):
+    """The step's code could not be run at all; `message` says why."""
 
-    step_id: str
     message: str
 
 
 @dataclass(frozen=True)
-class QuizRestored:
-    """The answers progress kept for `quiz_id`, each as its letters (none if there are none)."""
+class QuizRestored(News):
+    """The answers progress kept for the quiz, each as its letters (none if there are none)."""
 
-    quiz_id: str
     answers: tuple[str, ...]
-
-    @property
-    def step_id(self) -> str:
-        return self.quiz_id
 
 
 @dataclass(frozen=True)
@@ -149,40 +132,47 @@ class Say:
 
 # --- what the shell must do -------------------------------------------------------------------
 
+class Record:
+    """An effect that changes the learner's progress. `place` effects record where the learner
+    is, which a quiz or an exercise taken alone does not keep."""
+
+    place: ClassVar[bool] = False
+
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        """`progress` with this recorded in lesson `lesson_id` at time `now` (pure)."""
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class Visit:
+class Visit(Record):
+    place: ClassVar[bool] = True
     step_id: str
 
-
-@dataclass(frozen=True)
-class QuizDone:
-    quiz_id: str
-    score: int
-    total: int
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        return prog.visit(progress, lesson_id, self.step_id, now)
 
 
 @dataclass(frozen=True)
-class QuizAnswered:
-    """Keep a quiz's answers so far, each as its letters, for coming back to it later."""
+class Finished(Record):
+    place: ClassVar[bool] = True
 
-    quiz_id: str
-    answers: tuple[str, ...]
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        return prog.finish(progress, lesson_id, now)
+
+
+class Work:
+    """An effect the shell carries out; what it answers comes back as news."""
 
 
 @dataclass(frozen=True)
-class RestoreQuiz:
+class RestoreQuiz(Work):
     """Look up the answers kept from a quiz left half done; answer with QuizRestored."""
 
     quiz_id: str
 
 
 @dataclass(frozen=True)
-class Finished:
-    pass
-
-
-@dataclass(frozen=True)
-class WriteStarter:
+class WriteStarter(Work):
     """Put the exercise's starter in its workspace file, unless the learner has a file there;
     answer with FileReady."""
 
@@ -190,36 +180,19 @@ class WriteStarter:
 
 
 @dataclass(frozen=True)
-class RunCheck:
+class RunCheck(Work):
     """Check the learner's file in the background; answer with CheckDone or CheckFailed."""
 
     exercise_id: str
 
 
 @dataclass(frozen=True)
-class OpenEditor:
+class OpenEditor(Work):
     exercise_id: str
 
 
 @dataclass(frozen=True)
-class RecordCheck:
-    exercise_id: str
-    passed: bool
-
-
-@dataclass(frozen=True)
-class RecordHints:
-    exercise_id: str
-    shown: int
-
-
-@dataclass(frozen=True)
-class RecordSolution:
-    exercise_id: str
-
-
-@dataclass(frozen=True)
-class RunSnippet:
+class RunSnippet(Work):
     """Run a step's code in the background (`show` evaluated after it, the `series` variables
     read back); answer with SnippetDone or SnippetFailed."""
 
@@ -229,21 +202,6 @@ class RunSnippet:
     series: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class RecordPrediction:
-    step_id: str
-    answer: str
-    right: bool
-
-
-# What the shell reports about its own work, rather than the learner's keys.
-News: TypeAlias = (FileReady | FileSaved | CheckDone | CheckFailed | SnippetDone | SnippetFailed
-                   | QuizRestored)
+Effect: TypeAlias = Record | Work
 # The learner's input and the shell's news; the shell handles Scroll itself.
 Event: TypeAlias = Nav | Act | Move | Choose | Answer | Order | Unknown | News | Say | Scroll
-# Progress to save (the shell saves these before it does anything else)...
-Record: TypeAlias = (Visit | QuizDone | QuizAnswered | Finished | RecordCheck | RecordHints
-                     | RecordSolution | RecordPrediction)
-# ... and work to do, whose answer (if any) comes back as news.
-Work: TypeAlias = RestoreQuiz | WriteStarter | RunCheck | OpenEditor | RunSnippet
-Effect: TypeAlias = Record | Work

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from gradtutor import progress as prog
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 from gradtutor.walk.events import (
@@ -18,8 +19,7 @@ from gradtutor.walk.events import (
     FileSaved,
     News,
     OpenEditor,
-    RecordHints,
-    RecordSolution,
+    Record,
     RunCheck,
     WriteStarter,
 )
@@ -31,6 +31,34 @@ if TYPE_CHECKING:
 
 # After this many verdicts in a row that fail on the same check, the tutor points at `h`.
 STUCK_AFTER = 3
+
+
+@dataclass(frozen=True)
+class RecordCheck(Record):
+    """A check of the exercise ran (an attempt, even if the learner has moved on)."""
+
+    exercise_id: str
+    passed: bool
+
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        return prog.record_check(progress, lesson_id, self.exercise_id, self.passed, now)
+
+
+@dataclass(frozen=True)
+class RecordHints(Record):
+    exercise_id: str
+    shown: int
+
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        return prog.record_hints(progress, lesson_id, self.exercise_id, self.shown, now)
+
+
+@dataclass(frozen=True)
+class RecordSolution(Record):
+    exercise_id: str
+
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        return prog.record_solution(progress, lesson_id, self.exercise_id, now)
 
 
 @dataclass(frozen=True)
@@ -117,11 +145,19 @@ class ExerciseRules(StepRules[Exercise, ExerciseView]):
             return Stay(again.view, again.effects, notice)
         return Stay(view, notice=notice)
 
+    def records(self, step: Exercise, news: News) -> list[Effect]:
+        if isinstance(news, CheckDone):
+            return [RecordCheck(step.id, news.verdict.passed)]
+        return []
+
     def keys(self, step: Exercise, view: ExerciseView) -> Kind:
         return "confirm" if view.confirming else "exercise"
 
     def watched(self, step: Exercise, view: ExerciseView) -> Exercise | None:
         return step
+
+
+RULES = ExerciseRules()
 
 
 def _count_stuck(view: ExerciseView) -> ExerciseView:

@@ -1,28 +1,29 @@
-"""The table of step kinds: the rules each kind of step follows in the walkthrough. A new kind
-of step is one entry here, and one in `gradtutor.ui.step_screens.SCREENS`, which draws it."""
+"""The table of step kinds: where the rules each kind of step follows in the walkthrough are
+kept. A new kind of step is one entry here (its module names its rules `RULES`), and one in
+`gradtutor.ui.step_screens.SCREENS`, which draws it.
+
+A kind's module is imported when a lesson first reaches a step of that kind, so a lesson that
+opens on a slide loads none of the others' rules, views and records.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import Any, cast
 
 from gradtutor.lessons.model import Demo, Exercise, Parsons, Predict, Quiz, Slide, Step
-from gradtutor.walk.demo import DemoRules
-from gradtutor.walk.exercise import ExerciseRules
-from gradtutor.walk.parsons import ParsonsRules
-from gradtutor.walk.predict import PredictRules
-from gradtutor.walk.quiz import QuizRules
-from gradtutor.walk.rules import SlideRules, StepRules
+from gradtutor.walk.rules import StepRules
 
-RULES: dict[type[Step], StepRules[Any, Any]] = {
-    Slide: SlideRules(),
-    Quiz: QuizRules(),
-    Exercise: ExerciseRules(),
-    Predict: PredictRules(),
-    Parsons: ParsonsRules(),
-    Demo: DemoRules(),
+MODULES: dict[type[Step], str] = {
+    Slide: "gradtutor.walk.rules",
+    Quiz: "gradtutor.walk.quiz",
+    Exercise: "gradtutor.walk.exercise",
+    Predict: "gradtutor.walk.predict",
+    Parsons: "gradtutor.walk.parsons",
+    Demo: "gradtutor.walk.demo",
 }
 
 
 def rules_for(step: Step) -> StepRules[Any, Any]:
     """The rules of `step`'s kind."""
-    return RULES[type(step)]
+    return cast(StepRules[Any, Any], importlib.import_module(MODULES[type(step)]).RULES)

@@ -14,22 +14,14 @@ from typing import TYPE_CHECKING
 
 from gradtutor.bindings import Kind, Scroll
 from gradtutor.i18n import msg
-from gradtutor.walk.events import (
-    CheckDone,
-    Effect,
-    Event,
-    Finished,
-    News,
-    RecordCheck,
-    Say,
-    Visit,
-)
+from gradtutor.walk.events import Effect, Event, Finished, News, Say, Visit
 from gradtutor.walk.kinds import rules_for
 from gradtutor.walk.rules import Go, Stay
-from gradtutor.walk.state import StepView, WalkState
+from gradtutor.walk.state import WalkState
 
 if TYPE_CHECKING:
     from gradtutor.lessons.model import Exercise, Lesson
+    from gradtutor.walk.state import StepView
 
 
 def begin(lesson: Lesson, index: int) -> WalkState:
@@ -79,10 +71,13 @@ def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, l
 
 
 def _news(lesson: Lesson, state: WalkState, news: News) -> tuple[WalkState, list[Effect]]:
-    """The shell's news, for the step it concerns while the learner is still on it."""
+    """The shell's news: what it records (a check ran, even if the learner has moved on), and
+    what it changes on the step it concerns while the learner is still on it."""
+    about = lesson.index_of(news.step_id)
     effects: list[Effect] = []
-    if isinstance(news, CheckDone):  # it ran: an attempt, even if the learner has moved on
-        effects.append(RecordCheck(news.exercise_id, news.verdict.passed))
+    if about is not None:
+        concerned = lesson.steps[about]
+        effects += rules_for(concerned).records(concerned, news)
     step = lesson.steps[state.index]
     if state.outcome is not None or step.id != news.step_id:
         return state, effects  # news about a step the learner has left

@@ -108,6 +108,9 @@ class ParsonsRules(StepRules[Parsons, ParsonsView]):
         return "ordered" if verdict is not None and verdict.passed else "parsons"
 
 
+RULES = ParsonsRules()
+
+
 def _grade(step: Parsons, view: ParsonsView) -> Stay[ParsonsView]:
     verdict = grade(step, view.order)
     view = replace(view, verdict=verdict, grabbed=False, run=None, running=False)

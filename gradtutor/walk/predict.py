@@ -6,21 +6,26 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from gradtutor import progress as prog
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Predict
-from gradtutor.walk.events import (
-    Answer,
-    Choose,
-    Event,
-    News,
-    RecordPrediction,
-    RunSnippet,
-)
+from gradtutor.walk.events import Answer, Choose, Event, News, Record, RunSnippet
 from gradtutor.walk.rules import Go, Stay, StepRules, choose_first, snippet_news, unknown_notice
 
 if TYPE_CHECKING:
     from gradtutor.bindings import Kind
     from gradtutor.checking.snippet import SnippetResult
+
+
+@dataclass(frozen=True)
+class RecordPrediction(Record):
+    step_id: str
+    answer: str
+    right: bool
+
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        return prog.record_prediction(progress, lesson_id, self.step_id, self.answer,
+                                      self.right, now)
 
 
 @dataclass(frozen=True)
@@ -103,3 +108,6 @@ class PredictRules(StepRules[Predict, PredictView]):
 
     def choices(self, step: Predict, view: PredictView) -> int:
         return 0 if view.submitted else len(step.choices)
+
+
+RULES = PredictRules()

@@ -6,24 +6,46 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from gradtutor import progress as prog
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Question, Quiz
-from gradtutor.progress import quiz_passed
 from gradtutor.walk.events import (
     Answer,
     Choose,
     Effect,
     Event,
     News,
-    QuizAnswered,
-    QuizDone,
     QuizRestored,
+    Record,
     RestoreQuiz,
 )
 from gradtutor.walk.rules import Go, Stay, StepRules, choose_first, unknown_notice
 
 if TYPE_CHECKING:
     from gradtutor.bindings import Kind
+
+
+@dataclass(frozen=True)
+class QuizDone(Record):
+    """The quiz was answered to the end: record its score."""
+
+    quiz_id: str
+    score: int
+    total: int
+
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        return prog.record_quiz(progress, lesson_id, self.quiz_id, self.score, self.total, now)
+
+
+@dataclass(frozen=True)
+class QuizAnswered(Record):
+    """Keep a quiz's answers so far, each as its letters, for coming back to it later."""
+
+    quiz_id: str
+    answers: tuple[str, ...]
+
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        return prog.record_quiz_answers(progress, lesson_id, self.quiz_id, self.answers, now)
 
 
 @dataclass(frozen=True)
@@ -88,7 +110,7 @@ class QuizView:
         missed = tuple(number for number, question in enumerate(quiz.questions, start=1)
                        if number > len(self.answers)
                        or self.answers[number - 1] != question.correct)
-        return QuizResult(score, total, quiz_passed(quiz, score, total), missed)
+        return QuizResult(score, total, prog.quiz_passed(quiz, score, total), missed)
 
     def marks(self, quiz: Quiz) -> AnswerMarks:
         """The marks of the answer submitted to the question on screen."""
@@ -159,6 +181,9 @@ class QuizRules(StepRules[Quiz, QuizView]):
 
     def at_end(self, step: Quiz, view: QuizView) -> bool:
         return view.question >= len(step.questions)  # its score is recorded already
+
+
+RULES = QuizRules()
 
 
 def choosing(quiz: Quiz, view: QuizView) -> Question | None:

@@ -4,6 +4,7 @@ what the shell's news changes. Pure.
 A kind's rules see only its step and its view (where the learner is on it); they answer with
 `Stay` (the new view, effects, perhaps a notice) or with `Go` (leave the step, forward or
 back), which the state machine carries out. The defaults here are a slide's: it pages on.
+Each kind's module names its rules `RULES` (`gradtutor.walk.kinds` finds them there).
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ class StepRules(Generic[StepT, ViewT]):
         """The shell's news about this step, while the learner is on it."""
         return Stay(view)
 
+    def records(self, step: StepT, news: News) -> list[Effect]:
+        """What the shell's news about this step records, wherever the learner is now."""
+        return []
+
     def keys(self, step: StepT, view: ViewT) -> Kind:
         """Which table of keys the screen answers to."""
         return "slide"
@@ -87,6 +92,9 @@ class StepRules(Generic[StepT, ViewT]):
 class SlideRules(StepRules[object, SlideView]):
     def open(self, step: object) -> SlideView:
         return SlideView()
+
+
+RULES = SlideRules()
 
 
 def page_on(view: ViewT, event: Event) -> Stay[ViewT] | Go:

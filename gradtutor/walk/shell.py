@@ -11,10 +11,10 @@ press.
 
 from __future__ import annotations
 
+from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradtutor import progress as prog
 from gradtutor.bindings import Scroll
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
@@ -22,22 +22,17 @@ from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise, Lesson
 from gradtutor.store import ProgressStore, now_iso
 from gradtutor.ui.render import Look
-from gradtutor.ui.step_screens import screen, screen_for
+from gradtutor.ui.step_screens import screen_for
 from gradtutor.ui.terminal import Io, ignoring_interrupts, make_io
+from gradtutor.ui.walk_screen import screen
 from gradtutor.walk.events import (
     Effect,
     Event,
     FileReady,
     FileSaved,
-    Finished,
     OpenEditor,
-    QuizAnswered,
-    QuizDone,
     QuizRestored,
-    RecordCheck,
-    RecordHints,
-    RecordPrediction,
-    RecordSolution,
+    Record,
     RestoreQuiz,
     RunCheck,
     RunSnippet,
@@ -217,10 +212,13 @@ class _Shell:
                 full.enter()
 
     def save(self, effects: list[Effect]) -> None:
-        now = now_iso()
-        if any(_saved(effect, self.keep_place) for effect in effects):
-            self.store.update(lambda p: _recorded(p, self.lesson.id, effects, now,
-                                                  self.keep_place))
+        """Record in progress what `effects` record; the place only where it is kept."""
+        records = [e for e in effects
+                   if isinstance(e, Record) and (self.keep_place or not e.place)]
+        if records:
+            now, lesson_id = now_iso(), self.lesson.id
+            self.store.update(lambda p: reduce(
+                lambda done, record: record.recorded(done, lesson_id, now), records, p))
 
     def follow(self, state: WalkState) -> None:
         """Watch the file of the exercise on screen, and no other."""
@@ -248,36 +246,3 @@ class _Shell:
         self.stop_watching()
         if self.background is not None:
             self.background.close()
-
-
-def _saved(effect: Effect, keep_place: bool) -> bool:
-    """Whether `effect` changes the learner's progress."""
-    if isinstance(effect, Visit | Finished):
-        return keep_place
-    return isinstance(effect, QuizDone | QuizAnswered | RecordCheck | RecordHints
-                      | RecordSolution | RecordPrediction)
-
-
-def _recorded(p: prog.Progress, lesson_id: str, effects: list[Effect], now: str,
-              keep_place: bool) -> prog.Progress:
-    """Progress with what `effects` record in it; the place (visits, the finish) only when
-    `keep_place`. Work to do records nothing."""
-    for effect in effects:
-        match effect:
-            case Visit(step_id) if keep_place:
-                p = prog.visit(p, lesson_id, step_id, now)
-            case Finished() if keep_place:
-                p = prog.finish(p, lesson_id, now)
-            case QuizDone(quiz_id, score, total):
-                p = prog.record_quiz(p, lesson_id, quiz_id, score, total, now)
-            case QuizAnswered(quiz_id, answers):
-                p = prog.record_quiz_answers(p, lesson_id, quiz_id, answers, now)
-            case RecordCheck(exercise_id, passed):
-                p = prog.record_check(p, lesson_id, exercise_id, passed, now)
-            case RecordHints(exercise_id, shown):
-                p = prog.record_hints(p, lesson_id, exercise_id, shown, now)
-            case RecordSolution(exercise_id):
-                p = prog.record_solution(p, lesson_id, exercise_id, now)
-            case RecordPrediction(step_id, answer, right):
-                p = prog.record_prediction(p, lesson_id, step_id, answer, right, now)
-    return p

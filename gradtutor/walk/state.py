@@ -4,17 +4,20 @@ is on that step), the help, the notice, and how the walk ended. Pure data."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal
 
-from gradtutor.walk.demo import DemoView
-from gradtutor.walk.exercise import ExerciseView
-from gradtutor.walk.parsons import ParsonsView
-from gradtutor.walk.predict import PredictView
-from gradtutor.walk.quiz import QuizView
-from gradtutor.walk.rules import SlideView
+if TYPE_CHECKING:  # each kind's view is loaded with its rules (`gradtutor.walk.kinds`)
+    from typing import TypeAlias
 
-# The view of each kind of step, made by its rules (`gradtutor.walk.kinds`).
-StepView: TypeAlias = SlideView | QuizView | ExerciseView | PredictView | ParsonsView | DemoView
+    from gradtutor.walk.demo import DemoView
+    from gradtutor.walk.exercise import ExerciseView
+    from gradtutor.walk.parsons import ParsonsView
+    from gradtutor.walk.predict import PredictView
+    from gradtutor.walk.quiz import QuizView
+    from gradtutor.walk.rules import SlideView
+
+    StepView: TypeAlias = (SlideView | QuizView | ExerciseView | PredictView | ParsonsView
+                           | DemoView)
 
 
 @dataclass(frozen=True)
