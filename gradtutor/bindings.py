@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from gradtutor.i18n import msg
-from gradtutor.lessons.model import Exercise, Lesson, Parsons, Predict, Quiz
-
-if TYPE_CHECKING:
-    from gradtutor.walk import WalkState
 
 # The kinds of screen, each with its own table.
 Kind = Literal["slide", "exercise", "confirm", "predict", "parsons", "ordered", "question",
@@ -181,29 +177,6 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
                 legend=1),
         *_scrolling(True), QUIT),
 }
-
-
-def screen_kind(lesson: Lesson, state: WalkState) -> Kind:
-    """Which table the screen for `state` answers to."""
-    return "help" if state.help else beneath(lesson, state)
-
-
-def beneath(lesson: Lesson, state: WalkState) -> Kind:
-    """The kind of the screen itself, under the help when the help is open."""
-    step = lesson.steps[state.index]
-    if isinstance(step, Exercise) and state.exercise is not None:
-        return "confirm" if state.exercise.confirming else "exercise"
-    if isinstance(step, Predict) and state.predict is not None and not state.predict.submitted:
-        return "predict"
-    if isinstance(step, Parsons) and state.parsons is not None:
-        verdict = state.parsons.verdict
-        return "ordered" if verdict is not None and verdict.passed else "parsons"
-    view = state.quiz
-    if isinstance(step, Quiz) and view is not None:
-        if view.question >= len(step.questions):
-            return "score"
-        return "feedback" if view.submitted() else "question"
-    return "slide"
 
 
 def find_key(kind: Kind, key: str) -> Binding | None:

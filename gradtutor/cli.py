@@ -39,6 +39,7 @@ from gradtutor.lessons.course import (
 from gradtutor.lessons.load import display_path
 from gradtutor.lessons.model import Exercise, Lesson, Parsons
 from gradtutor.store import ProgressStore
+from gradtutor.translate_cli import app as translate_app
 from gradtutor.ui import render
 from gradtutor.ui.linebreak import Prose, ProseMarkdown, has_wide
 
@@ -60,6 +61,10 @@ app = typer.Typer(
     rich_markup_mode="markdown",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+# The author's translation tools: not among the learner's commands in --help.
+app.add_typer(translate_app, name="translate", hidden=True)
 
 
 def _complete_lesson(incomplete: str) -> list[str]:
@@ -230,7 +235,7 @@ def _ask_finished(env: Environment, lesson: Lesson, saved_at: int, plain: bool) 
             key = key_reader(env.stdin)()
             console.print(key if len(key) == 1 else "")
         else:
-            from gradtutor.ui.walkthrough import read_line
+            from gradtutor.ui.terminal import read_line
 
             key = read_line(env.stdin).strip().lower()[:1] or "q"
         if key in choices:
@@ -255,7 +260,7 @@ def start(
     plain: PlainOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    from gradtutor.ui.walkthrough import run
+    from gradtutor.walk.shell import run
 
     env = _env(ctx)
     course = _course(env, lessons)
@@ -356,13 +361,15 @@ def show(
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
+    from gradtutor.ui.step_screens import step_for_reading
+
     env = _env(ctx)
     lesson = _course(env, lessons).find(lesson_id)
     indexes = [_step_index(lesson, step)] if step is not None else range(len(lesson.steps))
     plain = env.plain(plain)
     console = env.console(plain)
     for index in indexes:
-        console.print(render.step_for_reading(lesson, index, console.width, _look(env, plain)))
+        console.print(step_for_reading(lesson, index, console.width, _look(env, plain)))
 
 
 @app.command(help=msg(
@@ -372,8 +379,9 @@ def show(
     "Example: `gradtutor quiz grad`"))
 def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
          plain: PlainOpt = False) -> None:
-    from gradtutor.ui.walkthrough import run
-    from gradtutor.walk import reached_the_end
+    from gradtutor.walk.machine import reached_the_end
+    from gradtutor.walk.quiz import QuizView
+    from gradtutor.walk.shell import run
 
     env = _env(ctx)
     lesson = _course(env, lessons).find(lesson_id)
@@ -386,7 +394,7 @@ def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
     store = _store(env)
     final = run(only_quiz, 0, env, store, plain, keep_place=False)
     if not reached_the_end(only_quiz, final):
-        kept = final.quiz is not None and final.quiz.answers
+        kept = isinstance(final.view, QuizView) and final.view.answers
         env.console(plain).print(env.tr(
             msg("Quiz left unfinished: no score was saved; your answers so far are kept for "
                 "next time.") if kept else msg("Quiz left unfinished; no score was saved.")))
@@ -438,7 +446,7 @@ def reset(
         console = env.console(env.plain())
         console.print(env.tr(msg("Reset {what}? [y/N]: ", what=what)), end="", markup=False)
         console.file.flush()
-        from gradtutor.ui.walkthrough import read_line
+        from gradtutor.ui.terminal import read_line
 
         if read_line(env.stdin).strip().lower() not in ("y", "yes", "是"):
             console.print(env.tr(msg("Nothing was reset.")))
@@ -470,8 +478,8 @@ def _seconds(value: float | None) -> float | None:
 
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
                timeout: float | None, warm: WarmWorker | None = None) -> Verdict:
-    from gradtutor.checking.parsons import parsons_steps
     from gradtutor.checking.runner import check_order_file, run_check
+    from gradtutor.lessons.parsons import parsons_steps
 
     orderings = parsons_steps(course.lessons)
     if exercise_id in orderings:  # an order of lines, graded as it is: nothing runs
@@ -527,7 +535,7 @@ def check(
     import json
     import secrets
 
-    from gradtutor.checking.parsons import parsons_steps
+    from gradtutor.lessons.parsons import parsons_steps
 
     env = _env(ctx)
     course = _course(env, lessons)
@@ -610,7 +618,7 @@ def _order_file_hint(step: Parsons) -> str:
     """What an answer file to a line-ordering step holds; its lines in the order the step
     starts from, so the hint gives nothing away."""
     from gradtutor.checking.feedback import listed
-    from gradtutor.checking.parsons import initial_order
+    from gradtutor.lessons.parsons import initial_order
 
     lines = [f"`{step.line(line_id).code.strip()}`" for line_id in initial_order(step)]
     return msg("write its {count} lines there in your order, one per line: {lines}",
@@ -840,7 +848,7 @@ def watch(
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
-    from gradtutor.ui.walkthrough import run
+    from gradtutor.walk.shell import run
 
     env = _env(ctx)
     course = _course(env, lessons)
@@ -886,7 +894,8 @@ def validate(
         raise GradtutorError(msg("no lesson files (*.yaml) in {path}", path=display_path(target)),
                              msg("name a lesson file or a folder that holds some"))
     found, problems = check_files(files)
-    reports, unmatched, broken = check_translations(found, only, whole_folder=target.is_dir())
+    reports, unmatched, broken = check_translations(found, only, whole_folder=target.is_dir(),
+                                                    shown=display_path)
     if problems or broken:
         raise LessonProblems(problems + broken)
     steps = sum(len(lesson.steps) for lesson, _ in found)
@@ -1001,7 +1010,7 @@ def _cli(tr: Translator) -> TyperGroup:
 
     group = typer.main.get_command(app)
     assert isinstance(group, TyperGroup)
-    commands = [group, *group.commands.values()]
+    commands = _commands(group)
     # The root's own options for every command, for the commands that have no use for one:
     # taken and kept all the same (`_remember`), its value passed to no command.
     everywhere = [param for param in group.params if param.name in GLOBAL_OPTIONS]
@@ -1031,7 +1040,7 @@ def _cli(tr: Translator) -> TyperGroup:
         for param in command.params:
             text = getattr(param, "help", None)
             if text:
-                param.help = tr(text)  # type: ignore[attr-defined]
+                param.help = tr(text)
             if isinstance(param, TyperArgument | TyperOption):
                 panel = param.rich_help_panel
                 default = arguments if isinstance(param, TyperArgument) else options
@@ -1039,6 +1048,17 @@ def _cli(tr: Translator) -> TyperGroup:
         if command is not group and hasattr(command, "rich_help_panel"):
             command.rich_help_panel = command.rich_help_panel or tr(msg("Commands"))
     return group
+
+
+def _commands(group: TyperGroup) -> list[Any]:
+    """`group` and every command under it, those of its subgroups (`translate`) too: Click's
+    commands, whose attributes `_cli` sets."""
+    from typer.core import TyperGroup
+
+    found: list[Any] = [group]
+    for command in group.commands.values():
+        found += _commands(command) if isinstance(command, TyperGroup) else [command]
+    return found
 
 
 def _show_help(ctx: typer.Context, _param: object, value: bool) -> None:
@@ -1100,7 +1120,9 @@ def run(argv: list[str], env: Environment) -> int:
             raise
         for problem in exc.problems:
             env.error(str(problem))
-        env.error(tr(msg("gradtutor: {message} ({hint})", message=exc.message, hint=exc.hint)))
+        if exc.message:  # the translation tools' problems are said by their lines alone
+            env.error(tr(msg("gradtutor: {message} ({hint})", message=exc.message,
+                             hint=exc.hint)))
         return int(exc.exit_code)
     except GradtutorError as exc:
         if debug:
@@ -1201,12 +1223,13 @@ def _usage_problem(exc: Exception, message: str) -> str:
 
 def _command_of(argv: list[str]) -> str:
     commands = {"start", "list", "show", "quiz", "progress", "reset", "validate", "check",
-                "watch", "grade"}
+                "watch", "grade", "translate"}
     return next((a for a in argv if a in commands), "")
 
 
-def main() -> None:
-    code = run(sys.argv[1:], Environment.from_os())
+def main(argv: list[str] | None = None) -> None:
+    """The console script: the command line's arguments (or `argv`), run, then exit."""
+    code = run(sys.argv[1:] if argv is None else argv, Environment.from_os())
     if code in (ExitCode.OUTPUT, ExitCode.BROKEN_PIPE) and sys.stdout is not None:
         # what Python still holds for stdout must not fail again, as a traceback, at exit
         with contextlib.suppress(OSError, ValueError):

@@ -147,7 +147,7 @@ class Environment:
         """One line on stderr. On a terminal it is wrapped at spaces (between characters in
         Chinese), never inside a `command`, so that the terminal does not cut a word in two;
         elsewhere it stays one line, for grep."""
-        from gradtutor.checking.feedback import neutralise
+        from gradtutor.ui.safe_text import neutralise
 
         # what the user typed or a file held (an id, a path) may carry escape sequences
         line = neutralise(line.rstrip("\n"))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, find_key, screen_kind
+from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, find_key
 from gradtutor.checking.parsons import grade
 from gradtutor.i18n import msg, translator
 from gradtutor.lessons.course import load_course
@@ -20,7 +20,13 @@ from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Parsons, Predict,
 from gradtutor.ui.keys import WINDOWS_KEYS, decode_escape
 from gradtutor.ui.legend import Legend, entries, help_body, key_reference
 from gradtutor.ui.render import Look
-from gradtutor.walk import Choose, QuizView, Unknown, WalkState, begin, key_event, line_event
+from gradtutor.walk.events import Choose, Unknown
+from gradtutor.walk.exercise import ExerciseView
+from gradtutor.walk.input import key_event, line_event
+from gradtutor.walk.machine import begin, screen_kind
+from gradtutor.walk.parsons import ParsonsView
+from gradtutor.walk.quiz import QuizView
+from gradtutor.walk.state import WalkState
 
 README = Path(__file__).parent.parent / "README.md"
 NAMES_TO_KEYS = {name: key for key, name in KEY_NAMES.items() if not key.startswith("wheel")}
@@ -38,24 +44,24 @@ def states(lesson: Lesson) -> dict[Kind, WalkState]:
              for kind in (Exercise, Predict, Parsons, Quiz)}
     slide = begin(lesson, 0)
     exercise = begin(lesson, first[Exercise])
-    assert exercise.exercise is not None
+    assert isinstance(exercise.view, ExerciseView)
     predict = begin(lesson, first[Predict])
     quiz = begin(lesson, first[Quiz])
     parsons = begin(lesson, first[Parsons])
     step = lesson.steps[first[Parsons]]
-    assert parsons.parsons is not None and isinstance(step, Parsons)
-    right = replace(parsons.parsons, verdict=grade(step, tuple(line.id for line in step.lines)))
+    assert isinstance(parsons.view, ParsonsView) and isinstance(step, Parsons)
+    right = replace(parsons.view, verdict=grade(step, tuple(line.id for line in step.lines)))
     assert right.verdict is not None and right.verdict.passed
     return {
         "slide": slide,
         "exercise": exercise,
-        "confirm": replace(exercise, exercise=replace(exercise.exercise, confirming=True)),
+        "confirm": replace(exercise, view=replace(exercise.view, confirming=True)),
         "predict": predict,
         "parsons": parsons,
-        "ordered": replace(parsons, parsons=right),
+        "ordered": replace(parsons, view=right),
         "question": quiz,
-        "feedback": replace(quiz, quiz=QuizView(0, frozenset({0}), (frozenset({0}),))),
-        "score": replace(quiz, quiz=QuizView(len(lesson.steps[first[Quiz]].questions))),
+        "feedback": replace(quiz, view=QuizView(0, frozenset({0}), (frozenset({0}),))),
+        "score": replace(quiz, view=QuizView(len(lesson.steps[first[Quiz]].questions))),
         "help": replace(slide, help=True),
     }
 
@@ -199,7 +205,7 @@ def test_the_windows_console_codes_name_the_same_keys():
 
 
 def test_a_terminal_that_is_gone_quits_where_the_learner_is(grad):
-    from gradtutor.ui.walkthrough import Io
+    from gradtutor.ui.terminal import Io
 
     console = Console(file=io.StringIO())
     gone = Io(console, keys=True, stdin=io.StringIO(), read_key=lambda timeout: "eof")
@@ -209,7 +215,7 @@ def test_a_terminal_that_is_gone_quits_where_the_learner_is(grad):
 
 
 def test_a_new_order_can_be_typed_before_and_after_the_order_is_right(grad):
-    from gradtutor.walk_practice import Order
+    from gradtutor.walk.events import Order
 
     for kind in ("parsons", "ordered"):
         assert line_event(grad, states(grad)[kind], "2 1 3 4 5") == Order((2, 1, 3, 4, 5)), kind

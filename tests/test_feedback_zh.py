@@ -23,17 +23,19 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from gradtutor.checking.checkers import judge_of
-from gradtutor.checking.feedback import joined, listed, neutralise, neutralise_verdict
+from gradtutor.checking.feedback import joined, listed
 from gradtutor.checking.outcome import WorkerRun, decide, source_problem
-from gradtutor.checking.parsons import grade, grade_file, grade_text, initial_order, parsons_steps
+from gradtutor.checking.parsons import grade, grade_file, grade_text
 from gradtutor.checking.verdict import Check, Table, Verdict, overall, say, to_json
 from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
 from gradtutor.i18n import ENGLISH, Msg, load_catalog, msg, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
+from gradtutor.lessons.parsons import initial_order, parsons_steps
 from gradtutor.ui.check_view import verdict_view
 from gradtutor.ui.render import Look
-from gradtutor.walk_practice import ExerciseView
+from gradtutor.ui.safe_text import neutralise, neutralise_verdict
+from gradtutor.walk.exercise import ExerciseView
 
 ZH = translator("zh-CN")
 CATALOG = load_catalog("zh-CN")

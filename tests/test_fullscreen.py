@@ -243,7 +243,7 @@ def restored(raw: str) -> bool:
 def test_a_crash_in_the_walkthrough_still_restores_the_terminal():
     from gradtutor.env import Environment
     from gradtutor.ui.render import Look
-    from gradtutor.ui.walkthrough import make_io
+    from gradtutor.ui.terminal import make_io
 
     master, slave = os.openpty()
     with (os.fdopen(slave, "r", encoding="utf-8") as keys,

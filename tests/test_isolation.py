@@ -26,7 +26,6 @@ from typing import Any
 import pytest
 
 import gradtutor
-from gradtutor.checking.feedback import neutralise, neutralise_verdict
 from gradtutor.checking.outcome import (
     Judge,
     WorkerRun,
@@ -55,6 +54,7 @@ from gradtutor.checking.worker import CHECK_MARK, EXIT_CHANNEL_LOST, EXIT_OUT_OF
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
+from gradtutor.ui.safe_text import neutralise, neutralise_verdict
 
 HOSTILE = Path(__file__).parent / "hostile"
 ROOT = Path(gradtutor.__file__).parents[1]  # the gradtutor under test

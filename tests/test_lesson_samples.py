@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from gradtutor.checking.parsons import assembled
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Parsons, Predict, Quiz, Slide
+from gradtutor.lessons.parsons import assembled
 
 CLAIM = "# -> "
 

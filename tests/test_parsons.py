@@ -11,21 +11,18 @@ from typing import Any
 
 import pytest
 
-from gradtutor.checking.parsons import (
-    assembled,
-    first_out_of_place,
-    grade,
-    grade_file,
-    grade_text,
-    initial_order,
-    is_correct,
-    order_from_text,
-    parsons_steps,
-    run_series,
-)
+from gradtutor.checking.parsons import grade, grade_file, grade_text, order_from_text
 from gradtutor.checking.verdict import to_json
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Parsons, ParsonsLine, ParsonsRun
+from gradtutor.lessons.parsons import (
+    assembled,
+    first_out_of_place,
+    initial_order,
+    is_correct,
+    parsons_steps,
+    run_series,
+)
 
 COURSE = ["--lessons", str(Path(__file__).parent / "fixtures" / "course")]
 LOOP_IDS = ("zero", "forward", "loss", "backward", "step")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gradtutor.checking.parsons import assembled
 from gradtutor.checking.safety import Job, jobs_for, problem_text
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson
+from gradtutor.lessons.parsons import assembled
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 

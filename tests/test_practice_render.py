@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 from rich.console import Console
 
-from gradtutor.checking.parsons import assembled, grade, initial_order
+from gradtutor.checking.parsons import grade
 from gradtutor.i18n import translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import (
@@ -25,11 +25,19 @@ from gradtutor.lessons.model import (
     ParsonsRun,
     Predict,
 )
+from gradtutor.lessons.parsons import assembled, initial_order
 from gradtutor.ui.chart import line_chart
 from gradtutor.ui.practice import demo_body, parsons_body, predict_body
 from gradtutor.ui.render import Look
+from gradtutor.walk.parsons import OrderGrade, graded
+from gradtutor.walk.predict import judge
 
 PLAIN, FANCY = Look(plain=True), Look(plain=False)
+
+
+def graded_order(step: Parsons, order: tuple[str, ...]) -> OrderGrade:
+    """`order` graded, as the walkthrough hands the grade to the screen."""
+    return graded(step, grade(step, order))
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -96,7 +104,8 @@ def test_predict_before_an_answer_shows_the_choices() -> None:
 
 
 def test_a_wrong_prediction_beside_the_real_value_with_both_whys() -> None:
-    assert text(predict_body(PREDICT, 0, Result(shown="tensor([6.])"), PLAIN)) == CODE_PLAIN + """\
+    shown = Result(shown="tensor([6.])")
+    assert text(predict_body(PREDICT, judge(PREDICT, 0), shown, PLAIN)) == CODE_PLAIN + """\
 [X] Not quite.
 
   You predicted  a) tensor([3.])
@@ -109,7 +118,7 @@ def test_a_wrong_prediction_beside_the_real_value_with_both_whys() -> None:
 
 
 def test_a_right_prediction_while_the_snippet_runs() -> None:
-    assert text(predict_body(PREDICT, 1, None, FANCY)) == """\
+    assert text(predict_body(PREDICT, judge(PREDICT, 1), None, FANCY)) == """\
 What is w.grad now?
 
 ╭───────────────────────────────────────╮
@@ -129,7 +138,7 @@ What is w.grad now?
 
 def test_a_snippet_that_failed_shows_its_error_line() -> None:
     result = Result(ok=False, error="NameError: name 'w' is not defined")
-    assert text(predict_body(PREDICT, 1, result, PLAIN)).endswith("""\
+    assert text(predict_body(PREDICT, judge(PREDICT, 1), result, PLAIN)).endswith("""\
   You predicted  b) tensor([6.])
   w.grad is      the snippet failed: NameError: name 'w' is
                  not defined
@@ -138,7 +147,8 @@ def test_a_snippet_that_failed_shows_its_error_line() -> None:
 
 
 def test_a_shown_value_cannot_drive_the_terminal() -> None:
-    shown = text(predict_body(PREDICT, 1, Result(shown="tensor\x1b[2J([6.])"), PLAIN))
+    shown = text(predict_body(PREDICT, judge(PREDICT, 1), Result(shown="tensor\x1b[2J([6.])"),
+                              PLAIN))
     assert "\x1b" not in shown and "tensor\\x1b[2J([6.])" in shown
 
 
@@ -168,7 +178,7 @@ Put the step in order.
 
 def test_a_wrong_order_marks_its_first_line_out_of_place_and_says_why() -> None:
     order = ("loss", "backward", "zero", "step")
-    assert text(parsons_body(LOOP, order, 2, False, grade(LOOP, order), None, PLAIN)) == """\
+    assert text(parsons_body(LOOP, order, 2, False, graded_order(LOOP, order), None, PLAIN)) == """\
 Put the step in order.
 
   1. loss = model(x).pow(2).mean()
@@ -201,7 +211,7 @@ def test_a_right_order_runs_and_shows_each_value() -> None:
     order = LOOP.solution_order
     losses = tuple(round(3.0 * 0.7 ** i, 4) for i in range(12))
     run = Result(series=(("losses", losses),))
-    assert text(parsons_body(LOOP, order, 3, False, grade(LOOP, order), run, PLAIN)) == (
+    assert text(parsons_body(LOOP, order, 3, False, graded_order(LOOP, order), run, PLAIN)) == (
         RIGHT_HEAD + """\
   3, 2.1, 1.47, 1.03, 0.72, 0.504, 0.353, 0.247, 0.173,
   0.121, 0.0847, 0.0593
@@ -209,7 +219,7 @@ def test_a_right_order_runs_and_shows_each_value() -> None:
 
 
 def test_a_right_order_while_it_runs_and_when_it_fails() -> None:
-    order, verdict = LOOP.solution_order, grade(LOOP, LOOP.solution_order)
+    order, verdict = LOOP.solution_order, graded_order(LOOP, LOOP.solution_order)
     assert text(parsons_body(LOOP, order, 3, False, verdict, None, PLAIN)) == (
         RIGHT_HEAD + "  running ...")
     failed = Result(ok=False, error="RuntimeError: boom")
@@ -220,11 +230,11 @@ def test_a_right_order_while_it_runs_and_when_it_fails() -> None:
 def test_a_long_run_shows_its_first_and_last_values() -> None:
     order = LOOP.solution_order
     losses = tuple(float(n) for n in range(30, 0, -1))
-    shown = text(parsons_body(LOOP, order, 0, False, grade(LOOP, order),
+    shown = text(parsons_body(LOOP, order, 0, False, graded_order(LOOP, order),
                               Result(series=(("losses", losses),)), PLAIN))
     assert shown.endswith("  30, 29, 28, 27, 26, 25, 24, 23, 22, ..., 2, 1\n"
                           "  it fell from 30 to 1")
-    fancy = text(parsons_body(LOOP, order, 0, False, grade(LOOP, order),
+    fancy = text(parsons_body(LOOP, order, 0, False, graded_order(LOOP, order),
                               Result(series=(("losses", (1.0, math.inf)),)), FANCY))
     assert fancy.endswith("  1, inf\n  from 1 to inf")
 
@@ -393,7 +403,7 @@ def test_after_a_wrong_prediction_the_answer_never_reads_as_praise(lang: str) ->
     for step in predicts:
         answer = "abcd".index(step.answer)
         for wrong in (i for i in range(len(step.choices)) if i != answer):
-            shown = text(predict_body(step, wrong, Result(shown="x"), look), width=200)
+            shown = text(predict_body(step, judge(step, wrong), Result(shown="x"), look), width=200)
             assert not re.search(r"\bRight\b|\bCorrect\b|正确|没错", shown), shown
 
 
@@ -403,16 +413,18 @@ def practice_bodies(lesson, width: int, look: Look) -> list[tuple[str, object]]:
     for step in lesson.steps:
         if isinstance(step, Predict):
             bodies += [(step.id, predict_body(step, None, None, look))]
-            bodies += [(step.id, predict_body(step, i, Result(shown=choice.text), look))
+            bodies += [(step.id, predict_body(step, judge(step, i), Result(shown=choice.text),
+                                              look))
                        for i, choice in enumerate(step.choices)]
         elif isinstance(step, Parsons):
             start = initial_order(step)
             solution = step.solution_order
             losses = (("losses", tuple(3.4 * 0.85 ** i for i in range(20))),)
             bodies += [(step.id, parsons_body(step, start, 1, True, None, None, look)),
-                       (step.id, parsons_body(step, start, 0, False, grade(step, start), None,
-                                              look)),
-                       (step.id, parsons_body(step, solution, 4, False, grade(step, solution),
+                       (step.id, parsons_body(step, start, 0, False, graded_order(step, start),
+                                              None, look)),
+                       (step.id, parsons_body(step, solution, 4, False,
+                                              graded_order(step, solution),
                                               Result(series=losses), look))]
         elif isinstance(step, Demo):
             names = step.chart.series if step.chart else ()
@@ -448,6 +460,7 @@ def test_showing_a_predict_or_parsons_body_never_imports_the_chart_or_torch() ->
     code = ("import sys\n"
             "from gradtutor.ui import practice\n"
             "from gradtutor.checking import parsons\n"
+            "from gradtutor.lessons import parsons as lesson_parsons\n"
             "assert 'gradtutor.ui.chart' not in sys.modules\n"
             "assert not [m for m in sys.modules if m == 'torch' or m.startswith('torch.')]\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -14,8 +14,10 @@ from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.timing import duration
 from gradtutor.ui import render
 from gradtutor.ui.render import Look
-from gradtutor.ui.walkthrough import screen
-from gradtutor.walk import Choose, QuizResult, begin, handle
+from gradtutor.ui.walk_screen import screen
+from gradtutor.walk.events import Choose
+from gradtutor.walk.machine import begin, handle
+from gradtutor.walk.quiz import QuizResult, mark_answer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 PLAIN, FANCY = Look(plain=True), Look(plain=False)
@@ -131,7 +133,8 @@ Enter next question | b back | ? help | q quit"""
 def test_feedback_keeps_the_code_the_question_asked_about():
     quiz = next(s for s in load_course().find("grad").steps if s.kind == "quiz")
     question = next(q for q in quiz.questions if q.code)
-    shown = text(render.feedback_body(question, 1, len(quiz.questions), frozenset({0}), PLAIN))
+    shown = text(render.feedback_body(question, 1, len(quiz.questions),
+                                      mark_answer(question, frozenset({0})), PLAIN))
     assert question.code.strip().splitlines()[-1] in shown
     assert shown.index(question.prompt.split()[0]) < shown.index("Not quite")
 
@@ -248,4 +251,4 @@ def test_every_quiz_feedback_of_grad_renders_each_explanation(grad):
         for choice in question.choices:
             assert " ".join(choice.why.split()) in shown
         state, _ = handle(grad, state, "next")
-    assert state.quiz.question == len(quiz.questions)
+    assert state.view.question == len(quiz.questions)

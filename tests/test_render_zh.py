@@ -25,9 +25,10 @@ from gradtutor.lessons.model import Demo, Exercise, Lesson, Parsons, Predict, Qu
 from gradtutor.lessons.translate import Translation, load_translation, localize
 from gradtutor.ui.linebreak import OPENING, Prose, break_offsets, keep_ranges
 from gradtutor.ui.render import EN_MARK, Look
-from gradtutor.ui.walkthrough import screen
-from gradtutor.walk import Choose, Unknown, WalkState, begin, handle
-from gradtutor.walk_practice import SnippetDone
+from gradtutor.ui.walk_screen import screen
+from gradtutor.walk.events import Choose, SnippetDone, Unknown
+from gradtutor.walk.machine import begin, handle
+from gradtutor.walk.state import WalkState
 
 WIDTHS = (60, 100)
 HANZI = re.compile("[\u4e00-\u9fff]")
@@ -118,9 +119,9 @@ def states(lesson: Lesson, index: int) -> Iterator[tuple[str, WalkState]]:
         state = handle(lesson, state, "down")[0]
         state = handle(lesson, state, "submit")[0]
         yield "graded", state
-        from gradtutor.walk_practice import Order
+        from gradtutor.walk.events import Order
 
-        right = [state.parsons.order.index(i) + 1 for i in step.solution_order]
+        right = [state.view.order.index(i) + 1 for i in step.solution_order]
         state = handle(lesson, state, Order(tuple(right)))[0]
         yield "passed", state
         yield "ran", handle(lesson, state, SnippetDone(step.id, result_for(step)))[0]
@@ -303,7 +304,7 @@ def field_path(step_id: str | None, path: str) -> str:
         return path.format(q=quiz.questions[0].id)
     if "{wrong}" in path:
         graded = dict(states(english(), english().index_of(step_id)))["graded"]
-        return path.format(wrong=graded.parsons.verdict.extra["out_of_place"])
+        return path.format(wrong=graded.view.verdict.extra["out_of_place"])
     return path
 
 

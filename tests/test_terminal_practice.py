@@ -232,8 +232,8 @@ def keys_to_order(start: tuple[str, ...], goal: tuple[str, ...]) -> str:
 
 @pytest.mark.slow
 def test_predict_then_order_the_lines_then_a_demo(second: Lesson, tmp_path: Path) -> None:
-    from gradtutor.checking.parsons import initial_order
     from gradtutor.lessons.model import Demo, Parsons, Predict
+    from gradtutor.lessons.parsons import initial_order
 
     predict, parsons, demo = second.steps[1], second.steps[2], second.steps[3]
     assert isinstance(predict, Predict) and isinstance(parsons, Parsons)

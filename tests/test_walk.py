@@ -7,51 +7,38 @@ from pathlib import Path
 
 import pytest
 
-from gradtutor.checking.parsons import assembled
 from gradtutor.checking.snippet import SnippetResult
 from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.model import Lesson, ParsonsRun
-from gradtutor.walk import (
+from gradtutor.lessons.parsons import assembled
+from gradtutor.walk.events import (
     Answer,
-    Choose,
-    Finished,
-    QuizAnswered,
-    QuizDone,
-    QuizRestored,
-    QuizResult,
-    QuizView,
-    RestoreQuiz,
-    Unknown,
-    Visit,
-    WalkState,
-    begin,
-    busy,
-    enter,
-    exercise_on_screen,
-    handle,
-    key_event,
-    line_event,
-    reached_the_end,
-)
-from gradtutor.walk_practice import (
     CheckDone,
     CheckFailed,
+    Choose,
     FileReady,
     FileSaved,
+    Finished,
     OpenEditor,
     Order,
-    RecordCheck,
-    RecordHints,
-    RecordPrediction,
-    RecordSolution,
+    QuizRestored,
+    RestoreQuiz,
     RunCheck,
     RunSnippet,
     Say,
     SnippetDone,
     SnippetFailed,
+    Unknown,
+    Visit,
     WriteStarter,
 )
+from gradtutor.walk.exercise import ExerciseView, RecordCheck, RecordHints, RecordSolution
+from gradtutor.walk.input import key_event, line_event
+from gradtutor.walk.machine import begin, busy, enter, exercise_on_screen, handle, reached_the_end
+from gradtutor.walk.predict import RecordPrediction
+from gradtutor.walk.quiz import QuizAnswered, QuizDone, QuizResult, QuizView
+from gradtutor.walk.state import WalkState
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 QUIZ = 3  # position of the quiz in the basics fixture: welcome, requires-grad, accumulate, check
@@ -110,20 +97,20 @@ def test_a_meaningless_key_explains_itself(lesson):
 
 def test_single_answer_question_keeps_only_the_last_pick(lesson):
     state, _ = drive(lesson, begin(lesson, QUIZ), Choose(0), Choose(1))
-    assert state.quiz.selected == frozenset({1})
+    assert state.view.selected == frozenset({1})
 
 
 def test_multiple_answer_question_toggles_choices(lesson):
     state, _ = drive(lesson, begin(lesson, QUIZ), Choose(1), "submit", "next")
     state, _ = drive(lesson, state, Choose(0), Choose(2), Choose(0))
-    assert state.quiz.question == 1
-    assert state.quiz.selected == frozenset({2})
+    assert state.view.question == 1
+    assert state.view.selected == frozenset({2})
 
 
 def test_submitting_nothing_asks_for_a_letter(lesson):
     state, _ = drive(lesson, begin(lesson, QUIZ), "submit")
     assert state.notice == "Choose an answer first: press a letter a-c."
-    assert not state.quiz.submitted()
+    assert not state.view.submitted()
 
 
 def test_a_full_quiz_keeps_each_answer_records_its_score_then_moves_on(lesson):
@@ -132,8 +119,8 @@ def test_a_full_quiz_keeps_each_answer_records_its_score_then_moves_on(lesson):
                            Choose(0), "submit", "next")  # half of [a, c]: wrong
     assert effects == [QuizAnswered("check", ("b",)), QuizAnswered("check", ("b", "a")),
                        QuizDone("check", 1, 2)]
-    assert state.quiz.question == 2  # the score screen
-    assert state.quiz.result(lesson.steps[QUIZ]) == QuizResult(1, 2, False, missed=(2,))
+    assert state.view.question == 2  # the score screen
+    assert state.view.result(lesson.steps[QUIZ]) == QuizResult(1, 2, False, missed=(2,))
     state, effects = drive(lesson, state, "next")
     assert (state.index, effects) == (QUIZ + 1, [Visit("wrap-up")])
 
@@ -150,26 +137,26 @@ def test_the_pass_mark_decides_the_result_not_the_renderer(lesson):
 def test_entering_a_quiz_asks_for_the_answers_kept_from_before(lesson):
     state, effects = enter(lesson, QUIZ)
     assert effects == [Visit("check"), RestoreQuiz("check")]
-    assert (state.quiz.question, state.quiz.answers) == (0, ())
+    assert (state.view.question, state.view.answers) == (0, ())
 
 
 def test_a_quiz_left_half_done_goes_on_after_the_answers_kept(lesson):
     state, _ = enter(lesson, QUIZ)
     state, effects = handle(lesson, state, QuizRestored("check", ("b",)))
     assert effects == []
-    assert (state.quiz.question, state.quiz.answers) == (1, (frozenset({1}),))
-    assert not state.quiz.submitted()  # question 2, waiting for its answer
+    assert (state.view.question, state.view.answers) == (1, (frozenset({1}),))
+    assert not state.view.submitted()  # question 2, waiting for its answer
     assert state.notice == "Welcome back: your earlier answers in this quiz are kept."
     state, effects = drive(lesson, state, Answer(frozenset({0, 2})), "next")
     assert effects == [QuizAnswered("check", ("b", "ac")), QuizDone("check", 2, 2)]
     state, _ = drive(lesson, state, "back", "back")
-    assert (state.quiz.question, state.quiz.answers[0]) == (0, frozenset({1}))
+    assert (state.view.question, state.view.answers[0]) == (0, frozenset({1}))
 
 
 def test_a_quiz_with_every_answer_kept_shows_the_last_verdict_and_enter_scores_it(lesson):
     state, _ = enter(lesson, QUIZ)
     state, _ = handle(lesson, state, QuizRestored("check", ("a", "ac")))
-    assert state.quiz.question == 1 and state.quiz.submitted()
+    assert state.view.question == 1 and state.view.submitted()
     state, effects = handle(lesson, state, "submit")
     assert effects == [QuizDone("check", 1, 2)]
 
@@ -184,7 +171,7 @@ def test_kept_answers_that_no_longer_fit_the_quiz_are_dropped_from_there(lesson,
                                                                          answers):
     state, _ = enter(lesson, QUIZ)
     state, _ = handle(lesson, state, QuizRestored("check", kept))
-    assert len(state.quiz.answers) == answers
+    assert len(state.view.answers) == answers
 
 
 def test_kept_answers_arriving_late_change_nothing(lesson):
@@ -207,9 +194,9 @@ def test_reached_the_end_counts_the_score_screen_of_a_last_quiz(lesson):
 
 def test_back_inside_a_quiz_shows_the_previous_answer(lesson):
     state, _ = drive(lesson, begin(lesson, QUIZ), Choose(2), "submit", "next", "back")
-    assert state.quiz.question == 0
-    assert state.quiz.submitted()
-    assert state.quiz.answers[0] == frozenset({2})
+    assert state.view.question == 0
+    assert state.view.submitted()
+    assert state.view.answers[0] == frozenset({2})
 
 
 def test_back_from_the_first_question_leaves_the_quiz(lesson):
@@ -221,7 +208,7 @@ def test_back_from_the_first_question_leaves_the_quiz(lesson):
 def test_a_typed_answer_out_of_range_is_refused(lesson):
     state, _ = drive(lesson, begin(lesson, QUIZ), Answer(frozenset({4})))
     assert state.notice == "Answer with letters a-c."
-    assert not state.quiz.submitted()
+    assert not state.view.submitted()
 
 
 def test_several_letters_on_a_single_answer_question_are_refused(lesson):
@@ -286,25 +273,25 @@ def test_arriving_at_an_exercise_writes_its_starter(second):
     assert effects == [Visit("square-grad"), WriteStarter("square-grad")]
     assert exercise_on_screen(second, state).id == "square-grad"
     state, _ = handle(second, state, FileReady("square-grad", starter=False))
-    assert state.exercise.kept  # the learner's own file was there: the screen says it is kept
+    assert state.view.kept  # the learner's own file was there: the screen says it is kept
 
 
 def test_coming_back_to_an_exercise_shows_the_hints_and_solution_seen_before(second):
     state, _ = enter(second, EXERCISE)
     state, effects = handle(second, state, FileReady("square-grad", starter=False, hints=2,
                                                      solution=True))
-    assert (state.exercise.hints, state.exercise.solution) == (2, True)
+    assert (state.view.hints, state.view.solution) == (2, True)
     assert effects == []  # nothing to record: progress already holds it
     state, _ = enter(second, EXERCISE)
     state, _ = handle(second, state, FileReady("square-grad", starter=True, hints=99))
-    assert (state.exercise.hints, state.exercise.solution) == (3, False)  # the lesson has 3
+    assert (state.view.hints, state.view.solution) == (3, False)  # the lesson has 3
 
 
 def test_coming_back_to_a_passed_exercise_knows_it_was_passed(second):
     state, _ = enter(second, EXERCISE)
-    assert not state.exercise.passed
+    assert not state.view.passed
     state, _ = handle(second, state, FileReady("square-grad", starter=False, passed=True))
-    assert state.exercise.passed and state.exercise.verdict is None
+    assert state.view.passed and state.view.verdict is None
 
 
 def test_leaving_an_exercise_stops_watching_it(second, lesson):
@@ -316,42 +303,42 @@ def test_leaving_an_exercise_stops_watching_it(second, lesson):
 def test_a_save_starts_a_check_and_its_verdict_is_shown_and_recorded(second):
     state, effects = drive(second, begin(second, EXERCISE), FileSaved("square-grad", "d1"))
     assert effects == [RunCheck("square-grad")]
-    assert state.exercise.checking and busy(state)
+    assert state.view.checking and busy(state)
     state, effects = drive(second, state, CheckDone("square-grad", a_verdict(False)))
     assert effects == [RecordCheck("square-grad", passed=False)]
-    assert not state.exercise.checking and not busy(state)
-    assert state.exercise.verdict == a_verdict(False)
+    assert not state.view.checking and not busy(state)
+    assert state.view.verdict == a_verdict(False)
 
 
 def test_a_save_with_unchanged_content_is_not_checked_again(second):
     state, _ = drive(second, begin(second, EXERCISE), FileSaved("square-grad", "d1"),
                      CheckDone("square-grad", a_verdict(False)))
     state, effects = drive(second, state, FileSaved("square-grad", "d1"))
-    assert (effects, state.exercise.checking) == ([], False)
+    assert (effects, state.view.checking) == ([], False)
 
 
 def test_saves_during_a_check_are_checked_once_after_it(second):
     state, effects = drive(second, begin(second, EXERCISE), FileSaved("square-grad", "d1"),
                            FileSaved("square-grad", "d2"), FileSaved("square-grad", "d3"))
     assert effects == [RunCheck("square-grad")]  # one check at a time
-    assert state.exercise.again
+    assert state.view.again
     state, effects = drive(second, state, CheckDone("square-grad", a_verdict(False)))
     assert effects == [RecordCheck("square-grad", False), RunCheck("square-grad")]
-    assert state.exercise.checking and not state.exercise.again
-    assert state.exercise.verdict == a_verdict(False)  # the result before stays in view
+    assert state.view.checking and not state.view.again
+    assert state.view.verdict == a_verdict(False)  # the result before stays in view
 
 
 def test_c_checks_now_even_without_a_save(second):
     state, effects = drive(second, begin(second, EXERCISE), "check")
-    assert (effects, state.exercise.checking) == ([RunCheck("square-grad")], True)
+    assert (effects, state.view.checking) == ([RunCheck("square-grad")], True)
     state, effects = drive(second, state, "check")  # while one runs: once more after it
-    assert (effects, state.exercise.again) == ([], True)
+    assert (effects, state.view.again) == ([], True)
 
 
 def test_a_check_that_could_not_run_says_why_and_stops_checking(second):
     state, _ = drive(second, begin(second, EXERCISE), "check",
                      CheckFailed("square-grad", "Could not check: there is no file x.py."))
-    assert not state.exercise.checking
+    assert not state.view.checking
     assert state.notice == "Could not check: there is no file x.py."
 
 
@@ -359,7 +346,7 @@ def test_a_verdict_for_an_exercise_left_behind_is_recorded_but_not_shown(second)
     state, _ = drive(second, begin(second, EXERCISE), "check", "next")
     state, effects = drive(second, state, CheckDone("square-grad", a_verdict(True)))
     assert effects == [RecordCheck("square-grad", passed=True)]
-    assert state.index == EXERCISE + 1 and state.exercise is None
+    assert state.index == EXERCISE + 1 and not isinstance(state.view, ExerciseView)
     state, effects = drive(second, state, FileSaved("square-grad", "d9"))
     assert effects == []
 
@@ -367,16 +354,16 @@ def test_a_verdict_for_an_exercise_left_behind_is_recorded_but_not_shown(second)
 def test_news_from_the_background_leaves_the_help_screen_open(second):
     state, _ = drive(second, begin(second, EXERCISE), "check", "help",
                      CheckDone("square-grad", a_verdict(True)))
-    assert state.help and state.exercise.verdict.passed
+    assert state.help and state.view.verdict.passed
 
 
 def test_the_hint_ladder_shows_one_more_hint_each_time_then_says_it_is_done(second):
     hints = len(second.steps[EXERCISE].hints)
     state, effects = drive(second, begin(second, EXERCISE), *["hint"] * hints)
-    assert state.exercise.hints == hints
+    assert state.view.hints == hints
     assert effects == [RecordHints("square-grad", n) for n in range(1, hints + 1)]
     state, effects = drive(second, state, "hint")
-    assert (state.exercise.hints, effects) == (hints, [])
+    assert (state.view.hints, effects) == (hints, [])
     assert state.notice == "That was the last hint: s shows the solution."
 
 
@@ -395,7 +382,7 @@ def test_three_verdicts_in_a_row_failing_on_one_check_point_at_the_hints(second)
     assert state.notice == (f"This check has failed 3 times in a row: h shows a hint (0 of "
                             f"{hints} seen so far).")
     assert RecordHints("square-grad", 1) not in effects  # pointed at, not taken for them
-    assert state.exercise.hints == 0
+    assert state.view.hints == 0
 
 
 def test_a_different_failing_check_or_a_pass_starts_the_count_again(second):
@@ -406,7 +393,7 @@ def test_a_different_failing_check_or_a_pass_starts_the_count_again(second):
     state, _ = drive(second, state, "check", CheckDone("square-grad", a_verdict(True)),
                      "check", CheckDone("square-grad", failing_on("a")),
                      "check", CheckDone("square-grad", failing_on("a")))
-    assert state.notice == "" and state.exercise.stuck == 2
+    assert state.notice == "" and state.view.stuck == 2
 
 
 def test_no_pointer_at_the_hints_once_every_hint_is_shown(second):
@@ -419,12 +406,12 @@ def test_no_pointer_at_the_hints_once_every_hint_is_shown(second):
 
 def test_the_solution_shows_only_after_yes(second):
     state, effects = drive(second, begin(second, EXERCISE), "solution")
-    assert state.exercise.confirming and not state.exercise.solution and effects == []
+    assert state.view.confirming and not state.view.solution and effects == []
     state, effects = drive(second, state, "no")
-    assert not state.exercise.confirming and not state.exercise.solution
+    assert not state.view.confirming and not state.view.solution
     assert state.notice == "The solution stays hidden."
     state, effects = drive(second, state, "solution", "yes")
-    assert state.exercise.solution and effects == [RecordSolution("square-grad")]
+    assert state.view.solution and effects == [RecordSolution("square-grad")]
     state, effects = drive(second, state, "solution")
     assert (effects, state.notice) == ([], "The solution is on the screen.")
 
@@ -432,7 +419,7 @@ def test_the_solution_shows_only_after_yes(second):
 def test_any_other_key_while_asked_keeps_the_solution_hidden_and_stays(second):
     state, _ = drive(second, begin(second, EXERCISE), "solution")
     state, effects = drive(second, state, key_event(second, state, "n"))  # n: no, not next
-    assert (state.index, state.exercise.solution, effects) == (EXERCISE, False, [])
+    assert (state.index, state.view.solution, effects) == (EXERCISE, False, [])
 
 
 def test_e_asks_for_the_editor_and_the_shell_can_say_what_went_wrong(second):
@@ -494,13 +481,13 @@ def a_result(shown: str | None = "4.0", series=()) -> SnippetResult:
 def test_a_prediction_is_chosen_then_submitted_then_its_snippet_runs(second):
     step = second.steps[PREDICT]
     state, effects = drive(second, begin(second, PREDICT), Choose(0), Choose(1))
-    assert (state.predict.chosen, state.predict.submitted, effects) == (1, False, [])
+    assert (state.view.chosen, state.view.submitted, effects) == (1, False, [])
     state, effects = drive(second, state, "submit")
-    assert state.predict.submitted and busy(state)
+    assert state.view.submitted and busy(state)
     assert effects == [RecordPrediction("twice", "b", right=step.answer == "b"),
                        RunSnippet("twice", step.code, show=step.show)]
     state, _ = drive(second, state, SnippetDone("twice", a_result()))
-    assert state.predict.result == a_result() and not busy(state)
+    assert state.view.result == a_result() and not busy(state)
     state, effects = drive(second, state, "submit")  # Enter again: on to the next step
     assert state.index == PREDICT + 1
 
@@ -509,7 +496,7 @@ def test_a_prediction_needs_a_letter_and_a_letter_cannot_change_once_submitted(s
     state, effects = drive(second, begin(second, PREDICT), "submit")
     assert (effects, state.notice) == ([], "Choose an answer first: press a letter a-b.")
     state, _ = drive(second, state, Choose(0), "submit", Choose(1))
-    assert state.predict.chosen == 0
+    assert state.view.chosen == 0
     assert state.notice == "'that' does nothing here: press ? for the keys."
 
 
@@ -517,9 +504,9 @@ def test_a_typed_letter_answers_a_prediction_at_once(second):
     state = begin(second, PREDICT)
     assert line_event(second, state, "a\n") == Answer(frozenset({0}))
     state, effects = drive(second, state, Answer(frozenset({0})))
-    assert state.predict.submitted and effects[0] == RecordPrediction("twice", "a", False)
+    assert state.view.submitted and effects[0] == RecordPrediction("twice", "a", False)
     state, _ = drive(second, begin(second, PREDICT), Answer(frozenset({0, 1})))
-    assert state.notice == "Answer with one letter, a-b." and not state.predict.submitted
+    assert state.notice == "Answer with one letter, a-b." and not state.view.submitted
 
 
 def test_a_prediction_can_be_skipped_and_its_late_result_is_ignored(second):
@@ -541,36 +528,36 @@ def test_keys_on_a_prediction(second):
 def test_a_parsons_step_starts_shuffled_and_wrong(second):
     step = second.steps[PARSONS]
     state = begin(second, PARSONS)
-    assert sorted(state.parsons.order) == sorted(line.id for line in step.lines)
-    assert state.parsons.order != step.solution_order
+    assert sorted(state.view.order) == sorted(line.id for line in step.lines)
+    assert state.view.order != step.solution_order
     state, effects = drive(second, state, "submit")
-    assert not state.parsons.verdict.passed and effects == []
+    assert not state.view.verdict.passed and effects == []
 
 
 def test_the_cursor_moves_and_a_grabbed_line_moves_with_it(second):
     start = begin(second, PARSONS)
-    first, secondline = start.parsons.order[:2]
+    first, secondline = start.view.order[:2]
     state, _ = drive(second, start, "up", "down")
-    assert (state.parsons.cursor, state.parsons.order) == (1, start.parsons.order)
+    assert (state.view.cursor, state.view.order) == (1, start.view.order)
     state, _ = drive(second, start, "grab", "down")
-    assert state.parsons.order[:2] == (secondline, first)
-    assert (state.parsons.cursor, state.parsons.grabbed) == (1, True)
+    assert state.view.order[:2] == (secondline, first)
+    assert (state.view.cursor, state.view.grabbed) == (1, True)
     state, _ = drive(second, state, "grab", "down")  # dropped: only the cursor moves now
-    assert state.parsons.order[:2] == (secondline, first) and state.parsons.cursor == 2
-    last = len(start.parsons.order) - 1
+    assert state.view.order[:2] == (secondline, first) and state.view.cursor == 2
+    last = len(start.view.order) - 1
     state, _ = drive(second, state, *["down"] * 5)
-    assert state.parsons.cursor == last  # it stops at the end
+    assert state.view.cursor == last  # it stops at the end
 
 
 def test_moving_a_line_clears_the_old_grade(second):
     state, _ = drive(second, begin(second, PARSONS), "submit")
-    assert state.parsons.verdict is not None
+    assert state.view.verdict is not None
     state, _ = drive(second, state, "grab", "down")
-    assert state.parsons.verdict is None
+    assert state.view.verdict is None
 
 
 def typed_solution(state: WalkState, step) -> Order:
-    return Order(tuple(state.parsons.order.index(i) + 1 for i in step.solution_order))
+    return Order(tuple(state.view.order.index(i) + 1 for i in step.solution_order))
 
 
 def test_a_typed_order_is_graded_and_a_right_one_moves_on_with_enter(second):
@@ -579,7 +566,7 @@ def test_a_typed_order_is_graded_and_a_right_one_moves_on_with_enter(second):
     order = typed_solution(state, step)
     assert line_event(second, state, " ".join(map(str, order.numbers))) == order
     state, effects = drive(second, state, order)
-    assert state.parsons.order == step.solution_order and state.parsons.verdict.passed
+    assert state.view.order == step.solution_order and state.view.verdict.passed
     if step.run is not None:
         assert effects == [RunSnippet(step.id, assembled(step, step.solution_order),
                                       series=(step.run.series,))]
@@ -598,13 +585,13 @@ def test_when_a_right_order_has_a_run_its_effect_arrives_as_news(second):
     assert busy(state) and effects[0].series == ("xs",)
     result = a_result(None, (("xs", (1.0, 1.0, 1.0)),))
     state, _ = drive(lesson, state, SnippetDone(step.id, result))
-    assert (state.parsons.run, busy(state)) == (result, False)
+    assert (state.view.run, busy(state)) == (result, False)
 
 
 @pytest.mark.parametrize("numbers", [(1, 2), (1, 1, 2, 3), (0, 1, 2, 3), (1, 2, 3, 5)])
 def test_a_typed_order_must_name_each_line_once(second, numbers):
     state, effects = drive(second, begin(second, PARSONS), Order(numbers))
-    assert effects == [] and state.parsons.verdict is None
+    assert effects == [] and state.view.verdict is None
     assert state.notice == "Type each line number once, in the new order, such as 2 1 3 4."
 
 
@@ -625,4 +612,21 @@ def test_a_demo_runs_on_arrival_and_shows_its_result_when_it_comes(second):
     assert (busy(state), state.notice) == (False, "The code could not be run (x).")
     result = a_result(None, (("losses", (3.0, 2.0, 1.0)),))
     state, _ = drive(second, begin(second, DEMO), SnippetDone(step.id, result))
-    assert state.demo.result == result
+    assert state.view.result == result
+
+
+def test_every_kind_of_step_has_its_rules_and_its_screens():
+    """A kind of step is one entry in each table: the rules the walkthrough follows on it,
+    and how it is drawn."""
+    import importlib
+    import typing
+
+    from gradtutor.lessons.model import Step
+    from gradtutor.ui.step_screens import SCREENS
+    from gradtutor.walk.kinds import MODULES
+    from gradtutor.walk.rules import StepRules
+
+    kinds = set(typing.get_args(Step))
+    assert set(MODULES) == kinds and set(SCREENS) == kinds
+    for kind, module in MODULES.items():
+        assert isinstance(importlib.import_module(module).RULES, StepRules), kind

@@ -35,11 +35,13 @@ from gradtutor.errors import GradtutorError
 from gradtutor.i18n import load_catalog, messages_in, msg
 from gradtutor.lessons.model import Exercise, Lesson, Predict
 from gradtutor.lessons.translate import lesson_texts
-from gradtutor.ui.background import Background
-from gradtutor.ui.render import EN_MARK, Look, key_text, step_for_reading
-from gradtutor.ui.walkthrough import screen
-from gradtutor.walk import Choose, WalkState, begin, handle
-from gradtutor.walk_practice import CheckFailed, SnippetFailed
+from gradtutor.ui.render import EN_MARK, Look, key_text
+from gradtutor.ui.step_screens import step_for_reading
+from gradtutor.ui.walk_screen import screen
+from gradtutor.walk.background import Background
+from gradtutor.walk.events import CheckFailed, Choose, SnippetFailed
+from gradtutor.walk.machine import begin, handle
+from gradtutor.walk.state import WalkState
 
 PACKAGE = Path(gradtutor.__file__).parent
 # A word: three letters or more, not part of a name (`w.grad`, `zero_grad`, `read-grad`).
@@ -278,12 +280,14 @@ def test_an_english_starter_comment_would_be_found():
 def test_the_letters_of_an_answer_are_listed_with_the_chinese_comma():
     from gradtutor.lessons.model import Quiz
     from gradtutor.ui.render import feedback_body
+    from gradtutor.walk.quiz import mark_answer
 
     quiz = next(s for s in lesson().steps if isinstance(s, Quiz))
     question = next(q for q in quiz.questions if len(q.correct) > 1)
     wrong = frozenset(set(range(len(question.choices))) - question.correct)
     for tr, expected in ((zh(), "、"), (Look(True).tr, ", ")):
-        text = " ".join(render(feedback_body(question, 1, 1, wrong, Look(True, tr)), 100))
+        marks = mark_answer(question, wrong)
+        text = " ".join(render(feedback_body(question, 1, 1, marks, Look(True, tr)), 100))
         letters = [chr(ord("a") + i) for i in sorted(question.correct)]
         assert expected.join(letters) in text, text
 

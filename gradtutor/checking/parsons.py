@@ -1,24 +1,23 @@
-"""Grading a Parsons step: the learner's order of lines against the lines' `after`
-constraints, read as a dependency graph, so every order that respects them passes.
+"""Grading a Parsons step: the learner's order of lines (as line ids, or as an answer file)
+against the lines' `after` constraints, as a verdict. Pure: no torch, no terminal, no files.
 
-Pure: no torch, no terminal, no files. The walkthrough and `gradtutor check` both decide
-here; `assembled` gives the code a correct order runs.
+The walkthrough and `gradtutor check` both decide here; the constraints themselves are read by
+`gradtutor.lessons.parsons`.
 """
 
 from __future__ import annotations
 
 import difflib
-import random
 import re
-import textwrap
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from gradtutor.checking.feedback import joined, listed
 from gradtutor.checking.verdict import Check, Table, Verdict, overall
 from gradtutor.errors import GradtutorError
 from gradtutor.i18n import msg
-from gradtutor.lessons.model import Lesson, Parsons
+from gradtutor.lessons.model import Parsons
+from gradtutor.lessons.parsons import first_out_of_place
 
 MAX_ANSWER_BYTES = 1024 * 1024
 _NUMBERED = re.compile(r"\d+\s*[.):]\s*")  # "3. loss.backward()", as the walkthrough numbers it
@@ -26,30 +25,6 @@ _NUMBERED = re.compile(r"\d+\s*[.):]\s*")  # "3. loss.backward()", as the walkth
 
 class OrderTextError(GradtutorError):
     """A line of an answer file that is none of the step's lines."""
-
-
-def parsons_steps(lessons: Iterable[Lesson]) -> dict[str, Parsons]:
-    """Every Parsons step in these lessons by id, in course order."""
-    return {step.id: step for lesson in lessons for step in lesson.steps
-            if isinstance(step, Parsons)}
-
-
-def first_out_of_place(step: Parsons, order: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
-    """The first line, in `order`, placed above a line its `after` names, with those lines
-    (in the order `after` lists them); None when every constraint holds. `order` must hold
-    each line exactly once."""
-    position = {line_id: n for n, line_id in enumerate(order)}
-    for n, line_id in enumerate(order):
-        later = tuple(ref for ref in step.line(line_id).after if position[ref] > n)
-        if later:
-            return line_id, later
-    return None
-
-
-def is_correct(step: Parsons, order: Sequence[str]) -> bool:
-    """Whether `order` holds every line once and satisfies every `after` constraint."""
-    return (sorted(order) == sorted(line.id for line in step.lines)
-            and first_out_of_place(step, order) is None)
 
 
 def grade(step: Parsons, order: Sequence[str]) -> Verdict:
@@ -176,40 +151,3 @@ def grade_file(step: Parsons, raw: bytes, filename: str, size: int | None = None
                       help=msg("write the lines in order, one per line, in a plain text file"))
         return Verdict(step.id, "error", (check,), seed=0, duration_ms=0, ran=False)
     return grade_text(step, text)
-
-
-def initial_order(step: Parsons) -> tuple[str, ...]:
-    """The shuffled order the learner starts from: the same every time for a step (seeded by
-    its id), and never already correct, so there is always something to do. (A step with
-    no `after` constraints has no wrong order; it starts reversed.)"""
-    ids = list(step.solution_order)
-    rng = random.Random(f"parsons:{step.id}")
-    for _ in range(200):
-        rng.shuffle(ids)
-        if first_out_of_place(step, ids) is not None:
-            return tuple(ids)
-    # constraints so loose that shuffles keep landing on right orders: a line that needs
-    # another, moved to the very top, is out of place
-    solution = list(step.solution_order)
-    needy = next((i for i in solution if step.line(i).after), None)
-    if needy is None:
-        return tuple(reversed(solution))
-    return (needy, *(i for i in solution if i != needy))
-
-
-def run_series(step: Parsons) -> tuple[str, ...]:
-    """The series the assembled code leaves: what to ask the runner for."""
-    return (step.run.series,) if step.run is not None else ()
-
-
-def assembled(step: Parsons, order: Sequence[str]) -> str:
-    """The code a correct `order` runs: `run.setup`, then the lines as the body of a loop
-    that records `run.record` after each pass in the list `run.series`. Without `run`, just
-    the lines in order."""
-    body = "\n".join(step.line(line_id).code.strip() for line_id in order)
-    run = step.run
-    if run is None:
-        return body + "\n"
-    loop = f"{body}\n{run.series}.append({run.record.strip()})"
-    return (f"{run.setup.rstrip()}\n\n{run.series} = []\nfor _ in range({run.repeat}):\n"
-            f"{textwrap.indent(loop, '    ')}\n")

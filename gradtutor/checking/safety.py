@@ -27,12 +27,12 @@ import gradtutor
 from gradtutor.checking.checkers import judge_of, request_checker
 from gradtutor.checking.mistakes import mutant_source
 from gradtutor.checking.outcome import case_error_check, judged, learner_error_check
-from gradtutor.checking.parsons import assembled, run_series
 from gradtutor.checking.snippet import read_series
 from gradtutor.checking.verdict import Check, overall
 from gradtutor.errors import Problem
 from gradtutor.lessons.load import Loc, display_path, parse_yaml, read_lesson_text
 from gradtutor.lessons.model import LETTERS, Demo, Exercise, Lesson, Parsons, Predict, Quiz
+from gradtutor.lessons.parsons import assembled, run_series
 
 SEEDS = (0, 1, 2)
 # Each proof may run this many times its exercise's own time limit (a snippet: the tutor's),

@@ -17,11 +17,11 @@ from typing import Any
 import yaml
 
 from gradtutor.checking.checkers import CHECKERS
-from gradtutor.checking.parsons import first_out_of_place, is_correct
 from gradtutor.errors import LessonProblems, Problem
 from gradtutor.files import FileTooLarge, NotAFile, read_capped
 from gradtutor.lessons import cache
 from gradtutor.lessons.model import LETTERS, STEP_KINDS, Exercise, Lesson, Parsons
+from gradtutor.lessons.parsons import first_out_of_place, is_correct
 from gradtutor.lessons.schema import Issue, build
 
 Loc = tuple[str | int, ...]

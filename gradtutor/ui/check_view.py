@@ -12,11 +12,11 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from gradtutor.checking.feedback import neutralise_verdict
 from gradtutor.checking.verdict import Check, Verdict, say
 from gradtutor.i18n import msg
 from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look, inline
+from gradtutor.ui.safe_text import neutralise_verdict
 
 _WORDS = {"pass": msg("passed"), "fail": msg("failed"), "error": msg("error"),
           "timeout": msg("timed out"), "skip": msg("not run")}

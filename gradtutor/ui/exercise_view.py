@@ -1,6 +1,6 @@
 """The exercise screen's body: the task, the learner's file, the hints and solution asked
-for, and the state of the check. Pure: nothing here prints or reads the file. Its own words
-are messages, said by `look.tr`."""
+for, and the state of the check; and the exercise as `gradtutor show` prints it. Pure:
+nothing here prints or reads the file. Its own words are messages, said by `look.tr`."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 from gradtutor.ui.check_view import verdict_view
 from gradtutor.ui.linebreak import Prose
-from gradtutor.ui.render import Look, code_block, inline, markdown
-from gradtutor.walk_practice import ExerciseView
+from gradtutor.ui.render import Look, code_block, english_mark, inline, markdown
+from gradtutor.walk.exercise import ExerciseView
 
 
 def exercise_body(exercise: Exercise, view: ExerciseView, path: Path,
@@ -80,4 +80,19 @@ def status(exercise: Exercise, view: ExerciseView, look: Look) -> RenderableType
     elif not view.checking:
         parts.append(Prose(tr(msg("Not checked yet: save your file (or c checks it now).")),
                            style="grey50"))
+    return Group(*parts)
+
+
+def exercise_reading(exercise: Exercise, look: Look) -> RenderableType:
+    """The exercise for reading: its task and starter, and how to check it from the shell."""
+    # str(): as `show` has always drawn them, the prompt and starter themselves untagged; a
+    # starter whose comments are not translated is marked once, below it
+    parts: list[RenderableType] = [markdown(str(exercise.prompt), look), Text(""),
+                                   code_block(str(exercise.starter), look)]
+    mark = english_mark(exercise.starter, look)
+    if mark is not None:
+        parts.append(mark)
+    how = msg("Try it: save the starter above as {id}.py, fill it in, and run "
+              "`gradtutor check {id} {id}.py`.", id=exercise.id)
+    parts += [Text(""), inline(look.tr(how), look, "italic")]
     return Group(*parts)

@@ -13,7 +13,7 @@ import dataclasses
 import re
 from typing import Any, TypeVar
 
-from gradtutor.checking.feedback import neutralise
+from gradtutor.ui.safe_text import neutralise
 
 _T = TypeVar("_T")
 

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
-from gradtutor.checking.feedback import neutralise
-from gradtutor.checking.verdict import Verdict
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Demo, Parsons, Predict
+from gradtutor.lessons.parsons import initial_order
 from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look, code_block, inline, markdown, tagged
+from gradtutor.ui.safe_text import neutralise
+
+if TYPE_CHECKING:
+    from gradtutor.walk.parsons import OrderGrade
+    from gradtutor.walk.predict import Predicted
 
 RUNNING = msg("running ...")
 _SHOWN_VALUES = 12  # a Parsons run shows this many recorded values at most
@@ -49,20 +53,19 @@ class RunResult(Protocol):
 # --- predict ----------------------------------------------------------------------------------
 
 
-def predict_body(step: Predict, chosen: int | None, result: RunResult | None,
+def predict_body(step: Predict, predicted: Predicted | None, result: RunResult | None,
                  look: Look) -> RenderableType:
-    """Before an answer (`chosen` None): prompt, code and the lettered choices. After: the
+    """Before an answer (`predicted` None): prompt, code and the lettered choices. After: the
     learner's choice marked right or wrong with its why (and the right one's, if it was
     wrong), beside the value the snippet really shows once `result` has arrived."""
     parts: list[RenderableType] = [markdown(step.prompt, look), Text(""),
                                    code_block(step.code, look), Text("")]
-    if chosen is None:
+    if predicted is None:
         for i, choice in enumerate(step.choices):
             parts.append(Padding(Text.assemble(f"{LETTERS[i]}) ", inline(choice.text, look)),
                                  (0, 0, 0, 2)))
         return Group(*parts)
-    answer = LETTERS.index(step.answer)
-    right = chosen == answer
+    chosen, right = predicted.chosen, predicted.right
     verdict = f"{look.ok} " + look.tr(msg("Right.")) if right else (
         f"{look.bad} " + look.tr(msg("Not quite.")))
     parts.append(Prose(verdict, style="bold green" if right else "bold red"))
@@ -75,12 +78,24 @@ def predict_body(step: Predict, chosen: int | None, result: RunResult | None,
     parts += [Padding(table, (0, 0, 0, 2)), Text("")]
     parts.append(Padding(inline(step.choices[chosen].why, look), (0, 0, 0, 2)))
     if not right:
-        correct = step.choices[answer]
+        correct = step.choices[predicted.answer]
         parts += [Text(""), Padding(Prose.assemble(
             (look.tr(msg("The answer is {letter}) ", letter=step.answer)), "bold"),
             inline(correct.text, look, "bold"), look.tr(msg(": ")),
             inline(correct.why, look)), (0, 0, 0, 2))]
     return Group(*parts)
+
+
+def predict_pending(step: Predict, chosen: int | None, look: Look) -> RenderableType:
+    """A prediction not submitted yet: the step, and the choice made so far (`chosen`), if
+    any, with how to submit it."""
+    body = predict_body(step, None, None, look)
+    if chosen is None:
+        return body
+    return Group(body, Text(""), Prose.assemble(
+        (look.tr(msg("Your prediction: ")), "bold"), f"{LETTERS[chosen]}) ",
+        inline(step.choices[chosen].text, look, "bold"),
+        ("  " + look.tr(msg("(Enter submits it)")), "grey50")))
 
 
 def _shown(result: RunResult | None, look: Look) -> Text:
@@ -110,14 +125,14 @@ def _pairs(rows: Sequence[tuple[str, Text]]) -> RenderableType:
 
 
 def parsons_body(step: Parsons, order: Sequence[str], cursor: int, grabbed: bool,
-                 verdict: Verdict | None, run: RunResult | None,
+                 grade: OrderGrade | None, run: RunResult | None,
                  look: Look) -> RenderableType:
     """The lines, numbered in the learner's current `order`, with the cursor on line `cursor`
-    (0-based) and that line marked as moving when `grabbed`. Once graded (`verdict`): the
-    first line out of place marked, the verdict's message and hint, and after a pass the
-    effect of running the loop (`run`, None while it runs)."""
+    (0-based) and that line marked as moving when `grabbed`. Once graded (`grade`): the line
+    out of place marked, the failed check's message and hint, and after a pass the effect of
+    running the loop (`run`, None while it runs)."""
     parts: list[RenderableType] = [markdown(step.prompt, look), Text("")]
-    wrong = verdict.extra.get("out_of_place") if verdict is not None else None
+    wrong = grade.out_of_place if grade is not None else None
     width = len(str(len(order)))
     for n, line_id in enumerate(order):
         here = n == cursor
@@ -134,25 +149,23 @@ def parsons_body(step: Parsons, order: Sequence[str], cursor: int, grabbed: bool
             row.append(f"  {look.bad} " + look.tr(msg("out of place")),
                        style="" if look.plain else "bold red")
         parts.append(row)
-    if verdict is not None:
-        why = step.line(wrong).why if wrong in {line.id for line in step.lines} else ""
-        parts += [Text(""), _verdict(verdict, why, look)]
-        if verdict.passed and step.run is not None:
+    if grade is not None:
+        parts += [Text(""), _verdict(grade, look)]
+        if grade.passed and step.run is not None:
             parts += [Text(""), _effect(step, run, look)]
     return Group(*parts)
 
 
-def _verdict(verdict: Verdict, why: str, look: Look) -> RenderableType:
-    """The grade of an order; `why` is the explanation of the line out of place, which the
-    message quotes: `[EN]` follows the message when that explanation is in English."""
-    failed = [c for c in verdict.checks if c.status not in ("pass", "skip")]
-    if not failed:
+def _verdict(grade: OrderGrade, look: Look) -> RenderableType:
+    """The grade of an order: the failed check's message is followed by `[EN]` when the
+    explanation of the line out of place, which it quotes, is in English."""
+    check = grade.failed
+    if check is None:
         return Prose(f"{look.ok} " + look.tr(msg("Right: every line comes after the lines it "
                                                  "needs.")), style="bold green")
-    check = failed[0]
     parts: list[RenderableType] = [Prose.assemble(
         (f"{look.bad} " + look.tr(msg("Not yet: ")), "bold red"),
-        tagged(inline(look.tr(check.message), look), why, look))]
+        tagged(inline(look.tr(check.message), look), grade.why, look))]
     if check.help:
         parts.append(Padding(Prose.assemble((look.tr(msg("hint: ")), "bold"),
                                             inline(look.tr(check.help), look)), (0, 0, 0, 2)))
@@ -241,22 +254,28 @@ def demo_body(step: Demo, result: RunResult | None, width: int,
 
 
 # --- for reading (gradtutor show) -------------------------------------------------------------
+# Nothing runs and no answer is given away; each says how to try the step.
 
 
-def reading_body(step: Predict | Parsons | Demo, look: Look) -> RenderableType:
-    """A practice step as `gradtutor show` prints it: nothing runs and no answer is given
-    away; a Parsons step lists its lines in the starting order and says how to check one."""
-    if isinstance(step, Predict):
-        parts = [predict_body(step, None, None, look)]
-        how = msg("In `gradtutor start`, pick an answer; the snippet then runs and shows the "
-                  "value.")
-    elif isinstance(step, Parsons):
-        from gradtutor.checking.parsons import initial_order
+def predict_reading(step: Predict, look: Look) -> RenderableType:
+    how = msg("In `gradtutor start`, pick an answer; the snippet then runs and shows the "
+              "value.")
+    return _reading([predict_body(step, None, None, look)], how, look)
 
-        parts = [parsons_body(step, initial_order(step), -1, False, None, None, look)]
-        how = msg("Try it: write these lines in a working order in {id}.txt, one per line, "
-                  "and run `gradtutor check {id} {id}.txt`.", id=step.id)
-    else:
-        parts = [markdown(step.body, look), Text(""), code_block(step.code, look)]
-        how = msg("`gradtutor start` runs this code and shows what it gives.")
+
+def parsons_reading(step: Parsons, look: Look) -> RenderableType:
+    """The lines in the starting order, and how to check an order of them."""
+    how = msg("Try it: write these lines in a working order in {id}.txt, one per line, "
+              "and run `gradtutor check {id} {id}.txt`.", id=step.id)
+    return _reading([parsons_body(step, initial_order(step), -1, False, None, None, look)], how,
+                    look)
+
+
+def demo_reading(step: Demo, look: Look) -> RenderableType:
+    how = msg("`gradtutor start` runs this code and shows what it gives.")
+    return _reading([markdown(step.body, look), Text(""), code_block(step.code, look)], how,
+                    look)
+
+
+def _reading(parts: list[RenderableType], how: str, look: Look) -> RenderableType:
     return Group(*parts, Text(""), inline(look.tr(how), look, "italic"))

@@ -22,25 +22,14 @@ from rich.text import Text
 
 from gradtutor.checking.feedback import listed
 from gradtutor.i18n import ENGLISH, Translator, Untranslated, msg
-from gradtutor.lessons.model import (
-    LETTERS,
-    Choice,
-    Demo,
-    Exercise,
-    Lesson,
-    Parsons,
-    Predict,
-    Question,
-    Quiz,
-    Slide,
-)
+from gradtutor.lessons.model import LETTERS, Choice, Lesson, Question, Quiz, Slide
 from gradtutor.lessons.timing import duration, is_optional
 from gradtutor.progress import LessonProgress, exercises_solved, quiz_passed
 from gradtutor.ui.codeblock import CodeBlock
 from gradtutor.ui.linebreak import Prose, ProseMarkdown
 
 if TYPE_CHECKING:
-    from gradtutor.walk import QuizResult
+    from gradtutor.walk.quiz import AnswerMarks, Marked, QuizResult
 
 MAX_WIDTH = 100
 EN_MARK = "[EN]"  # after lesson text shown in English because its translation is missing
@@ -242,31 +231,24 @@ _VERDICT_WORDS = {
 }
 
 
-def _feedback_line(choice: Choice, i: int, question: Question, selected: frozenset[int],
-                   look: Look) -> tuple[Text, Text]:
-    right = i in question.correct
-    chosen = i in selected
-    if right:
-        symbol, style = (look.ok, "green") if chosen else (look.missed, "yellow")
+def _feedback_line(choice: Choice, i: int, mark: Marked, look: Look) -> tuple[Text, Text]:
+    if mark.right:
+        symbol, style = (look.ok, "green") if mark.chosen else (look.missed, "yellow")
     else:
-        symbol, style = (look.bad, "red") if chosen else ("-", "grey50")
+        symbol, style = (look.bad, "red") if mark.chosen else ("-", "grey50")
     text = inline(choice.text, look, "bold")
-    text.append("  " + look.tr(_VERDICT_WORDS[right, chosen]), style=style)
+    text.append("  " + look.tr(_VERDICT_WORDS[mark.right, mark.chosen]), style=style)
     text.append("\n")
     text.append_text(inline(choice.why, look))
     return Text(f"{symbol} {LETTERS[i]})", style=style), text
 
 
-def answer_is_right(question: Question, selected: frozenset[int]) -> bool:
-    return selected == question.correct
-
-
-def feedback_body(question: Question, number: int, total: int, selected: frozenset[int],
+def feedback_body(question: Question, number: int, total: int, marks: AnswerMarks,
                   look: Look) -> RenderableType:
-    """The verdict on one answer, and why each choice is right or wrong."""
-    right = answer_is_right(question, selected)
-    letters = listed([LETTERS[i] for i in sorted(question.correct)])
-    verdict = (Prose(f"{look.ok} " + look.tr(msg("Correct!")), style="bold green") if right else
+    """The verdict on one answer (`marks`), and why each choice is right or wrong."""
+    letters = listed([LETTERS[i] for i in marks.correct])
+    verdict = (Prose(f"{look.ok} " + look.tr(msg("Correct!")), style="bold green")
+               if marks.right else
                Prose(f"{look.bad} " + look.tr(msg("Not quite: the answer is {letters}.",
                                                   letters=letters)), style="bold red"))
     parts: list[RenderableType] = [
@@ -279,8 +261,8 @@ def feedback_body(question: Question, number: int, total: int, selected: frozens
         Text(""),
     ]
     grid = _hanging()
-    for i, choice in enumerate(question.choices):
-        grid.add_row(*_feedback_line(choice, i, question, selected, look))
+    for i, (choice, mark) in enumerate(zip(question.choices, marks.choices, strict=True)):
+        grid.add_row(*_feedback_line(choice, i, mark, look))
     parts.append(Padding(grid, (0, 0, 0, 2)))
     return Group(*parts)
 
@@ -322,43 +304,6 @@ def quiz_overview(quiz: Quiz, look: Look) -> RenderableType:
         parts += [markdown(quiz.intro, look), Text("")]
     for n, question in enumerate(quiz.questions, start=1):
         parts += [question_body(question, n, len(quiz.questions), frozenset(), look), Text("")]
-    return Group(*parts)
-
-
-def step_for_reading(lesson: Lesson, index: int, width: int, look: Look) -> RenderableType:
-    """One step as `gradtutor show` prints it: header and content, no key legend."""
-    step = lesson.steps[index]
-    if isinstance(step, Slide):
-        body = slide_body(step, look)
-    elif isinstance(step, Quiz):
-        body = quiz_overview(step, look)
-    else:
-        body = practice_preview(step, look)
-    return Group(header(lesson, index, width, look), body, Text(""))
-
-
-def practice_preview(step: object, look: Look) -> RenderableType:
-    """Practice steps shown as text. An exercise says how to check it from the shell."""
-    if isinstance(step, (Predict, Parsons, Demo)):
-        from gradtutor.ui.practice import reading_body
-
-        return reading_body(step, look)
-    text = getattr(step, "prompt", None) or getattr(step, "body", "")
-    parts: list[RenderableType] = [markdown(str(text), look)]
-    code = getattr(step, "code", None) or getattr(step, "starter", None)
-    if code:
-        parts += [Text(""), code_block(str(code), look)]
-        mark = english_mark(code, look)  # a starter whose comments are not translated
-        if mark is not None:
-            parts.append(mark)
-    if isinstance(step, Exercise):
-        how = msg("Try it: save the starter above as {id}.py, fill it in, and run "
-                  "`gradtutor check {id} {id}.py`.", id=step.id)
-        parts += [Text(""), inline(look.tr(how), look, "italic")]
-    else:
-        kind = getattr(step, "kind", "practice")
-        later = msg("(This {kind} step becomes interactive in a later version.)", kind=kind)
-        parts += [Text(""), Prose(look.tr(later), style="italic")]
     return Group(*parts)
 
 

@@ -1,78 +1,24 @@
 """The walkthrough's background work: checks and lesson snippets run one at a time in a
-thread, each result posted back as an event, so the key loop never waits for them.
+thread, each result posted back as news, so the key loop never waits for them.
 
-Checks go to the warm worker (`gradtutor.checking.warm`, a process that has torch loaded
-already) where it is there and enabled, else to a fresh worker process per check
-(`gradtutor.checking.runner.run_check`). Either way torch is never imported here.
+They are run by a `gradtutor.checking.checker.Checker`: the warm worker where it is there and
+enabled, else a fresh worker process per check. Either way torch is never imported here.
 """
 
 from __future__ import annotations
 
 import queue
 import secrets
-import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
-from gradtutor.checking.verdict import Verdict
+from gradtutor.checking.checker import Checker, make_checker
 from gradtutor.errors import GradtutorError
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
-from gradtutor.walk_practice import CheckDone, CheckFailed, SnippetDone, SnippetFailed
-
-if TYPE_CHECKING:
-    from gradtutor.checking.snippet import SnippetResult
-    from gradtutor.walk import Event
-
-
-class Checker(Protocol):
-    """What the walkthrough needs of a checker; `gradtutor.checking.warm.WarmWorker` has it."""
-
-    def start(self) -> None: ...
-
-    def check(self, exercise: Exercise, path: Path, *, seed: int,
-              timeout: float | None = None) -> Verdict: ...
-
-    def run_snippet(self, code: str, *, show: str | None = None, series: tuple[str, ...] = (),
-                    timeout: float = 20.0) -> SnippetResult: ...
-
-    def close(self) -> None: ...
-
-
-class ColdChecker:
-    """A new worker process for every check: slower to answer (torch loads each time), but
-    needs nothing kept running."""
-
-    def start(self) -> None:
-        pass
-
-    def check(self, exercise: Exercise, path: Path, *, seed: int,
-              timeout: float | None = None) -> Verdict:
-        from gradtutor.checking.runner import run_check
-
-        return run_check(exercise, path, seed=seed, timeout=timeout)
-
-    def run_snippet(self, code: str, *, show: str | None = None, series: tuple[str, ...] = (),
-                    timeout: float = 20.0) -> SnippetResult:
-        from gradtutor.checking.runner import run_snippet
-
-        return run_snippet(code, show=show, series=series, timeout=timeout)
-
-    def close(self) -> None:
-        """End a check still running, so quitting never waits for it or leaves it behind."""
-        runner = sys.modules.get("gradtutor.checking.runner")
-        if runner is not None:  # else no check ever ran, and none runs now
-            runner.stop_workers()
-
-
-def make_checker(environ: Mapping[str, str]) -> Checker:
-    """The warm worker if it is available and not turned off (GRADTUTOR_WARM=0), else cold."""
-    from gradtutor.checking.warm import WarmWorker, warm_enabled
-
-    return WarmWorker() if warm_enabled(environ) else ColdChecker()
+from gradtutor.walk.events import CheckDone, CheckFailed, News, SnippetDone, SnippetFailed
 
 
 @dataclass(frozen=True)
@@ -90,9 +36,10 @@ class SnippetJob:
 
 
 class Background:
-    """One thread that runs jobs in order and hands each result to `post` (an event)."""
+    """One thread that runs jobs in order and hands each result to `post` (as news). The
+    checker is made from `environ` by `checker`, when the thread starts."""
 
-    def __init__(self, post: Callable[[Event], None], environ: Mapping[str, str],
+    def __init__(self, post: Callable[[News], None], environ: Mapping[str, str],
                  checker: Callable[[Mapping[str, str]], Checker] = make_checker) -> None:
         self._post = post
         self._environ = environ
@@ -134,7 +81,7 @@ class Background:
             if not self._closed.is_set():
                 self._post(event)
 
-    def _do(self, job: CheckJob | SnippetJob) -> Event:
+    def _do(self, job: CheckJob | SnippetJob) -> News:
         assert self._checker is not None
         if isinstance(job, SnippetJob):
             try:
@@ -155,7 +102,6 @@ class Background:
                 "The check itself failed ({error}); c tries again, `gradtutor check` shows "
                 "more.", error=_error(exc)))
         return CheckDone(exercise_id, verdict)
-
 
 
 def _error(exc: Exception) -> str:

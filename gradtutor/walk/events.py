@@ -1,0 +1,207 @@
+"""What passes between the walkthrough's state machine and its shell. Pure data.
+
+Events are the learner's (a key or a typed line, already read as what it means) or the
+shell's news about work it did in the background. Effects are what the shell must do: record
+progress (a `Record`, whose `recorded` is the progress after it) or carry out `Work` (write a
+starter file, run a check or a snippet, open an editor), whose answer comes back as news.
+What a kind of step records is defined with its rules, which load when a step of that kind is
+first reached (`gradtutor.walk.kinds`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
+
+from gradtutor import progress as prog
+from gradtutor.bindings import Scroll
+
+if TYPE_CHECKING:
+    from gradtutor.checking.snippet import SnippetResult
+    from gradtutor.checking.verdict import Verdict
+
+# --- the learner's events ---------------------------------------------------------------------
+
+Nav = Literal["next", "back", "quit", "help", "submit"]
+# What the learner can do on an exercise: open the editor, check now, take the next hint,
+# ask for the solution, and answer the "show the solution?" question.
+Act = Literal["edit", "check", "hint", "solution", "yes", "no"]
+# On a Parsons step: move the cursor (or the grabbed line), grab or drop the line.
+Move = Literal["up", "down", "grab"]
+
+
+@dataclass(frozen=True)
+class Choose:
+    """Toggle (multiple answers) or pick (single answer) choice `index`."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A whole answer at once, as a typed line gives it; it is submitted straight away."""
+
+    indexes: frozenset[int]
+
+
+@dataclass(frozen=True)
+class Order:
+    """A whole Parsons order at once, as a typed line gives it: the line numbers as shown,
+    1-based, in their new order; graded straight away."""
+
+    numbers: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """Input that means nothing here; `text` is what the learner typed or pressed."""
+
+    text: str
+
+
+# --- the shell's news -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class News:
+    """Something the shell reports about its own work, rather than the learner's keys; it
+    concerns step `step_id`."""
+
+    step_id: str
+
+
+@dataclass(frozen=True)
+class FileReady(News):
+    """The exercise's file is in place; `starter` if it holds just the starter (else it holds
+    the learner's own work, which was left as it was). `hints` and `solution`: what progress
+    says the learner has already seen of this exercise, shown again on coming back; `passed`:
+    whether progress says it has passed before."""
+
+    starter: bool
+    hints: int = 0
+    solution: bool = False
+    passed: bool = False
+
+
+@dataclass(frozen=True)
+class FileSaved(News):
+    """The learner's file for the exercise has new content, identified by `digest`."""
+
+    digest: str
+
+
+@dataclass(frozen=True)
+class CheckDone(News):
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class CheckFailed(News):
+    """A check that could not run at all (the file vanished, ...); `message` says why."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class SnippetDone(News):
+    """The step's code ran; `result` is what it showed, left and printed."""
+
+    result: SnippetResult
+
+
+@dataclass(frozen=True)
+class SnippetFailed(News):
+    """The step's code could not be run at all; `message` says why."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class QuizRestored(News):
+    """The answers progress kept for the quiz, each as its letters (none if there are none)."""
+
+    answers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Say:
+    """One line from the shell for the learner: an editor that would not start, ...
+    A message (`msg`), so the screen can say it in the learner's language. About no step."""
+
+    text: str
+
+
+# --- what the shell must do -------------------------------------------------------------------
+
+class Record:
+    """An effect that changes the learner's progress. `place` effects record where the learner
+    is, which a quiz or an exercise taken alone does not keep."""
+
+    place: ClassVar[bool] = False
+
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        """`progress` with this recorded in lesson `lesson_id` at time `now` (pure)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Visit(Record):
+    place: ClassVar[bool] = True
+    step_id: str
+
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        return prog.visit(progress, lesson_id, self.step_id, now)
+
+
+@dataclass(frozen=True)
+class Finished(Record):
+    place: ClassVar[bool] = True
+
+    def recorded(self, progress: prog.Progress, lesson_id: str, now: str) -> prog.Progress:
+        return prog.finish(progress, lesson_id, now)
+
+
+class Work:
+    """An effect the shell carries out; what it answers comes back as news."""
+
+
+@dataclass(frozen=True)
+class RestoreQuiz(Work):
+    """Look up the answers kept from a quiz left half done; answer with QuizRestored."""
+
+    quiz_id: str
+
+
+@dataclass(frozen=True)
+class WriteStarter(Work):
+    """Put the exercise's starter in its workspace file, unless the learner has a file there;
+    answer with FileReady."""
+
+    exercise_id: str
+
+
+@dataclass(frozen=True)
+class RunCheck(Work):
+    """Check the learner's file in the background; answer with CheckDone or CheckFailed."""
+
+    exercise_id: str
+
+
+@dataclass(frozen=True)
+class OpenEditor(Work):
+    exercise_id: str
+
+
+@dataclass(frozen=True)
+class RunSnippet(Work):
+    """Run a step's code in the background (`show` evaluated after it, the `series` variables
+    read back); answer with SnippetDone or SnippetFailed."""
+
+    step_id: str
+    code: str
+    show: str | None = None
+    series: tuple[str, ...] = ()
+
+
+Effect: TypeAlias = Record | Work
+# The learner's input and the shell's news; the shell handles Scroll itself.
+Event: TypeAlias = Nav | Act | Move | Choose | Answer | Order | Unknown | News | Say | Scroll
