@@ -50,7 +50,8 @@ from gradtutor.checking.runner import (
 )
 from gradtutor.checking.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabled
 from gradtutor.checking.verdict import Check, Verdict, overall, to_json
-from gradtutor.checking.worker import CHECK_MARK, EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
+from gradtutor.checking.protocol import WorkerExit, no_function, sys_exit
+from gradtutor.checking.worker import CHECK_MARK
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
 
@@ -633,8 +634,8 @@ OBSERVED: dict[str, Any] = {"type": "observed",
     (worker_run(EXPECTED, returncode=3), "process", "error",
      "ended the process (exit code 3) before the checks could finish"),
     (worker_run(EXPECTED, raw=b'{"type": "observ'), "process", "error", "exit code 0"),
-    (worker_run(EXPECTED, returncode=EXIT_OUT_OF_MEMORY), "memory", "error", "2 GiB"),
-    (worker_run(EXPECTED, returncode=EXIT_CHANNEL_LOST), "process", "error", "channel"),
+    (worker_run(EXPECTED, returncode=WorkerExit.OUT_OF_MEMORY), "memory", "error", "2 GiB"),
+    (worker_run(EXPECTED, returncode=WorkerExit.CHANNEL_LOST), "process", "error", "channel"),
     (worker_run(EXPECTED, {"type": "observed", "observed": [
         {"returned": [2.0]}, {"error": error("MemoryError")}]}), "memory", "error",
      "Your code ran out of memory (the limit is 2 GiB)."),
@@ -648,13 +649,13 @@ OBSERVED: dict[str, Any] = {"type": "observed",
         "ZeroDivisionError", "division by zero", 'File "a.py", line 3, in read_grad\n')}]}),
      "runs", "error", "`read_grad` stopped on check case 2 of 2: your code raised "
      "ZeroDivisionError: division by zero.\n\nFile \"a.py\", line 3"),
-    (worker_run(EXPECTED, {"type": "observed", "observed": [{"error": error(
-        "SystemExit", "your code called sys.exit(3)")}, {}]}), "runs", "error", "sys.exit(3)"),
+    (worker_run(EXPECTED, {"type": "observed", "observed": [{"error": sys_exit("3", "")}, {}]}),
+     "runs", "error", "sys.exit(3)"),
     (worker_run(EXPECTED, {"type": "learner_error", "stage": "load",
                            "error": error("KeyboardInterrupt")}),
      "loads", "error", "Your file could not be loaded: your code raised KeyboardInterrupt."),
-    (worker_run(EXPECTED, {"type": "learner_error", "stage": "function", "error": error(
-        "Signature", "your file does not define a function named `read_grad`")}),
+    (worker_run(EXPECTED, {"type": "learner_error", "stage": "function",
+                           "error": no_function("read_grad")}),
      "function", "error", "Your file does not define a function named `read_grad`."),
     (worker_run({"type": "worker_error", "error": error(
         "ModuleNotFoundError", "No module named 'torch'")}, returncode=70),

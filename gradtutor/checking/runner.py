@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import gradtutor
+from gradtutor.checking import protocol
 from gradtutor.checking.checkers import CHECKERS
 from gradtutor.checking.checkers import load as load_checker
 from gradtutor.checking.lifetime import (
@@ -98,9 +99,9 @@ def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
     problem = source_problem(raw, str(path), exercise.function, MAX_SOURCE_BYTES, size=size)
     if problem is not None:
         return Verdict(exercise.id, "error", (problem,), seed, _ms_since(started))
-    request = {"kind": "check", "checker": exercise.checker, "function": exercise.function,
-               "source": raw.decode("utf-8-sig"), "filename": str(path), "seed": seed,
-               "memory_bytes": MEMORY_BUDGET, "file_bytes": FILE_BUDGET}
+    request = protocol.check_request(
+        checker=exercise.checker, function=exercise.function, source=raw.decode("utf-8-sig"),
+        filename=str(path), seed=seed, memory_bytes=MEMORY_BUDGET, file_bytes=FILE_BUDGET)
     with cleanup_before_termination():
         worker_run, seen = run(request, limit)
     checks = (stopped_check(exercise.id),) if seen.stopped else decide(
@@ -124,9 +125,8 @@ def snippet_with(run: RunWorker, code: str, *, show: str | None, series: tuple[s
                  timeout: float) -> SnippetResult:
     """`run_snippet`, with the worker run by `run`."""
     started = time.monotonic()
-    request = {"kind": "snippet", "code": code, "show": show, "series": list(series),
-               "filename": "<snippet>", "memory_bytes": MEMORY_BUDGET,
-               "file_bytes": FILE_BUDGET}
+    request = protocol.snippet_request(code=code, show=show, series=series,
+                                       memory_bytes=MEMORY_BUDGET, file_bytes=FILE_BUDGET)
     worker_run, seen = run(request, timeout)
     return snippet_result(worker_run, seen.output, series=series, timeout=timeout,
                           startup_allowance=STARTUP_ALLOWANCE,
@@ -193,7 +193,7 @@ class Seen:
 
 
 # How a request is run: in a fresh cold worker (`run_worker`), or by a warm one (warm.py).
-RunWorker = Callable[[dict[str, Any], float], tuple[WorkerRun, Seen]]
+RunWorker = Callable[[protocol.Request, float], tuple[WorkerRun, Seen]]
 
 
 class _Drain(threading.Thread):
@@ -283,7 +283,7 @@ class Slot:
         self._unowned.extend(pair)
         return pair
 
-    def write_request(self, request: dict[str, Any]) -> None:
+    def write_request(self, request: protocol.Request) -> None:
         self.request_path.write_text(json.dumps(request), encoding="utf-8")
 
     def handed_over(self) -> None:
@@ -415,7 +415,7 @@ class Spawned:
                 tree.close()
 
 
-def run_worker(request: dict[str, Any], timeout: float, *,
+def run_worker(request: protocol.Request, timeout: float, *,
                contain: Contain = contain_in_job) -> tuple[WorkerRun, Seen]:
     """Run one request in a fresh cold worker and return what happened, leaving nothing
     behind: no process, no temporary file, even if the tutor itself is interrupted meanwhile.
@@ -436,7 +436,7 @@ def run_worker(request: dict[str, Any], timeout: float, *,
         slot.close()
 
 
-def supervise(slot: Slot, process: Process, request: dict[str, Any], timeout: float,
+def supervise(slot: Slot, process: Process, request: protocol.Request, timeout: float,
               before: set[int], started: float) -> tuple[WorkerRun, Seen]:
     """Watch a worker that has its request (sent at `started`): its clock, the kill at the
     deadline, then the sweep of whatever it left running (processes not in `before`), and
@@ -455,7 +455,7 @@ def supervise(slot: Slot, process: Process, request: dict[str, Any], timeout: fl
                    memory_capped=LINUX or process.memory_capped, stopped=stopped)
 
 
-def collect(slot: Slot, request: dict[str, Any], returncode: int | None, timed_out: bool,
+def collect(slot: Slot, request: protocol.Request, returncode: int | None, timed_out: bool,
             startup_timed_out: bool, started: float, *, memory_capped: bool = LINUX,
             stopped: bool = False) -> tuple[WorkerRun, Seen]:
     """What the drains kept, once the worker and everything it started are dead.

@@ -15,7 +15,6 @@ what the child itself reported, which the tutor reaps as the subreaper of its or
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import signal
@@ -29,9 +28,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from gradtutor.checking.outcome import WorkerRun, valid_expected
+from gradtutor.checking import protocol
+from gradtutor.checking.outcome import WorkerRun
 from gradtutor.checking.runner import (
     LINUX,
     STARTUP_ALLOWANCE,
@@ -207,7 +206,7 @@ class _Server:
         ends with this server (its parent-death signal)."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            socket.send_fds(self.control, [b'{"clone": true}'], [theirs.fileno()])
+            socket.send_fds(self.control, [protocol.line(protocol.clone())], [theirs.fileno()])
         except OSError:
             self.lost = True
             mine.close()
@@ -215,10 +214,10 @@ class _Server:
         finally:
             theirs.close()
         reply = self.receive(REPLY_WAIT)
-        pid = reply.get("cloned") if reply else None
-        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        if reply is None or reply["type"] != "cloned":
             mine.close()
             return None
+        pid = reply["pid"]
         register_worker(pid)
         clone = _Server(mine, pid)
         clone.parent = self.pid
@@ -234,23 +233,20 @@ class _Server:
         parent has reaped it: it is this clone only while that parent is still its parent."""
         return _running(self.pid) and _parent_of(self.pid) == self.parent
 
-    def receive(self, timeout: float, fds: list[int] | None = None) -> dict[str, Any] | None:
-        """The server's next message but {"spare": pid} (noted in `told`); None if none came
-        in time or the server is gone. The fds that came with it are appended to `fds`
-        (closed, if it is None)."""
+    def receive(self, timeout: float,
+                fds: list[int] | None = None) -> protocol.FromServer | None:
+        """The server's next message but a `Spare` (noted in `told`); None if none came in
+        time or the server is gone. The fds that came with it are appended to `fds` (closed,
+        if it is None)."""
         deadline = time.monotonic() + timeout
         while True:
             message = self._receive_one(deadline - time.monotonic(), fds)
-            if message is None or set(message) != {"spare"}:
+            if message is None or message["type"] != "spare":
                 return message
-            self._note("spare", message["spare"])
-
-    def _note(self, name: str, pid: Any) -> None:
-        if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
-            self.told[name] = pid
+            self.told["spare"] = message["pid"]
 
     def _receive_one(self, timeout: float, fds: list[int] | None = None, *,
-                     even_if_lost: bool = False) -> dict[str, Any] | None:
+                     even_if_lost: bool = False) -> protocol.FromServer | None:
         if self.lost and not even_if_lost:
             return None
         try:
@@ -267,26 +263,24 @@ class _Server:
         if data is None:
             return None
         try:
-            message = json.loads(data) if data else None
-        except ValueError:
-            message = None
-        if not isinstance(message, dict):
-            self.lost = True  # end of file, or something the server never says
+            return protocol.decode_from_server(data)
+        except protocol.Malformed:  # end of file, or something the server never says
+            self.lost = True
             return None
-        return message
 
     def wait_ready(self, timeout: float) -> bool:
         if not self.ready:
             fds: list[int] = []
             message = self.receive(timeout, fds)
-            self.ready = bool(message and message.get("ready") is True)
-            if message and isinstance(message.get("error"), str):
+            if message is not None and message["type"] == "failed":
                 self.error = message["error"]
-            if self.ready and fds:
-                self.references = _References(fds.pop())
-            if self.ready and message:
-                self._note("references", message.get("references"))
-                self._note("spare", message.get("spare"))
+            if message is not None and message["type"] == "ready":
+                self.ready = True
+                if fds:
+                    self.references = _References(fds.pop())
+                self.told["references"] = message["references"]
+                if message["spare"] is not None:
+                    self.told["spare"] = message["spare"]
             for fd in fds:
                 os.close(fd)
         return self.ready
@@ -294,17 +288,17 @@ class _Server:
     def submit(self, slot: Slot) -> int | None:
         """Hand the server the slot's request and pipes; the pid of the child it forked, or
         None if it is gone or did not answer."""
-        request = json.dumps({"request": str(slot.request_path), "work": str(slot.work)})
+        request = protocol.line(protocol.hand_over(str(slot.request_path), str(slot.work)))
         try:
-            socket.send_fds(self.control, [request.encode()], [slot.output_w, slot.results_w])
+            socket.send_fds(self.control, [request], [slot.output_w, slot.results_w])
         except OSError:
             self.lost = True
             return None
         reply = self.receive(REPLY_WAIT)
-        pid = reply.get("pid") if reply else None
-        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        if reply is None or reply["type"] != "child":
             self.lost = True
             return None
+        pid = reply["pid"]
         if self.told.get("spare") == pid:  # a check's child now: `_Forked` reaps it
             del self.told["spare"]
         self.checking = pid
@@ -315,7 +309,8 @@ class _Server:
         stays open for a check still reading it; `close_socket` closes it."""
         with contextlib.suppress(OSError, ValueError):  # what it said before it went: the
             while (said := self._receive_one(0.0, even_if_lost=True)) is not None:
-                self._note("spare", said.get("spare"))  # child it forked last, say
+                if said["type"] == "spare":  # the child it forked last, say
+                    self.told["spare"] = said["pid"]
         self.lost = True
         # its reference process and waiting child (and a check's child, clones: those are
         # reaped by whoever watches them too, harmlessly)
@@ -368,14 +363,14 @@ class _References:
 
     def ask(self, checker: str, seed: int) -> bool:
         try:
-            self._socket.sendall(json.dumps({"checker": checker, "seed": seed}).encode() + b"\n")
+            self._socket.sendall(protocol.line(protocol.reference_request(checker, seed)))
         except OSError:
             self.lost = True
         return not self.lost
 
-    def answer(self, timeout: float) -> dict[str, Any] | None:
-        """The answer to the last question: {"type": "expected", "cases", "expected"}, or None
-        (it failed, or said nothing in `timeout` seconds)."""
+    def answer(self, timeout: float) -> protocol.Expected | None:
+        """The answer to the last question, or None (it failed, or said nothing in `timeout`
+        seconds)."""
         deadline = time.monotonic() + timeout
         while b"\n" not in self._pending and not self.lost:
             try:
@@ -388,14 +383,12 @@ class _References:
             self.lost = not chunk
         line, _, self._pending = self._pending.partition(b"\n")
         try:
-            message = json.loads(line) if not self.lost else None
-        except ValueError:
-            message = None
-        if not (isinstance(message, dict) and message.get("type") == "expected"
-                and valid_expected(message)):
-            self.lost = True
-            return None
-        return message
+            if not self.lost:
+                return protocol.decode_reference(line)
+        except protocol.Malformed:
+            pass
+        self.lost = True
+        return None
 
     def close(self) -> None:
         self.lost = True
@@ -425,9 +418,8 @@ class _Forked:
         deadline = time.monotonic() + seconds
         if not self.server.lost:
             message = self.server.receive(seconds)
-            code = message.get("exit") if message else None
-            if isinstance(code, int) and not isinstance(code, bool):
-                self.returncode, self.ended = code, True
+            if message is not None and message["type"] == "exit":
+                self.returncode, self.ended = message["code"], True
                 return True
             if not self.server.lost:
                 return False
@@ -529,7 +521,7 @@ class _ForkEngine(_Engine):
         self._broken = False  # no server could start: every request runs cold
         # references by (checker, seed), the latest last: a seed checked again (a class
         # graded on one seed, `check --all` run again) needs no new ones
-        self._known: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
+        self._known: OrderedDict[tuple[str, int], protocol.Expected] = OrderedDict()
 
     @property
     def pid(self) -> int | None:
@@ -600,7 +592,7 @@ class _ForkEngine(_Engine):
         server.stop()
         server.close_socket()
 
-    def run(self, request: dict[str, Any], timeout: float) -> Outcome:
+    def run(self, request: protocol.Request, timeout: float) -> Outcome:
         for _ in range(2):
             server = self._ready_server()
             if server is None:
@@ -614,12 +606,12 @@ class _ForkEngine(_Engine):
         _refuse_if(self._closed)
         return run_worker(request, timeout)
 
-    def _attempt(self, server: _Server, request: dict[str, Any],
+    def _attempt(self, server: _Server, request: protocol.Request,
                  timeout: float) -> tuple[Outcome, bool]:
         """One run in a fresh child; and whether it may be retried (the server went away
         before any learner code ran)."""
         reference, asked = self._reference(server, request)
-        if reference is not None or asked:
+        if request["kind"] == "check" and (reference is not None or asked):
             request = {**request, "reference": "tutor"}
         slot = Slot()
         try:
@@ -644,7 +636,7 @@ class _ForkEngine(_Engine):
             finally:
                 with self._state:
                     self._current = None
-            if asked:
+            if asked and request["kind"] == "check":
                 reference = self._answer(server, request)
                 if reference is None:  # it could not be judged: again, the old way
                     return outcome, True
@@ -654,26 +646,27 @@ class _ForkEngine(_Engine):
         finally:
             slot.close()
 
-    def _reference(self, server: _Server, request: dict[str, Any]) -> tuple[
-            dict[str, Any] | None, bool]:
+    def _reference(self, server: _Server, request: protocol.Request) -> tuple[
+            protocol.Expected | None, bool]:
         """For a check: its references if known already, else whether the server's reference
         process was asked for them (False: the check's worker sends them itself)."""
         references = server.references
-        if request.get("kind") != "check" or references is None or references.lost:
+        if request["kind"] != "check" or references is None or references.lost:
             return None, False
-        key = (str(request["checker"]), int(request["seed"]))
+        key = (request["checker"], request["seed"])
         known = self._known.get(key)
         if known is not None:
             self._known.move_to_end(key)
             return known, False
         return None, references.ask(*key)
 
-    def _answer(self, server: _Server, request: dict[str, Any]) -> dict[str, Any] | None:
+    def _answer(self, server: _Server,
+                request: protocol.CheckRequest) -> protocol.Expected | None:
         """The answer to `_reference`'s question, remembered; None if there is none."""
         assert server.references is not None  # it was asked
         reference = server.references.answer(STARTUP_ALLOWANCE)
         if reference is not None:
-            self._known[(str(request["checker"]), int(request["seed"]))] = reference
+            self._known[(request["checker"], request["seed"])] = reference
             while len(self._known) > KNOWN_REFERENCES:
                 self._known.popitem(last=False)
         return reference
@@ -713,7 +706,7 @@ class _Prestarted:
         self.proc = self.worker.proc
         self.slot.handed_over()
 
-    def answer(self, request: dict[str, Any], timeout: float) -> tuple[Outcome, bool]:
+    def answer(self, request: protocol.Request, timeout: float) -> tuple[Outcome, bool]:
         """The run; and whether it may be retried (the worker died before it said a word,
         so before any learner code ran: killed while it waited, say)."""
         try:
@@ -784,7 +777,7 @@ class _PrestartEngine(_Engine):
         with self._state:
             return self._waiting is not None
 
-    def run(self, request: dict[str, Any], timeout: float) -> Outcome:
+    def run(self, request: protocol.Request, timeout: float) -> Outcome:
         self._await_start()
         with self._state:
             worker, self._waiting = self._waiting, None
