@@ -25,7 +25,6 @@ from rich.console import Console
 from gradtutor.checking.feedback import joined, listed, neutralise, neutralise_verdict
 from gradtutor.checking.outcome import WorkerRun, decide, source_problem
 from gradtutor.checking.parsons import grade, grade_file, grade_text, initial_order, parsons_steps
-from gradtutor.checking.verdict import Check, Table, Verdict, overall, say, to_json
 from gradtutor.checking.protocol import (
     WorkerExit,
     no_function,
@@ -33,6 +32,7 @@ from gradtutor.checking.protocol import (
     sys_exit,
     wrong_arity,
 )
+from gradtutor.checking.verdict import Check, Table, Verdict, overall, say, to_json
 from gradtutor.i18n import ENGLISH, Msg, load_catalog, msg, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise

@@ -722,6 +722,13 @@ def decode_reference(data: bytes) -> Expected:
     return decode_expected(parse(data))
 
 
-# ---- a pre-started or cold worker's go-ahead, on a pipe of its own ---------------------------
+# ---- a spawned worker's go-ahead, on a pipe of its own; the worker's environment -------------
 
 GO = b"go\n"
+
+# The environment variable that marks every process of one check with the check's folder: the
+# learner's processes inherit it, even through exec, so the tutor can find them (macOS).
+CHECK_MARK = "GRADTUTOR_CHECK_MARK"
+# Names the variables the tutor set for the fork server alone (warm.SERVER_TUNING), which it
+# removes from its environment at start.
+TUNED_MARK = "GRADTUTOR_SERVER_TUNED"

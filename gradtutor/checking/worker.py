@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 
 from gradtutor.checking import protocol
 from gradtutor.checking.checkers import load as load_checker
-from gradtutor.checking.protocol import WorkerExit
+from gradtutor.checking.protocol import CHECK_MARK, TUNED_MARK, WorkerExit
 
 MAX_TRACEBACK_CHARS = 4000
 
@@ -152,13 +152,6 @@ def hide_internal_warnings() -> None:
 
     warnings.filterwarnings("ignore", message=r"(?s).*Triggered internally at ")
 
-
-# The environment variable that marks every process of one check with the check's folder: the
-# learner's processes inherit it, even through exec, so the tutor can find them (macOS).
-CHECK_MARK = "GRADTUTOR_CHECK_MARK"
-# Names the variables the tutor set for the fork server alone (warm.SERVER_TUNING), which it
-# removes from its environment at start.
-TUNED_MARK = "GRADTUTOR_SERVER_TUNED"
 
 
 class ChannelLost(Exception):
