@@ -125,7 +125,7 @@ def evaluate(checker_name: str, function: str, source: str, filename: str, seed:
         send(protocol.learner_error(describe_error(exc, filename)))
         return
     fn = find_function(namespace, function, checker.ARITY)
-    if isinstance(fn, dict):
+    if not callable(fn):  # a problem (plain data; the learner's callable may be a dict)
         send(protocol.learner_error(fn))
         return
     observed: list[dict[str, Any]] = []
@@ -538,11 +538,10 @@ def serve(control_fd: int, *, warm_up: bool = True) -> NoReturn:
         import_torch_quietly()
         preload()
 
-    code = report_failures(failures.append, prepare)
-    if code != WorkerExit.OK:
+    if report_failures(failures.append, prepare) != WorkerExit.OK:
         error = failures[0]["error"] if failures else protocol.raised("Error", "?", "")
         _tell(control, protocol.server_failed(f"{error['type']}: {error['message']}"))
-        os._exit(code)
+        os._exit(WorkerExit.SOFTWARE)
     # Everything imported so far stays put: a child's garbage collections skip it, so they
     # do not copy the server's pages (hundreds of MiB, once per check) by touching them.
     gc.collect()
