@@ -23,7 +23,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from gradtutor.checking.runner import run_check
+from gradtutor.checking.runner import ColdEngine, run_check
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
@@ -68,8 +68,10 @@ def main() -> None:
     out, files = Path(sys.argv[1]), [Path(f) for f in sys.argv[2:]]
     rng = random.Random()
     results: dict[str, dict[str, object]] = {name.stem: {} for name in files}
+    engine = ColdEngine()  # one for the three threads: each one's sweep spares the others
+
     def cold(path: Path) -> None:
-        results[path.stem]["cold"] = summary(run_check(exercise(), path, seed=7))
+        results[path.stem]["cold"] = summary(run_check(exercise(), path, seed=7, engine=engine))
 
     def by_cli(path: Path) -> None:
         results[path.stem]["check_all"] = check_all(path)

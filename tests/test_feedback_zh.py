@@ -26,8 +26,14 @@ from gradtutor.checking.checkers import judge_of
 from gradtutor.checking.feedback import joined, listed
 from gradtutor.checking.outcome import WorkerRun, decide, source_problem
 from gradtutor.checking.parsons import grade, grade_file, grade_text
+from gradtutor.checking.protocol import (
+    WorkerExit,
+    no_function,
+    not_callable,
+    sys_exit,
+    wrong_arity,
+)
 from gradtutor.checking.verdict import Check, Table, Verdict, overall, say, to_json
-from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
 from gradtutor.i18n import ENGLISH, Msg, load_catalog, msg, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
@@ -136,8 +142,8 @@ RUNS = [
     ("windows-crash", run(results(EXPECTED), 0xC00000FD), "stack overflow"),
     ("exit", run(results(EXPECTED), 3), "exit code 3"),
     ("exit-unknown", run(results(EXPECTED), None), "exit code unknown"),
-    ("channel", run(results(EXPECTED), EXIT_CHANNEL_LOST), "closed or broke the channel"),
-    ("out-of-memory", run(results(EXPECTED), EXIT_OUT_OF_MEMORY), "ran out of memory"),
+    ("channel", run(results(EXPECTED), WorkerExit.CHANNEL_LOST), "closed or broke the channel"),
+    ("out-of-memory", run(results(EXPECTED), WorkerExit.OUT_OF_MEMORY), "ran out of memory"),
     ("memory-error", run(results(EXPECTED, {**LOAD, "error": error("MemoryError")})),
      "ran out of memory (the limit is 2 GiB)"),
     ("raises", run(results(EXPECTED, {**LOAD, "error": error("ZeroDivisionError",
@@ -145,20 +151,18 @@ RUNS = [
      "raised ZeroDivisionError: division by zero"),
     ("interrupt", run(results(EXPECTED, {**LOAD, "error": error("KeyboardInterrupt")})),
      "raised KeyboardInterrupt"),
-    ("sys-exit", run(results(EXPECTED, {**LOAD, "error": error(
-        "SystemExit", "your code called sys.exit(4)")})), "called sys.exit(4)"),
+    ("sys-exit", run(results(EXPECTED, {**LOAD, "error": sys_exit("4", "")})),
+     "called sys.exit(4)"),
     ("input", run(results(EXPECTED, {**LOAD, "error": error("EOFError")})), "read input"),
     ("no-function", run(results(EXPECTED, {
-        "type": "learner_error", "stage": "function", "error": error(
-            "Signature", "your file does not define a function named `read_grad`")})),
+        "type": "learner_error", "stage": "function", "error": no_function("read_grad")})),
      "Your file does not define a function named `read_grad`."),
     ("not-callable", run(results(EXPECTED, {
-        "type": "learner_error", "stage": "function", "error": error(
-            "Signature", "`read_grad` in your file is not a function")})),
+        "type": "learner_error", "stage": "function", "error": not_callable("read_grad")})),
      "`read_grad` in your file is not a function."),
     ("signature", run(results(EXPECTED, {
-        "type": "learner_error", "stage": "function", "error": error(
-            "Signature", "`read_grad` must take 2 arguments; yours is `read_grad(w)`")})),
+        "type": "learner_error", "stage": "function",
+        "error": wrong_arity("read_grad", 2, "(w)")})),
      "must take 2 arguments; yours is `read_grad(w)`."),
     ("case-raises", run(results(EXPECTED, {"type": "observed", "observed": [
         {}, {"error": error("RuntimeError", "element 0 of tensors does not require grad",
@@ -209,13 +213,17 @@ def test_a_judge_that_breaks_or_says_nothing_is_explained_in_chinese() -> None:
         assert_chinese(checks)
 
 
-def test_an_unknown_worker_message_is_shown_as_it_came() -> None:
-    # the worker's own words for a function problem it has never sent before: data, kept
-    data = run(results(EXPECTED, {"type": "learner_error", "stage": "function",
-                                  "error": error("Signature", "something new")}))
-    (check,) = decide(data, passing, function="read_grad", timeout=10, startup_allowance=30,
-                      results_cap=1024**2)
-    assert check.message == "Something new." and ZH(check.message) == "Something new。"
+def test_a_problem_the_worker_never_sends_is_an_unreadable_result() -> None:
+    # the worker sends problems as codes, never as words: an unknown one is not its own
+    for error_ in (error("Signature", "something new"), {"problem": "something-new"},
+                   {"problem": "sys-exit", "name": "read_grad"}):
+        data = run(results(EXPECTED, {"type": "learner_error", "stage": "function",
+                                      "error": error_}))
+        (check,) = decide(data, passing, function="read_grad", timeout=10,
+                          startup_allowance=30, results_cap=1024**2)
+        assert (check.name, check.status) == ("results", "error")
+        assert "a `learner_error` message of the wrong shape" in check.message
+        assert_chinese([check])
 
 
 # --- Parsons ---------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 import gradtutor
+from gradtutor.checking.lifetime import descendants, remove_tree
 from gradtutor.checking.outcome import (
     Judge,
     WorkerRun,
@@ -33,24 +34,23 @@ from gradtutor.checking.outcome import (
     parse_results,
     source_problem,
 )
+from gradtutor.checking.protocol import WorkerExit, no_function, sys_exit
 from gradtutor.checking.runner import (
     MEMORY_BUDGET,
     OUTPUT_CAP,
     RESULTS_CAP,
+    ColdEngine,
     Seen,
     Spawned,
     check_with,
-    descendants,
-    remove_tree,
     run_check,
     run_worker,
     snippet_with,
-    stop_workers,
     worker_environment,
 )
 from gradtutor.checking.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabled
 from gradtutor.checking.verdict import Check, Verdict, overall, to_json
-from gradtutor.checking.worker import CHECK_MARK, EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
+from gradtutor.checking.worker import CHECK_MARK
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
@@ -166,17 +166,18 @@ def own_descendants() -> set[int]:
     return found
 
 
-def check_one(case: Case, folder: Path, piddir: Path) -> Run:
+def check_one(case: Case, folder: Path, piddir: Path, engine: ColdEngine) -> Run:
     path = folder / f"{case.name}.py" if case.name in WRITTEN else HOSTILE / f"{case.name}.py"
     started = time.monotonic()
-    verdict = run_check(exercise(), path, seed=7)
+    verdict = run_check(exercise(), path, seed=7, engine=engine)
     seconds = time.monotonic() - started
     pidfile = piddir / f"{case.name}.pids"
     pids = [int(p) for p in pidfile.read_text().split()] if pidfile.exists() else []
     left = live(pids)
     # the tutor still works: a correct file right after (a case that passes is one itself)
     hostile = case.status != "pass" and case.name not in WRITTEN
-    then_correct = run_check(exercise(), folder / "correct.py", seed=8) if hostile else None
+    then_correct = (run_check(exercise(), folder / "correct.py", seed=8, engine=engine)
+                    if hostile else None)
     return Run(verdict, seconds, left, then_correct)
 
 
@@ -197,9 +198,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory, piddir: Path) -> Iterator[dic
         mp.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
         mp.setenv(WRITABLE_ENV, str(piddir))  # the notes these files leave for the tests
         here = [case for case in CASES if case.runs_here]
+        engine = ColdEngine()  # one for the three threads: each one's sweep spares the others
         with ThreadPoolExecutor(max_workers=3) as pool:
             done = dict(zip([c.name for c in here],
-                            pool.map(lambda c: check_one(c, folder, piddir), here), strict=True))
+                            pool.map(lambda c: check_one(c, folder, piddir, engine), here),
+                            strict=True))
     if LINUX:
         assert own_descendants() - before == set(), "processes outlived the checks"
     yield done
@@ -634,8 +637,8 @@ OBSERVED: dict[str, Any] = {"type": "observed",
     (worker_run(EXPECTED, returncode=3), "process", "error",
      "ended the process (exit code 3) before the checks could finish"),
     (worker_run(EXPECTED, raw=b'{"type": "observ'), "process", "error", "exit code 0"),
-    (worker_run(EXPECTED, returncode=EXIT_OUT_OF_MEMORY), "memory", "error", "2 GiB"),
-    (worker_run(EXPECTED, returncode=EXIT_CHANNEL_LOST), "process", "error", "channel"),
+    (worker_run(EXPECTED, returncode=WorkerExit.OUT_OF_MEMORY), "memory", "error", "2 GiB"),
+    (worker_run(EXPECTED, returncode=WorkerExit.CHANNEL_LOST), "process", "error", "channel"),
     (worker_run(EXPECTED, {"type": "observed", "observed": [
         {"returned": [2.0]}, {"error": error("MemoryError")}]}), "memory", "error",
      "Your code ran out of memory (the limit is 2 GiB)."),
@@ -649,13 +652,13 @@ OBSERVED: dict[str, Any] = {"type": "observed",
         "ZeroDivisionError", "division by zero", 'File "a.py", line 3, in read_grad\n')}]}),
      "runs", "error", "`read_grad` stopped on check case 2 of 2: your code raised "
      "ZeroDivisionError: division by zero.\n\nFile \"a.py\", line 3"),
-    (worker_run(EXPECTED, {"type": "observed", "observed": [{"error": error(
-        "SystemExit", "your code called sys.exit(3)")}, {}]}), "runs", "error", "sys.exit(3)"),
+    (worker_run(EXPECTED, {"type": "observed", "observed": [{"error": sys_exit("3", "")}, {}]}),
+     "runs", "error", "sys.exit(3)"),
     (worker_run(EXPECTED, {"type": "learner_error", "stage": "load",
                            "error": error("KeyboardInterrupt")}),
      "loads", "error", "Your file could not be loaded: your code raised KeyboardInterrupt."),
-    (worker_run(EXPECTED, {"type": "learner_error", "stage": "function", "error": error(
-        "Signature", "your file does not define a function named `read_grad`")}),
+    (worker_run(EXPECTED, {"type": "learner_error", "stage": "function",
+                           "error": no_function("read_grad")}),
      "function", "error", "Your file does not define a function named `read_grad`."),
     (worker_run({"type": "worker_error", "error": error(
         "ModuleNotFoundError", "No module named 'torch'")}, returncode=70),
@@ -783,7 +786,7 @@ def test_the_worker_environment_carries_this_check_s_mark_only() -> None:
 # ---- the tutor ends a check itself: it is closing ----------------------------------------
 
 def stopped_run(request: dict[str, Any], timeout: float) -> tuple[WorkerRun, Seen]:
-    """What a worker killed by `stop_workers` leaves: SIGKILL, no results, marked stopped."""
+    """What a worker killed by `Workers.stop` leaves: SIGKILL, no results, marked stopped."""
     return worker_run(EXPECTED, returncode=-9), Seen("half a line", 0, 2500, stopped=True)
 
 
@@ -812,16 +815,17 @@ def test_a_snippet_the_tutor_stopped_says_so() -> None:
 @pytest.mark.skipif(not LINUX, reason="counts the tutor's descendants in /proc")
 def test_stop_workers_ends_a_running_check_as_stopped(tmp_path: Path) -> None:
     before = own_descendants()
+    engine = ColdEngine()
     with ThreadPoolExecutor(max_workers=1) as pool:
         running = pool.submit(run_check, exercise(timeout=60), HOSTILE / "infinite_loop.py",
-                              seed=1)
+                              seed=1, engine=engine)
         deadline = time.monotonic() + 30
         while own_descendants() == before:  # the worker has started
             assert time.monotonic() < deadline
             time.sleep(0.01)
         time.sleep(0.5)
         stopped_at = time.monotonic()
-        stop_workers()
+        engine.close()
         verdict = running.result(timeout=10)
     assert time.monotonic() - stopped_at < 5
     assert [(c.name, c.status) for c in verdict.checks] == [("stopped", "error")]

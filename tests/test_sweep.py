@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gradtutor.checking.runner import PS_PROCPS, pids_with_marker, sweep_by_marker
-from gradtutor.checking.worker import CHECK_MARK
+from gradtutor.checking.lifetime import PS_PROCPS, pids_with_marker, sweep_by_marker
+from gradtutor.checking.protocol import CHECK_MARK
 
 LISTING = (
     "   12   501 /usr/bin/python -m gradtutor.checking.worker /tmp/gradtutor-check-ab/r.json\n"
@@ -106,7 +106,7 @@ def test_a_detached_grandchild_that_exec_d_sleep_is_found_by_its_environment(tmp
 
 TUTOR = """
 import os, sys
-from gradtutor.checking.runner import PS_PROCPS, sweep_by_marker
+from gradtutor.checking.lifetime import PS_PROCPS, sweep_by_marker
 print(sorted(sweep_by_marker(sys.argv[1], PS_PROCPS)), os.getpid(), os.getppid())
 """
 

@@ -35,11 +35,12 @@ from test_isolation import (
     refused_everything,
 )
 
-from gradtutor.checking.runner import MEMORY_BUDGET, become_subreaper, run_check
+from gradtutor.checking.lifetime import become_subreaper
+from gradtutor.checking.protocol import TUNED_MARK
+from gradtutor.checking.runner import MEMORY_BUDGET, ColdEngine, run_check
 from gradtutor.checking.sandbox import SWITCH_ENV, WRITABLE_ENV, landlock_abi
 from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import FORK_SERVER, SERVER_TUNING, WarmWorker, warm_enabled
-from gradtutor.checking.worker import TUNED_MARK
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
 
@@ -190,8 +191,9 @@ def test_warm_and_cold_verdicts_agree(warm: WarmWorker, tmp_path: Path) -> None:
             path = tmp_path / f"{exercise_id}-{kind}.py"
             path.write_text(source)
             files.append((step, path))
+    engine = ColdEngine(warm.workers)  # its sweeps spare the warm worker's processes
     with ThreadPoolExecutor(max_workers=3) as pool:  # cold checks wait on imports: overlap
-        cold = list(pool.map(lambda f: run_check(f[0], f[1], seed=11), files))
+        cold = list(pool.map(lambda f: run_check(f[0], f[1], seed=11, engine=engine), files))
     warm_verdicts = [warm.check(step, path, seed=11) for step, path in files]
     assert [described(v) for v in warm_verdicts] == [described(v) for v in cold]
     assert [v.status for v in warm_verdicts[:3]] == ["pass", "fail", "fail"]

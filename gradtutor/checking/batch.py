@@ -23,6 +23,7 @@ from typing import Any
 
 
 def main() -> None:
+    from gradtutor.checking import protocol
     from gradtutor.checking.lifetime import die_with
     from gradtutor.checking.snippet import run_code
     from gradtutor.checking.worker import evaluate, import_torch_quietly
@@ -39,7 +40,7 @@ def main() -> None:
                 result: dict[str, Any] = run_code(job["code"], job.get("show"),
                                                   tuple(job.get("series", ())))
         else:
-            messages: list[dict[str, Any]] = []
+            messages: list[protocol.ResultMessage] = []
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 evaluate(job["checker"], job["function"], job["source"], job["filename"],

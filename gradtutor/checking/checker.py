@@ -6,7 +6,6 @@ Either way torch is never imported here.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -35,6 +34,11 @@ class ColdChecker:
     """A new worker process for every check: slower to answer (torch loads each time), but
     needs nothing kept running."""
 
+    def __init__(self) -> None:
+        from gradtutor.checking.runner import ColdEngine
+
+        self._engine = ColdEngine()
+
     def start(self) -> None:
         pass
 
@@ -42,19 +46,17 @@ class ColdChecker:
               timeout: float | None = None) -> Verdict:
         from gradtutor.checking.runner import run_check
 
-        return run_check(exercise, path, seed=seed, timeout=timeout)
+        return run_check(exercise, path, seed=seed, timeout=timeout, engine=self._engine)
 
     def run_snippet(self, code: str, *, show: str | None = None, series: tuple[str, ...] = (),
                     timeout: float = 20.0) -> SnippetResult:
         from gradtutor.checking.runner import run_snippet
 
-        return run_snippet(code, show=show, series=series, timeout=timeout)
+        return run_snippet(code, show=show, series=series, timeout=timeout, engine=self._engine)
 
     def close(self) -> None:
         """End a check still running, so quitting never waits for it or leaves it behind."""
-        runner = sys.modules.get("gradtutor.checking.runner")
-        if runner is not None:  # else no check ever ran, and none runs now
-            runner.stop_workers()
+        self._engine.close()
 
 
 def make_checker(environ: Mapping[str, str]) -> Checker:

@@ -1,10 +1,12 @@
-"""Nothing of a check outlives the tutor: its worker dies with it, a terminating signal cleans
-up before the tutor ends, and whatever a killed tutor left behind is swept at the next start.
+"""Nothing of a check outlives the tutor: its worker dies with it, what it leaves running is
+swept after it, a terminating signal cleans up before the tutor ends, and whatever a killed
+tutor left behind is swept at the next start.
 
 The worker's side: `die_with` (Linux's parent-death signal). The tutor's side:
 `cleanup_before_termination` (SIGTERM and SIGHUP end a check the way Ctrl+C does, then the
-tutor ends by that signal), `owned_prefix` (every check folder names the tutor that owns it)
-and `sweep_abandoned` (check folders and marked processes whose tutor is gone).
+tutor ends by that signal), `owned_prefix` (every check folder names the tutor that owns it),
+`sweep_abandoned` (check folders and marked processes whose tutor is gone), and `Workers`, the
+checks' workers running now, which the sweep after each check spares and `stop` ends.
 """
 
 from __future__ import annotations
@@ -15,12 +17,17 @@ import os
 import re
 import shutil
 import signal
+import stat
+import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
+
+from gradtutor.checking.protocol import CHECK_MARK
 
 LINUX = sys.platform.startswith("linux")
 PR_SET_PDEATHSIG = 1
@@ -221,10 +228,6 @@ def own_processes() -> dict[int, bytes]:
 
 
 def _ps_listing() -> dict[int, bytes]:  # pragma: no cover - macOS
-    import subprocess
-
-    from gradtutor.checking.runner import PS_MACOS
-
     try:
         out = subprocess.run(list(PS_MACOS), capture_output=True, timeout=10, check=False).stdout
     except (OSError, subprocess.SubprocessError):
@@ -250,8 +253,271 @@ def sweep_abandoned() -> None:
 
 
 def _remove(folder: Path) -> None:
-    from gradtutor.checking.runner import remove_tree
-
     with contextlib.suppress(OSError):
         remove_tree(folder)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+# ---- the tutor's side: the processes below it ----------------------------------------------
+# Nothing is left running: on Linux the tutor becomes a child subreaper, so even a learner's
+# double-forked, `setsid` daemon re-parents to it and is found and killed after the check
+# (`Workers.sweep`). On macOS the worker's group is killed, then every process of the user's
+# whose command line or environment carries the check's mark (CHECK_MARK, inherited through
+# fork and exec). On Windows the worker runs in a Job Object (winjob.py) that takes
+# everything it starts down with it.
+
+class Workers:
+    """The worker processes of the checks running now, each with how to end it: the sweep
+    after one check spares the others' workers (and what runs below them), so checks may run
+    in several threads at once, and `stop` ends them (the tutor is closing). Whoever runs
+    checks owns one and hands it to every engine that may run checks at the same time in
+    this process (the engines sweep the same process tree)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: dict[int, Callable[[], None]] = {}
+        self._stopped: set[int] = set()  # ended by `stop`; `forget` tells
+
+    def start(self, start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+        """Start a worker (or fork server) with `start` and register it as live, with no sweep
+        in between; the tutor becomes a subreaper first (Linux)."""
+        become_subreaper()
+        sweep_abandoned()  # once: what a killed tutor left, before this one starts its own
+        guard_memory()
+        with self._lock:
+            proc = start()
+            self._live[proc.pid] = functools.partial(kill_group, proc.pid)
+        return proc
+
+    def register(self, pid: int, kill: Callable[[], None] | None = None) -> None:
+        """Spare `pid` and what runs below it from every sweep until `forget`; `kill`
+        (default: SIGKILL its process group) is how `stop` ends it."""
+        with self._lock:
+            self._live[pid] = kill or functools.partial(kill_group, pid)
+
+    def forget(self, pid: int) -> bool:
+        """`pid` has ended: stop sparing it. Whether `stop` had ended it."""
+        with self._lock:
+            self._live.pop(pid, None)
+            stopped = pid in self._stopped
+            self._stopped.discard(pid)
+        return stopped
+
+    def stop(self, pids: Iterable[int] | None = None) -> None:
+        """End the workers running now (all of them, or those of `pids`): the tutor is
+        closing. Each such check ends as stopped, not as a crash of the learner's code."""
+        with self._lock:  # held while killing: a worker forgotten meanwhile has its job closed
+            for pid in list(self._live) if pids is None else pids:
+                kill = self._live.get(pid)
+                if kill is not None:
+                    self._stopped.add(pid)
+                    kill()
+
+    def sweep(self, before: set[int], marker: str, *, group: int | None = None,
+              rounds: int = 400) -> None:
+        """Kill and reap whatever a check left running: the worker's process `group`, then (on
+        Linux) every process below the tutor that did not exist `before` the check and is not
+        another check's worker, round after round until none is left. Elsewhere on POSIX,
+        where orphans go to init, they are found by `marker` (the check's folder) in their
+        command line or environment, which keeps it through fork and exec. On Windows the
+        worker's job (or `taskkill /T`) took them when the worker was killed."""
+        if sys.platform == "win32":  # pragma: no cover
+            return
+        if group is not None:
+            kill_group(group)
+        if not LINUX:  # pragma: no cover - macOS; the same sweep is tested on Linux
+            for _ in range(3):
+                if not sweep_by_marker(marker):
+                    return
+                time.sleep(0.01)
+            return
+        me = os.getpid()
+        for _ in range(rounds):
+            with self._lock:
+                table = process_table()
+                doomed = descendants(table, me, before | self._live.keys())
+                for pid in doomed:
+                    if table[pid][1] != "Z":
+                        _signal(pid, signal.SIGKILL)
+                for pid in doomed:
+                    if table[pid][0] == me:  # only our own children can be reaped by us
+                        _reap(pid)
+            if not doomed:
+                return
+            time.sleep(0.005)
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group `pid` leads (POSIX); quietly, if it is gone already."""
+    if os.name != "posix":  # pragma: no cover - Windows has no process groups to signal
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+@functools.cache
+def become_subreaper() -> None:
+    """Linux: orphans of the tutor's descendants re-parent to the tutor instead of init,
+    so a learner's detached process stays findable. Once per process; harmless if it fails."""
+    if not LINUX:
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def process_table() -> dict[int, tuple[int, str]]:
+    """The processes below the tutor on Linux, the tutor included: pid -> (parent pid, state
+    letter). Read by walking each process's children (/proc/<pid>/task/<tid>/children, every
+    thread's, since any thread may fork), which costs a few reads per process of the tutor's
+    own; where the kernel does not list children, every process of the system instead (some
+    4 ms a scan with 70 processes here, and a desktop runs hundreds; this runs twice a check)."""
+    me = os.getpid()
+    if not os.path.exists(f"/proc/{me}/task/{me}/children"):
+        return _every_process()
+    table: dict[int, tuple[int, str]] = {}
+    todo = [me]
+    while todo:
+        pid = todo.pop()
+        entry = process_stat(pid)
+        if entry is None:
+            continue  # it ended while we looked
+        table[pid] = entry
+        todo += [child for child in children_of(pid) if child not in table]
+    return table
+
+
+def children_of(pid: int) -> list[int]:
+    """The children of `pid` now, whichever of its threads forked them (Linux /proc; empty
+    if it is gone or the kernel does not list children)."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for thread in threads:
+        found += [int(child) for child in
+                  (_read(f"/proc/{pid}/task/{thread}/children") or b"").split()]
+    return found
+
+
+def _every_process() -> dict[int, tuple[int, str]]:
+    """Every process on this Linux system: pid -> (parent pid, state letter)."""
+    table: dict[int, tuple[int, str]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (entry := process_stat(int(name))) is not None:
+            table[int(name)] = entry
+    return table
+
+
+def process_stat(pid: int) -> tuple[int, str] | None:
+    """(parent pid, state letter) of a process, from /proc/<pid>/stat; None if it is gone."""
+    line = _read(f"/proc/{pid}/stat")
+    fields = line[line.rfind(b")") + 2:].split() if line else []  # the name may hold spaces
+    return (int(fields[1]), fields[0].decode("ascii", "replace")) if len(fields) >= 2 else None
+
+
+def _read(path: str) -> bytes | None:
+    """A small /proc file's bytes (os.open and os.read: a third of the cost of open())."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def descendants(table: Mapping[int, tuple[int, str]], root: int,
+                spared: Iterable[int] = ()) -> set[int]:
+    """The pids below `root` in `table`, not counting `spared` pids and what is below them."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    skip = set(spared)
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in skip and child not in found and child != root:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def tutor_descendants() -> set[int]:
+    return descendants(process_table(), os.getpid()) if LINUX else set()
+
+
+# `ps` listing every process as "pid uid command line", the command line followed by the
+# environment the process started with: macOS's -E, procps's `e`. A process that exec'd
+# another program keeps the check's mark in its environment, not in its command line.
+PS_MACOS = ("ps", "-ww", "-E", "-axo", "pid=,uid=,args=")
+PS_PROCPS = ("ps", "-ww", "axeo", "pid=,uid=,args=")
+
+
+def pids_with_marker(listing: str, marker: str, *, uid: int, spared: Iterable[int]) -> set[int]:
+    """From a `PS_MACOS` or `PS_PROCPS` listing, the processes of the user `uid` whose command
+    line or environment holds `marker`, but for `spared` ones."""
+    spare = set(spared)
+    found: set[int] = set()
+    for line in listing.splitlines():
+        fields = line.split(None, 2)
+        if len(fields) < 3 or not (fields[0].isdigit() and fields[1].isdigit()):
+            continue
+        pid, owner, args = int(fields[0]), int(fields[1]), fields[2]
+        if owner == uid and marker in args and pid not in spare:
+            found.add(pid)
+    return found
+
+
+def sweep_by_marker(marker: str, ps: tuple[str, ...] = PS_MACOS) -> set[int]:
+    """SIGKILL every process of this user whose command line or environment (as listed by
+    `ps`) holds `marker`, never the tutor itself or its parent; the pids it found."""
+    env = {k: v for k, v in os.environ.items() if k != CHECK_MARK}  # ps must not list itself
+    try:
+        listing = subprocess.run(list(ps), capture_output=True, text=True, env=env,
+                                 errors="replace", timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    doomed = pids_with_marker(listing, marker, uid=os.getuid(),
+                              spared={os.getpid(), os.getppid()})
+    for pid in doomed:
+        _signal(pid, signal.SIGKILL)
+    return doomed
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete `path` and everything in it, whatever the learner did to the permissions inside
+    (a folder made unreadable or read-only is opened up first; symlinks are never followed)."""
+    def unlock(folder: str) -> None:
+        try:
+            os.chmod(folder, stat.S_IRWXU)
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                unlock(entry.path)
+            elif entry.is_file(follow_symlinks=False):  # Windows won't delete read-only files
+                with contextlib.suppress(OSError):
+                    os.chmod(entry.path, stat.S_IRUSR | stat.S_IWUSR)
+
+    if not path.exists():
+        return
+    unlock(str(path))
+    shutil.rmtree(path, ignore_errors=True)

@@ -8,15 +8,14 @@ JSON-decoded plain data; anything else the channel carries is a failed check, ne
 
 from __future__ import annotations
 
-import json
-import re
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradtutor.checking import protocol
+from gradtutor.checking.protocol import WorkerExit
 from gradtutor.checking.verdict import Check
-from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
 from gradtutor.i18n import msg
 
 Judge = Callable[[list[Any], list[Any], list[Any]], Sequence[Check]]
@@ -48,8 +47,8 @@ class WorkerRun:
     memory_limit: int | None = None  # bytes learner code may add; None where not enforced
     file_limit: int | None = None
     # the references, when the tutor had them from elsewhere (the fork server's reference
-    # process): the worker then sends {"type": "started"} where it would send them
-    reference: dict[str, Any] | None = None
+    # process): the worker then sends `started` where it would send them
+    reference: protocol.Expected | None = None
 
 
 def signal_name(number: int) -> str:
@@ -124,76 +123,35 @@ def syntax_message(exc: SyntaxError) -> str:
 
 @dataclass(frozen=True)
 class Results:
-    """The result channel decoded: the references, and the message that ended the check."""
+    """The result channel read (`protocol.read_check`): the references, and the message that
+    ended the check; or, in words, why the channel could not be read."""
 
-    expected: dict[str, Any] | None = None
-    final: dict[str, Any] | None = None
-    problem: str | None = None  # why the channel could not be read
-
-
-_FINAL = ("observed", "learner_error", "worker_error")
+    expected: protocol.Expected | None = None
+    final: protocol.CheckFinal | None = None
+    problem: str | None = None
 
 
 def parse_results(data: bytes, overflow: bool, cap: int,
-                  reference: dict[str, Any] | None = None) -> Results:
-    """The worker's messages, checked for shape and order. An unfinished last line (the
-    process died while writing it) is dropped: it says only that the process died.
-
-    With a `reference` the tutor had from elsewhere, the worker's first message is
-    {"type": "started"} instead of the references, and a worker that sends references of its
-    own is out of order."""
-    opening = "expected" if reference is None else "started"
-    if overflow:
-        return Results(problem=msg("more than {size} MiB of results", size=cap // MiB))
-    lines = data.split(b"\n")[:-1]
-    messages: list[dict[str, Any]] = []
-    for line in lines:
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
-            return Results(problem=msg("a line that is not a result"))
-        if not isinstance(message, dict) or message.get("type") not in (opening, *_FINAL):
-            return Results(problem=msg("a line that is not a result"))
-        messages.append(message)
-    kinds = [m["type"] for m in messages]
-    if kinds == []:
-        return Results()
-    if kinds == ["worker_error"]:  # the worker failed before learner code existed
-        if not _valid_final(messages[0], 0):
-            return Results(problem=msg("a `{kind}` message of the wrong shape",
-                                       kind="worker_error"))
-        return Results(final=messages[0])
-    if kinds[0] != opening or len(kinds) > 2 or opening in kinds[1:]:
-        return Results(problem=msg("results out of order"))
-    expected = messages[0] if reference is None else reference
-    if not valid_expected(expected):
-        return Results(problem=msg("references of the wrong shape"))
-    final = messages[1] if len(messages) == 2 else None
-    if final is not None and not _valid_final(final, len(expected["cases"])):
-        return Results(problem=msg("a `{kind}` message of the wrong shape", kind=final["type"]))
-    return Results(expected=expected, final=final)
+                  reference: protocol.Expected | None = None) -> Results:
+    """The worker's messages, read by `protocol.read_check` (with a `reference` the tutor had
+    from elsewhere, the worker opens with `started`); a fault in words."""
+    read = protocol.read_check(data, overflow, reference)
+    if read.fault is None:
+        return Results(read.expected, read.final)
+    return Results(problem=channel_fault(read.fault, read.about, cap))
 
 
-def _valid_error(error: Any) -> bool:
-    return isinstance(error, dict) and all(
-        isinstance(error.get(key), str) for key in ("type", "message", "traceback"))
-
-
-def valid_expected(message: dict[str, Any]) -> bool:
-    cases, expected = message.get("cases"), message.get("expected")
-    return (isinstance(cases, list) and isinstance(expected, list) and len(cases) > 0
-            and len(cases) == len(expected))
-
-
-def _valid_final(message: dict[str, Any], n_cases: int) -> bool:
-    if message["type"] == "observed":
-        observed = message.get("observed")
-        return (isinstance(observed, list) and len(observed) == n_cases
-                and all(isinstance(o, dict) for o in observed)
-                and all(_valid_error(o["error"]) for o in observed if "error" in o))
-    if message["type"] == "learner_error":
-        return message.get("stage") in ("load", "function") and _valid_error(message.get("error"))
-    return _valid_error(message.get("error"))
+def channel_fault(fault: protocol.Fault, about: str, cap: int) -> str:
+    """Why a check's result channel could not be read, in words."""
+    if fault is protocol.Fault.OVERFLOW:
+        return msg("more than {size} MiB of results", size=cap // MiB)
+    if fault is protocol.Fault.NOT_A_RESULT:
+        return msg("a line that is not a result")
+    if fault is protocol.Fault.WRONG_SHAPE:
+        return msg("a `{kind}` message of the wrong shape", kind=about)
+    if fault is protocol.Fault.OUT_OF_ORDER:
+        return msg("results out of order")
+    return msg("references of the wrong shape")
 
 
 def memory_check(limit: int | None) -> Check:
@@ -204,31 +162,22 @@ def memory_check(limit: int | None) -> Check:
                      "exercise needs"))
 
 
-def is_memory_error(error: dict[str, Any]) -> bool:
+def is_memory_error(error: protocol.CaseFailure) -> bool:
     """MemoryError, or torch's allocator failing: "can't allocate memory" where an address
     space limit refuses it (POSIX), "not enough memory" where a Job Object's commit limit does
     (Windows), or OutOfMemoryError."""
+    if "problem" in error:  # sys.exit
+        return False
     return (error["type"] in ("MemoryError", "OutOfMemoryError")
             or any(words in error["message"] for words in (
                 "can't allocate memory", "Cannot allocate memory", "not enough memory")))
 
 
-# The worker's own English for two things it reports as text (see worker.py): read back into
-# messages, so that they translate; anything else it says is shown as it came.
-_SYS_EXIT = re.compile(r"your code called sys\.exit\((.*)\)", re.DOTALL)
-_NO_FUNCTION = re.compile(r"your file does not define a function named `(.+)`", re.DOTALL)
-_NOT_CALLABLE = re.compile(r"`(.+)` in your file is not a function", re.DOTALL)
-_ARITY = re.compile(r"`(.+?)` must take (\d+) arguments?; yours is `(.*)`", re.DOTALL)
-
-
-def what_went_wrong(error: dict[str, Any]) -> str:
-    """An exception from learner code, in words: `your code raised ...`."""
+def what_went_wrong(error: protocol.CaseFailure) -> str:
+    """What stopped the learner's code, in words: `your code raised ...`."""
+    if "problem" in error:
+        return msg("your code called sys.exit({code})", code=error["code"])
     kind, message = error["type"], error["message"]
-    if kind == "SystemExit":
-        called = _SYS_EXIT.fullmatch(str(message))
-        if called:
-            return msg("your code called sys.exit({code})", code=called.group(1))
-        return str(message)
     if kind == "KeyboardInterrupt":
         return msg("your code raised KeyboardInterrupt")
     if kind == "EOFError":
@@ -242,37 +191,38 @@ def what_went_wrong(error: dict[str, Any]) -> str:
     return msg("your code raised {kind}", kind=kind)
 
 
-def function_problem(text: str) -> str:
-    """What is wrong with the learner's function, as the worker put it, as a sentence."""
-    if found := _NO_FUNCTION.fullmatch(text):
-        return msg("Your file does not define a function named `{name}`.", name=found.group(1))
-    if found := _NOT_CALLABLE.fullmatch(text):
-        return msg("`{name}` in your file is not a function.", name=found.group(1))
-    if found := _ARITY.fullmatch(text):
-        name, arity, signature = found.group(1), int(found.group(2)), found.group(3)
-        if arity == 1:
-            return msg("`{name}` must take 1 argument; yours is `{signature}`.",
-                       name=name, signature=signature)
-        return msg("`{name}` must take {arity} arguments; yours is `{signature}`.",
-                   name=name, arity=arity, signature=signature)
-    return msg("{problem}.", problem=text[:1].upper() + text[1:])
+def function_problem(problem: protocol.FunctionProblem) -> str:
+    """What is wrong with the learner's function, as a sentence."""
+    name = problem["name"]
+    if problem["problem"] is protocol.Problem.NO_FUNCTION:
+        return msg("Your file does not define a function named `{name}`.", name=name)
+    if problem["problem"] is protocol.Problem.NOT_CALLABLE:
+        return msg("`{name}` in your file is not a function.", name=name)
+    arity, signature = problem["arity"], name + problem["parameters"]
+    if arity == 1:
+        return msg("`{name}` must take 1 argument; yours is `{signature}`.",
+                   name=name, signature=signature)
+    return msg("`{name}` must take {arity} arguments; yours is `{signature}`.",
+               name=name, arity=arity, signature=signature)
 
 
-def _with_traceback(message: str, error: dict[str, Any]) -> str:
+def _with_traceback(message: str, error: protocol.CaseFailure) -> str:
     trace = error["traceback"].strip()
     return msg("{message}\n\n{traceback}", message=message, traceback=trace) if trace else message
 
 
-def learner_error_check(message: dict[str, Any], function: str, memory: int | None) -> Check:
+def learner_error_check(message: protocol.LearnerError, function: str,
+                        memory: int | None) -> Check:
     error = message["error"]
-    if is_memory_error(error):
-        return memory_check(memory)
-    if message["stage"] == "function":
-        return Check("function", "error", function_problem(error["message"]),
+    if "problem" in error and error["problem"] is not protocol.Problem.SYS_EXIT:
+        return Check("function", "error", function_problem(error),
                      msg("define `def {function}(...)` at the top level of your file, with the "
                          "parameters the exercise asks for", function=function))
+    if is_memory_error(error):
+        return memory_check(memory)
+    interrupted = "problem" in error or error["type"] in ("SystemExit", "KeyboardInterrupt")
     hint = (msg("code under `if __name__ == \"__main__\":` does not run during a check")
-            if error["type"] in ("SystemExit", "KeyboardInterrupt") else
+            if interrupted else
             msg("the lines above are where it happened, most recent last"))
     return Check("loads", "error", _with_traceback(
         msg("Your file could not be loaded: {what}.", what=what_went_wrong(error)), error), hint)
@@ -280,7 +230,8 @@ def learner_error_check(message: dict[str, Any], function: str, memory: int | No
 
 def case_error_check(observed: list[dict[str, Any]], function: str,
                      memory: int | None) -> Check | None:
-    """The first check case in which the learner's function raised, as a check."""
+    """The first check case in which the learner's function raised, as a check. Each
+    record's `error` is a CaseFailure (`protocol.decode_observed`)."""
     failing = [(i, o["error"]) for i, o in enumerate(observed) if "error" in o]
     if not failing:
         return None
@@ -300,9 +251,9 @@ def ended_early_check(returncode: int | None, memory: int | None,
         return Check("process", "error",
                      msg("Your code {how} before the checks could finish.", how=how), hint)
 
-    if returncode == EXIT_OUT_OF_MEMORY:
+    if returncode == WorkerExit.OUT_OF_MEMORY:
         return memory_check(memory)
-    if returncode == EXIT_CHANNEL_LOST:
+    if returncode == WorkerExit.CHANNEL_LOST:
         return ended(msg("closed or broke the channel the checker reports on"),
                      msg("do not close or write to file descriptors your code did not open"))
     if returncode is not None and returncode < 0:
@@ -351,7 +302,8 @@ def startup_check(results: Results, run: WorkerRun, allowance: float) -> Check:
                  msg("this is a gradtutor problem; the output below may say more"))
 
 
-def judged(judge: Judge, expected: dict[str, Any], observed: list[dict[str, Any]]) -> list[Check]:
+def judged(judge: Judge, expected: protocol.Expected,
+           observed: list[dict[str, Any]]) -> list[Check]:
     try:
         checks = list(judge(expected["cases"], expected["expected"], observed))
     except Exception as exc:  # noqa: BLE001 - odd data must fail the check, not the tutor
@@ -376,7 +328,7 @@ def decide(run: WorkerRun, judge: Judge, *, function: str, timeout: float,
                           seconds=seconds(timeout))),)
     results = parse_results(run.results, run.results_overflow, results_cap, run.reference)
     if results.problem is not None:
-        if run.returncode == EXIT_OUT_OF_MEMORY:
+        if run.returncode == WorkerExit.OUT_OF_MEMORY:
             return (memory_check(run.memory_limit),)
         return (Check("results", "error",
                       msg("The checker's results came back unreadable ({problem}), so your "
@@ -390,7 +342,7 @@ def decide(run: WorkerRun, judge: Judge, *, function: str, timeout: float,
         return (ended_early_check(run.returncode, run.memory_limit, run.file_limit),)
     if final["type"] == "worker_error":
         error = final["error"]
-        if is_memory_error(error) or run.returncode == EXIT_OUT_OF_MEMORY:
+        if is_memory_error(error) or run.returncode == WorkerExit.OUT_OF_MEMORY:
             return (memory_check(run.memory_limit),)
         return (Check("process", "error",
                       msg("The check stopped on an unexpected error ({error}: {message}).",

@@ -4,50 +4,46 @@ limits, with a clock.
 The tutor's side of the isolation. It reads the file, prepares a `Slot` (a fresh temporary
 folder, no stdin, an output pipe and a private result pipe), starts `gradtutor.checking.worker`
 there, drains both pipes, kills the worker's whole process tree when time is up or the check
-is over (`supervise`), and hands what it saw to `outcome.decide` (pure) for the Verdict. This
-process never runs learner code. `run_check` and `run_snippet` use a cold worker that imports
-torch first; warm.py runs the same requests through the same `supervise` in a warm one.
+is over and sweeps what it left (`supervise`, with lifetime.py's `Workers`), and hands what it
+saw to `outcome.decide` (pure) for the Verdict. This process never runs learner code.
 
-Nothing is left running: on Linux the tutor becomes a child subreaper, so even a learner's
-double-forked, `setsid` daemon re-parents to it and is found and killed after the check. On
-macOS the worker's group is killed, then every process of the user's whose command line or
-environment carries the check's mark (GRADTUTOR_CHECK_MARK, inherited through fork and exec).
-On Windows the worker runs in a Job Object (winjob.py) that takes everything it starts down
-with it. docs/isolation.md has the whole picture.
+Requests run on an `Engine`: `ColdEngine` starts a fresh worker that imports torch first
+(`WaitingWorker`, answered at once); warm.py's engines run the same requests through the same
+`Slot` and `supervise` in a worker that has torch already. docs/isolation.md has the whole
+picture.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
-import shutil
-import signal
-import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import gradtutor
+from gradtutor.checking import protocol
 from gradtutor.checking.checkers import CHECKERS, judge_of, request_checker
 from gradtutor.checking.lifetime import (
+    Workers,
     cleanup_before_termination,
-    guard_memory,
+    kill_group,
     owned_prefix,
-    sweep_abandoned,
+    remove_tree,
+    tutor_descendants,
 )
 from gradtutor.checking.mistakes import name_known_mistake
 from gradtutor.checking.outcome import GiB, MiB, WorkerRun, decide, source_problem
+from gradtutor.checking.protocol import CHECK_MARK
 from gradtutor.checking.snippet import SnippetResult, snippet_result
 from gradtutor.checking.verdict import Check, Verdict, overall
-from gradtutor.checking.worker import CHECK_MARK
 from gradtutor.errors import GradtutorError
 from gradtutor.files import FileTooLarge
 from gradtutor.i18n import msg
@@ -71,14 +67,17 @@ _DROPPED_ENV = ("PYTHONWARNINGS", "PYTHONDEVMODE", "PYTHONFAULTHANDLER", "PYTHON
                 "PYTHONIMPORTTIME", "PYTHONINSPECT", "PYTHONSTARTUP")
 
 
-def run_check(exercise: Exercise, path: Path, *, seed: int,
-              timeout: float | None = None) -> Verdict:
-    """Check the learner's file `path` against `exercise`'s checker, on inputs from `seed`.
+def run_check(exercise: Exercise, path: Path, *, seed: int, timeout: float | None = None,
+              engine: Engine | None = None) -> Verdict:
+    """Check the learner's file `path` against `exercise`'s checker, on inputs from `seed`,
+    on `engine` (default: a cold worker of its own).
 
     `timeout` (default: the exercise's) is the time the learner's code may run; the worker's
     start-up (importing torch, computing references) is not counted. A missing or unreadable
-    file raises GradtutorError; every other problem, down to a crash, is a failed Verdict."""
-    return check_with(run_worker, exercise, path, seed=seed, timeout=timeout)
+    file raises GradtutorError; every other problem, down to a crash, is a failed Verdict.
+    Checks run from several threads at once share one engine (or one `Workers`)."""
+    run = (engine if engine is not None else ColdEngine()).run
+    return check_with(run, exercise, path, seed=seed, timeout=timeout)
 
 
 def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
@@ -99,10 +98,9 @@ def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
     if problem is not None:
         return Verdict(exercise.id, "error", (problem,), seed, _ms_since(started))
     source = raw.decode("utf-8-sig")
-    request = {"kind": "check", "checker": request_checker(exercise),
-               "function": exercise.function,
-               "source": source, "filename": str(path), "seed": seed,
-               "memory_bytes": MEMORY_BUDGET, "file_bytes": FILE_BUDGET}
+    request = protocol.check_request(
+        checker=request_checker(exercise), function=exercise.function, source=source,
+        filename=str(path), seed=seed, memory_bytes=MEMORY_BUDGET, file_bytes=FILE_BUDGET)
     with cleanup_before_termination():
         worker_run, seen = run(request, limit)
     checks = (stopped_check(exercise.id),) if seen.stopped else name_known_mistake(
@@ -116,20 +114,20 @@ def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
 
 
 def run_snippet(code: str, *, show: str | None = None, series: tuple[str, ...] = (),
-                timeout: float = 20.0) -> SnippetResult:
-    """Run a lesson's snippet (a predict or demo step) in a fresh worker, isolated and timed
-    like a check; `show` is an expression whose str() is wanted afterwards, `series` the
-    variables wanted as numbers."""
-    return snippet_with(run_worker, code, show=show, series=series, timeout=timeout)
+                timeout: float = 20.0, engine: Engine | None = None) -> SnippetResult:
+    """Run a lesson's snippet (a predict or demo step) on `engine` (default: a cold worker of
+    its own), isolated and timed like a check; `show` is an expression whose str() is wanted
+    afterwards, `series` the variables wanted as numbers."""
+    run = (engine if engine is not None else ColdEngine()).run
+    return snippet_with(run, code, show=show, series=series, timeout=timeout)
 
 
 def snippet_with(run: RunWorker, code: str, *, show: str | None, series: tuple[str, ...],
                  timeout: float) -> SnippetResult:
     """`run_snippet`, with the worker run by `run`."""
     started = time.monotonic()
-    request = {"kind": "snippet", "code": code, "show": show, "series": list(series),
-               "filename": "<snippet>", "memory_bytes": MEMORY_BUDGET,
-               "file_bytes": FILE_BUDGET}
+    request = protocol.snippet_request(code=code, show=show, series=series,
+                                       memory_bytes=MEMORY_BUDGET, file_bytes=FILE_BUDGET)
     worker_run, seen = run(request, timeout)
     return snippet_result(worker_run, seen.output, series=series, timeout=timeout,
                           startup_allowance=STARTUP_ALLOWANCE,
@@ -192,11 +190,42 @@ class Seen:
     output: str
     dropped: int
     startup_ms: int | None
-    stopped: bool = False  # the tutor ended the run because it was closing (`stop_workers`)
+    stopped: bool = False  # the tutor ended the run because it was closing (`Workers.stop`)
 
 
-# How a request is run: in a fresh cold worker (`run_worker`), or by a warm one (warm.py).
-RunWorker = Callable[[dict[str, Any], float], tuple[WorkerRun, Seen]]
+Outcome = tuple[WorkerRun, Seen]  # all the tutor saw of one run
+# How a request is run: `Engine.run`, or a stand-in.
+RunWorker = Callable[[protocol.Request, float], Outcome]
+
+
+class Engine(Protocol):
+    """Where requests run: a fresh cold worker each (`ColdEngine`), or a worker that has
+    imported torch already (warm.py: children of a fork server, or pre-started workers).
+
+    `run` may be called from any thread; it sweeps what the run left and spares what the
+    engine's other runs (and the other engines of its `Workers`) still run. `close` ends what
+    it runs now (each such run ends as stopped) and what it keeps waiting, and refuses later
+    runs. `start` begins readying a warm worker in the background; `wait_ready` waits for it
+    (whether one is ready); `pid` is its process, if one is running."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def start(self) -> None: ...
+
+    def wait_ready(self) -> bool: ...
+
+    def run(self, request: protocol.Request, timeout: float) -> Outcome: ...
+
+    def close(self) -> None: ...
+
+
+def refuse_if(closed: bool) -> None:
+    """After an engine's `close`, no new worker starts: the program may be ending, and a
+    worker started now could outlive it with nobody left to stop it."""
+    if closed:
+        raise GradtutorError(msg("the checker was closed before this check could run"),
+                             msg("this is a gradtutor bug: check before closing it"))
 
 
 class _Drain(threading.Thread):
@@ -286,8 +315,13 @@ class Slot:
         self._unowned.extend(pair)
         return pair
 
-    def write_request(self, request: dict[str, Any]) -> None:
+    def write_request(self, request: protocol.Request) -> None:
         self.request_path.write_text(json.dumps(request), encoding="utf-8")
+
+    @property
+    def learner_started(self) -> bool:
+        """The worker's first message came: learner code was about to start."""
+        return self.results.first_line.is_set()
 
     def handed_over(self) -> None:
         """The worker has its copies of the write ends: close ours (EOF needs that) and start
@@ -418,32 +452,127 @@ class Spawned:
                 tree.close()
 
 
-def run_worker(request: dict[str, Any], timeout: float, *,
-               contain: Contain = contain_in_job) -> tuple[WorkerRun, Seen]:
-    """Run one request in a fresh cold worker and return what happened, leaving nothing
-    behind: no process, no temporary file, even if the tutor itself is interrupted meanwhile.
-    `contain` puts the worker in a Tree (a Job Object on Windows)."""
-    slot = Slot()
-    worker: Spawned | None = None
-    try:
-        slot.write_request(request)
-        before = tutor_descendants()
-        worker, go = spawn_worker(slot, tied=True, contain=contain)
+def run_worker(request: protocol.Request, timeout: float, *,
+               contain: Contain = contain_in_job, workers: Workers | None = None) -> Outcome:
+    """Run one request in a fresh cold worker (`ColdEngine`) and return what happened, leaving
+    nothing behind: no process, no temporary file, even if the tutor itself is interrupted
+    meanwhile. `contain` puts the worker in a Tree (a Job Object on Windows)."""
+    return ColdEngine(workers, contain=contain).run(request, timeout)
+
+
+class ColdEngine:
+    """The `Engine` that starts a fresh worker for every request, which imports torch first:
+    seconds a check, but nothing is kept running between checks. Runs may come from several
+    threads at once; `close` ends those running."""
+
+    def __init__(self, workers: Workers | None = None, *,
+                 contain: Contain = contain_in_job) -> None:
+        self.workers = workers if workers is not None else Workers()
+        self._contain = contain
+        self._lock = threading.Lock()
+        self._running: set[int] = set()
+        self._closed = False
+
+    @property
+    def pid(self) -> int | None:
+        return None  # nothing waits between requests
+
+    def start(self) -> None:
+        pass
+
+    def wait_ready(self) -> bool:
+        return True
+
+    def run(self, request: protocol.Request, timeout: float) -> Outcome:
+        with self._lock:
+            refuse_if(self._closed)
+        worker = WaitingWorker(self.workers, tied=True, contain=self._contain)
+        try:
+            with self._lock:
+                self._running.add(worker.pid)
+                closed = self._closed
+            if closed:  # closed while it started: it ends at once, as stopped
+                self.workers.stop([worker.pid])
+            outcome, _ = worker.answer(request, timeout)
+            return outcome
+        finally:
+            with self._lock:
+                self._running.discard(worker.pid)
+            worker.discard()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            running = list(self._running)
+        self.workers.stop(running)
+
+
+class WaitingWorker:
+    """A spawned worker and its `Slot`: it imports torch, then waits for `go`. A cold check
+    answers it at once; a pre-started one (warm.py) later. One request each; `discard` once
+    it is over (or never used) leaves nothing of it behind. `tied`: it dies with the tutor
+    (Linux's parent-death signal, which fires when the thread that started it ends, so only
+    for a worker whose starting thread waits for it)."""
+
+    def __init__(self, workers: Workers, *, preload: bool = False, tied: bool = False,
+                 contain: Contain = contain_in_job) -> None:
+        self._workers = workers
+        self.slot = Slot()
+        try:
+            self._spawned, self._go = _spawn_worker(self.slot, workers, preload=preload,
+                                                    tied=tied, contain=contain)
+        except BaseException:
+            self.slot.close()
+            raise
+        self.pid = self._spawned.pid
+        self.slot.handed_over()
+
+    def alive(self) -> bool:
+        return self._spawned.proc.poll() is None
+
+    def answer(self, request: protocol.Request, timeout: float) -> tuple[Outcome, bool]:
+        """The run; and whether it may be retried (the worker died before it said a word,
+        so before any learner code ran: killed while it waited, say)."""
+        self.slot.write_request(request)
+        before = tutor_descendants() - {self.pid}
         started = time.monotonic()
-        send_go(go)  # at once: the worker reads it as soon as torch is imported
-        slot.handed_over()
-        return supervise(slot, worker, request, timeout, before, started)
-    finally:
-        if worker is not None:
-            worker.release()  # before the folder goes: Windows keeps a running process's cwd
-        slot.close()
+        _send_go(self._go)
+        self._go = -1
+        outcome = supervise(self.slot, self._spawned, request, timeout, before=before,
+                            started=started, workers=self._workers)
+        return outcome, not self.slot.learner_started
+
+    def wait(self, seconds: float) -> None:
+        """Wait (up to `seconds`) until it has ended and is reaped."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._spawned.proc.wait(seconds)
+
+    def discard(self) -> None:
+        """End it (if it still waits) and whatever it started, and remove its slot.
+        Idempotent."""
+        if self._go >= 0:
+            os.close(self._go)
+            self._go = -1
+        self._spawned.kill()
+        self._spawned.proc.wait()
+        self._workers.forget(self.pid)
+        self._spawned.release()  # before the folder goes: Windows keeps a running process's cwd
+        for drain in (self.slot.output, self.slot.results):
+            if drain.is_alive():
+                drain.join(timeout=2.0)
+        self.slot.close()
 
 
-def supervise(slot: Slot, process: Process, request: dict[str, Any], timeout: float,
-              before: set[int], started: float) -> tuple[WorkerRun, Seen]:
+def supervise(slot: Slot, process: Process | None, request: protocol.Request, timeout: float,
+              *, before: set[int], started: float, workers: Workers) -> Outcome:
     """Watch a worker that has its request (sent at `started`): its clock, the kill at the
-    deadline, then the sweep of whatever it left running (processes not in `before`), and
-    what it sent. The sweep runs even if the tutor is interrupted meanwhile."""
+    deadline, then the sweep of whatever it left running (processes not in `before`, nor
+    another of `workers`), and what it sent. The sweep runs even if the tutor is interrupted
+    meanwhile. `process` None: the worker never said it had the request (a fork server that
+    died first); whatever may have started is swept all the same, and nothing it did is kept."""
+    if process is None:
+        workers.sweep(before, str(slot.base))
+        return _collect(slot, request, None, False, False, started)
     slot.results.when_first_line(lambda: process.learner_starts(request["memory_bytes"]))
     try:
         timed_out, startup_timed_out = _wait(process, slot.results, timeout, started)
@@ -452,15 +581,15 @@ def supervise(slot: Slot, process: Process, request: dict[str, Any], timeout: fl
         process.kill()  # what is left: the worker if interrupted, and its job (Windows)
         if interrupted:
             process.wait()
-        stopped = forget_worker(process.pid)
-        kill_leftovers(process.pid, before, str(slot.base))
-    return collect(slot, request, process.returncode, timed_out, startup_timed_out, started,
-                   memory_capped=LINUX or process.memory_capped, stopped=stopped)
+        stopped = workers.forget(process.pid)
+        workers.sweep(before, str(slot.base), group=process.pid)
+    return _collect(slot, request, process.returncode, timed_out, startup_timed_out, started,
+                    memory_capped=LINUX or process.memory_capped, stopped=stopped)
 
 
-def collect(slot: Slot, request: dict[str, Any], returncode: int | None, timed_out: bool,
-            startup_timed_out: bool, started: float, *, memory_capped: bool = LINUX,
-            stopped: bool = False) -> tuple[WorkerRun, Seen]:
+def _collect(slot: Slot, request: protocol.Request, returncode: int | None, timed_out: bool,
+             startup_timed_out: bool, started: float, *, memory_capped: bool = LINUX,
+             stopped: bool = False) -> Outcome:
     """What the drains kept, once the worker and everything it started are dead.
     `memory_capped`: the memory budget was enforced (RLIMIT_AS on Linux, a job on Windows),
     so a verdict may name it; `stopped`: the tutor ended the run because it was closing."""
@@ -476,16 +605,12 @@ def collect(slot: Slot, request: dict[str, Any], returncode: int | None, timed_o
     return run, Seen(text, slot.output.dropped, startup_ms, stopped)
 
 
-def spawn_worker(slot: Slot, *, preload: bool = False, tied: bool = False,
-                 contain: Contain = contain_in_job) -> tuple[Spawned, int]:
+def _spawn_worker(slot: Slot, workers: Workers, *, preload: bool, tied: bool,
+                  contain: Contain) -> tuple[Spawned, int]:
     """Start a worker for `slot`: its own session (no terminal, no Ctrl+C from the tutor's
     terminal), stdin empty, output to the slot's output pipe, results to its result pipe and
     nowhere else, the slot's folder as its mark, and (Windows) in a job, by `contain`. It
-    imports torch, then waits for `go` on a pipe: the returned fd, which the caller hands to
-    `send_go` (at once for a cold check, later for a pre-started worker). The caller
-    `release`s the worker once it is over. `tied`: the worker dies with the tutor (Linux's
-    parent-death signal, which fires when the thread that started it ends, so only for a
-    worker whose starting thread waits for it)."""
+    imports torch, then waits for `go` on a pipe: the returned fd, for `_send_go`."""
     go_r, go_w = os.pipe()
     try:
         kwargs, passed = _inheriting([go_r, slot.results_w])
@@ -493,12 +618,12 @@ def spawn_worker(slot: Slot, *, preload: bool = False, tied: bool = False,
                 *passed, *(["--preload"] if preload else []),
                 *([f"--die-with={os.getpid()}"] if tied else [])]
         env = worker_environment(os.environ, mark=str(slot.base))
-        proc = start_registered(lambda: subprocess.Popen(
+        proc = workers.start(lambda: subprocess.Popen(
             argv, cwd=slot.work, stdin=subprocess.DEVNULL, stdout=slot.output_w,
             stderr=slot.output_w, env=env, **kwargs))
         # no learner code runs before `go`, so nothing can start outside the job meanwhile
         worker = Spawned(proc, contain(proc))
-        register_worker(proc.pid, worker.kill)
+        workers.register(proc.pid, worker.kill)
     except BaseException:
         os.close(go_w)
         raise
@@ -507,11 +632,11 @@ def spawn_worker(slot: Slot, *, preload: bool = False, tied: bool = False,
     return worker, go_w
 
 
-def send_go(fd: int) -> None:
+def _send_go(fd: int) -> None:
     """Tell a worker waiting on the pipe `fd` to read its request, and close the pipe. The
     message is far below the pipe's buffer, so this never blocks."""
     with contextlib.suppress(OSError):  # it died already: supervising it will say how
-        os.write(fd, b"go\n")
+        os.write(fd, protocol.GO)
     os.close(fd)
 
 
@@ -566,266 +691,3 @@ def _kill_group(proc: subprocess.Popen[bytes], *, tree_killed: bool = False) -> 
         proc.kill()
     else:
         kill_group(proc.pid)
-
-
-def kill_group(pid: int) -> None:
-    """SIGKILL the process group `pid` leads (POSIX); quietly, if it is gone already."""
-    if os.name != "posix":  # pragma: no cover - Windows has no process groups to signal
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-# The workers running right now, across threads, each with how to kill it. Process-wide
-# because a process's children are: the sweep after one check must spare the workers (and
-# what runs below them) of checks still running beside it, so run_check can be called from
-# several threads at once; and closing the tutor must end them all (`stop_workers`).
-_workers_lock = threading.Lock()
-_live_workers: dict[int, Callable[[], None]] = {}
-_stopped_workers: set[int] = set()  # ended by `stop_workers`; `forget_worker` tells
-
-
-def start_registered(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
-    """Start a worker (or fork server) with `start` and register it as live, with no sweep in
-    between; the tutor becomes a subreaper first (Linux)."""
-    become_subreaper()
-    sweep_abandoned()  # once: what a killed tutor left, before this one starts its own
-    guard_memory()
-    with _workers_lock:
-        proc = start()
-        _live_workers[proc.pid] = functools.partial(kill_group, proc.pid)
-    return proc
-
-
-def register_worker(pid: int, kill: Callable[[], None] | None = None) -> None:
-    """Spare `pid` and what runs below it from every sweep until `forget_worker`; `kill`
-    (default: SIGKILL its process group) is how `stop_workers` ends it."""
-    with _workers_lock:
-        _live_workers[pid] = kill or functools.partial(kill_group, pid)
-
-
-def forget_worker(pid: int) -> bool:
-    """`pid` has ended: stop sparing it. Whether `stop_workers` had ended it."""
-    with _workers_lock:
-        _live_workers.pop(pid, None)
-        stopped = pid in _stopped_workers
-        _stopped_workers.discard(pid)
-    return stopped
-
-
-def stop_workers(pids: Iterable[int] | None = None) -> None:
-    """End the checks running now (all of them, or those of the workers `pids`): the tutor is
-    closing. Each such check ends as `stopped_check`, not as a crash of the learner's code."""
-    with _workers_lock:  # held while killing: a worker forgotten meanwhile has its job closed
-        for pid in list(_live_workers) if pids is None else pids:
-            kill = _live_workers.get(pid)
-            if kill is not None:
-                _stopped_workers.add(pid)
-                kill()
-
-
-@functools.cache
-def become_subreaper() -> None:
-    """Linux: orphans of the tutor's descendants re-parent to the tutor instead of init,
-    so a learner's detached process stays findable. Once per process; harmless if it fails."""
-    if not LINUX:
-        return
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-
-
-def process_table() -> dict[int, tuple[int, str]]:
-    """The processes below the tutor on Linux, the tutor included: pid -> (parent pid, state
-    letter). Read by walking each process's children (/proc/<pid>/task/<tid>/children, every
-    thread's, since any thread may fork), which costs a few reads per process of the tutor's
-    own; where the kernel does not list children, every process of the system instead (some
-    4 ms a scan with 70 processes here, and a desktop runs hundreds; this runs twice a check)."""
-    me = os.getpid()
-    if not os.path.exists(f"/proc/{me}/task/{me}/children"):
-        return _every_process()
-    table: dict[int, tuple[int, str]] = {}
-    todo = [me]
-    while todo:
-        pid = todo.pop()
-        entry = process_stat(pid)
-        if entry is None:
-            continue  # it ended while we looked
-        table[pid] = entry
-        todo += [child for child in children_of(pid) if child not in table]
-    return table
-
-
-def children_of(pid: int) -> list[int]:
-    """The children of `pid` now, whichever of its threads forked them (Linux /proc; empty
-    if it is gone or the kernel does not list children)."""
-    try:
-        threads = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    found: list[int] = []
-    for thread in threads:
-        found += [int(child) for child in
-                  (_read(f"/proc/{pid}/task/{thread}/children") or b"").split()]
-    return found
-
-
-def _every_process() -> dict[int, tuple[int, str]]:
-    """Every process on this Linux system: pid -> (parent pid, state letter)."""
-    table: dict[int, tuple[int, str]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit() and (entry := process_stat(int(name))) is not None:
-            table[int(name)] = entry
-    return table
-
-
-def process_stat(pid: int) -> tuple[int, str] | None:
-    """(parent pid, state letter) of a process, from /proc/<pid>/stat; None if it is gone."""
-    line = _read(f"/proc/{pid}/stat")
-    fields = line[line.rfind(b")") + 2:].split() if line else []  # the name may hold spaces
-    return (int(fields[1]), fields[0].decode("ascii", "replace")) if len(fields) >= 2 else None
-
-
-def _read(path: str) -> bytes | None:
-    """A small /proc file's bytes (os.open and os.read: a third of the cost of open())."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        return os.read(fd, 4096)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def descendants(table: Mapping[int, tuple[int, str]], root: int,
-                spared: Iterable[int] = ()) -> set[int]:
-    """The pids below `root` in `table`, not counting `spared` pids and what is below them."""
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    skip = set(spared)
-    found: set[int] = set()
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in skip and child not in found and child != root:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def tutor_descendants() -> set[int]:
-    return descendants(process_table(), os.getpid()) if LINUX else set()
-
-
-def kill_leftovers(worker: int, before: set[int], marker: str, rounds: int = 400) -> None:
-    """Kill and reap whatever the check left running: the worker's process group, then (on
-    Linux) every process below the tutor that did not exist before the check and is not
-    another check's worker, round after round until none is left. Elsewhere on POSIX, where
-    orphans go to init, they are found by `marker` (the check's folder) in their command line
-    or environment, which keeps it through fork and exec. On Windows the worker's job (or
-    `taskkill /T`) took them when the worker was killed."""
-    if sys.platform == "win32":  # pragma: no cover
-        return
-    kill_group(worker)
-    sweep_leftovers(before, marker, rounds)
-
-
-def sweep_leftovers(before: set[int], marker: str, rounds: int = 400) -> None:
-    """The second half of `kill_leftovers`: what is left once the worker's group is dead."""
-    if sys.platform == "win32":  # pragma: no cover
-        return
-    if not LINUX:  # pragma: no cover - macOS; the same sweep is tested on Linux
-        for _ in range(3):
-            if not sweep_by_marker(marker):
-                return
-            time.sleep(0.01)
-        return
-    me = os.getpid()
-    for _ in range(rounds):
-        with _workers_lock:
-            table = process_table()
-            doomed = descendants(table, me, before | _live_workers.keys())
-            for pid in doomed:
-                if table[pid][1] != "Z":
-                    _signal(pid, signal.SIGKILL)
-            for pid in doomed:
-                if table[pid][0] == me:  # only our own children can be reaped by us
-                    _reap(pid)
-        if not doomed:
-            return
-        time.sleep(0.005)
-
-
-# `ps` listing every process as "pid uid command line", the command line followed by the
-# environment the process started with: macOS's -E, procps's `e`. A process that exec'd
-# another program keeps the check's mark in its environment, not in its command line.
-PS_MACOS = ("ps", "-ww", "-E", "-axo", "pid=,uid=,args=")
-PS_PROCPS = ("ps", "-ww", "axeo", "pid=,uid=,args=")
-
-
-def pids_with_marker(listing: str, marker: str, *, uid: int, spared: Iterable[int]) -> set[int]:
-    """From a `PS_MACOS` or `PS_PROCPS` listing, the processes of the user `uid` whose command
-    line or environment holds `marker`, but for `spared` ones."""
-    spare = set(spared)
-    found: set[int] = set()
-    for line in listing.splitlines():
-        fields = line.split(None, 2)
-        if len(fields) < 3 or not (fields[0].isdigit() and fields[1].isdigit()):
-            continue
-        pid, owner, args = int(fields[0]), int(fields[1]), fields[2]
-        if owner == uid and marker in args and pid not in spare:
-            found.add(pid)
-    return found
-
-
-def sweep_by_marker(marker: str, ps: tuple[str, ...] = PS_MACOS) -> set[int]:
-    """SIGKILL every process of this user whose command line or environment (as listed by
-    `ps`) holds `marker`, never the tutor itself or its parent; the pids it found."""
-    env = {k: v for k, v in os.environ.items() if k != CHECK_MARK}  # ps must not list itself
-    try:
-        listing = subprocess.run(list(ps), capture_output=True, text=True, env=env,
-                                 errors="replace", timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    doomed = pids_with_marker(listing, marker, uid=os.getuid(),
-                              spared={os.getpid(), os.getppid()})
-    for pid in doomed:
-        _signal(pid, signal.SIGKILL)
-    return doomed
-
-
-def _signal(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, sig)
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
-
-
-def remove_tree(path: Path) -> None:
-    """Delete `path` and everything in it, whatever the learner did to the permissions inside
-    (a folder made unreadable or read-only is opened up first; symlinks are never followed)."""
-    def unlock(folder: str) -> None:
-        try:
-            os.chmod(folder, stat.S_IRWXU)
-            entries = list(os.scandir(folder))
-        except OSError:
-            return
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                unlock(entry.path)
-            elif entry.is_file(follow_symlinks=False):  # Windows won't delete read-only files
-                with contextlib.suppress(OSError):
-                    os.chmod(entry.path, stat.S_IRUSR | stat.S_IWUSR)
-
-    if not path.exists():
-        return
-    unlock(str(path))
-    shutil.rmtree(path, ignore_errors=True)

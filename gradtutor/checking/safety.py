@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import gradtutor
+from gradtutor.checking import protocol
 from gradtutor.checking.checkers import judge_of, request_checker
 from gradtutor.checking.mistakes import mutant_source
 from gradtutor.checking.outcome import case_error_check, judged, learner_error_check
@@ -112,20 +113,21 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
                                  "series": list(names)}, series=names, step=step.id)
 
 
-def checks_from(job: Job, messages: list[dict[str, Any]]) -> list[Check]:
-    """The checks a run produced, decided by the same functions that judge a learner's run."""
-    by_type = {m.get("type"): m for m in messages}
+def checks_from(job: Job, messages: list[Any]) -> list[Check]:
+    """The checks a run produced (its messages read as a learner's run's are), decided by the
+    same functions that judge a learner's run."""
+    read = protocol.check_messages(messages)
     function = job.request["function"]
-    if "learner_error" in by_type:
-        return [learner_error_check(by_type["learner_error"], function, None)]
-    expected, observed = by_type.get("expected"), by_type.get("observed")
-    if expected is None or observed is None:
+    final = read.final
+    if final is not None and final["type"] == "learner_error":
+        return [learner_error_check(final, function, None)]
+    if read.expected is None or final is None or final["type"] != "observed":
         return [Check("runs", "error", "the run ended without results")]
-    failed = case_error_check(observed["observed"], function, None)
+    failed = case_error_check(final["observed"], function, None)
     if failed is not None:
         return [failed]
     assert job.exercise is not None  # an exercise's job
-    return judged(judge_of(job.exercise), expected, observed["observed"])
+    return judged(judge_of(job.exercise), read.expected, final["observed"])
 
 
 def problem_text(job: Job, result: dict[str, Any]) -> str | None:

@@ -7,14 +7,14 @@ the tutor's side, pure: it checks that data and returns a SnippetResult. No torc
 
 from __future__ import annotations
 
-import json
 import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from gradtutor.checking import protocol
 from gradtutor.checking.outcome import MiB, WorkerRun, seconds, signal_name
-from gradtutor.checking.worker import EXIT_CHANNEL_LOST, EXIT_OUT_OF_MEMORY
+from gradtutor.checking.protocol import WorkerExit
 from gradtutor.i18n import msg
 
 MAX_ERROR_CHARS = 300
@@ -102,9 +102,13 @@ def snippet_result(run: WorkerRun, output: str, *, series: tuple[str, ...], time
     if run.startup_timed_out:
         return failed(msg("the worker was not ready after {seconds} s",
                           seconds=seconds(startup_allowance)))
-    final, problem = _final_message(run.results, run.results_overflow)
-    if problem is not None:
-        return failed(problem)
+    read = protocol.read_snippet(run.results, run.results_overflow)
+    if read.fault is protocol.Fault.OVERFLOW:
+        return failed(msg("the snippet's results were larger than {mib} MiB",
+                          mib=len(run.results) // MiB))
+    if read.fault is not None:
+        return failed(msg("the snippet's results came back unreadable"))
+    final = read.final
     if final is None:
         return failed(_ended_early(run.returncode))
     if final["type"] == "worker_error":
@@ -112,14 +116,11 @@ def snippet_result(run: WorkerRun, output: str, *, series: tuple[str, ...], time
         return failed(msg("the worker failed: {type}: {message}", type=error["type"],
                           message=error["message"]))
     if "error" in final:
-        return failed(str(final["error"]))
-    shown = final.get("shown")
-    if shown is not None and not isinstance(shown, str):
-        return failed(msg("the snippet's results came back unreadable"))
-    values, problem = checked_series(final.get("series", {}), series)
+        return failed(final["error"])
+    values, problem = checked_series(final["series"], series)
     if problem is not None:
         return failed(problem)
-    return SnippetResult(True, shown, values, output, None, duration_ms)
+    return SnippetResult(True, final["shown"], values, output, None, duration_ms)
 
 
 Series = tuple[tuple[str, tuple[float, ...]], ...]  # (variable, values), in the order asked
@@ -171,37 +172,10 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, float) or (isinstance(value, int) and abs(value) < 2**1000)
 
 
-def _final_message(data: bytes, overflow: bool) -> tuple[dict[str, Any] | None, str | None]:
-    """The message that ended the run (None if none came), or why the channel is unreadable."""
-    if overflow:
-        return None, msg("the snippet's results were larger than {mib} MiB", mib=len(data) // MiB)
-    messages: list[Any] = []
-    for line in data.split(b"\n")[:-1]:  # an unfinished last line says only that it died
-        try:
-            messages.append(json.loads(line))
-        except (ValueError, RecursionError):
-            return None, msg("the snippet's results came back unreadable")
-    kinds = [m.get("type") if isinstance(m, dict) else None for m in messages]
-    if kinds in ([], ["started"]):
-        return None, None
-    final = messages[-1]
-    if kinds == ["worker_error"] or (kinds[:1] == ["started"] and len(kinds) == 2
-                                     and kinds[1] in ("snippet", "worker_error")):
-        if final["type"] == "worker_error" and not _valid_error(final.get("error")):
-            return None, msg("the snippet's results came back unreadable")
-        return final, None
-    return None, msg("the snippet's results came back unreadable")
-
-
-def _valid_error(error: Any) -> bool:
-    return isinstance(error, dict) and all(
-        isinstance(error.get(key), str) for key in ("type", "message"))
-
-
 def _ended_early(returncode: int | None) -> str:
-    if returncode == EXIT_OUT_OF_MEMORY:
+    if returncode == WorkerExit.OUT_OF_MEMORY:
         return msg("the snippet ran out of memory")
-    if returncode == EXIT_CHANNEL_LOST:
+    if returncode == WorkerExit.CHANNEL_LOST:
         return msg("the snippet closed the channel its results go back on")
     if returncode is not None and returncode < 0:
         return msg("the snippet's process was killed by {signal}", signal=signal_name(-returncode))

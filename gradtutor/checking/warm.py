@@ -15,7 +15,6 @@ what the child itself reported, which the tutor reaps as the subreaper of its or
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import signal
@@ -29,39 +28,35 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Generic, Protocol, TypeVar
 
-from gradtutor.checking.checkers import CheckerRef, reference_key
-from gradtutor.checking.outcome import WorkerRun, valid_expected
-from gradtutor.checking.runner import (
+from gradtutor.checking import protocol
+from gradtutor.checking.lifetime import (
     LINUX,
-    STARTUP_ALLOWANCE,
-    Contain,
-    Seen,
-    Slot,
-    check_with,
+    Workers,
     children_of,
-    collect,
-    contain_in_job,
-    forget_worker,
     kill_group,
     process_stat,
-    register_worker,
-    run_worker,
-    send_go,
-    snippet_with,
-    spawn_worker,
-    start_registered,
-    stop_workers,
-    supervise,
-    sweep_leftovers,
     tutor_descendants,
+)
+from gradtutor.checking.protocol import TUNED_MARK
+from gradtutor.checking.runner import (
+    STARTUP_ALLOWANCE,
+    ColdEngine,
+    Contain,
+    Engine,
+    Outcome,
+    Slot,
+    WaitingWorker,
+    contain_in_job,
+    refuse_if,
+    run_check,
+    run_snippet,
+    supervise,
     worker_environment,
 )
 from gradtutor.checking.snippet import SnippetResult
 from gradtutor.checking.verdict import Verdict
-from gradtutor.checking.worker import TUNED_MARK
-from gradtutor.errors import GradtutorError
 from gradtutor.lessons.model import Exercise
 
 FORK_SERVER = (LINUX and hasattr(os, "fork") and hasattr(socket, "send_fds")
@@ -69,8 +64,6 @@ FORK_SERVER = (LINUX and hasattr(os, "fork") and hasattr(socket, "send_fds")
 REPLY_WAIT = 10.0  # seconds a server may take to say it forked
 KILL_WAIT = 2.0  # seconds to wait for a killed child to be reported, before giving up on it
 KNOWN_REFERENCES = 64  # (checker, seed) pairs whose references a fork engine keeps
-
-Outcome = tuple[WorkerRun, Seen]
 
 
 def warm_enabled(environ: Mapping[str, str]) -> bool:
@@ -92,14 +85,19 @@ class WarmWorker:
     (once it is ready, between two of its checks), so that several workers import torch once
     and share its memory; where that cannot be, it starts its own. `warm_up` off: the child
     forked ahead for the next check does not run a training step first, which checks back to
-    back (`grade`) would wait for; a clone has its first server's setting."""
+    back (`grade`) would wait for; a clone has its first server's setting. `workers`: the
+    processes of the checks this worker runs are registered there, with those of the other
+    engines that may run checks at the same time (a twin shares its first worker's)."""
 
     def __init__(self, *, fork: bool | None = None, contain: Contain = contain_in_job,
-                 twin_of: WarmWorker | None = None, warm_up: bool = True) -> None:
+                 twin_of: WarmWorker | None = None, warm_up: bool = True,
+                 workers: Workers | None = None) -> None:
         use_fork = FORK_SERVER if fork is None else fork and FORK_SERVER
         first = twin_of._clone_server if twin_of is not None else None
-        self._engine: _ForkEngine | _PrestartEngine = (
-            _ForkEngine(first, warm_up) if use_fork else _PrestartEngine(contain))
+        self.workers: Workers = (twin_of.workers if twin_of is not None else
+                                 workers if workers is not None else Workers())
+        self._engine: Engine = (_ForkEngine(self.workers, first, warm_up) if use_fork else
+                                _PrestartEngine(self.workers, contain))
         self._lock = threading.Lock()  # one check at a time
         # the safety net: the engine is closed when this object goes, or at exit at the latest
         self._finalizer = weakref.finalize(self, self._engine.close)
@@ -125,14 +123,14 @@ class WarmWorker:
               timeout: float | None = None) -> Verdict:
         """`runner.run_check`, in a fresh child of the warm worker."""
         with self._lock:
-            return check_with(self._engine.run, exercise, path, seed=seed, timeout=timeout)
+            return run_check(exercise, path, seed=seed, timeout=timeout, engine=self._engine)
 
     def run_snippet(self, code: str, *, show: str | None = None, series: tuple[str, ...] = (),
                     timeout: float = 20.0) -> SnippetResult:
         """`runner.run_snippet`, in a fresh child of the warm worker."""
         with self._lock:
-            return snippet_with(self._engine.run, code, show=show, series=series,
-                                timeout=timeout)
+            return run_snippet(code, show=show, series=series, timeout=timeout,
+                               engine=self._engine)
 
     def close(self) -> None:
         """Kill the worker and any check running in it, which ends as stopped because the
@@ -153,14 +151,6 @@ class WarmWorker:
         self.close()
 
 
-def _refuse_if(closed: bool) -> None:
-    """After close(), no new worker starts: the program may be ending, and a worker started
-    now could outlive it with nobody left to stop it."""
-    if closed:
-        raise GradtutorError("the warm checker was closed before this check could run",
-                             "this is a gradtutor bug: check before closing it")
-
-
 # ---- Linux: the fork server ----------------------------------------------------------------
 
 class _Server:
@@ -168,8 +158,9 @@ class _Server:
     `spawn` starts one (the tutor's child); `clone` forks another from a ready one (that
     server's child, which the tutor cannot reap or wait for, only watch)."""
 
-    def __init__(self, control: socket.socket, pid: int,
+    def __init__(self, workers: Workers, control: socket.socket, pid: int,
                  proc: subprocess.Popen[bytes] | None = None) -> None:
+        self.workers = workers  # where it is registered, and its clones
         self.control = control
         self.pid = pid
         self.proc = proc
@@ -184,11 +175,11 @@ class _Server:
         self.checking: int | None = None  # the last check's child: `_Forked` reaps it
 
     @classmethod
-    def spawn(cls, warm_up: bool = True) -> _Server:
+    def spawn(cls, workers: Workers, warm_up: bool = True) -> _Server:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             fd = theirs.fileno()
-            proc = start_registered(lambda: subprocess.Popen(
+            proc = workers.start(lambda: subprocess.Popen(
                 [sys.executable, "-m", "gradtutor.checking.worker", "--serve", str(fd),
                  "--tutor", str(os.getpid()),  # a sweep can tell when its tutor is gone
                  *([] if warm_up else ["--no-warm-up"])],
@@ -200,7 +191,7 @@ class _Server:
             raise
         finally:
             theirs.close()
-        return cls(mine, proc.pid, proc)
+        return cls(workers, mine, proc.pid, proc)
 
     def clone(self) -> _Server | None:
         """A second server forked from this ready one (no check may be running on it): it
@@ -208,7 +199,7 @@ class _Server:
         ends with this server (its parent-death signal)."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            socket.send_fds(self.control, [b'{"clone": true}'], [theirs.fileno()])
+            socket.send_fds(self.control, [protocol.line(protocol.clone())], [theirs.fileno()])
         except OSError:
             self.lost = True
             mine.close()
@@ -216,12 +207,12 @@ class _Server:
         finally:
             theirs.close()
         reply = self.receive(REPLY_WAIT)
-        pid = reply.get("cloned") if reply else None
-        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        if reply is None or reply["type"] != "cloned":
             mine.close()
             return None
-        register_worker(pid)
-        clone = _Server(mine, pid)
+        pid = reply["pid"]
+        self.workers.register(pid)
+        clone = _Server(self.workers, mine, pid)
         clone.parent = self.pid
         return clone
 
@@ -235,23 +226,20 @@ class _Server:
         parent has reaped it: it is this clone only while that parent is still its parent."""
         return _running(self.pid) and _parent_of(self.pid) == self.parent
 
-    def receive(self, timeout: float, fds: list[int] | None = None) -> dict[str, Any] | None:
-        """The server's next message but {"spare": pid} (noted in `told`); None if none came
-        in time or the server is gone. The fds that came with it are appended to `fds`
-        (closed, if it is None)."""
+    def receive(self, timeout: float,
+                fds: list[int] | None = None) -> protocol.FromServer | None:
+        """The server's next message but a `Spare` (noted in `told`); None if none came in
+        time or the server is gone. The fds that came with it are appended to `fds` (closed,
+        if it is None)."""
         deadline = time.monotonic() + timeout
         while True:
             message = self._receive_one(deadline - time.monotonic(), fds)
-            if message is None or set(message) != {"spare"}:
+            if message is None or message["type"] != "spare":
                 return message
-            self._note("spare", message["spare"])
-
-    def _note(self, name: str, pid: Any) -> None:
-        if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
-            self.told[name] = pid
+            self.told["spare"] = message["pid"]
 
     def _receive_one(self, timeout: float, fds: list[int] | None = None, *,
-                     even_if_lost: bool = False) -> dict[str, Any] | None:
+                     even_if_lost: bool = False) -> protocol.FromServer | None:
         if self.lost and not even_if_lost:
             return None
         try:
@@ -268,26 +256,24 @@ class _Server:
         if data is None:
             return None
         try:
-            message = json.loads(data) if data else None
-        except ValueError:
-            message = None
-        if not isinstance(message, dict):
-            self.lost = True  # end of file, or something the server never says
+            return protocol.decode_from_server(data)
+        except protocol.Malformed:  # end of file, or something the server never says
+            self.lost = True
             return None
-        return message
 
     def wait_ready(self, timeout: float) -> bool:
         if not self.ready:
             fds: list[int] = []
             message = self.receive(timeout, fds)
-            self.ready = bool(message and message.get("ready") is True)
-            if message and isinstance(message.get("error"), str):
+            if message is not None and message["type"] == "failed":
                 self.error = message["error"]
-            if self.ready and fds:
-                self.references = _References(fds.pop())
-            if self.ready and message:
-                self._note("references", message.get("references"))
-                self._note("spare", message.get("spare"))
+            if message is not None and message["type"] == "ready":
+                self.ready = True
+                if fds:
+                    self.references = _References(fds.pop())
+                self.told["references"] = message["references"]
+                if message["spare"] is not None:
+                    self.told["spare"] = message["spare"]
             for fd in fds:
                 os.close(fd)
         return self.ready
@@ -295,17 +281,17 @@ class _Server:
     def submit(self, slot: Slot) -> int | None:
         """Hand the server the slot's request and pipes; the pid of the child it forked, or
         None if it is gone or did not answer."""
-        request = json.dumps({"request": str(slot.request_path), "work": str(slot.work)})
+        request = protocol.line(protocol.hand_over(str(slot.request_path), str(slot.work)))
         try:
-            socket.send_fds(self.control, [request.encode()], [slot.output_w, slot.results_w])
+            socket.send_fds(self.control, [request], [slot.output_w, slot.results_w])
         except OSError:
             self.lost = True
             return None
         reply = self.receive(REPLY_WAIT)
-        pid = reply.get("pid") if reply else None
-        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        if reply is None or reply["type"] != "child":
             self.lost = True
             return None
+        pid = reply["pid"]
         if self.told.get("spare") == pid:  # a check's child now: `_Forked` reaps it
             del self.told["spare"]
         self.checking = pid
@@ -316,7 +302,8 @@ class _Server:
         stays open for a check still reading it; `close_socket` closes it."""
         with contextlib.suppress(OSError, ValueError):  # what it said before it went: the
             while (said := self._receive_one(0.0, even_if_lost=True)) is not None:
-                self._note("spare", said.get("spare"))  # child it forked last, say
+                if said["type"] == "spare":  # the child it forked last, say
+                    self.told["spare"] = said["pid"]
         self.lost = True
         # its reference process and waiting child (and a check's child, clones: those are
         # reaped by whoever watches them too, harmlessly)
@@ -328,7 +315,7 @@ class _Server:
         elif self.proc.poll() is None:
             kill_group(self.pid)  # its reference process too: it is in the server's group
             self.proc.wait()
-        forget_worker(self.pid)
+        self.workers.forget(self.pid)
         _reap_orphans(sorted(orphans), self.pid)
 
     def close_socket(self) -> None:
@@ -367,16 +354,16 @@ class _References:
         self._pending = b""
         self.lost = False
 
-    def ask(self, checker: CheckerRef, seed: int) -> bool:
+    def ask(self, checker: protocol.CheckerRef, seed: int) -> bool:
         try:
-            self._socket.sendall(json.dumps({"checker": checker, "seed": seed}).encode() + b"\n")
+            self._socket.sendall(protocol.line(protocol.reference_request(checker, seed)))
         except OSError:
             self.lost = True
         return not self.lost
 
-    def answer(self, timeout: float) -> dict[str, Any] | None:
-        """The answer to the last question: {"type": "expected", "cases", "expected"}, or None
-        (it failed, or said nothing in `timeout` seconds)."""
+    def answer(self, timeout: float) -> protocol.Expected | None:
+        """The answer to the last question, or None (it failed, or said nothing in `timeout`
+        seconds)."""
         deadline = time.monotonic() + timeout
         while b"\n" not in self._pending and not self.lost:
             try:
@@ -389,14 +376,12 @@ class _References:
             self.lost = not chunk
         line, _, self._pending = self._pending.partition(b"\n")
         try:
-            message = json.loads(line) if not self.lost else None
-        except ValueError:
-            message = None
-        if not (isinstance(message, dict) and message.get("type") == "expected"
-                and valid_expected(message)):
-            self.lost = True
-            return None
-        return message
+            if not self.lost:
+                return protocol.decode_reference(line)
+        except protocol.Malformed:
+            pass
+        self.lost = True
+        return None
 
     def close(self) -> None:
         self.lost = True
@@ -426,9 +411,8 @@ class _Forked:
         deadline = time.monotonic() + seconds
         if not self.server.lost:
             message = self.server.receive(seconds)
-            code = message.get("exit") if message else None
-            if isinstance(code, int) and not isinstance(code, bool):
-                self.returncode, self.ended = code, True
+            if message is not None and message["type"] == "exit":
+                self.returncode, self.ended = message["code"], True
                 return True
             if not self.server.lost:
                 return False
@@ -495,14 +479,55 @@ def _parent_of(pid: int) -> int | None:
     return stat[0] if stat is not None else None
 
 
-class _Engine:
-    """What both engines share: a lock, and the thread that starts their worker."""
+class _Running(Protocol):
+    """The process of the request an engine runs now: what `close` stops, then reaps."""
 
-    _state: threading.Lock
-    _starting: threading.Thread | None
+    pid: int
+
+
+R = TypeVar("R")  # what a warm engine keeps ready: a fork server, or a pre-started worker
+P = TypeVar("P", bound=_Running)
+
+
+class _WarmEngine(Generic[R, P]):
+    """The lifecycle both warm engines share. A worker (`R`) is made in the background
+    (`start`) and kept ready; each request takes it (`_take`) and runs in it (`_attempt`), on
+    a fresh one if it may be retried, and in a cold worker when there is none; `close` stops
+    the request running now (the process `P`), lets go of what is kept, and refuses later
+    requests. A subclass says how its worker is made, taken, used and let go."""
+
+    attempts = 1  # how many workers one request may try before it runs cold
+
+    def __init__(self, workers: Workers) -> None:
+        self._workers = workers
+        self._cold = ColdEngine(workers)
+        self._state = threading.Lock()
+        self._ready: R | None = None  # the worker kept for the next request
+        self._starting: threading.Thread | None = None
+        self._current: P | None = None  # the process of the request running now
+        self._closed = False
+        self._broken = False  # no worker can be made: every request runs cold
 
     def start(self) -> None:
-        raise NotImplementedError
+        with self._state:
+            if (self._closed or self._broken or self._ready is not None
+                    or (self._starting is not None and self._starting.is_alive())):
+                return
+            self._starting = threading.Thread(target=self._start_one, daemon=True,
+                                              name="gradtutor-warm-start")
+            self._starting.start()
+
+    def _start_one(self) -> None:
+        try:
+            made = self._make()
+        except (OSError, subprocess.SubprocessError):
+            self._could_not_make()
+            return
+        with self._state:
+            if not self._closed:
+                self._ready = made
+                return
+        self._let_go(made, running=False)
 
     def _await_start(self) -> None:
         """Start the worker if need be, and wait until that start has ended."""
@@ -512,68 +537,112 @@ class _Engine:
         if starting is not None:
             starting.join()
 
+    def run(self, request: protocol.Request, timeout: float) -> Outcome:
+        try:
+            for _ in range(self.attempts):
+                taken = self._take()
+                if taken is None:
+                    break
+                outcome, retry = self._attempt(taken, request, timeout)
+                if not retry or self._closed:
+                    return outcome
+            refuse_if(self._closed)
+            return self._cold.run(request, timeout)
+        finally:
+            self._after_run()
 
-class _ForkEngine(_Engine):
+    def _running(self, process: P | None) -> None:
+        with self._state:
+            self._current = process
+
+    def close(self) -> None:
+        with self._state:
+            self._closed = True
+            starting = self._starting
+        if starting is not None:
+            starting.join(timeout=10.0)  # it lets go of what it made once it sees _closed
+        with self._state:
+            ready, self._ready = self._ready, None
+            current = self._current
+        if current is not None:
+            self._workers.stop([current.pid])  # ends now, as stopped; its thread cleans up
+        self._cold.close()  # and a cold run in its place
+        if ready is not None:
+            self._let_go(ready, running=current is not None)
+        if current is not None:
+            self._reap(current)  # at exit, its own thread will not
+
+    # what a subclass says
+    def _make(self) -> R:
+        raise NotImplementedError
+
+    def _could_not_make(self) -> None:
+        """`_make` failed (no process could be started)."""
+
+    def _take(self) -> R | None:
+        """The worker for the next request, waited for if need be; None if there is none."""
+        raise NotImplementedError
+
+    def _attempt(self, taken: R, request: protocol.Request,
+                 timeout: float) -> tuple[Outcome, bool]:
+        """The run in `taken`; and whether it may be retried (no learner code ran)."""
+        raise NotImplementedError
+
+    def _after_run(self) -> None:
+        """After each request, whichever way it ran."""
+
+    def _let_go(self, kept: R, *, running: bool) -> None:
+        """End a worker that was kept (`running`: while `close` stops a request in it)."""
+        raise NotImplementedError
+
+    def _reap(self, current: P) -> None:
+        """After `close` stopped it: wait (bounded) until `current` is reaped."""
+        raise NotImplementedError
+
+
+class _ForkEngine(_WarmEngine[_Server, _Forked]):
     """Runs requests in children of a fork server, restarting the server when it dies.
     `first`, if given, makes its first server (a clone of another engine's); it may give
     None, and a server is then spawned as usual."""
 
-    def __init__(self, first: Callable[[], _Server | None] | None = None,
+    attempts = 2
+
+    def __init__(self, workers: Workers, first: Callable[[], _Server | None] | None = None,
                  warm_up: bool = True) -> None:
+        super().__init__(workers)
         self._first = first
         self._warm_up = warm_up
-        self._state = threading.Lock()
-        self._server: _Server | None = None
-        self._starting: threading.Thread | None = None
-        self._current: _Forked | None = None
-        self._closed = False
-        self._broken = False  # no server could start: every request runs cold
         # references by (checker, seed), the latest last: a seed checked again (a class
         # graded on one seed, `check --all` run again) needs no new ones
-        self._known: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
+        self._known: OrderedDict[tuple[str, int], protocol.Expected] = OrderedDict()
 
     @property
     def pid(self) -> int | None:
-        server = self._server
+        server = self._ready
         return server.pid if server is not None and server.alive() else None
 
-    def start(self) -> None:
-        with self._state:
-            if (self._closed or self._broken or self._server is not None
-                    or (self._starting is not None and self._starting.is_alive())):
-                return
-            self._starting = threading.Thread(target=self._spawn, name="gradtutor-warm-start",
-                                              daemon=True)
-            self._starting.start()
+    def _make(self) -> _Server:
+        first, self._first = self._first, None  # only the first: later ones are spawned
+        return (first() if first is not None else None) or _Server.spawn(self._workers,
+                                                                         self._warm_up)
 
-    def _spawn(self) -> None:
-        try:
-            first, self._first = self._first, None  # only the first: later ones are spawned
-            server = (first() if first is not None else None) or _Server.spawn(self._warm_up)
-        except (OSError, subprocess.SubprocessError):
-            with self._state:
-                self._broken = True
-            return
+    def _could_not_make(self) -> None:
         with self._state:
-            if not self._closed:
-                self._server = server
-                return
-        server.stop()
-        server.close_socket()
+            self._broken = True
 
-    def _ready_server(self) -> _Server | None:
+    def _take(self) -> _Server | None:
         """A server ready for a request, started and waited for if need be (twice at most);
         None if there is none to be had."""
         for _ in range(2):
             with self._state:
-                server = self._server
+                server = self._ready
             if server is not None and not server.alive():
                 self._drop(server)
                 server = None
             if server is None:
                 self._await_start()
                 with self._state:
-                    server = self._server
+                    server = self._ready
                 if server is None:
                     return None
             if server.wait_ready(STARTUP_ALLOWANCE):
@@ -586,41 +655,42 @@ class _ForkEngine(_Engine):
         return None
 
     def wait_ready(self) -> bool:
-        return self._ready_server() is not None
+        return self._take() is not None
 
     def clone_server(self) -> _Server | None:
         """A clone of this engine's server, once it is ready (`_Server.clone`); the caller
         holds the lock that keeps checks off it meanwhile. None if there is none to clone."""
-        server = self._ready_server()
+        server = self._take()
         return server.clone() if server is not None else None
 
     def _drop(self, server: _Server) -> None:
         with self._state:
-            if self._server is server:
-                self._server = None
-        server.stop()
-        server.close_socket()
+            if self._ready is server:
+                self._ready = None
+        self._let_go(server, running=False)
 
-    def run(self, request: dict[str, Any], timeout: float) -> Outcome:
-        for _ in range(2):
-            server = self._ready_server()
-            if server is None:
-                break
-            outcome, retry = self._attempt(server, request, timeout)
-            if server.lost:
-                self._drop(server)
-                self.start()  # the next server, in the background
-            if not retry or self._closed:
-                return outcome
-        _refuse_if(self._closed)
-        return run_worker(request, timeout)
+    def _let_go(self, kept: _Server, *, running: bool) -> None:
+        kept.stop()
+        if not running:  # else the check in it still reads the socket; it closes it itself
+            kept.close_socket()
 
-    def _attempt(self, server: _Server, request: dict[str, Any],
+    def _reap(self, current: _Forked) -> None:
+        current.reap_orphan(time.monotonic() + KILL_WAIT)  # its server is gone: the tutor's
+
+    def _attempt(self, server: _Server, request: protocol.Request,
                  timeout: float) -> tuple[Outcome, bool]:
         """One run in a fresh child; and whether it may be retried (the server went away
-        before any learner code ran)."""
+        before any learner code ran). A server lost on the way is replaced."""
+        attempt = self._in_child(server, request, timeout)
+        if server.lost:
+            self._drop(server)
+            self.start()  # the next server, in the background
+        return attempt
+
+    def _in_child(self, server: _Server, request: protocol.Request,
+                  timeout: float) -> tuple[Outcome, bool]:
         reference, asked = self._reference(server, request)
-        if reference is not None or asked:
+        if request["kind"] == "check" and (reference is not None or asked):
             request = {**request, "reference": "tutor"}
         slot = Slot()
         try:
@@ -633,189 +703,101 @@ class _ForkEngine(_Engine):
                 # gone before it said so much as a pid: a child it may have forked is found
                 # by the sweep (an orphan of the tutor's now), and nothing it did is kept
                 server.stop()
-                sweep_leftovers(before, str(slot.base))
-                outcome = collect(slot, request, None, False, False, started)
-                return outcome, True
+                return supervise(slot, None, request, timeout, before=before, started=started,
+                                 workers=self._workers), True
             child = _Forked(server, pid)
-            register_worker(pid, child.kill)  # spared by other threads' sweeps, if it is ours
-            with self._state:
-                self._current = child
+            self._workers.register(pid, child.kill)  # spared by other threads' sweeps
+            self._running(child)
             try:
-                outcome = supervise(slot, child, request, timeout, before, started)
+                outcome = supervise(slot, child, request, timeout, before=before,
+                                    started=started, workers=self._workers)
             finally:
-                with self._state:
-                    self._current = None
-            if asked:
+                self._running(None)
+            if asked and request["kind"] == "check":
                 reference = self._answer(server, request)
                 if reference is None:  # it could not be judged: again, the old way
                     return outcome, True
             if reference is not None:
                 outcome = replace(outcome[0], reference=reference), outcome[1]
-            return outcome, server.lost and not slot.results.first_line.is_set()
+            return outcome, server.lost and not slot.learner_started
         finally:
             slot.close()
 
-    def _reference(self, server: _Server, request: dict[str, Any]) -> tuple[
-            dict[str, Any] | None, bool]:
+    def _reference(self, server: _Server, request: protocol.Request) -> tuple[
+            protocol.Expected | None, bool]:
         """For a check: its references if known already, else whether the server's reference
         process was asked for them (False: the check's worker sends them itself)."""
         references = server.references
-        if request.get("kind") != "check" or references is None or references.lost:
+        if request["kind"] != "check" or references is None or references.lost:
             return None, False
-        key = (reference_key(request["checker"]), int(request["seed"]))
+        key = (protocol.checker_key(request["checker"]), request["seed"])
         known = self._known.get(key)
         if known is not None:
             self._known.move_to_end(key)
             return known, False
-        return None, references.ask(request["checker"], int(request["seed"]))
+        return None, references.ask(request["checker"], request["seed"])
 
-    def _answer(self, server: _Server, request: dict[str, Any]) -> dict[str, Any] | None:
+    def _answer(self, server: _Server,
+                request: protocol.CheckRequest) -> protocol.Expected | None:
         """The answer to `_reference`'s question, remembered; None if there is none."""
         assert server.references is not None  # it was asked
         reference = server.references.answer(STARTUP_ALLOWANCE)
         if reference is not None:
-            self._known[(reference_key(request["checker"]), int(request["seed"]))] = reference
+            self._known[(protocol.checker_key(request["checker"]), request["seed"])] = reference
             while len(self._known) > KNOWN_REFERENCES:
                 self._known.popitem(last=False)
         return reference
 
-    def close(self) -> None:
-        with self._state:
-            self._closed = True
-            starting = self._starting
-        if starting is not None:
-            starting.join(timeout=10.0)  # it stops what it started once it sees _closed
-        with self._state:
-            server, self._server = self._server, None
-            current = self._current
-        if current is not None:
-            stop_workers([current.pid])  # the check in flight ends now; its own thread sweeps
-        if server is not None:
-            server.stop()
-            if current is None:
-                server.close_socket()
-        if current is not None:
-            # its server is gone, so it is the tutor's to reap; at exit, its thread will not
-            current.reap_orphan(time.monotonic() + KILL_WAIT)
-
 
 # ---- elsewhere: a pre-started spawned worker -------------------------------------------------
 
-class _Prestarted:
-    """A spawned worker that imports torch (or has) and waits for `go`, with its slot."""
+class _PrestartEngine(_WarmEngine[WaitingWorker, WaitingWorker]):
+    """Runs each request in a pre-started worker (`runner.WaitingWorker`), and pre-starts
+    the next after it."""
 
-    def __init__(self, contain: Contain) -> None:
-        self.slot = Slot()
-        try:
-            self.worker, self._go = spawn_worker(self.slot, preload=True, contain=contain)
-        except BaseException:
-            self.slot.close()
-            raise
-        self.proc = self.worker.proc
-        self.slot.handed_over()
-
-    def answer(self, request: dict[str, Any], timeout: float) -> tuple[Outcome, bool]:
-        """The run; and whether it may be retried (the worker died before it said a word,
-        so before any learner code ran: killed while it waited, say)."""
-        try:
-            self.slot.write_request(request)
-            before = tutor_descendants() - {self.proc.pid}
-            started = time.monotonic()
-            send_go(self._go)
-            self._go = -1
-            outcome = supervise(self.slot, self.worker, request, timeout, before, started)
-            return outcome, not self.slot.results.first_line.is_set()
-        finally:
-            self.discard()
-
-    def discard(self) -> None:
-        """End it (if it still waits) and whatever it started, and remove its slot.
-        Idempotent."""
-        if self._go >= 0:
-            os.close(self._go)
-            self._go = -1
-        self.worker.kill()
-        self.proc.wait()
-        forget_worker(self.proc.pid)
-        self.worker.release()
-        for drain in (self.slot.output, self.slot.results):
-            if drain.is_alive():
-                drain.join(timeout=2.0)
-        self.slot.close()
-
-
-class _PrestartEngine(_Engine):
-    """Runs each request in a pre-started worker, and pre-starts the next after it."""
-
-    def __init__(self, contain: Contain) -> None:
+    def __init__(self, workers: Workers, contain: Contain) -> None:
+        super().__init__(workers)
         self._contain = contain
-        self._state = threading.Lock()
-        self._waiting: _Prestarted | None = None
-        self._starting: threading.Thread | None = None
-        self._current: _Prestarted | None = None
-        self._closed = False
 
     @property
     def pid(self) -> int | None:
-        waiting = self._waiting
-        return waiting.proc.pid if waiting is not None and waiting.proc.poll() is None else None
+        waiting = self._ready
+        return waiting.pid if waiting is not None and waiting.alive() else None
 
-    def start(self) -> None:
-        with self._state:
-            if (self._closed or self._waiting is not None
-                    or (self._starting is not None and self._starting.is_alive())):
-                return
-            self._starting = threading.Thread(target=self._spawn, name="gradtutor-warm-start",
-                                              daemon=True)
-            self._starting.start()
-
-    def _spawn(self) -> None:
-        try:
-            worker = _Prestarted(self._contain)
-        except (OSError, subprocess.SubprocessError):
-            return
-        with self._state:
-            if not self._closed:
-                self._waiting = worker
-                return
-        worker.discard()
+    def _make(self) -> WaitingWorker:
+        return WaitingWorker(self._workers, preload=True, contain=self._contain)
 
     def wait_ready(self) -> bool:
         self._await_start()
         with self._state:
-            return self._waiting is not None
+            return self._ready is not None
 
-    def run(self, request: dict[str, Any], timeout: float) -> Outcome:
+    def _take(self) -> WaitingWorker | None:
+        """The waiting worker (now the request's, so that `close` stops it), unless it died
+        while it waited."""
         self._await_start()
         with self._state:
-            worker, self._waiting = self._waiting, None
+            worker, self._ready = self._ready, None
             self._current = worker
-        try:
-            if worker is None or worker.proc.poll() is not None:  # none, or it died waiting
-                if worker is not None:
-                    worker.discard()
-                _refuse_if(self._closed)
-                return run_worker(request, timeout)
-            outcome, retry = worker.answer(request, timeout)
-            return run_worker(request, timeout) if retry and not self._closed else outcome
-        finally:
-            with self._state:
-                self._current = None
-            self.start()  # the next one, in the background
+        if worker is not None and not worker.alive():
+            worker.discard()
+            self._running(None)
+            return None
+        return worker
 
-    def close(self) -> None:
-        with self._state:
-            self._closed = True
-            starting = self._starting
-        if starting is not None:
-            starting.join(timeout=10.0)
-        with self._state:
-            waiting, self._waiting = self._waiting, None
-            current = self._current
-        if current is not None:
-            # the request in flight ends now, as stopped; its own thread cleans up
-            stop_workers([current.proc.pid])
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                current.proc.wait(KILL_WAIT)  # reaped here too: at exit, its thread will not
-        if waiting is not None:
-            waiting.discard()
+    def _attempt(self, taken: WaitingWorker, request: protocol.Request,
+                 timeout: float) -> tuple[Outcome, bool]:
+        try:
+            return taken.answer(request, timeout)
+        finally:
+            self._running(None)
+            taken.discard()
+
+    def _after_run(self) -> None:
+        self.start()  # the next one, in the background
+
+    def _let_go(self, kept: WaitingWorker, *, running: bool) -> None:
+        kept.discard()
+
+    def _reap(self, current: WaitingWorker) -> None:
+        current.wait(KILL_WAIT)

@@ -9,7 +9,7 @@ a snippet), after importing torch quietly: a cold or pre-started worker (`main`,
 for `go` on a pipe once torch is imported), or a fresh child of the fork server (`serve`).
 
 This module imports torch only inside functions, so that torch's import-time warnings can be
-silenced and so that the tutor can read the exit codes below cheaply.
+silenced. What it says, and the codes it ends with, are the types of protocol.py.
 """
 
 from __future__ import annotations
@@ -25,11 +25,14 @@ import types
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from gradtutor.checking.checkers import CheckerRef, worker_checker
+from gradtutor.checking import protocol
+from gradtutor.checking.checkers import worker_checker
+from gradtutor.checking.protocol import CHECK_MARK, TUNED_MARK, CheckerRef, WorkerExit
 
 MAX_TRACEBACK_CHARS = 4000
 
-Send = Callable[[dict[str, Any]], None]
+# Where `evaluate` sends each message: the result pipe (`ResultSender`), or a list.
+Send = Callable[[protocol.ResultMessage], None]
 
 
 def learner_traceback(exc: BaseException, filename: str) -> str:
@@ -44,16 +47,14 @@ def learner_traceback(exc: BaseException, filename: str) -> str:
     return text
 
 
-def describe_error(exc: BaseException, filename: str) -> dict[str, Any]:
-    """An exception from learner code as plain data."""
-    kind = type(exc).__name__
+def describe_error(exc: BaseException, filename: str) -> protocol.CaseFailure:
+    """An exception from learner code as plain data (sys.exit as the code it was given)."""
     if isinstance(exc, SystemExit):
-        return {"type": "SystemExit", "message": f"your code called sys.exit({exc.code!r})",
-                "traceback": learner_traceback(exc, filename)}
+        return protocol.sys_exit(repr(exc.code), learner_traceback(exc, filename))
     message = str(exc)
     if len(message) > 1000:
         message = message[:1000] + " ... (cut)"
-    return {"type": kind, "message": message, "traceback": learner_traceback(exc, filename)}
+    return protocol.raised(type(exc).__name__, message, learner_traceback(exc, filename))
 
 
 def load_learner(source: str, filename: str) -> dict[str, Any]:
@@ -67,30 +68,29 @@ def load_learner(source: str, filename: str) -> dict[str, Any]:
     return module.__dict__
 
 
-def find_function(namespace: dict[str, Any], name: str, arity: int) -> Callable[..., Any] | str:
-    """The learner's function, or a message saying what is wrong with it."""
+def find_function(namespace: dict[str, Any], name: str,
+                  arity: int) -> Callable[..., Any] | protocol.FunctionProblem:
+    """The learner's function, or what is wrong with it."""
     fn = namespace.get(name)
     if fn is None:
-        return f"your file does not define a function named `{name}`"
+        return protocol.no_function(name)
     if not callable(fn):
-        return f"`{name}` in your file is not a function"
+        return protocol.not_callable(name)
     try:
         signature = inspect.signature(fn)
         signature.bind(*range(arity))
     except TypeError:
-        return (f"`{name}` must take {arity} argument{'s' if arity != 1 else ''}; "
-                f"yours is `{name}{signature}`")
+        return protocol.wrong_arity(name, arity, str(signature))
     except ValueError:
         pass  # no signature to inspect (a builtin): calling it will tell
     return fn  # type: ignore[no-any-return]
 
 
-def reference_message(checker_name: CheckerRef, seed: int) -> dict[str, Any]:
-    """The checker's cases and reference results for `seed`: {"type": "expected", ...}."""
+def reference_message(checker_name: CheckerRef, seed: int) -> protocol.Expected:
+    """The checker's cases and reference results for `seed`."""
     checker = worker_checker(checker_name)
     cases = checker.cases(seed)
-    return {"type": "expected", "cases": cases,
-            "expected": [checker.expected(case) for case in cases]}
+    return protocol.expected(cases, [checker.expected(case) for case in cases])
 
 
 Reference = Callable[[CheckerRef, int, Send], None]
@@ -103,13 +103,12 @@ def reference_here(checker_name: CheckerRef, seed: int, send: Send) -> None:
 
 
 def evaluate(checker_name: CheckerRef, function: str, source: str, filename: str, seed: int,
-             send: Callable[[dict[str, Any]], None],
-             reference: Reference = reference_here) -> None:
+             send: Send, reference: Reference = reference_here) -> None:
     """One whole check in this process; each result goes to `send` as soon as it exists.
 
-    Messages, in order: {"type": "expected", "cases", "expected"} (sent by `reference`
-    before learner code runs), then either {"type": "learner_error", ...} or
-    {"type": "observed", "observed": [...]}. A worker passes `reference_elsewhere`, so that
+    Messages, in order: `protocol.Expected` (sent by `reference` before learner code runs;
+    `Started` instead when the tutor has the references), then a `LearnerError` or the
+    `Observed` records. A worker passes `reference_elsewhere`, so that
     the reference results never exist in the process that runs learner code: this process
     only ever holds the cases (the inputs, which are no secret). `trace.install()` must have
     run first.
@@ -123,12 +122,11 @@ def evaluate(checker_name: CheckerRef, function: str, source: str, filename: str
     try:
         namespace = load_learner(source, filename)
     except BaseException as exc:  # noqa: BLE001 - whatever learner code raises is reported
-        send({"type": "learner_error", "stage": "load", "error": describe_error(exc, filename)})
+        send(protocol.learner_error(describe_error(exc, filename)))
         return
     fn = find_function(namespace, function, checker.ARITY)
-    if isinstance(fn, str):
-        send({"type": "learner_error", "stage": "function", "error": {
-            "type": "Signature", "message": fn, "traceback": ""}})
+    if not callable(fn):  # a problem (plain data; the learner's callable may be a dict)
+        send(protocol.learner_error(fn))
         return
     observed: list[dict[str, Any]] = []
     for case in cases:
@@ -142,7 +140,7 @@ def evaluate(checker_name: CheckerRef, function: str, source: str, filename: str
             observed.append({"error": describe_error(exc, filename)})
         finally:
             case_trace.close()
-    send({"type": "observed", "observed": observed})
+    send(protocol.observed(observed))
 
 
 def hide_internal_warnings() -> None:
@@ -154,18 +152,6 @@ def hide_internal_warnings() -> None:
 
     warnings.filterwarnings("ignore", message=r"(?s).*Triggered internally at ")
 
-
-# How the worker ends when it could not say so on the result channel (runner.py reads these).
-EXIT_WORKER_ERROR = 70  # the worker itself failed; it sends a "worker_error" first if it can
-EXIT_OUT_OF_MEMORY = 71  # memory ran out outside the learner's own calls
-EXIT_CHANNEL_LOST = 72  # the result channel was closed or broken, so nothing more can be said
-
-# The environment variable that marks every process of one check with the check's folder: the
-# learner's processes inherit it, even through exec, so the tutor can find them (macOS).
-CHECK_MARK = "GRADTUTOR_CHECK_MARK"
-# Names the variables the tutor set for the fork server alone (warm.SERVER_TUNING), which it
-# removes from its environment at start.
-TUNED_MARK = "GRADTUTOR_SERVER_TUNED"
 
 
 class ChannelLost(Exception):
@@ -190,7 +176,7 @@ class ResultSender:
         self._encode = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
         self._write = os.write
 
-    def __call__(self, message: dict[str, Any]) -> None:
+    def __call__(self, message: protocol.ResultMessage) -> None:
         view = memoryview((self._encode(message) + "\n").encode("ascii"))
         try:
             while view:
@@ -207,7 +193,7 @@ def reference_by_tutor(checker_name: CheckerRef, seed: int, send: Send) -> None:
     """The tutor has the references already, from the fork server's reference process
     (`serve_references`): this process only says that learner code starts now, which starts
     the learner's clock. Nothing of the references ever reaches this process."""
-    send({"type": "started"})
+    send(protocol.started())
 
 
 def reference_elsewhere(checker_name: CheckerRef, seed: int, send: Send) -> None:
@@ -394,49 +380,51 @@ def _flush_output() -> None:
             stream.flush()  # type: ignore[union-attr]
 
 
-def serve_request(request: dict[str, Any], send: Send) -> None:
+def serve_request(request: protocol.Request, send: Send) -> None:
     """One request, in a worker that has imported torch: the limits, then the check or the
     snippet. The same body for a cold worker, a pre-started one and a fork server's child."""
     sys.argv = [request["filename"]]  # as if the learner ran their own file
-    limit_files(int(request["file_bytes"]))
-    limit_memory(request.get("memory_bytes"))
-    if request.get("kind") == "snippet":
+    limit_files(request["file_bytes"])
+    limit_memory(request["memory_bytes"])
+    if request["kind"] == "snippet":
         from gradtutor.checking.snippet import run_code
 
-        send({"type": "started"})  # the snippet's clock starts now
-        send({"type": "snippet", **run_code(request["code"], request.get("show"),
-                                            tuple(request.get("series", ())))})
+        send(protocol.started())  # the snippet's clock starts now
+        ran = run_code(request["code"], request["show"], tuple(request["series"]))
+        send(protocol.snippet_failed(ran["error"]) if "error" in ran else
+             protocol.snippet_ran(ran["shown"], ran["series"]))
         return
-    reference = reference_by_tutor if request.get("reference") == "tutor" else reference_elsewhere
+    reference = reference_by_tutor if request["reference"] == "tutor" else reference_elsewhere
     evaluate(request["checker"], request["function"], request["source"], request["filename"],
-             int(request["seed"]), send, reference)
+             request["seed"], send, reference)
 
 
-def report_failures(send: Send, body: Callable[[], None]) -> int:
+def report_failures(send: Callable[[protocol.WorkerError], None],
+                    body: Callable[[], None]) -> int:
     """Run `body`; the exit code that says how it went. A failure of ours becomes a
     `worker_error` message, never a traceback on the learner's stderr."""
     try:
         body()
-        return 0
+        return WorkerExit.OK
     except ChannelLost:
-        return EXIT_CHANNEL_LOST
+        return WorkerExit.CHANNEL_LOST
     except ReferenceFailed:
-        return EXIT_WORKER_ERROR
+        return WorkerExit.SOFTWARE
     except MemoryError:
-        return EXIT_OUT_OF_MEMORY
+        return WorkerExit.OUT_OF_MEMORY
     except BaseException as exc:  # noqa: BLE001 - reported as data
         with contextlib.suppress(BaseException):
-            send({"type": "worker_error", "error": {
-                "type": type(exc).__name__, "message": str(exc)[:1000],
-                "traceback": "".join(traceback.format_exception(exc))[-MAX_TRACEBACK_CHARS:]}})
-        return EXIT_WORKER_ERROR
+            send(protocol.worker_error(protocol.raised(
+                type(exc).__name__, str(exc)[:1000],
+                "".join(traceback.format_exception(exc))[-MAX_TRACEBACK_CHARS:])))
+        return WorkerExit.SOFTWARE
 
 
 def answer(request_path: str, send: Send) -> int:
     """Read the request the tutor wrote and serve it; the exit code."""
     def body() -> None:
         with open(request_path, encoding="utf-8") as file:
-            request = json.load(file)
+            request = protocol.decode_request(json.load(file))
         serve_request(request, send)
 
     return report_failures(send, body)
@@ -503,7 +491,7 @@ def main(argv: list[str] | None = None) -> None:
         go = _open_pipe(args[1], os.O_RDONLY)
         send = result_sender(_open_pipe(args[2], 0))
     except BaseException:  # noqa: BLE001 - nothing to report on, nowhere to report it
-        os._exit(EXIT_WORKER_ERROR)
+        os._exit(WorkerExit.SOFTWARE)
 
     def prepare() -> None:
         import_torch_quietly()
@@ -524,15 +512,15 @@ def serve(control_fd: int, *, warm_up: bool = True) -> NoReturn:
     """The fork server: import torch and the checkers once, then fork one fresh child per
     request that arrives on the Unix socket `control_fd`, and report how each child ended.
 
-    Request: one message {"request": path, "work": folder} carrying two fds, the learner's
-    output pipe and the private result pipe. Replies: {"ready": true, "references": pid} (or
-    {"error": text}) once at start, carrying one fd, the tutor's end of the socket of the
-    reference process `pid` (`serve_references`), and naming the child already forked for the
-    first check as "spare" (`_prefork`); then {"pid": n} once a check's child has its request,
-    {"exit": code} once it is reaped (`os.waitstatus_to_exitcode`, as Popen.returncode), and
-    {"spare": n} once the next one is forked. A request {"clone": true} carrying one fd forks a
-    second server on that socket (`_clone`) and is answered {"cloned": pid}. No tensor work
-    happens here, and the threads are bounded (one per numeric library), so forking is safe.
+    The messages are protocol.py's. Request: a `HandOver` carrying two fds, the learner's
+    output pipe and the private result pipe. Replies: `ServerReady` (or `ServerFailed`) once
+    at start, carrying one fd, the tutor's end of the socket of the reference process it names
+    (`serve_references`), and naming the child already forked for the first check as its
+    spare (`_prefork`); then `ChildTook` once a check's child has its request, `ChildExit`
+    once it is reaped (`os.waitstatus_to_exitcode`, as Popen.returncode), and `Spare` once the
+    next one is forked. A `Clone` carrying one fd forks a second server on that socket
+    (`_clone`) and is answered `Cloned`. No tensor work happens here, and the threads are
+    bounded (one per numeric library), so forking is safe.
     When the tutor goes away (end of file on the socket), the server kills its child and ends.
 
     The reference process lives as long as the server: a fresh one for every check cost some 15
@@ -544,16 +532,16 @@ def serve(control_fd: int, *, warm_up: bool = True) -> NoReturn:
     for name in os.environ.pop(TUNED_MARK, "").split(","):  # the server's own (warm.py)
         os.environ.pop(name, None)
     control = socket.socket(fileno=control_fd)
-    failures: list[dict[str, Any]] = []
+    failures: list[protocol.WorkerError] = []
 
     def prepare() -> None:
         import_torch_quietly()
         preload()
 
-    if report_failures(failures.append, prepare) != 0:
-        error = failures[0]["error"] if failures else {"type": "Error", "message": "?"}
-        _tell(control, {"error": f"{error['type']}: {error['message']}"})
-        os._exit(EXIT_WORKER_ERROR)
+    if report_failures(failures.append, prepare) != WorkerExit.OK:
+        error = failures[0]["error"] if failures else protocol.raised("Error", "?", "")
+        _tell(control, protocol.server_failed(f"{error['type']}: {error['message']}"))
+        os._exit(WorkerExit.SOFTWARE)
     # Everything imported so far stays put: a child's garbage collections skip it, so they
     # do not copy the server's pages (hundreds of MiB, once per check) by touching them.
     gc.collect()
@@ -568,30 +556,31 @@ def _serve_checks(control: Any, warm_up: bool) -> NoReturn:
 
     references, pid = _fork_references(control)
     spare = _prefork(control, warm_up)
-    told = _tell(control, {"ready": True, "references": pid,
-                           "spare": spare[0] if spare is not None else None},
+    told = _tell(control, protocol.server_ready(pid, spare[0] if spare is not None else None),
                  fds=[references.fileno()])
     references.close()
     if not told:
-        os._exit(0)
+        os._exit(WorkerExit.OK)
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(control, 65536, 2)
         except OSError:
-            os._exit(0)
+            os._exit(WorkerExit.OK)
         if not data:  # the tutor closed its end: nothing more will come
-            os._exit(0)
+            os._exit(WorkerExit.OK)
         _reap_ended()
         try:
-            request = json.loads(data)
-            if request.get("clone") is True and len(fds) == 1:
-                _tell(control, {"cloned": _clone(control, fds[0], spare, warm_up)})
+            request = protocol.decode_to_server(data)
+            if request["type"] == "clone" and len(fds) == 1:
+                _tell(control, protocol.cloned(_clone(control, fds[0], spare, warm_up)))
                 continue
+            if request["type"] != "check":
+                raise protocol.Malformed("a clone without its socket")
             output_fd, result_fd = fds
-        except (ValueError, TypeError, AttributeError):
+        except ValueError:  # Malformed, or not two fds
             for fd in fds:
                 os.close(fd)
-            _tell(control, {"error": "a request the server cannot read"})
+            _tell(control, protocol.server_failed("a request the server cannot read"))
             continue
         child = _hand_over(spare, data, [output_fd, result_fd]) if spare is not None else None
         if spare is not None:
@@ -609,12 +598,12 @@ def _serve_checks(control: Any, warm_up: bool) -> NoReturn:
                 _check_child(output_fd, result_fd, request)
         os.close(output_fd)  # the child has its copies; the tutor sees EOF when it ends
         os.close(result_fd)
-        if not _tell(control, {"pid": child}):
+        if not _tell(control, protocol.child_took(child)):
             _end_child(child)
-        _tell(control, {"exit": _wait_child(child, control)})
+        _tell(control, protocol.child_exit(_wait_child(child, control)))
         spare = _prefork(control, warm_up)  # the next check's child, while nothing waits
         if spare is not None:
-            _tell(control, {"spare": spare[0]})
+            _tell(control, protocol.spare(spare[0]))
 
 
 Spare = tuple[int, Any]  # a child forked ahead, waiting for its request: its pid, our socket
@@ -646,12 +635,14 @@ def _prefork(control: Any, warm_up: bool) -> Spare | None:
                 warm_up_training()
             data, fds, _, _ = socket.recv_fds(theirs, 65536, 2)
             if not data:  # the server let it go without a request
-                os._exit(0)
-            request = json.loads(data)
+                os._exit(WorkerExit.OK)
+            request = protocol.decode_to_server(data)
             output_fd, result_fd = fds
             theirs.close()
+            if request["type"] != "check":
+                raise protocol.Malformed("not a check")
         except BaseException:  # noqa: BLE001 - nowhere to report it; the exit code says it
-            os._exit(EXIT_WORKER_ERROR)
+            os._exit(WorkerExit.SOFTWARE)
         _check_child(output_fd, result_fd, request)
     theirs.close()
     return pid, mine
@@ -669,8 +660,8 @@ def _hand_over(spare: Spare, data: bytes, fds: list[int]) -> int | None:
 
 
 def _clone(control: Any, fd: int, spare: Spare | None, warm_up: bool) -> int:
-    """Fork a second fork server, which serves the control socket `fd` (a request
-    {"clone": true} carrying it): a grader's second worker costs a fork, not another import of
+    """Fork a second fork server, which serves the control socket `fd` (a `Clone` carrying
+    it): a grader's second worker costs a fork, not another import of
     torch, and shares this one's memory. It leads a session of its own, ends with this
     server, and starts its own reference process. Its pid."""
     import socket
@@ -688,7 +679,7 @@ def _clone(control: Any, fd: int, spare: Spare | None, warm_up: bool) -> int:
                 spare[1].close()
             _serve_checks(socket.socket(fileno=fd), warm_up)
         finally:
-            os._exit(EXIT_WORKER_ERROR)
+            os._exit(WorkerExit.SOFTWARE)
     os.close(fd)
     return pid
 
@@ -705,7 +696,7 @@ def _reap_ended() -> None:
             return
 
 
-def _check_child(output_fd: int, result_fd: int, request: dict[str, Any]) -> NoReturn:
+def _check_child(output_fd: int, result_fd: int, request: protocol.HandOver) -> NoReturn:
     """In the fork server's fresh child, which has left the server's session and closed its
     socket: take the check's output pipe as stdout and stderr, close every other fd but the
     result pipe, move into the check's folder, and answer the request."""
@@ -719,7 +710,7 @@ def _check_child(output_fd: int, result_fd: int, request: dict[str, Any]) -> NoR
         send = result_sender(result_fd)
         confine_learner(os.path.dirname(request["work"]))
     except BaseException:  # noqa: BLE001 - nowhere to report it; the exit code says it
-        os._exit(EXIT_WORKER_ERROR)
+        os._exit(WorkerExit.SOFTWARE)
     code = answer(request["request"], send)
     _flush_output()
     os._exit(code)
@@ -762,14 +753,14 @@ def _end_child(pid: int) -> NoReturn:
             kill(pid, signal.SIGKILL)
     with contextlib.suppress(OSError):
         os.waitpid(pid, 0)
-    os._exit(0)
+    os._exit(WorkerExit.OK)
 
 
-def _tell(control: Any, message: dict[str, Any], fds: list[int] | None = None) -> bool:
+def _tell(control: Any, message: protocol.FromServer, fds: list[int] | None = None) -> bool:
     """Send one message to the tutor (with `fds`, if any); False if it is gone."""
     import socket
 
-    data = json.dumps(message).encode()
+    data = protocol.line(message)
     try:
         if fds:
             socket.send_fds(control, [data], fds)
@@ -799,15 +790,15 @@ def _fork_references(control: Any) -> tuple[Any, int]:
             theirs.close()
             serve_references(mine)
         finally:
-            os._exit(EXIT_WORKER_ERROR)
+            os._exit(WorkerExit.SOFTWARE)
     mine.close()
     return theirs, pid
 
 
 def serve_references(channel: Any) -> None:
-    """The fork server's reference process: for each request line {"checker", "seed"} from
-    the tutor, one line back, the checker's cases and reference results for that seed
-    (`reference_message`), or a `worker_error`. It ends when the tutor closes the socket.
+    """The fork server's reference process: for each `ReferenceRequest` line from the
+    tutor, one line back, the checker's cases and reference results for that seed
+    (`reference_message`), or a `WorkerError`. It ends when the tutor closes the socket.
 
     It is the fork server's child, never an ancestor of learner code, so the references it
     computes never exist where learner code runs; and learner code cannot reach it: it is not
@@ -823,26 +814,23 @@ def serve_references(channel: Any) -> None:
     stream = channel.makefile("rwb")
     for line in stream:
         try:
-            stream.write(json.dumps(_reference_reply(line), separators=(",", ":")).encode()
-                         + b"\n")
+            stream.write(protocol.line(_reference_reply(line)))
             stream.flush()
         except OSError:
             break
 
 
-def _reference_reply(line: bytes) -> dict[str, Any]:
+def _reference_reply(line: bytes) -> protocol.Expected | protocol.WorkerError:
     """The reference process's answer to one request line."""
-    replies: list[dict[str, Any]] = []
+    replies: list[protocol.Expected | protocol.WorkerError] = []
 
     def body() -> None:
-        request = json.loads(line)
-        checker = request["checker"]
-        replies.append(reference_message(checker if isinstance(checker, dict) else str(checker),
-                                         int(request["seed"])))
+        request = protocol.decode_reference_request(line)
+        replies.append(reference_message(request["checker"], request["seed"]))
 
     report_failures(replies.append, body)
-    return replies[-1] if replies else {"type": "worker_error", "error": {
-        "type": "MemoryError", "message": "", "traceback": ""}}
+    return replies[-1] if replies else protocol.worker_error(
+        protocol.raised("MemoryError", "", ""))
 
 
 if __name__ == "__main__":

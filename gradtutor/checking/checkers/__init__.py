@@ -12,6 +12,8 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from gradtutor.checking.protocol import CheckerRef
+
 if TYPE_CHECKING:
     from gradtutor.checking.verdict import Check
     from gradtutor.lessons.model import Exercise
@@ -23,9 +25,6 @@ CHECKERS: dict[str, str] = {
 }
 
 Judge = Callable[[list[Any], list[Any], list[Any]], Sequence["Check"]]
-# What a request names as its checker: a registered name, or a declared exercise's worker
-# spec (`declared.worker_spec`).
-CheckerRef = str | dict[str, Any]
 
 
 class Checker(Protocol):
@@ -109,12 +108,3 @@ def judge_of(exercise: Exercise) -> Judge:
         return judge_exercise(exercise)
     judge: Judge = load(str(exercise.checker)).judge
     return judge
-
-
-def reference_key(ref: CheckerRef) -> str:
-    """A checker's name for caching its references per seed."""
-    if isinstance(ref, dict):
-        import json
-
-        return json.dumps(ref, sort_keys=True)
-    return ref

@@ -31,6 +31,7 @@ from typing import Any, TypeGuard
 
 from gradtutor.checking.checkers.common import close, flat, fmt, shape
 from gradtutor.checking.checkers.families import CATCHABLE, FAMILIES, Facts, Family
+from gradtutor.checking.protocol import DeclaredSpec
 from gradtutor.checking.verdict import Check, Table
 from gradtutor.i18n import Msg, msg, placeholders
 from gradtutor.lessons.model import Column, DeclaredCheck, Exercise, Rule
@@ -366,10 +367,10 @@ def _field_problems(text: str | None, names: frozenset[str]) -> list[str]:
 
 # ---- the worker side ------------------------------------------------------------------------
 
-def worker_spec(exercise: Exercise) -> dict[str, Any]:
+def worker_spec(exercise: Exercise) -> DeclaredSpec:
     """What the worker and the reference process need of a declared exercise (plain data, in
     the request): its family, the errors it catches, and the solution with its function."""
-    return {"inputs": exercise.inputs, "catches": list(exercise.catches),
+    return {"inputs": str(exercise.inputs), "catches": list(exercise.catches),
             "solution": exercise.solution, "function": exercise.function}
 
 
@@ -379,7 +380,7 @@ class WorkerChecker:
     `expected` runs the author's solution, so it runs only where references are made (the
     reference process, or `validate`'s batch), never where learner code runs."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: DeclaredSpec) -> None:
         self.family = FAMILIES[str(spec["inputs"])]
         self.catches = tuple(str(name) for name in spec.get("catches", ()))
         self.solution = str(spec["solution"])
