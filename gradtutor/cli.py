@@ -686,6 +686,7 @@ def grade(
 
     from gradtutor import grading
     from gradtutor.checking.pool import grade_class
+    from gradtutor.ui import grade_view
 
     env = _env(ctx)
     course = _course(env, lessons)
@@ -741,7 +742,7 @@ def grade(
     else:
         plain = env.plain(plain)
         console = env.console(plain)
-        for part in grading.summary(results, ids, _look(env, plain), console.width):
+        for part in grade_view.summary(results, ids, _look(env, plain), console.width):
             console.print(part)
         console.print(grading.class_line(results, env.tr))
 

@@ -21,6 +21,7 @@ from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
 from gradtutor.grading import StudentResult, Submission
 from gradtutor.lessons.course import load_course
+from gradtutor.ui import grade_view
 from gradtutor.ui.render import Look
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -278,7 +279,7 @@ def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not():
 
     def draw(width: int, plain: bool) -> str:
         console = Console(width=width, file=io.StringIO(), color_system=None)
-        for part in grading.summary(results, ids, Look(plain), width):
+        for part in grade_view.summary(results, ids, Look(plain), width):
             console.print(part)
         return console.file.getvalue()  # type: ignore[attr-defined]
 
