@@ -341,7 +341,8 @@ def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path, tty):
     # (on a terminal each status line is written over: a CR, then "erase to the line's end")
     located = [line for line in err.replace("\x1b[K", "").splitlines()
                if line.startswith(f"{lesson}:")]
-    assert located == [f"{lesson}:12:14: the starter of exercise 'square-grad' (seed 0) did not "
+    row = text.splitlines().index("    starter: |") + 1  # the starter's block, at its '|'
+    assert located == [f"{lesson}:{row}:14: the starter of exercise 'square-grad' (seed 0) did not "
                        "finish within 3 s (3 times its time limit); does it loop forever?"]
     if tty:
         assert "\r\x1b[Kproof 1 of 20: " in err

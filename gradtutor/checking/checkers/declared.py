@@ -300,7 +300,8 @@ def exercise_problems(exercise: Exercise) -> list[tuple[str, tuple[str | int, ..
                   ("catches", i)) for i, name in enumerate(exercise.catches)
                  if name not in CATCHABLE]
     if not exercise.checks:
-        problems.append(("an exercise with `inputs` declares its `checks`", ("checks",)))
+        problems.append(("an exercise with 'inputs' declares its 'checks': what to observe "
+                         "and how it compares", ("checks",)))
     seen: set[str] = set()
     for c, check in enumerate(exercise.checks):
         at: tuple[str | int, ...] = ("checks", c)
