@@ -28,7 +28,14 @@ from gradtutor import __version__
 from gradtutor import progress as prog
 from gradtutor.env import Environment, Options, OutputLost
 from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
-from gradtutor.i18n import ENGLISH_CODE, CatalogError, choose_language, language_code, msg
+from gradtutor.i18n import (
+    ENGLISH_CODE,
+    CatalogError,
+    Msg,
+    choose_language,
+    language_code,
+    msg,
+)
 from gradtutor.lessons.course import (
     Course,
     check_files,
@@ -209,21 +216,23 @@ def _choose_lesson(course: Course, lesson_id: str | None, progress: prog.Progres
     return prog.next_lesson(course.lessons, progress)
 
 
-def _ask_finished(env: Environment, lesson: Lesson, saved_at: int, plain: bool) -> str:
+def _ask_finished(env: Environment, lesson: Lesson, saved_at: int, plain: bool,
+                  after: Lesson | None) -> str:
     """A finished lesson: go on at the saved step `saved_at` (0-based; offered when it is not
-    the first), review it from the first step, start over, or quit. Returns 'c', 'r', 's' or
-    'q'."""
+    the first), go on to the lesson `after` it (when there is one), review it from the first
+    step, start over, or quit. Returns 'c', 'n', 'r', 's' or 'q'."""
     console = env.console(plain)
     console.print(_bold(env.tr(msg("You have finished {title}.", title=lesson.title)),
                         lesson.title))
-    lines = [msg("  r  review it from the first step"),
-             msg("  s  start over (clears your place)"), msg("  q  quit")]
-    choices: tuple[str, ...] = ("r", "s", "q")
-    prompt = msg("Your choice [r/s/q]: ")
-    if saved_at > 0:
-        lines.insert(0, msg("  c  continue at step {step} of {total}", step=saved_at + 1,
-                            total=len(lesson.steps)))
-        choices, prompt = ("c", "r", "s", "q"), msg("Your choice [c/r/s/q]: ")
+    offers = {"c": msg("  c  continue at step {step} of {total}", step=saved_at + 1,
+                       total=len(lesson.steps)) if saved_at > 0 else None,
+              "n": msg("  n  the next lesson, “{title}”", title=after.title)
+              if after is not None else None,
+              "r": msg("  r  review it from the first step"),
+              "s": msg("  s  start over (clears your place)"), "q": msg("  q  quit")}
+    choices = tuple(key for key, line in offers.items() if line is not None)
+    lines = [line for line in offers.values() if line is not None]
+    prompt = msg("Your choice [{keys}]: ", keys="/".join(choices))
     for line in lines:
         console.print(env.tr(line))
     while True:
@@ -267,26 +276,32 @@ def start(
     store = _store(env)
     saved = store.load()
     lesson = _choose_lesson(course, lesson_id, saved)
-    state = saved.of(lesson.id)
     plain = env.plain(plain)
-    start_at = prog.resume_index(lesson, state)
-    finished = state.finished
-    if finished:
-        choice = _ask_finished(env, lesson, start_at, plain)
+    choice = ""
+    while True:
+        state = saved.of(lesson.id)
+        start_at = prog.resume_index(lesson, state)
+        finished = state.finished
+        if not finished:
+            break
+        after = course.place(lesson.id).after
+        choice = _ask_finished(env, lesson, start_at, plain, after)
         if choice == "q":
             return
-        if choice == "s":
-            store.update(lambda p: prog.restart(p, lesson.id))
-            finished = False
-        if choice != "c":
-            start_at = 0
+        if choice != "n" or after is None:
+            break
+        lesson = after  # that one may be finished too: then it asks again
+    if finished and choice != "c":  # review or start over: from the first step
+        start_at = 0
+    if finished and choice == "s":
+        store.update(lambda p: prog.restart(p, lesson.id))
+        finished = False
     final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace))
     console = env.console(plain)
     # Prose (from render.inline) in a Group wraps Chinese between characters and never breaks
     # a `command`; printed bare, Rich would join it back into a plain Text.
     if final.outcome == "finished":
-        said = env.tr(msg("{ok} You finished “{title}”. `gradtutor list` shows the course.",
-                          ok=_look(env, plain).ok, title=lesson.title))
+        said = env.tr(_finished_words(course, lesson, _look(env, plain).ok))
         style = "bold green"
     elif finished and final.index > 0:  # next time it asks first: say which choice goes on
         said = env.tr(msg("Your place is saved at step {step} of {total}. Run "
@@ -302,6 +317,22 @@ def start(
     console.print(Group(render.inline(said, _look(env, plain), style)))
 
 
+def _finished_words(course: Course, lesson: Lesson, ok: str) -> Msg:
+    """What is said when a lesson is finished: where it stands in the course and what comes
+    next."""
+    place = course.place(lesson.id)
+    if place.after is not None:
+        return msg("{ok} You finished “{title}”, lesson {position} of {total}. Next: "
+                   "“{next}”, `gradtutor start {lesson}`.", ok=ok, title=lesson.title,
+                   position=place.position, total=place.total, next=place.after.title,
+                   lesson=place.after.id)
+    if place.total > 1:
+        return msg("{ok} You finished “{title}”, the last lesson of the course. `gradtutor "
+                   "progress` shows what you solved in each.", ok=ok, title=lesson.title)
+    return msg("{ok} You finished “{title}”. `gradtutor list` shows the course.", ok=ok,
+               title=lesson.title)
+
+
 @app.command("list", help=msg("List the lessons with your progress in each.\n\n"
                                "Example: `gradtutor list`"))
 def list_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = False) -> None:
@@ -313,6 +344,11 @@ def list_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = Fals
     console = env.console(plain)
     console.print(render.lessons_table(course.lessons, dict(saved.lessons), look))
     console.print(render.minutes_note(look))
+    if not all(saved.of(lesson.id).finished for lesson in course.lessons):
+        upcoming = prog.next_lesson(course.lessons, saved)
+        console.print(Group(render.inline(env.tr(msg(
+            "Next: lesson {position}, “{title}”: `gradtutor start`",
+            position=course.place(upcoming.id).position, title=upcoming.title)), look)))
 
 
 def _shown(value: str, room: int = 24) -> str:
@@ -364,12 +400,25 @@ def show(
     from gradtutor.ui.step_screens import step_for_reading
 
     env = _env(ctx)
-    lesson = _course(env, lessons).find(lesson_id)
+    course = _course(env, lessons)
+    lesson = course.find(lesson_id)
     indexes = [_step_index(lesson, step)] if step is not None else range(len(lesson.steps))
     plain = env.plain(plain)
     console = env.console(plain)
+    place = course.place(lesson.id)
+    if step is None and place.total > 1:  # the whole lesson: where it stands in the course
+        console.print(env.tr(msg("Lesson {position} of {total}; before it: {before}; after "
+                                 "it: {after}.", position=place.position, total=place.total,
+                                 before=_titled(place.before, env),
+                                 after=_titled(place.after, env))), markup=False)
+        console.print()
     for index in indexes:
         console.print(step_for_reading(lesson, index, console.width, _look(env, plain)))
+
+
+def _titled(lesson: Lesson | None, env: Environment) -> str:
+    """A neighbouring lesson as `id “title”`, or a word for none."""
+    return f"{lesson.id} “{lesson.title}”" if lesson is not None else env.tr(msg("none"))
 
 
 @app.command(help=msg(
@@ -491,23 +540,24 @@ def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
 
 
 def _check_all(env: Environment, course: Course, folder: Path, seed: int,
-               timeout: float | None) -> list[Verdict]:
-    """Every exercise's workspace file, on one warm worker: torch is imported once for them
-    all, not once per exercise (GRADTUTOR_WARM=0: each cold, as before)."""
+               timeout: float | None, exercises: list[Exercise]) -> list[Verdict]:
+    """The workspace file of each of `exercises`, on one warm worker: torch is imported once
+    for them all, not once per exercise (GRADTUTOR_WARM=0: each cold, as before)."""
     from gradtutor.checking.warm import WarmWorker, warm_enabled
 
     with contextlib.ExitStack() as stack:
         warm = (stack.enter_context(WarmWorker()) if warm_enabled(env.environ) else None)
         return [_check_one(eid, folder / f"{eid}.py", course, seed, timeout, warm)
                 if (folder / f"{eid}.py").is_file() else missing_verdict(eid, folder, seed)
-                for eid in course.exercises()]
+                for eid in (exercise.id for exercise in exercises)]
 
 
 @app.command(help=msg(
     "Run your code for an exercise and say what it did right and wrong.\n\n"
     "Exit code 0 when it passes, 1 when it does not (wrong answer, crash, timeout, a file that "
     "is not valid Python), 2 for a usage error. `--json` prints the result as one JSON object "
-    "(docs/check-format.md); `--all` checks every exercise, for autograding.\n\n"
+    "(docs/check-format.md); `--all` checks every exercise, for autograding, and `--lesson "
+    "ID` every exercise of one lesson.\n\n"
     "A line-ordering step takes a text file with its lines in your order, one per line: "
     "`gradtutor check order-the-loop my_order.txt`.\n\n"
     "Example: `gradtutor check read-grad my_read_grad.py --seed 7`"))
@@ -522,6 +572,10 @@ def check(
                                    "its lines in your order); default: the workspace file."),
         show_default=False, dir_okay=False)] = None,
     all_: Annotated[bool, typer.Option("--all", help=msg("Check every exercise."))] = False,
+    lesson_ids: Annotated[list[str] | None, typer.Option(
+        "--lesson", metavar="ID", help=msg("Check every exercise of this lesson "
+                                           "(repeatable)."),
+        autocompletion=_complete_lesson, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help=msg("Print one JSON object."))] = False,
     seed: Annotated[int | None, typer.Option(
         "--seed", min=0, help=msg("Reproduce a run: the inputs come from this seed."))] = None,
@@ -542,11 +596,13 @@ def check(
     orderings = parsons_steps(course.lessons)
     folder = workspace_dir(env, workspace)
     seed = secrets.randbelow(2**31) if seed is None else seed
+    all_ = all_ or bool(lesson_ids)
     if all_:
         if exercise_id is not None or file is not None:
-            raise GradtutorError(msg("--all checks every exercise's workspace file"),
-                                 msg("leave out EXERCISE and FILE, or drop --all"))
-        verdicts = _check_all(env, course, folder, seed, timeout)
+            raise GradtutorError(msg("--all and --lesson check workspace files"),
+                                 msg("leave out EXERCISE and FILE, or drop --all and --lesson"))
+        verdicts = _check_all(env, course, folder, seed, timeout,
+                              _chosen_exercises(course, lesson_ids or [], []))
     else:
         if exercise_id is None:
             raise GradtutorError(msg("name the exercise to check"),
@@ -693,7 +749,7 @@ def grade(
     if as_json and csv_file == "-":
         raise GradtutorError(msg("--json and --csv - both want standard output"),
                              msg("write the CSV to a file: --csv FILE"))
-    exercises = _graded_exercises(course, lesson_ids or [], exercise_ids or [])
+    exercises = _chosen_exercises(course, lesson_ids or [], exercise_ids or [])
     ids = [e.id for e in exercises]
     students = grading.find_submissions(submissions, course.exercises())
     seed = secrets.randbelow(2**31) if seed is None else seed
@@ -747,10 +803,10 @@ def grade(
         console.print(grading.class_line(results, env.tr))
 
 
-def _graded_exercises(course: Course, lesson_ids: list[str],
+def _chosen_exercises(course: Course, lesson_ids: list[str],
                       exercise_ids: list[str]) -> list[Exercise]:
-    """The exercises `grade` checks, in course order: those of the lessons and the exercises
-    named, or every exercise of the course when none is."""
+    """The exercises `grade` or `check --all` checks, in course order: those of the lessons
+    and the exercises named, or every exercise of the course when none is."""
     wanted = {eid: course.find_exercise(eid) for eid in exercise_ids}
     for lesson_id in lesson_ids:
         lesson = course.find(lesson_id)
@@ -758,7 +814,7 @@ def _graded_exercises(course: Course, lesson_ids: list[str],
     chosen = [e for eid, e in course.exercises().items()
               if not (lesson_ids or exercise_ids) or eid in wanted]
     if not chosen:
-        raise GradtutorError(msg("nothing to grade: no exercises in {lessons}",
+        raise GradtutorError(msg("nothing to check: no exercises in {lessons}",
                                  lessons=", ".join(lesson_ids) or "the course"),
                              msg("`gradtutor list` shows the lessons"))
     return chosen

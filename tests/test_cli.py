@@ -69,7 +69,8 @@ def test_finishing_the_lesson_records_quiz_and_completion(cli):
     code, out, _ = cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
     assert code == 0
     assert "Your score: 2 of 2" in out
-    assert "You finished “Gradient basics”" in out
+    assert ("You finished “Gradient basics”, lesson 1 of 2. Next: “Practising gradients”, "
+            "`gradtutor start second`.") in " ".join(out.split())
     lesson = saved(cli)["lessons"]["basics"]
     assert lesson["finished"] is True
     assert lesson["best_quiz"]["check"]["score"] == 2
@@ -87,6 +88,37 @@ def test_a_finished_lesson_offers_review_or_start_over(cli):
     lesson = saved(cli)["lessons"]["basics"]
     assert (lesson["finished"], lesson["step"]) == (False, "welcome")
     assert lesson["best_quiz"]["check"]["score"] == 2
+
+
+def test_a_finished_lesson_offers_the_next_one(cli):
+    """n on a finished lesson's question opens the lesson after it, where that one stands."""
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    cli("start", "second", *COURSE, stdin="n\nq\n")  # the next lesson, at its step 2
+    _, out, _ = cli("start", "basics", *COURSE, stdin="n\nq\n")
+    assert "  n  the next lesson, “Practising gradients”" in out
+    assert "Your choice [c/n/r/s/q]: " in out
+    after = out.split("Your choice")[1]
+    assert "Practising gradients" in after and "step 2 of 4" in after
+    assert saved(cli)["lessons"]["basics"]["finished"] is True
+
+
+def test_the_last_lesson_says_so_and_offers_no_next_one(cli):
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    _, out, _ = cli("list", *COURSE)
+    assert "Next: lesson 2, “Practising gradients”: `gradtutor start`" in out
+    seed(cli, lambda p: prog.finish(p, "second", "t"))
+    _, out, _ = cli("start", "second", *COURSE, stdin="q\n")
+    assert "Your choice [r/s/q]: " in out and "  n  " not in out
+    _, out, _ = cli("list", *COURSE)
+    assert "Next:" not in out  # every lesson is finished
+
+
+def test_show_says_where_a_lesson_stands_in_the_course(cli):
+    _, out, _ = cli("show", "second", *COURSE)
+    assert out.startswith("Lesson 2 of 2; before it: basics “Gradient basics”; after it: "
+                          "none.\n")
+    _, out, _ = cli("show", "basics", *COURSE, "--step", "1")
+    assert "Lesson 1 of 2" not in out  # one step, for reading or piping: the step alone
 
 
 def test_quiz_alone_scores_without_moving_the_place(cli):
@@ -264,7 +296,7 @@ def test_a_finished_lesson_offers_to_continue_at_the_saved_step(cli):
             "to go on.") in " ".join(out.split())
     code, out, _ = cli("start", "basics", *COURSE, stdin="c\nq\n")
     assert code == 0
-    assert "  c  continue at step 2 of 5" in out and "Your choice [c/r/s/q]: " in out
+    assert "  c  continue at step 2 of 5" in out and "Your choice [c/n/r/s/q]: " in out
     assert "step 2 of 5" in out.split("Your choice")[1] and "step 1 of 5" not in out
     assert saved(cli)["lessons"]["basics"]["finished"] is True
 

@@ -430,3 +430,17 @@ def test_check_all_leaves_parsons_steps_out(cli, tmp_path: Path) -> None:
     payload = json.loads(out)
     assert [e["exercise"] for e in payload["exercises"]] == ["square-grad"]
     assert code == 1
+
+
+def test_check_lesson_checks_only_that_lessons_exercises(cli, tmp_path: Path) -> None:
+    code, out, _ = cli("check", "--lesson", "second", "--json", "--workspace", str(tmp_path),
+                       *COURSE)
+    assert [e["exercise"] for e in json.loads(out)["exercises"]] == ["square-grad"]
+    assert code == 1  # no file written for it: failed, and the report stays complete
+    code, out, err = cli("check", "--lesson", "basics", "--workspace", str(tmp_path), *COURSE)
+    assert (code, out) == (2, "")
+    assert "no exercises in basics" in err
+    code, _, err = cli("check", "--lesson", "secnd", *COURSE)
+    assert code == 2 and "no lesson 'secnd'" in err and "did you mean 'second'?" in err
+    code, _, err = cli("check", "square-grad", "--lesson", "second", *COURSE)
+    assert code == 2 and "--all and --lesson check workspace files" in err

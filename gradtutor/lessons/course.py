@@ -17,6 +17,17 @@ LESSON_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
+class Place:
+    """A lesson's place in its course: `position` of `total` (from 1), and the lessons that
+    come before and after it, if any."""
+
+    position: int
+    total: int
+    before: Lesson | None
+    after: Lesson | None
+
+
+@dataclass(frozen=True)
 class Course:
     folder: Path
     lessons: tuple[Lesson, ...]
@@ -35,6 +46,13 @@ class Course:
                 else msg("lessons here: {ids}", ids=", ".join(ids)))
         raise GradtutorError(msg("no lesson '{lesson}'", lesson=lesson_id),
                              msg("{hint} (see `gradtutor list`)", hint=hint))
+
+    def place(self, lesson_id: str) -> Place:
+        """Where a lesson stands in the course: its position and its neighbours."""
+        index = [lesson.id for lesson in self.lessons].index(lesson_id)
+        return Place(index + 1, len(self.lessons),
+                     self.lessons[index - 1] if index > 0 else None,
+                     self.lessons[index + 1] if index + 1 < len(self.lessons) else None)
 
     def exercises(self) -> dict[str, Exercise]:
         """Every exercise in the course by id, in course order (ids are unique course-wide)."""

@@ -317,9 +317,9 @@ def lessons_table(lessons: tuple[Lesson, ...], states: dict[str, LessonProgress]
     table.add_column(Text(look.tr(msg("progress"))))
     table.add_column(Text(look.tr(msg("quiz"))), justify="right")
     table.add_column(Text(look.tr(msg("minutes"))), justify="right")
-    for lesson in lessons:
+    for position, lesson in enumerate(lessons, start=1):  # its place in the course
         state = states.get(lesson.id, LessonProgress())
-        table.add_row(str(lesson.order), Text(lesson.id, overflow="fold"),
+        table.add_row(str(position), Text(lesson.id, overflow="fold"),
                       title_text(lesson.title, look),
                       Text(status_text(lesson, state, look)), quiz_text(lesson, state),
                       minutes_text(lesson))
