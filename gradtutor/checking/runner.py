@@ -86,8 +86,9 @@ def check_with(run: RunWorker, exercise: Exercise, path: Path, *, seed: int,
     started = time.monotonic()
     limit = exercise.timeout if timeout is None else timeout
     if not exercise.declared and exercise.checker not in CHECKERS:
-        raise GradtutorError(f"exercise {exercise.id} names an unknown checker "
-                             f"{exercise.checker!r}", "fix the lesson file")
+        raise GradtutorError(msg("exercise {exercise} names an unknown checker '{checker}'",
+                                 exercise=exercise.id, checker=exercise.checker),
+                             msg("`gradtutor validate` lists what is wrong with the lesson"))
     try:
         raw = read_learner_file(path)
     except FileTooLarge as exc:  # judged unread, as any file too large to check
