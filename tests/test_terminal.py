@@ -302,7 +302,7 @@ def test_a_finished_lesson_offers_review_or_start_over(basics: Lesson, tmp_path:
 
     seed_finished(tmp_path, basics)
     over = Tutor(args, tmp_path)
-    over.expect("You have finished", "Your choice [c/r/s/q]:")
+    over.expect("You have finished", "Your choice [c/n/r/s/q]:")
     over.send("s")
     over.step(basics, 0)
     over.send("q")
@@ -314,7 +314,7 @@ def test_a_finished_lesson_offers_review_or_start_over(basics: Lesson, tmp_path:
 
     seed_finished(tmp_path, basics)
     review = Tutor(args, tmp_path)
-    review.expect("Your choice [c/r/s/q]:")
+    review.expect("Your choice [c/n/r/s/q]:")
     review.send("r")
     walk_to(review, basics, 0, 1)
     review.send("q")
@@ -325,7 +325,7 @@ def test_a_finished_lesson_offers_review_or_start_over(basics: Lesson, tmp_path:
     assert state["step"] == basics.steps[1].id
 
     leave = Tutor(args, tmp_path)
-    leave.expect("Your choice [c/r/s/q]:")
+    leave.expect("Your choice [c/n/r/s/q]:")
     leave.send("q")
     assert leave.end() == 0
     assert "step 1 of" not in leave.text
@@ -339,7 +339,7 @@ def test_after_finishing_c_goes_on_at_the_step_where_review_stopped(basics: Less
     total = len(basics.steps)
     seed_finished(tmp_path, basics)
     review = Tutor(args, tmp_path)
-    review.expect("Your choice [c/r/s/q]:")
+    review.expect("Your choice [c/n/r/s/q]:")
     review.send("r")
     walk_to(review, basics, 0, 2)
     review.send("q")
@@ -347,7 +347,7 @@ def test_after_finishing_c_goes_on_at_the_step_where_review_stopped(basics: Less
     assert review.end() == 0
 
     again = Tutor(args, tmp_path)
-    again.expect(f"c  continue at step 3 of {total}", "Your choice [c/r/s/q]:")
+    again.expect(f"c  continue at step 3 of {total}", "Your choice [c/n/r/s/q]:")
     again.send("c")
     again.step(basics, 2)
     again.send("q")
