@@ -16,7 +16,22 @@ FIXTURE_COURSE = Path(__file__).parent / "fixtures" / "course"
 
 def pytest_configure(config: pytest.Config) -> None:
     # Nothing a test does (progress, the lesson cache) may touch the developer's own folders.
+    # Under pytest-xdist each worker runs this too, and so has a folder of its own.
     os.environ["GRADTUTOR_HOME"] = tempfile.mkdtemp(prefix="gradtutor-tests-")
+
+
+# Module fixtures that cost a lot (hundreds of checks, a fork server, a graded class): the
+# tests of a module that use one of them run in one pytest-xdist worker (`--dist loadgroup`,
+# pyproject.toml), so it is paid for once, and in the order they are written. Every other
+# test runs in whichever worker is free.
+SHARED_FIXTURES = frozenset({"results", "runs", "graded", "warm", "guarded", "guarded_warm"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SHARED_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 class Cli:
