@@ -32,6 +32,7 @@ from test_isolation import (
     guarded,  # noqa: F401 - a fixture
     live,
     own_descendants,
+    processes_named,
     refused_everything,
 )
 
@@ -339,7 +340,8 @@ def test_a_twin_shares_the_first_server_and_outlives_its_death(folder: Path) -> 
         verdict = twin.check(exercise(), folder / "correct.py", seed=42)
         assert verdict.passed, verdict.checks
         assert pid_of(twin) not in (first, cloned) and live([cloned]) == ()
-    assert own_descendants() - before == set()
+    left = own_descendants() - before
+    assert left == set(), processes_named(left)
 
 
 def ancestors_of(pid: int) -> list[int]:
