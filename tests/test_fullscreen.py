@@ -279,6 +279,9 @@ def test_a_ctrl_c_that_python_drops_still_quits(monkeypatch):
 
     dropped: list[BaseException | None] = []
     monkeypatch.setattr(sys, "unraisablehook", lambda u: dropped.append(u.exc_value))
+    # as in a tutor started from a terminal: Ctrl-C is Python's, not ignored (a process
+    # started in the background by a shell without job control inherits it ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     class Thing:
         pass
@@ -300,6 +303,7 @@ def test_a_ctrl_c_that_python_drops_still_quits(monkeypatch):
                 assert io.read_key(0.1) is None  # and only once
     finally:
         os.close(master)
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_sigterm_quits_calmly_and_restores_the_terminal(grad, tmp_path):
