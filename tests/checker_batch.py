@@ -115,7 +115,22 @@ def main() -> None:
         import torch
 
     from gradtutor.checking import trace
-    from gradtutor.checking.worker import evaluate
+    from gradtutor.checking.protocol import Expected, checker_key
+    from gradtutor.checking.worker import Send, evaluate, reference_message
+
+    # The reference results depend only on the checker and the seed, and many jobs share
+    # both (every style, mutant and mistake of an exercise, on the same seeds): each is
+    # computed once, by the first job that needs it, and kept as JSON text, so that no job
+    # can change what a later one is sent. A declared checker is a dict: `checker_key`
+    # names it.
+    references: dict[tuple[str, int], str] = {}
+
+    def reference(checker: Any, seed: int, send: Send) -> None:
+        key = (checker_key(checker), seed)
+        if key not in references:
+            references[key] = json.dumps(reference_message(checker, seed))
+        message: Expected = json.loads(references[key])
+        send(message)
 
     trace.install()
     guarded = [torch.Tensor, torch.nn.Parameter, torch.autograd, torch.optim.Optimizer,
@@ -129,7 +144,7 @@ def main() -> None:
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             evaluate(job["checker"], job["function"], job["source"], f"job{number}.py",
-                     job["seed"], messages.append)
+                     job["seed"], messages.append, reference)
         restore(saved)
         results.append(messages)
     with open(sys.argv[2], "w", encoding="utf-8") as f:

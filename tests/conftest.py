@@ -6,6 +6,7 @@ import io
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,39 @@ FIXTURE_COURSE = Path(__file__).parent / "fixtures" / "course"
 
 def pytest_configure(config: pytest.Config) -> None:
     # Nothing a test does (progress, the lesson cache) may touch the developer's own folders.
+    # Under pytest-xdist each worker runs this too, and so has a folder of its own.
     os.environ["GRADTUTOR_HOME"] = tempfile.mkdtemp(prefix="gradtutor-tests-")
+
+
+# Modules whose tests share a module fixture that costs a lot (hundreds of checks, a fork
+# server, a graded class): each runs whole in one pytest-xdist worker, in its order, so the
+# fixture is paid for once. Every other test runs in whichever worker is free.
+WHOLE_MODULES = frozenset(f"tests/{name}.py" for name in (
+    "test_checkers_basic", "test_checkers_loops",  # results: the checker batches
+    "test_forgery",  # results: the forgery driver's run
+    "test_isolation",  # runs: every hostile file, cold; guarded: the tutor's files, watched
+    "test_warm", "test_snippets",  # warm: a fork server
+    "test_grade",  # graded: a class graded once
+))
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`-n 2` (pyproject.toml's addopts): xdist's load scheduling, but with each module of
+    WHOLE_MODULES one unit of work. (xdist's own `--dist loadgroup` groups marked tests by
+    renaming them, which pytest 9.2 ignores: it takes node ids from elsewhere, and the groups
+    were silently split.) The largest units are handed out first, so the long ones start at
+    once; single tests follow, one at a time, to whichever worker is nearly idle."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in WHOLE_MODULES else nodeid
+
+    return Scheduling(config, log)
 
 
 class Cli:

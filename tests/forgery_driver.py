@@ -1,13 +1,19 @@
 """Run learner files through every way the tutor checks one, and print the verdicts as JSON.
 
-    python tests/forgery_driver.py RESULTS.json FILE.py...   # each file answers read-grad
+    python tests/forgery_driver.py RESULTS.json FILE.py... [-- FILE.py...]...
+    # each file answers read-grad; `--` starts another group
 
 For each file: a cold check (`run_check`), a check in a child of the warm fork server, one
 in a pre-started spawned worker (the macOS and Windows path), and `gradtutor check --all
---json` with the file as the workspace's read-grad.py; then checks on fresh random seeds
-through the fork server (the property: a file passes only if its function is correct). One
-process for all of it, so that tests/test_forgery.py can run it as an ordinary user would
-(without CAP_SYS_PTRACE) even when the tests run as root.
+--json`; then checks on fresh random seeds through the fork server (the property: a file
+passes only if its function is correct). One process for all of it, so that
+tests/test_forgery.py can run it as an ordinary user would (without CAP_SYS_PTRACE) even when
+the tests run as root.
+
+`check --all` runs once per group of files, as a class's autograder would on a workspace with
+many exercises: every file of the group is the workspace file of its own copy of the course's
+read-grad (the lesson's declaration word for word, under the id `read-grad-` + the file's
+name), all checked by one tutor on one warm worker. Its exit code is the group's.
 """
 
 from __future__ import annotations
@@ -46,26 +52,61 @@ def summary(verdict: object) -> dict[str, object]:
             "checks": [[c.name, c.status, c.message] for c in checks]}
 
 
-def check_all(path: Path) -> dict[str, object]:
-    """`gradtutor check --all --json` on a workspace holding only this file as read-grad.py."""
+def exercise_id(path: Path) -> str:
+    """The id of `path`'s copy of read-grad in `check_all`'s course."""
+    return "read-grad-" + path.stem.replace("_", "-")
+
+
+def read_grad_lesson(paths: list[Path]) -> str:
+    """A lesson whose exercises are the course's read-grad, declared as the shipped lesson
+    declares it, once for each file, under the file's `exercise_id`."""
+    import yaml
+
+    from gradtutor.lessons.course import default_lessons_dir
+
+    lesson = yaml.safe_load((default_lessons_dir() / "grad.yaml").read_text(encoding="utf-8"))
+    (step,) = [s for s in lesson["steps"] if s.get("id") == "read-grad"]
+    steps = [{**step, "id": exercise_id(path)} for path in paths]
+    return yaml.safe_dump({"id": "forgery", "title": "Forged verdicts", "order": 1,
+                           "summary": "Each exercise is read-grad.", "steps": steps},
+                          sort_keys=False, allow_unicode=True)
+
+
+def check_all(paths: list[Path]) -> dict[str, dict[str, object]]:
+    """`gradtutor check --all --json` on a workspace holding each file as the workspace file
+    of its own copy of read-grad: file name -> its verdict and the run's exit code."""
     workspace = Path(tempfile.mkdtemp(prefix="forgery-ws-"))
     try:
-        shutil.copy(path, workspace / "read-grad.py")
+        (workspace / "lessons").mkdir()
+        (workspace / "lessons" / "forgery.yaml").write_text(read_grad_lesson(paths),
+                                                            encoding="utf-8")
+        for path in paths:
+            shutil.copy(path, workspace / f"{exercise_id(path)}.py")
         env = {**os.environ, "GRADTUTOR_HOME": str(workspace / "home"), "PYTHONPATH": str(ROOT)}
         done = subprocess.run(
             [sys.executable, "-m", "gradtutor", "check", "--all", "--json", "--workspace",
-             str(workspace), "--seed", "7"], capture_output=True, text=True, env=env,
-            timeout=600, check=False)
+             str(workspace), "--lessons", str(workspace / "lessons"), "--seed", "7"],
+            capture_output=True, text=True, env=env, timeout=600, check=False)
         report = json.loads(done.stdout)
-        (entry,) = [e for e in report["exercises"] if e["exercise"] == "read-grad"]
-        return {"status": entry["status"], "exit": done.returncode,
-                "checks": [[c["name"], c["status"], c["message"]] for c in entry["checks"]]}
+        by_id = {e["exercise"]: e for e in report["exercises"]}
+        assert len(by_id) == report["total"] == len(paths), report
+        return {path.stem: {
+            "status": by_id[exercise_id(path)]["status"], "exit": done.returncode,
+            "checks": [[c["name"], c["status"], c["message"]]
+                       for c in by_id[exercise_id(path)]["checks"]]} for path in paths}
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
 
 
 def main() -> None:
-    out, files = Path(sys.argv[1]), [Path(f) for f in sys.argv[2:]]
+    out = Path(sys.argv[1])
+    groups: list[list[Path]] = [[]]
+    for arg in sys.argv[2:]:
+        if arg == "--":
+            groups.append([])
+        else:
+            groups[-1].append(Path(arg))
+    files = [path for group in groups for path in group]
     rng = random.Random()
     results: dict[str, dict[str, object]] = {name.stem: {} for name in files}
     engine = ColdEngine()  # one for the three threads: each one's sweep spares the others
@@ -73,14 +114,16 @@ def main() -> None:
     def cold(path: Path) -> None:
         results[path.stem]["cold"] = summary(run_check(exercise(), path, seed=7, engine=engine))
 
-    def by_cli(path: Path) -> None:
-        results[path.stem]["check_all"] = check_all(path)
+    def by_cli(group: list[Path]) -> None:
+        for name, verdict in check_all(group).items():
+            results[name]["check_all"] = verdict
 
     # A worker mostly waits for its torch import: three at once. Not both kinds at once: the
     # sweep after a check kills every new process below this one (a tutor's), a CLI too.
-    for run in (cold, by_cli):
-        with ThreadPoolExecutor(max_workers=3) as pool:
-            list(pool.map(run, files))
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        list(pool.map(cold, files))
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        list(pool.map(by_cli, [group for group in groups if group]))
     for fork, label in ((True, "fork_server"), (False, "pre_started")):
         if fork and not FORK_SERVER:
             continue

@@ -266,6 +266,46 @@ def test_a_crash_in_the_walkthrough_still_restores_the_terminal():
     assert restored(raw.decode("utf-8")), raw
 
 
+def test_a_ctrl_c_that_python_drops_still_quits(monkeypatch):
+    """Ctrl-C while the keys are not being read is SIGINT, a KeyboardInterrupt; Python drops
+    one raised in a callback of its own (a weak reference's, as an import ends), and the tutor
+    then waited for keys as if no Ctrl-C had come. The next wait for a key answers it."""
+    import signal
+    import weakref
+
+    from gradtutor.env import Environment
+    from gradtutor.ui.render import Look
+    from gradtutor.ui.terminal import make_io
+
+    dropped: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: dropped.append(u.exc_value))
+    # as in a tutor started from a terminal: Ctrl-C is Python's, not ignored (a process
+    # started in the background by a shell without job control inherits it ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    class Thing:
+        pass
+
+    master, slave = os.openpty()
+    try:
+        with (os.fdopen(slave, "r", encoding="utf-8") as keys,
+              os.fdopen(os.dup(slave), "w", encoding="utf-8") as out):
+            env = Environment(stdin=keys, stdout=out, stderr=out, environ={"TERM": "xterm"},
+                              stdin_tty=True, stdout_tty=True)
+            with make_io(env, False, Look(False)) as io:
+                assert io.read_key is not None
+                thing = Thing()
+                ref = weakref.ref(thing, lambda r: signal.raise_signal(signal.SIGINT))
+                del thing  # the callback runs, the interrupt comes inside it and is dropped
+                assert ref() is None
+                assert [type(e) for e in dropped] == [KeyboardInterrupt]
+                assert io.read_key(5.0) == "ctrl-c"  # a key a learner pressed: quit
+                assert io.read_key(0.1) is None  # and only once
+    finally:
+        os.close(master)
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_sigterm_quits_calmly_and_restores_the_terminal(grad, tmp_path):
     import signal
 

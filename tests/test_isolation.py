@@ -166,6 +166,22 @@ def own_descendants() -> set[int]:
     return found
 
 
+def processes_named(pids: set[int]) -> list[str]:
+    """Each process as a failed test should name it: pid, parent, state and command line."""
+    said = []
+    for pid in sorted(pids):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            said.append(f"{pid}: gone")
+            continue
+        state, parent = stat[stat.rfind(b")") + 2:].split()[:2]
+        said.append(f"{pid} (parent {int(parent)}, {state.decode()}): "
+                    f"{command.decode(errors='replace')[:300]}")
+    return said
+
+
 def check_one(case: Case, folder: Path, piddir: Path, engine: ColdEngine) -> Run:
     path = folder / f"{case.name}.py" if case.name in WRITTEN else HOSTILE / f"{case.name}.py"
     started = time.monotonic()

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,17 @@ WRONG = textwrap.dedent("""\
         loss_fn(w).backward()
         return w  # the tensor, not its gradient
 """)
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """The test's folder (the tutor's home, with its workspace): a short path of its own.
+    The exercise screen shows the workspace file's path, and one longer than the terminal is
+    wide wraps; pytest's tmp_path (with pytest-xdist's popen-gwN in it, or a long TMPDIR)
+    comes near the 100 columns of the terminal."""
+    folder = Path(tempfile.mkdtemp(prefix="gt-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
@@ -68,9 +82,9 @@ def record(home: Path, exercise: Exercise) -> dict[str, object]:
 
 
 @pytest.mark.slow
-def test_each_save_is_checked_and_shown_without_a_key(exercise: Exercise, tmp_path: Path) -> None:
-    path = tmp_path / "workspace" / f"{exercise.id}.py"
-    tutor = start(tmp_path)
+def test_each_save_is_checked_and_shown_without_a_key(exercise: Exercise, short_tmp: Path) -> None:
+    path = short_tmp / "workspace" / f"{exercise.id}.py"
+    tutor = start(short_tmp)
     on_exercise(tutor, path)
     assert path.read_text(encoding="utf-8") == exercise.starter
 
@@ -89,7 +103,7 @@ def test_each_save_is_checked_and_shown_without_a_key(exercise: Exercise, tmp_pa
     tutor.expect("Your place is saved at step 1")
     assert tutor.end() == 0
     assert "Traceback" not in tutor.text
-    assert record(tmp_path, exercise) | {"passed_at": ""} == {
+    assert record(short_tmp, exercise) | {"passed_at": ""} == {
         "attempts": 2, "hints": 0, "solution_seen": False, "passed": True, "passed_at": ""}
     assert path.read_text(encoding="utf-8") == exercise.solution  # the learner's file stays
 
@@ -97,12 +111,12 @@ def test_each_save_is_checked_and_shown_without_a_key(exercise: Exercise, tmp_pa
 @pytest.mark.slow
 def test_hints_one_by_one_then_the_solution_after_yes_then_skip(second: Lesson,
                                                                 exercise: Exercise,
-                                                                tmp_path: Path) -> None:
-    path = tmp_path / "workspace" / f"{exercise.id}.py"
+                                                                short_tmp: Path) -> None:
+    path = short_tmp / "workspace" / f"{exercise.id}.py"
     path.parent.mkdir(parents=True)
     path.write_text("# my own work so far\n", encoding="utf-8")
     total = len(exercise.hints)
-    tutor = start(tmp_path)
+    tutor = start(short_tmp)
     tutor.expect("your earlier work, kept")
     tutor.expect_re(LEGEND_END, "the key legend")
     for number in range(1, total + 1):
@@ -131,18 +145,18 @@ def test_hints_one_by_one_then_the_solution_after_yes_then_skip(second: Lesson,
     tutor.send("q")
     assert tutor.end() == 0
     assert "Traceback" not in tutor.text
-    assert record(tmp_path, exercise) == {"attempts": 0, "hints": total, "solution_seen": True,
+    assert record(short_tmp, exercise) == {"attempts": 0, "hints": total, "solution_seen": True,
                                           "passed": False, "passed_at": ""}
-    assert saved(tmp_path)["lessons"]["second"]["step"] == second.steps[1].id
+    assert saved(short_tmp)["lessons"]["second"]["step"] == second.steps[1].id
     assert path.read_text(encoding="utf-8") == "# my own work so far\n"
 
 
 @pytest.mark.slow
 def test_e_opens_the_editor_named_in_editor_with_its_arguments(exercise: Exercise,
-                                                               tmp_path: Path) -> None:
-    path = tmp_path / "workspace" / f"{exercise.id}.py"
-    editor = tmp_path / "editor.py"
-    answer = tmp_path / "answer.py"
+                                                               short_tmp: Path) -> None:
+    path = short_tmp / "workspace" / f"{exercise.id}.py"
+    editor = short_tmp / "editor.py"
+    answer = short_tmp / "answer.py"
     answer.write_text(exercise.solution, encoding="utf-8")
     editor.write_text(textwrap.dedent(f"""\
         import os, sys
@@ -152,7 +166,7 @@ def test_e_opens_the_editor_named_in_editor_with_its_arguments(exercise: Exercis
             out.write(open({str(answer)!r}, encoding="utf-8").read())
         os.replace(target + ".new", target)
     """), encoding="utf-8")
-    tutor = start(tmp_path, EDITOR=f"'{sys.executable}' '{editor}' --wait", VISUAL="")
+    tutor = start(short_tmp, EDITOR=f"'{sys.executable}' '{editor}' --wait", VISUAL="")
     on_exercise(tutor, path)
     tutor.send("e")
     tutor.expect("Passed", timeout=CHECK_S)
@@ -160,15 +174,15 @@ def test_e_opens_the_editor_named_in_editor_with_its_arguments(exercise: Exercis
     tutor.send("q")
     assert tutor.end() == 0
     assert "Traceback" not in tutor.text
-    assert record(tmp_path, exercise)["passed"] is True
+    assert record(short_tmp, exercise)["passed"] is True
 
 
 @pytest.mark.slow
-def test_e_without_any_editor_says_what_to_do(exercise: Exercise, tmp_path: Path) -> None:
-    nothing = tmp_path / "empty-path"
+def test_e_without_any_editor_says_what_to_do(exercise: Exercise, short_tmp: Path) -> None:
+    nothing = short_tmp / "empty-path"
     nothing.mkdir()
-    tutor = start(tmp_path, EDITOR="", VISUAL="", PATH=str(nothing))
-    on_exercise(tutor, tmp_path / "workspace" / f"{exercise.id}.py")
+    tutor = start(short_tmp, EDITOR="", VISUAL="", PATH=str(nothing))
+    on_exercise(tutor, short_tmp / "workspace" / f"{exercise.id}.py")
     tutor.send("e")
     tutor.expect("No editor found: set EDITOR")
     tutor.expect_re(LEGEND_END, "the key legend")
@@ -179,9 +193,9 @@ def test_e_without_any_editor_says_what_to_do(exercise: Exercise, tmp_path: Path
 
 @pytest.mark.slow
 def test_saves_are_found_by_polling_where_file_events_never_come(exercise: Exercise,
-                                                                 tmp_path: Path) -> None:
-    path = tmp_path / "workspace" / f"{exercise.id}.py"
-    tutor = start(tmp_path, GRADTUTOR_WATCH="poll")
+                                                                 short_tmp: Path) -> None:
+    path = short_tmp / "workspace" / f"{exercise.id}.py"
+    tutor = start(short_tmp, GRADTUTOR_WATCH="poll")
     on_exercise(tutor, path)
     path.write_text(WRONG, encoding="utf-8")  # written in place this time, as some editors do
     tutor.expect("Not yet", timeout=CHECK_S)
@@ -190,16 +204,16 @@ def test_saves_are_found_by_polling_where_file_events_never_come(exercise: Exerc
     tutor.send(CTRL_C)
     assert tutor.end() in (0, 130)
     assert "Traceback" not in tutor.text
-    assert record(tmp_path, exercise)["attempts"] == 1
+    assert record(short_tmp, exercise)["attempts"] == 1
 
 
 @pytest.mark.slow
 def test_gradtutor_watch_checks_each_save_until_ctrl_c(exercise: Exercise,
-                                                      tmp_path: Path) -> None:
-    folder = tmp_path / "my exercises"
+                                                      short_tmp: Path) -> None:
+    folder = short_tmp / "my exercises"
     path = folder / f"{exercise.id}.py"
     tutor = Tutor(["watch", exercise.id, "--lessons", str(FIXTURES), "--workspace", str(folder)],
-                  tmp_path)
+                  short_tmp)
     on_exercise(tutor, path)
     save_like_an_editor(path, exercise.solution)
     tutor.expect("Passed", timeout=CHECK_S)
@@ -208,7 +222,7 @@ def test_gradtutor_watch_checks_each_save_until_ctrl_c(exercise: Exercise,
     tutor.expect(f"Stopped watching {path}")
     assert tutor.end() == 0
     assert "Traceback" not in tutor.text
-    state = json.loads((tmp_path / "progress.json").read_text(encoding="utf-8"))
+    state = json.loads((short_tmp / "progress.json").read_text(encoding="utf-8"))
     lesson = state["lessons"]["second"]
     assert lesson["exercises"][exercise.id]["passed"] is True
     assert lesson["step"] is None  # watching an exercise does not move the walkthrough's place
@@ -231,14 +245,14 @@ def keys_to_order(start: tuple[str, ...], goal: tuple[str, ...]) -> str:
 
 
 @pytest.mark.slow
-def test_predict_then_order_the_lines_then_a_demo(second: Lesson, tmp_path: Path) -> None:
+def test_predict_then_order_the_lines_then_a_demo(second: Lesson, short_tmp: Path) -> None:
     from gradtutor.lessons.model import Demo, Parsons, Predict
     from gradtutor.lessons.parsons import initial_order
 
     predict, parsons, demo = second.steps[1], second.steps[2], second.steps[3]
     assert isinstance(predict, Predict) and isinstance(parsons, Parsons)
     assert isinstance(demo, Demo) and demo.chart is not None
-    tutor = start(tmp_path)
+    tutor = start(short_tmp)
     tutor.expect("Your file")
     tutor.send("n")
     tutor.expect(predict.title)
@@ -268,33 +282,33 @@ def test_predict_then_order_the_lines_then_a_demo(second: Lesson, tmp_path: Path
     tutor.expect("Your place is saved at step 4")
     assert tutor.end() == 0
     assert "Traceback" not in tutor.text
-    assert saved(tmp_path)["lessons"]["second"]["predictions"][predict.id]["right"] is True
+    assert saved(short_tmp)["lessons"]["second"]["predictions"][predict.id]["right"] is True
 
 
 def test_piped_commands_wait_for_the_check_they_started(exercise: Exercise,
-                                                        tmp_path: Path) -> None:
+                                                        short_tmp: Path) -> None:
     """Without a terminal, the next line is read only once the check has answered, so a
     script of commands runs in the order a person would type them."""
     from test_terminal import gradtutor
 
-    path = tmp_path / "workspace" / f"{exercise.id}.py"
+    path = short_tmp / "workspace" / f"{exercise.id}.py"
     path.parent.mkdir(parents=True)
     path.write_text(WRONG, encoding="utf-8")
-    result = gradtutor(tmp_path, "start", "second", "--lessons", str(FIXTURES),
+    result = gradtutor(short_tmp, "start", "second", "--lessons", str(FIXTURES),
                        stdin="c\nh\nq\n")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Traceback" not in out + result.stderr
     assert 0 < out.index("checking ...") < out.index("Not yet") < out.index("Hint 1 of")
-    assert record(tmp_path, exercise)["attempts"] == 1
+    assert record(short_tmp, exercise)["attempts"] == 1
 
 
 @pytest.mark.slow
-def test_ctrl_c_during_a_check_quits_at_once(exercise: Exercise, tmp_path: Path) -> None:
+def test_ctrl_c_during_a_check_quits_at_once(exercise: Exercise, short_tmp: Path) -> None:
     import time
 
-    path = tmp_path / "workspace" / f"{exercise.id}.py"
-    tutor = start(tmp_path)
+    path = short_tmp / "workspace" / f"{exercise.id}.py"
+    tutor = start(short_tmp)
     on_exercise(tutor, path)
     save_like_an_editor(path, "def read_grad(w, loss_fn):\n    while True:\n        pass\n")
     tutor.expect("checking ...")

@@ -79,9 +79,16 @@ def _name(char: str) -> str:
     return char
 
 
+# What the signal handlers write to the reader's `wake` descriptor: the terminal was resized,
+# or the tutor was interrupted (Ctrl-C while the keys were not being read, SIGTERM, SIGHUP).
+WAKE_RESIZE = b"!"
+WAKE_INTERRUPT = b"\x03"
+
+
 def posix_reader(stream: TextIO, wake: int | None = None) -> TimedReader:
-    """`wake`: a file descriptor that becomes readable when the terminal was resized (the
-    SIGWINCH handler writes to it); the reader then drains it and answers "resize"."""
+    """`wake`: a file descriptor that becomes readable when a signal came (its handler writes
+    to it); the reader then drains it and answers "ctrl-c" if one of the signals was an
+    interrupt (`WAKE_INTERRUPT`), else "resize"."""
     import select
     import termios
     import tty
@@ -116,9 +123,10 @@ def posix_reader(stream: TextIO, wake: int | None = None) -> TimedReader:
                 wait = None if timeout is None else max(0.0, timeout)
                 ready = select.select(waits, [], [], wait)[0]
                 if wake is not None and wake in ready:
+                    came = b""
                     with contextlib.suppress(BlockingIOError):
-                        os.read(wake, 512)
-                    return "resize"
+                        came = os.read(wake, 512)
+                    return "ctrl-c" if WAKE_INTERRUPT in came else "resize"
                 if not ready:
                     return None
             first = byte(None) or b""

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from gradtutor.env import Environment
 from gradtutor.ui.fullscreen import FullScreen
-from gradtutor.ui.keys import TimedReader, timed_reader
+from gradtutor.ui.keys import WAKE_INTERRUPT, WAKE_RESIZE, TimedReader, timed_reader
 from gradtutor.ui.render import Look
 from gradtutor.ui.screen import Screen
 from gradtutor.walk.input import key_event, line_event
@@ -153,7 +153,8 @@ def make_io(env: Environment, plain: bool, look: Look) -> Iterator[Io]:
         with _calm_termination(("SIGHUP",)):
             yield Io(console, keys=False, stdin=env.stdin)
         return
-    with _resize_signal() as wake, _calm_termination(("SIGTERM", "SIGHUP")):
+    with _resize_signal() as (wake, note), _calm_termination(("SIGINT", "SIGTERM", "SIGHUP"),
+                                                             note):
         full = FullScreen(console, env.terminal_size, look)
         io = Io(console, keys=True, stdin=env.stdin, read_key=timed_reader(env.stdin, wake),
                 full=full)
@@ -166,16 +167,24 @@ def make_io(env: Environment, plain: bool, look: Look) -> Iterator[Io]:
 
 
 @contextlib.contextmanager
-def _calm_termination(names: tuple[str, ...]) -> Iterator[None]:
-    """These signals quit as q does: SIGTERM (`kill`) and SIGHUP (the terminal closed). The
-    place is saved and the terminal restored, instead of the process dying with the screen
-    still taken. A signal already ignored stays ignored (`nohup`): a terminal that goes away
-    then ends the input, which quits all the same."""
+def _calm_termination(names: tuple[str, ...],
+                      note: Callable[[bytes], None] | None = None) -> Iterator[None]:
+    """These signals quit as q does: SIGTERM (`kill`) and SIGHUP (the terminal closed), and
+    SIGINT where it is named. The place is saved and the terminal restored, instead of the
+    process dying with the screen still taken. A signal already ignored stays ignored
+    (`nohup`): a terminal that goes away then ends the input, which quits all the same.
+
+    Each raises KeyboardInterrupt, and first `note`s it for the key reader (WAKE_INTERRUPT):
+    Python drops a KeyboardInterrupt raised while it runs a callback of its own (a weak
+    reference's, as an import ends: "Exception ignored in"), and the tutor would then wait
+    for keys as if it had never come. Noted, the next wait for a key answers "ctrl-c"."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupt(signum: int, frame: object) -> None:
+        if note is not None:
+            note(WAKE_INTERRUPT)
         raise KeyboardInterrupt
 
     previous: dict[signal.Signals, object] = {}
@@ -191,24 +200,28 @@ def _calm_termination(names: tuple[str, ...]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _resize_signal() -> Iterator[int | None]:
+def _resize_signal() -> Iterator[tuple[int | None, Callable[[bytes], None] | None]]:
     """A descriptor that turns readable when the terminal is resized (SIGWINCH), so the key
-    reader wakes at once; None where there is no such signal (the size is polled)."""
+    reader wakes at once, and a function that writes another note to it (a signal handler's,
+    `_calm_termination`); (None, None) where there is no such signal (the size is polled)."""
     winch = getattr(signal, "SIGWINCH", None)
     if winch is None or threading.current_thread() is not threading.main_thread():
-        yield None
+        yield None, None
         return
     read, write = os.pipe()
     os.set_blocking(read, False)
     os.set_blocking(write, False)
 
-    def wake(signum: int, frame: object) -> None:
+    def note(what: bytes) -> None:
         with contextlib.suppress(OSError):
-            os.write(write, b"!")
+            os.write(write, what)
+
+    def wake(signum: int, frame: object) -> None:
+        note(WAKE_RESIZE)
 
     previous = signal.signal(winch, wake)
     try:
-        yield read
+        yield read, note
     finally:
         signal.signal(winch, previous)
         os.close(read)
