@@ -1232,6 +1232,25 @@ def test_the_scale_of_a_wrong_step_is_the_number_of_micro_batches(results: Resul
 
 
 @pytest.mark.slow
+def test_any_other_scale_is_written_with_three_digits(results: Results) -> None:
+    for checks, _ in results["mistake:accumulate/clips-the-gradient"]:
+        found = failing(checks, "step-gradient")
+        assert found is not None
+        factor = re.match(r"The step used (\S+)× ", found.message)
+        assert factor is not None and factor[1] == f"{float(factor[1]):.3g}", found.message
+
+
+def test_a_declared_field_with_a_format_formats_the_number_itself() -> None:
+    from gradtutor.checking.checkers.declared import Case, words
+
+    run = Case({"step-times": 0.0029812345, "batch-count": 4.0, "step-missing": "0.bias"},
+               {}, ((), ()))
+    said = words("{step-times:.3g}× of {batch-count} ({step-missing})", run)
+    assert said == "0.00298× of 4 (0.bias)"
+    assert said.template == "{step-times:.3g}× of {batch-count} ({step-missing})"
+
+
+@pytest.mark.slow
 def test_grad_health_names_the_misclassified_parameters(results: Results) -> None:
     for checks, _ in results["mutant:grad-health/norm-only"]:
         found = failing(checks, "classification")
