@@ -37,7 +37,7 @@ SEEDS = range(50)
 FEW_SEEDS = range(5)
 HARD_CODED_SEEDS = range(5)
 
-EXERCISES = {  # exercise id (= checker name) -> (function, the slide it follows)
+EXERCISES = {  # exercise id -> (function, the slide it follows)
     "accumulate-micro-batches": ("accumulated_step", "right-order"),  # after fix-the-loop
     "fix-the-loop": ("train", "right-order"),
     "manual-sgd": ("manual_sgd", "no-optimizer"),
@@ -368,6 +368,43 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
             optimizer.step(closure)
     """, "step-gradient", r"only the last micro-batch's gradient: \.grad was cleared inside the "
                           r"loop"),
+    "accumulate/clips-the-gradient": ("accumulate-micro-batches", """
+        import torch
+
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            optimizer.zero_grad()
+            for x, y in micro_batches:
+                (loss_fn(model(x), y) / len(micro_batches)).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.01)
+            optimizer.step()
+    """, "step-gradient", r"^The step used [0-9.e-]+× the whole-batch mean gradient; with [2-5] "
+                          r"equal micro-batches, each mean loss should count 1/[2-5]\.$"),
+    "accumulate/first-micro-batch-only": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            optimizer.zero_grad()
+            x, y = micro_batches[0]
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+    """, "step-gradient", r"^The step's gradient is not the mean-loss gradient of all the "
+                          r"micro-batches taken as one batch\.$"),
+    "accumulate/zeros-before-the-step": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            for x, y in micro_batches:
+                (loss_fn(model(x), y) / len(micro_batches)).backward()
+            optimizer.zero_grad(set_to_none=False)
+            optimizer.step()
+    """, "step-gradient", r"^The step used none of your micro-batches' gradients: \.grad was "
+                          r"cleared after backward\.$"),
+    "accumulate/backward-twice": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            optimizer.zero_grad()
+            n = len(micro_batches)
+            for x, y in micro_batches:
+                loss = loss_fn(model(x), y) / (2 * n)
+                loss.backward(retain_graph=True)
+                loss.backward()
+            optimizer.step()
+    """, "backward-per-micro-batch", r"^backward ran (4|6|8|10) times for [2-5] micro-batches"),
     "loop/closure-never-clears": ("fix-the-loop", """
         def train(model, optimizer, loss_fn, batches):
             losses = []
@@ -1191,7 +1228,26 @@ def test_the_scale_of_a_wrong_step_is_the_number_of_micro_batches(results: Resul
         found = failing(checks, "step-gradient")
         assert found is not None
         cases = next(m for m in messages if m["type"] == "expected")["cases"]
-        assert f"a gradient {cases[0]['micro_batches']}× too large" in found.message
+        assert f"a gradient {cases[0]['batches']}× too large" in found.message
+
+
+@pytest.mark.slow
+def test_any_other_scale_is_written_with_three_digits(results: Results) -> None:
+    for checks, _ in results["mistake:accumulate/clips-the-gradient"]:
+        found = failing(checks, "step-gradient")
+        assert found is not None
+        factor = re.match(r"The step used (\S+)× ", found.message)
+        assert factor is not None and factor[1] == f"{float(factor[1]):.3g}", found.message
+
+
+def test_a_declared_field_with_a_format_formats_the_number_itself() -> None:
+    from gradtutor.checking.checkers.declared import Case, words
+
+    run = Case({"step-times": 0.0029812345, "batch-count": 4.0, "step-missing": "0.bias"},
+               {}, ((), ()))
+    said = words("{step-times:.3g}× of {batch-count} ({step-missing})", run)
+    assert said == "0.00298× of 4 (0.bias)"
+    assert said.template == "{step-times:.3g}× of {batch-count} ({step-missing})"
 
 
 @pytest.mark.slow
@@ -1236,17 +1292,16 @@ def test_inputs_differ_from_seed_to_seed(checker: str) -> None:
 @pytest.mark.parametrize("checker", ["accumulate-micro-batches", "fix-the-loop"])
 def test_loop_cases_mix_leftovers_groups_losses_and_sizes(checker: str) -> None:
     cases = cases_of(checker)
-    count = "micro_batches" if checker == "accumulate-micro-batches" else "batches"
     for seed in range(200):
         found = cases(seed)
         assert {case["leftovers"] for case in found} == {True, False}
         assert any(case["groups"] == 2 for case in found)
-        assert all(2 <= case[count] <= 5 for case in found)
+        assert all(2 <= case["batches"] <= 5 for case in found)
     every = [case for seed in range(50) for case in cases(seed)]
     assert {case["loss"] for case in every} == {"mse", "l1", "smooth-l1", "huber",
                                                "cross-entropy"}
     assert {case["optimizer"] for case in every} == {"sgd", "momentum", "adam", "adamw"}
-    assert {case[count] for case in every} == {2, 3, 4, 5}
+    assert {case["batches"] for case in every} == {2, 3, 4, 5}
 
 
 def test_every_seed_has_every_kind_of_gradient_health() -> None:

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from gradtutor.lessons.model import Exercise
 
 CHECKERS: dict[str, str] = {
-    "accumulate-micro-batches": "accumulate_micro_batches",
     "fix-the-loop": "fix_the_loop",
     "manual-sgd": "manual_sgd",
 }
@@ -63,14 +62,9 @@ class ModuleChecker(Checker, Protocol):
 
 
 if TYPE_CHECKING:  # mypy holds every registered module to the contract; nothing at run time
-    from gradtutor.checking.checkers import (
-        accumulate_micro_batches,
-        declared,
-        fix_the_loop,
-        manual_sgd,
-    )
+    from gradtutor.checking.checkers import declared, fix_the_loop, manual_sgd
 
-    _REGISTERED: tuple[ModuleChecker, ...] = (accumulate_micro_batches, fix_the_loop, manual_sgd)
+    _REGISTERED: tuple[ModuleChecker, ...] = (fix_the_loop, manual_sgd)
     _DECLARED: type[Checker] = declared.WorkerChecker
 
 

@@ -256,12 +256,27 @@ def _say(rule: Rule, run: Case, family: Family) -> str:
 
 
 def words(template: str | None, run: Case | None) -> str:
-    """The lesson's words as a message, its `{fields}` filled from the case's facts."""
+    """The lesson's words as a message, its `{fields}` filled from the case's facts: a number
+    in a field that gives its own format (`{step-times:.3g}`) as the number itself, so the
+    format applies to it, and every other fact as it reads in a sentence."""
     if not template:
         return ""
-    fields = {name: _shown(run.facts.get(name)) if run is not None else ""
-              for name in placeholders(template)}
+    formatted = _formatted(template)
+    fields = {}
+    for name in placeholders(template):
+        value = run.facts.get(name) if run is not None else None
+        fields[name] = ("" if run is None else value if name in formatted and _is_number(value)
+                        else _shown(value))
     return Msg(template, fields)
+
+
+def _formatted(template: str) -> frozenset[str]:
+    """The fields of a template that give a format spec: `{k:.3g}` gives k."""
+    import string
+
+    return frozenset(name.split(".")[0].split("[")[0]
+                     for _, name, spec, _ in string.Formatter().parse(template)
+                     if name is not None and spec)
 
 
 def _shown(value: Any) -> Any:

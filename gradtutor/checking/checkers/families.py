@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradtutor.checking.checkers import gradient_kinds, param_groups
+from gradtutor.checking.checkers import gradient_kinds, param_groups, training
 from gradtutor.checking.checkers.common import build_loss, count, fmt
 from gradtutor.checking.checkers.grad_reading import (
     accumulations,
@@ -238,6 +238,20 @@ GRADIENT_KINDS = Family(
     order=gradient_kinds.order,
 )
 
+# ---- training: fn(model, optimizer, loss_fn, batches), with leftovers in .grad -------------
+
+TRAINING = Family(
+    arity=4,
+    names=lambda parts: training.NAMES,
+    cases=training.cases,
+    reference=training.reference,
+    observe=training.observe,
+    facts=training.facts,
+    columns=lambda case: ((), ()),
+    explainers={},
+    tables={"step-gradient": training.step_table, "step-leftovers": training.leftovers_table},
+)
+
 FAMILIES: Mapping[str, Family] = {"fresh-leaf": FRESH_LEAF, "param-groups": PARAM_GROUPS,
-                                  "gradient-kinds": GRADIENT_KINDS}
+                                  "gradient-kinds": GRADIENT_KINDS, "training": TRAINING}
 

@@ -1,19 +1,22 @@
-"""What the training-loop checkers share: small models, optimizers and batches built from
-plain cases (worker side), and arithmetic on plain gradient lists (judge side, no torch).
+"""The `training` input family (`families.py`), and what the training-loop checkers share:
+small models, optimizers and batches built from plain cases (worker side), and arithmetic on
+plain gradient lists (judge side, no torch).
 
-A case names everything (`seed`, sizes, loss, optimizer, param groups), so `expected` and
-`observe` build identical, fresh objects from it with a `torch.Generator`.
+A case names everything (`seed`, sizes, loss, optimizer, param groups), so the reference and
+the observation build identical, fresh objects from it with a `torch.Generator`.
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gradtutor.checking.checkers.common import close, flat, fmt
+if TYPE_CHECKING:
+    import random
+
+from gradtutor.checking.checkers.common import close, count, flat, fmt
 from gradtutor.checking.verdict import Check, Table
 from gradtutor.i18n import msg
 
@@ -197,6 +200,8 @@ def usable(observed: list[dict[str, Any]]) -> list[int]:
 def loop_cases(seed: int, count_key: str, how_many: int = 3) -> list[dict[str, Any]]:
     """Cases for the training-loop checkers: 2-5 (micro-)batches under `count_key`, one case
     without leftover gradients and one with two param groups."""
+    import random  # here: the tutor, which never draws cases, need not import it
+
     rng = random.Random(seed)
     fresh, grouped = rng.sample(range(how_many), 2)
     out = []
@@ -206,3 +211,142 @@ def loop_cases(seed: int, count_key: str, how_many: int = 3) -> list[dict[str, A
                      "leftovers": i != fresh})
         out.append(case)
     return out
+
+
+# ---- the `training` family: fn(model, optimizer, loss_fn, batches) ------------------------
+#
+# The function trains a model: it gets the model, an optimizer over its parameters (one or two
+# param groups), a mean-reduced loss and 2-5 equal-sized batches, while .grad may still hold
+# leftover gradients. The trace records every backward pass that reached a parameter, every
+# zero_grad() and optimizer step, and the gradient each step read from .grad; the facts below
+# are read from those events. A function that takes exactly one step (gradient accumulation,
+# a single training step) also gets facts on the gradient that step used; an exercise on a
+# whole loop would add facts on each step, from the same events.
+
+FAMILY_CASES = 3
+
+
+def cases(seed: int) -> list[dict[str, Any]]:
+    """Three cases of 2-5 batches: one without leftovers, one with two param groups."""
+    return loop_cases(seed, "batches", FAMILY_CASES)
+
+
+def setup(case: dict[str, Any]) -> Setup:
+    return build(case, case["batches"], case["rows"])
+
+
+def reference(case: dict[str, Any]) -> dict[str, Any]:
+    """What the inputs themselves say (with torch): the parameters' names, the leftovers put in
+    .grad, and, at the starting weights, the gradient of each batch's loss and of the mean
+    loss over all the batches taken as one batch."""
+    import torch
+
+    s = setup(case)
+    params = s.params
+    x = torch.cat([xb for xb, _ in s.batches])
+    y = torch.cat([yb for _, yb in s.batches])
+    return {
+        "names": list(params),
+        "leftovers": {name: g.tolist() for name, g in s.leftovers.items()} or None,
+        "mean": grads_of(s.loss_fn(s.model(x), y), params),
+        "batches": [grads_of(s.loss_fn(s.model(xb), yb), params) for xb, yb in s.batches],
+    }
+
+
+def observe(case: dict[str, Any], fn: Any, trace: Any,
+            catches: tuple[str, ...] = ()) -> dict[str, Any]:
+    s = setup(case)
+    trace.watch(s.params)
+    fn(s.model, s.optimizer, s.loss_fn, s.batches)
+    return {"events": kept_events(trace.events)}
+
+
+def _backward_counts(events: list[dict[str, Any]], names: list[str]) -> list[int]:
+    """How many backward passes reached each parameter (autograd's own accumulations: a
+    replaced Tensor.backward that writes .grad itself makes none)."""
+    reached = [e.get("param") for e in events if e.get("event") == "accumulate"]
+    return [reached.count(name) for name in names]
+
+
+def facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, Any],
+          parts: tuple[str, ...]) -> dict[str, Any]:
+    """What a check may name of one case: counts and order of the backward passes, clears and
+    steps; with exactly one step, what the gradient it used was."""
+    names = reference["names"]
+    events = observed["events"]
+    steps = [i for i, e in enumerate(events) if e.get("event") == "before_step"]
+    first = steps[0] if steps else len(events)
+    counts = _backward_counts(events, names)
+    found: dict[str, Any] = {
+        "batch-count": case["batches"], "batch-fraction": 1 / case["batches"],
+        "leftovers": bool(case["leftovers"]),
+        "step-count": len(steps), "zero-grad-count": count(events, "zero_grad"),
+        "backward-count": max(counts), "backward-fewest": min(counts),
+        "backward-before-first-step": max(_backward_counts(events[:first], names)),
+        "backward-after-first-step": max(_backward_counts(events[first:], names)),
+    }
+    if len(steps) == 1:
+        found.update(_the_step(case, reference, events[first]["grads"]))
+    return found
+
+
+def _the_step(case: dict[str, Any], reference: dict[str, Any],
+              used_grads: dict[str, Any]) -> dict[str, Any]:
+    """The gradient a function's only step used, against the whole-batch mean gradient and
+    the last batch's; with the leftovers taken out when they explain it."""
+    names = reference["names"]
+    n = case["batches"]
+    found: dict[str, Any] = {"step-missing": None, "step-times": None,
+                             "step-last-batch": False}
+    if case["leftovers"]:
+        found["step-used-leftovers"] = False
+    used = join(used_grads, names)
+    if used is None:
+        found["step-missing"] = ", ".join(name for name in names
+                                          if used_grads.get(name) is None)
+        return found
+    mean, last = join(reference["mean"], names), join(reference["batches"][-1], names)
+    assert mean is not None and last is not None
+
+    def explained(v: Vector) -> bool:
+        return multiple(v, mean) is not None or multiple(v, last) is not None
+
+    own = used
+    leftovers = join(reference["leftovers"], names)
+    if leftovers is not None and not explained(used) and explained(sub(used, leftovers)):
+        own = sub(used, leftovers)
+        found["step-used-leftovers"] = True
+    k = multiple(own, mean)
+    if k is None:
+        found["step-last-batch"] = multiple(own, last) is not None
+    else:  # exactly the factor a condition names, when it is within the tolerance of one
+        found["step-times"] = next((t for t in (1.0, 0.0, float(n), 1 / n) if near(k, t)), k)
+    return found
+
+
+NAMES = frozenset({"batch-count", "batch-fraction", "leftovers", "step-count",
+                   "zero-grad-count", "backward-count", "backward-fewest",
+                   "backward-before-first-step", "backward-after-first-step", "step-missing",
+                   "step-times", "step-last-batch", "step-used-leftovers"})
+
+
+def _step_grads(observed: dict[str, Any]) -> dict[str, Any] | None:
+    """The gradients the first step read from .grad, by parameter name."""
+    step = next((e for e in observed["events"] if e.get("event") == "before_step"), None)
+    return step["grads"] if step is not None else None
+
+
+def step_table(case: dict[str, Any], reference: dict[str, Any],
+               observed: dict[str, Any]) -> Table:
+    """Per parameter: the gradient the step used, and the whole-batch mean gradient."""
+    return per_param_table(reference["names"], (msg("your step used"),
+                                                msg("mean gradient of the whole batch")),
+                           _step_grads(observed), reference["mean"])
+
+
+def leftovers_table(case: dict[str, Any], reference: dict[str, Any],
+                    observed: dict[str, Any]) -> Table:
+    """Per parameter: the leftover .grad, the gradient the step used, and the right one."""
+    return per_param_table(reference["names"], (msg("leftover .grad before your call"),
+                                                msg("your step used"), msg("should have used")),
+                           reference["leftovers"], _step_grads(observed), reference["mean"])
