@@ -115,7 +115,7 @@ def _reaches(node: Any, target: Any) -> bool:
     """Whether `target` (a leaf's gradient node) is reachable from `node` by next_functions:
     whether a backward from this result would put a gradient into that leaf. Walked, not run,
     so a graph that backward already freed is read as well as a live one."""
-    stack, seen = [node], set()
+    stack, seen = [node], set[int]()
     while stack and len(seen) < LONGEST_WALK:
         current = stack.pop()
         if current is None or id(current) in seen:
