@@ -1,0 +1,237 @@
+"""The `leaf-fn` and `values-fn` input families (`families.py`): the function gets a fresh
+leaf `w` (`leaf-fn`) or a list of Python numbers (`values-fn`) and returns one value, and what
+is observed is what that value is to autograd: a tensor or a Python number, its dtype and
+shape, whether it requires grad, is a leaf, which node made it (`grad_fn`), whether it shares
+w's memory, whether a backward from it would reach w; and what became of w and of grad mode.
+
+The worker side (`leaf_cases`, `values_cases`, `observe_leaf_fn`, `observe_values_fn`) imports
+torch inside its functions; the tutor side (`leaf_fn_facts`, `values_fn_facts`, the columns)
+is pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradtutor.checking.checkers.common import count, fmt
+from gradtutor.checking.checkers.grad_reading import nest, plain
+
+# Vectors and small matrices, as weights come in both.
+SHAPES: tuple[tuple[int, ...], ...] = ((2,), (3,), (4,), (2, 2), (2, 3), (3, 2))
+LONGEST_WALK = 10_000  # graph nodes looked at when asking whether a result reaches w
+
+
+# ---- cases (worker; plain data) ---------------------------------------------------------
+
+def leaf_cases(seed: int) -> list[dict[str, Any]]:
+    """Four values of w, of different shapes, each entry away from zero."""
+    import random  # here: the tutor, which never draws cases, need not import it
+
+    rng = random.Random(seed)
+    shapes = rng.sample(SHAPES, k=4)
+    out = []
+    for dims in shapes:
+        size = 1
+        for d in dims:
+            size *= d
+        numbers = [round(rng.choice((-1, 1)) * rng.uniform(0.1, 2.0), 2) for _ in range(size)]
+        out.append({"w": nest(numbers, dims)})
+    return out
+
+
+def values_cases(seed: int) -> list[dict[str, Any]]:
+    """Four lists of two to five Python numbers; one of them, somewhere, holds whole numbers
+    as ints (`[3, -1, 2]`), as a config file or a hand-typed list gives them, so a function
+    that trusts the values to be floats is caught on every seed."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    whole = rng.randrange(4)
+    for i in range(4):
+        size = rng.randint(2, 5)
+        if i == whole:
+            numbers: list[float] = [rng.choice((-1, 1)) * rng.randint(1, 9) for _ in range(size)]
+        else:
+            numbers = [round(rng.choice((-1, 1)) * rng.uniform(0.1, 9.0), 2)
+                       for _ in range(size)]
+        out.append({"values": numbers})
+    return out
+
+
+def leaf(case: dict[str, Any]) -> Any:
+    """The case's `w` as a new float32 leaf that requires grad (worker side)."""
+    import torch
+
+    return torch.tensor(case["w"], dtype=torch.float32, requires_grad=True)
+
+
+# ---- observing (worker) -----------------------------------------------------------------
+
+def _read(value: Any, name: str) -> Any:
+    """An attribute of a tensor read through PyTorch's C type, whatever Python properties a
+    subclass or learner code put in front of it."""
+    import torch
+
+    return vars(torch._C.TensorBase)[name].__get__(value)
+
+
+def described(trace: Any, value: Any, w: Any = None, w_node: Any = None) -> dict[str, Any]:
+    """What `value` is to autograd, as plain data: its values (`trace.values`, with the number
+    itself for a Python int or float) and, for a tensor, its dtype, shape, requires_grad,
+    is_leaf, the name of its grad_fn and of the nodes that one points back to; with `w`, also
+    whether it shares w's memory and whether its graph reaches w's gradient node `w_node`."""
+    import torch
+
+    seen: dict[str, Any] = {"returned": plain(trace, value)}
+    if not trace.is_tensor(value) or isinstance(seen["returned"], dict):
+        return seen  # not a tensor, or a subclass the trace refuses to read
+    node = _read(value, "grad_fn")
+    seen.update(
+        dtype=str(_read(value, "dtype")).removeprefix("torch."),
+        shape=list(_read(value, "shape")),
+        requires_grad=bool(_read(value, "requires_grad")),
+        is_leaf=bool(_read(value, "is_leaf")),
+        grad_fn=_node_name(node) if node is not None else None,
+        next_functions=([_node_name(n) for n, _ in node.next_functions if n is not None]
+                        if node is not None else None),
+    )
+    if w is not None:
+        with torch._C.DisableTorchFunctionSubclass():
+            storage = torch._C.TensorBase.untyped_storage
+            seen["shares_memory"] = (value is w or storage(value).data_ptr()
+                                     == storage(w).data_ptr())
+        seen["reaches_w"] = value is w or _reaches(node, w_node)
+    return seen
+
+
+def _node_name(node: Any) -> str:
+    """A graph node's name as PyTorch prints it: `MulBackward0`, `AccumulateGrad` (whose
+    own name() is `torch::autograd::AccumulateGrad`)."""
+    return str(node.name()).rpartition("::")[2]
+
+
+def _reaches(node: Any, target: Any) -> bool:
+    """Whether `target` (a leaf's gradient node) is reachable from `node` by next_functions:
+    whether a backward from this result would put a gradient into that leaf. Walked, not run,
+    so a graph that backward already freed is read as well as a live one."""
+    stack, seen = [node], set[int]()
+    while stack and len(seen) < LONGEST_WALK:
+        current = stack.pop()
+        if current is None or id(current) in seen:
+            continue
+        if current == target:
+            return True
+        seen.add(id(current))
+        stack += [n for n, _ in current.next_functions]
+    return False
+
+
+def _call(fn: Any, argument: Any) -> tuple[Any, bool]:
+    """fn(argument), and whether grad mode was still on afterwards; grad mode is switched
+    back on either way, so one case's mistake does not leak into the next."""
+    import torch
+
+    try:
+        returned = fn(argument)
+        return returned, bool(torch.is_grad_enabled())
+    finally:
+        torch.set_grad_enabled(True)
+
+
+def observe_leaf_fn(case: dict[str, Any], fn: Any, trace: Any,
+                    catches: tuple[str, ...] = ()) -> dict[str, Any]:
+    """fn(w) on a fresh leaf w: the returned value described, and w afterwards."""
+    import torch
+
+    from gradtutor.checking.trace import real_grad
+
+    w = leaf(case)
+    trace.watch({"w": w})
+    w_node = torch.autograd.graph.get_gradient_edge(w).node
+    returned, grad_enabled = _call(fn, w)
+    return {**described(trace, returned, w, w_node), "grad_enabled_after": grad_enabled,
+            "w_after": trace.values(w),
+            "w_requires_grad_after": bool(_read(w, "requires_grad")),
+            "grad_after": trace.values(real_grad(w)), "events": list(trace.events)}
+
+
+def observe_values_fn(case: dict[str, Any], fn: Any, trace: Any,
+                      catches: tuple[str, ...] = ()) -> dict[str, Any]:
+    """fn(values) on a fresh copy of the case's list: the returned value described."""
+    returned, grad_enabled = _call(fn, list(case["values"]))
+    return {**described(trace, returned), "grad_enabled_after": grad_enabled}
+
+
+def no_reference(case: dict[str, Any]) -> dict[str, Any]:
+    """These families know no truth of their own: checks compare with the solution."""
+    return {}
+
+
+# ---- facts (tutor; pure) ----------------------------------------------------------------
+
+RETURNED_FACTS = frozenset({
+    "returned", "returned-kind", "number", "tensor", "dtype", "shape", "requires-grad",
+    "is-leaf", "grad-fn", "next-functions", "grad-enabled-after"})
+LEAF_FN_FACTS = RETURNED_FACTS | {
+    "w", "shares-memory", "reaches-w", "w-after", "w-requires-grad-after", "grad-after",
+    "backward-count"}
+VALUES_FN_FACTS = RETURNED_FACTS | {"values"}
+
+
+def returned_facts(observed: dict[str, Any]) -> dict[str, Any]:
+    """The facts of the returned value: each tensor attribute is None when no tensor came
+    back; `number` is the number itself when a Python int or float came back."""
+    returned = observed["returned"]
+    is_tensor = returned is not None and not isinstance(returned, dict)
+    return {
+        "returned": returned,
+        "returned-kind": (returned.get("not_a_tensor", "object") if isinstance(returned, dict)
+                          else "tensor" if is_tensor else "None"),
+        "number": returned.get("number") if isinstance(returned, dict) else None,
+        "tensor": is_tensor,
+        "dtype": observed.get("dtype"),
+        "shape": str(observed["shape"]) if "shape" in observed else None,
+        "requires-grad": observed.get("requires_grad"),
+        "is-leaf": observed.get("is_leaf"),
+        "grad-fn": observed.get("grad_fn"),
+        "next-functions": (", ".join(observed["next_functions"]) or "()"
+                           if observed.get("next_functions") is not None else None),
+        "grad-enabled-after": observed["grad_enabled_after"],
+    }
+
+
+def leaf_fn_facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, Any],
+                  parts: tuple[str, ...]) -> dict[str, Any]:
+    return {**returned_facts(observed), "w": case["w"],
+            "shares-memory": observed.get("shares_memory"),
+            "reaches-w": observed.get("reaches_w"),
+            "w-after": observed["w_after"],
+            "w-requires-grad-after": observed["w_requires_grad_after"],
+            "grad-after": observed["grad_after"],
+            "backward-count": count(observed["events"], "accumulate")}
+
+
+def values_fn_facts(case: dict[str, Any], reference: dict[str, Any],
+                    observed: dict[str, Any], parts: tuple[str, ...]) -> dict[str, Any]:
+    return {**returned_facts(observed), "values": case["values"]}
+
+
+def leaf_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return ("w",), (fmt(case["w"]),)
+
+
+def values_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return ("values",), (str(case["values"]),)
+
+
+# ---- the families, as the fields of `families.Family` -----------------------------------
+
+LEAF_FN: dict[str, Any] = {
+    "arity": 1, "names": lambda parts: LEAF_FN_FACTS, "cases": leaf_cases,
+    "reference": no_reference, "observe": observe_leaf_fn, "facts": leaf_fn_facts,
+    "columns": leaf_columns, "explainers": {}}
+VALUES_FN: dict[str, Any] = {
+    "arity": 1, "names": lambda parts: VALUES_FN_FACTS, "cases": values_cases,
+    "reference": no_reference, "observe": observe_values_fn, "facts": values_fn_facts,
+    "columns": values_columns, "explainers": {}}

@@ -1,0 +1,240 @@
+"""The facts the `tensors` lesson states in words, each run against torch.
+
+The code samples prove their own `# -> ` claims (test_lesson_samples.py); these tests prove
+the sentences around them, the quiz's explanations and the words of the exercises' checks.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Demo, Exercise, Predict, Quiz
+
+
+def step_of(step_id: str) -> object:
+    return next(s for s in load_course().find("tensors").steps if s.id == step_id)
+
+
+def text_of(step_id: str) -> str:
+    """Every English text of a step, joined: what the learner reads."""
+    step = step_of(step_id)
+    parts = [getattr(step, name, None) for name in ("body", "notes", "prompt", "why")]
+    parts += list(getattr(step, "hints", ()))
+    parts += [f"{c.text} {c.why}" for c in getattr(step, "choices", ())]
+    if isinstance(step, Exercise):
+        parts += [rule.say for check in step.checks for rule in check.fail if rule.say]
+        parts += [mutant.mistake for mutant in step.mutants]
+    if isinstance(step, Quiz):
+        parts += [f"{q.prompt} {c.text} {c.why}" for q in step.questions for c in q.choices]
+    return " ".join(" ".join(p.split()) for p in parts if p)
+
+
+def test_the_course_opens_with_this_lesson() -> None:
+    lessons = load_course().lessons
+    assert lessons[0].id == "tensors" and lessons[0].order == 1
+    assert load_course().find("grad").order == 3
+
+
+def test_dtype_comes_from_the_numbers() -> None:
+    assert "whole numbers give `int64`, decimals `float32`" in text_of("tensor-basics")
+    assert torch.tensor([1, 2, 3]).dtype == torch.int64
+    assert torch.tensor([1.5, 2.0]).dtype == torch.float32
+    assert torch.tensor([1, 2.5]).dtype == torch.float32  # one decimal is enough
+    assert torch.get_default_dtype() == torch.float32  # "PyTorch's default" (make-weights)
+
+
+def test_only_floating_point_tensors_can_require_grad() -> None:
+    assert "Only floating-point tensors can require grad" in text_of("requires-grad")
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.tensor([1, 2], requires_grad=True)
+    assert torch.tensor([1, 2], dtype=torch.float32, requires_grad=True).requires_grad
+    # the quiz: "Only floating-point (and complex) tensors"
+    assert "(and complex)" in text_of("quick-check")
+    assert torch.tensor([1j], requires_grad=True).requires_grad
+
+
+def test_results_require_grad_and_only_leaves_keep_gradients() -> None:
+    text = text_of("leaves")
+    assert "it requires grad too, but it is not a leaf" in text
+    assert "Gradients are kept only on leaves" in text
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = w * 3
+    assert h.requires_grad and not h.is_leaf
+    (h ** 2).sum().backward()
+    assert w.grad is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reading a result's .grad warns
+        assert h.grad is None
+    trap = torch.randn(3, requires_grad=True) * 0.01  # "is a result"
+    assert not trap.is_leaf and trap.grad_fn is not None
+
+
+def test_the_graph_leads_back_to_a_node_that_holds_the_leaf() -> None:
+    assert "an `AccumulateGrad` node holding the leaf" in text_of("grad-fn")
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = w * 2 + 1
+    mul = h.grad_fn.next_functions[0][0]
+    accumulate = mul.next_functions[0][0]
+    assert type(accumulate).__name__ == "AccumulateGrad" and accumulate.variable is w
+    h.sum().backward()  # "where backward() will add the leaf's gradient"
+    assert w.grad is not None and w.grad.tolist() == [2.0, 2.0]
+
+
+def test_no_grad_leaves_w_tracked_and_recording_resumes() -> None:
+    text = text_of("no-grad")
+    assert "`w` still requires grad" in text
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.no_grad():
+        y = w * 2
+        assert w.requires_grad  # the quiz: no_grad does not change w
+    assert y.grad_fn is None and not y.requires_grad
+    assert (w * 2).grad_fn is not None  # recording resumed after the block
+
+
+def test_model_eval_does_not_stop_recording() -> None:
+    assert "`model.eval()` does not stop recording" in text_of("no-grad")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.5))
+    model.eval()
+    out = model(torch.ones(1, 2))
+    assert out.requires_grad and out.grad_fn is not None
+
+
+def test_dropout_behaves_differently_in_eval() -> None:
+    """`model.eval()` "changes how layers such as dropout behave"."""
+    torch.manual_seed(0)
+    dropout = torch.nn.Dropout(0.5)
+    x = torch.ones(1000)
+    assert (dropout(x) == 0).any()  # training: some entries dropped
+    dropout.eval()
+    assert torch.equal(dropout(x), x)  # evaluation: passed through
+
+
+def test_a_bare_no_grad_switches_nothing_off_and_set_grad_enabled_lasts() -> None:
+    help_text = next(c.help for c in step_of("no-grad-predict").checks  # type: ignore[attr-defined]
+                     if c.id == "no-record")
+    assert "on a line of its own, torch.no_grad() changes nothing" in help_text
+    w = torch.tensor([1.0], requires_grad=True)
+    torch.no_grad()
+    assert (3 * w).requires_grad
+    assert "lasts until something switches it back" in text_of("no-grad-predict")
+    try:
+        torch.set_grad_enabled(False)
+        assert not (3 * w).requires_grad
+        assert not torch.is_grad_enabled()  # still off, later on
+    finally:
+        torch.set_grad_enabled(True)
+
+
+def test_item_gives_a_python_float_and_a_tensor_total_holds_every_loss() -> None:
+    assert "`total` is a result whose graph holds every loss added in" in text_of("item")
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    losses = [((w - k) ** 2).mean() for k in range(3)]
+    assert all(type(loss.item()) is float for loss in losses)
+    total = 0.0
+    for loss in losses:
+        total += loss
+    reachable, todo = set(), [total.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is not None and node not in reachable:
+            reachable.add(node)
+            todo += [n for n, _ in node.next_functions]
+    assert all(loss.grad_fn in reachable for loss in losses)
+
+
+def test_detach_shares_memory_and_clone_copies() -> None:
+    text = text_of("detach")
+    assert "no `grad_fn`, no `requires_grad`" in text and "shares `t`'s memory" in text
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    d, snap = w.detach(), w.detach().clone()
+    assert d.grad_fn is None and not d.requires_grad
+    with torch.no_grad():
+        w += 10  # a change to w shows in d too: "to one shows in the other"
+    assert d.tolist() == [11.0, 12.0] and snap.tolist() == [1.0, 2.0]
+    # the quiz: a detached tensor is a leaf that does not require grad
+    assert d.is_leaf
+
+
+def test_torch_tensor_of_results_copies_their_numbers_and_warns() -> None:
+    text = text_of("new-leaf")
+    assert "it reads their numbers as `.item()` would (PyTorch warns)" in text
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    a, b = w.sum(), (w ** 2).sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        copied = torch.tensor([a, b])
+        tracked = torch.tensor([a, b], requires_grad=True)
+    assert copied.tolist() == [a.item(), b.item()]
+    assert copied.is_leaf and copied.grad_fn is None and not copied.requires_grad
+    # "requires_grad=True ... starts a record of its own": backward stops at the new leaf
+    assert tracked.is_leaf
+    tracked.sum().backward()
+    assert w.grad is None and tracked.grad is not None
+    # PyTorch warns once per process, so the warning is looked for in a fresh one
+    code = ("import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+            "torch.tensor([w.sum(), (w ** 2).sum()])\n")
+    done = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode != 0 and "requires_grad=True to a scalar" in done.stderr
+
+
+def test_stack_keeps_the_graph_and_cat_cannot_join_one_number_tensors() -> None:
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    a, b = w.sum(), (w ** 2).sum()
+    stacked = torch.stack([a, b])
+    assert stacked.grad_fn.name() == "StackBackward0"
+    stacked.sum().backward()
+    assert w.grad is not None
+    assert "cannot join one-number tensors" in text_of("stack-losses")
+    with pytest.raises(RuntimeError, match="zero-dimensional"):
+        torch.cat([a, b])
+
+
+def test_the_quiz_leaf_choices_are_what_torch_says() -> None:
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = torch.zeros(3, requires_grad=True)
+    b = torch.zeros(3, requires_grad=True) + 1
+    c = (torch.zeros(3) + 1).requires_grad_()
+    d = w.detach()
+    assert [t.is_leaf and t.requires_grad for t in (a, b, c, d)] == [True, False, True, False]
+    assert b.grad_fn is not None and d.is_leaf
+
+
+def test_the_quiz_running_total_choices_are_what_torch_says() -> None:
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = (w ** 2).sum()
+    assert type(0.0 + loss.item()) is float
+    assert (0.0 + loss).grad_fn is not None
+    assert (0.0 + loss.detach()).grad_fn is None
+    clone = 0.0 + loss.clone()
+    node = clone.grad_fn.next_functions[0][0]  # the clone's node, then the loss's
+    assert node.name() == "CloneBackward0" and node.next_functions[0][0] is loss.grad_fn
+
+
+def test_the_demo_shows_a_graph_that_grows_and_a_float_that_holds_none() -> None:
+    demo = step_of("running-total-demo")
+    assert isinstance(demo, Demo)
+    assert "The tensor total's graph grows with every step; the float holds none." in (
+        " ".join(demo.body.split()))
+    namespace: dict[str, object] = {}
+    exec(demo.code, namespace)
+    grows, flat = namespace["tensor_total"], namespace["float_total"]
+    assert isinstance(grows, list) and isinstance(flat, list) and len(grows) == 20
+    assert all(later > earlier for earlier, later in zip(grows, grows[1:], strict=False))
+    assert flat == [0] * 20
+
+
+def test_the_predict_step_shows_its_answers_text() -> None:
+    step = step_of("predict-result-prints")
+    assert isinstance(step, Predict)
+    namespace: dict[str, object] = {}
+    exec(step.code, namespace)
+    answer = step.choices[ord(step.answer) - ord("a")].text
+    assert str(eval(step.show, namespace)) == answer  # noqa: S307 - the lesson's own code

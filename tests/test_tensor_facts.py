@@ -1,0 +1,180 @@
+"""The `leaf-fn` and `values-fn` input families (checkers/tensor_facts.py): each fact they
+report is what real torch says of the returned value, and a check's conditions read them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import torch
+
+from gradtutor.checking import trace
+from gradtutor.checking.checkers import tensor_facts
+from gradtutor.checking.checkers.declared import holds
+from gradtutor.checking.checkers.families import FAMILIES
+
+CASE = {"w": [[0.5, -1.25], [2.0, 0.75]]}
+
+
+@pytest.fixture(autouse=True)
+def grad_mode_back() -> Iterator[None]:
+    yield
+    torch.set_grad_enabled(True)
+
+
+def leaf_fn(fn: Callable[[Any], Any], case: dict[str, Any] = CASE) -> dict[str, Any]:
+    """The facts `leaf-fn` reports of fn(w), observed as the worker observes them."""
+    case_trace = trace.start()
+    try:
+        observed = tensor_facts.observe_leaf_fn(case, fn, case_trace)
+    finally:
+        case_trace.close()
+    return tensor_facts.leaf_fn_facts(case, {}, observed, ())
+
+
+def values_fn(fn: Callable[[Any], Any], values: list[float]) -> dict[str, Any]:
+    case_trace = trace.start()
+    try:
+        observed = tensor_facts.observe_values_fn({"values": values}, fn, case_trace)
+    finally:
+        case_trace.close()
+    return tensor_facts.values_fn_facts({"values": values}, {}, observed, ())
+
+
+def test_the_families_are_registered_with_every_fact_they_give() -> None:
+    leaf, values = FAMILIES["leaf-fn"], FAMILIES["values-fn"]
+    assert (leaf.arity, values.arity) == (1, 1)
+    assert set(leaf_fn(lambda w: w * 2)) == leaf.names(())
+    assert set(values_fn(lambda v: torch.tensor(v), [1.0, 2.0])) == values.names(())
+
+
+def test_detach_shares_memory_and_leaves_the_graph() -> None:
+    facts = leaf_fn(lambda w: w.detach())
+    assert facts["tensor"] is True and facts["requires-grad"] is False
+    assert facts["is-leaf"] is True and facts["grad-fn"] is None
+    assert facts["shares-memory"] is True and facts["reaches-w"] is False
+    assert holds("returned is w", facts, {})
+    copied = leaf_fn(lambda w: w.detach().clone())
+    assert copied["shares-memory"] is False and copied["requires-grad"] is False
+    assert leaf_fn(lambda w: w.data)["shares-memory"] is True
+
+
+def test_a_result_names_its_node_and_reaches_w() -> None:
+    facts = leaf_fn(lambda w: w.clone())
+    assert facts["grad-fn"] == "CloneBackward0" and facts["next-functions"] == "AccumulateGrad"
+    assert facts["requires-grad"] is True and facts["is-leaf"] is False
+    assert facts["reaches-w"] is True and facts["shares-memory"] is False
+    assert holds("grad-fn is 'CloneBackward0'", facts, {})
+    chained = leaf_fn(lambda w: w * 2 + 1)
+    assert chained["grad-fn"] == "AddBackward0" and chained["next-functions"] == "MulBackward0"
+
+
+def test_w_itself_is_a_leaf_that_reaches_itself() -> None:
+    facts = leaf_fn(lambda w: w)
+    assert facts["is-leaf"] is True and facts["requires-grad"] is True
+    assert facts["shares-memory"] is True and facts["reaches-w"] is True
+    assert facts["dtype"] == "float32" and facts["shape"] == "[2, 2]"
+
+
+def test_torch_tensor_of_results_is_a_new_leaf_and_stack_keeps_the_graph() -> None:
+    def copied(w: torch.Tensor) -> torch.Tensor:
+        return torch.tensor([w.sum().item(), (w ** 2).sum().item()], requires_grad=True)
+
+    new_leaf = leaf_fn(copied)
+    assert new_leaf["is-leaf"] is True and new_leaf["requires-grad"] is True
+    assert new_leaf["reaches-w"] is False
+    stacked = leaf_fn(lambda w: torch.stack([w.sum(), (w ** 2).sum()]))
+    assert stacked["grad-fn"] == "StackBackward0"
+    assert stacked["next-functions"] == "SumBackward0, SumBackward0"
+    assert stacked["reaches-w"] is True
+    assert holds("returned is solution", stacked, new_leaf)  # the same numbers
+    assert holds("reaches-w is true", stacked, {}) and not holds("reaches-w is true",
+                                                                 new_leaf, {})
+
+
+def test_reaches_w_reads_a_graph_that_backward_already_freed() -> None:
+    def backward_then_return(w: torch.Tensor) -> torch.Tensor:
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    facts = leaf_fn(backward_then_return)
+    assert facts["reaches-w"] is True
+    assert facts["backward-count"] == 1
+    assert holds("grad-after is 2x w", facts, {})
+
+
+def test_a_python_number_is_a_float_with_no_tensor_facts() -> None:
+    facts = leaf_fn(lambda w: w.sum().item())
+    assert holds("returned is a float", facts, {})
+    assert not holds("returned is a tensor", facts, {})
+    assert facts["returned-kind"] == "float" and facts["tensor"] is False
+    assert facts["number"] == pytest.approx(0.5 - 1.25 + 2.0 + 0.75)
+    assert facts["requires-grad"] is None and facts["grad-fn"] is None
+    assert facts["reaches-w"] is None and facts["shares-memory"] is None
+    assert leaf_fn(lambda w: None)["returned-kind"] == "None"
+    assert leaf_fn(lambda w: [w, w])["returned-kind"] == "list"
+
+
+def test_no_grad_records_nothing_and_leaves_w_tracked() -> None:
+    def predict(w: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return 3 * w + 1
+
+    facts = leaf_fn(predict)
+    assert facts["requires-grad"] is False and facts["grad-fn"] is None
+    assert facts["w-requires-grad-after"] is True and facts["grad-enabled-after"] is True
+
+
+def test_grad_mode_left_off_is_seen_and_switched_back_on() -> None:
+    def left_off(w: torch.Tensor) -> torch.Tensor:
+        torch.set_grad_enabled(False)
+        return 3 * w
+
+    facts = leaf_fn(left_off)
+    assert facts["grad-enabled-after"] is False and facts["requires-grad"] is False
+    assert torch.is_grad_enabled()  # the next case starts with recording on
+
+
+def test_what_the_function_did_to_w_is_seen() -> None:
+    untracked = leaf_fn(lambda w: w.requires_grad_(False).clone())
+    assert untracked["w-requires-grad-after"] is False
+
+    def bump(w: torch.Tensor) -> torch.Tensor:
+        d = w.detach()
+        d += 1
+        return d
+
+    bumped = leaf_fn(bump)
+    assert not holds("w-after is w", bumped, {})
+    assert holds("w-after is w", leaf_fn(lambda w: w.detach().clone()), {})
+
+
+def test_values_fn_sees_the_dtype_torch_picks() -> None:
+    ints = values_fn(lambda v: torch.tensor(v), [3, -1, 2])
+    assert ints["dtype"] == "int64" and holds("dtype is 'int64'", ints, {})
+    floats = values_fn(lambda v: torch.tensor(v), [3.5, -1.0])
+    assert floats["dtype"] == "float32" and floats["is-leaf"] is True
+    scaled = values_fn(lambda v: torch.tensor(v, dtype=torch.float32, requires_grad=True) * 0.1,
+                       [3, -1, 2])
+    assert scaled["is-leaf"] is False and scaled["grad-fn"] == "MulBackward0"
+    assert holds("returned is 0.1x values", scaled, {})
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_every_seed_has_a_list_of_whole_numbers_and_shapes_that_differ(seed: int) -> None:
+    lists = [case["values"] for case in tensor_facts.values_cases(seed)]
+    assert sum(all(type(x) is int for x in values) for values in lists) == 1
+    assert all(2 <= len(values) <= 5 for values in lists)
+    shapes = [str(torch.tensor(case["w"]).shape) for case in tensor_facts.leaf_cases(seed)]
+    assert len(set(shapes)) == 4
+    values = [x for case in tensor_facts.leaf_cases(seed)
+              for x in torch.tensor(case["w"]).flatten().tolist()]
+    assert all(abs(x) >= 0.1 for x in values)
+
+
+def test_cases_are_the_same_for_a_seed() -> None:
+    assert tensor_facts.leaf_cases(3) == tensor_facts.leaf_cases(3)
+    assert tensor_facts.values_cases(3) == tensor_facts.values_cases(3)
+    assert tensor_facts.values_cases(3) != tensor_facts.values_cases(4)
