@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradtutor.checking.checkers import gradient_kinds, param_groups
+from gradtutor.checking.checkers import gradient_kinds, graph_facts, param_groups
 from gradtutor.checking.checkers.common import build_loss, count, fmt
 from gradtutor.checking.checkers.grad_reading import (
     accumulations,
@@ -239,5 +239,6 @@ GRADIENT_KINDS = Family(
 )
 
 FAMILIES: Mapping[str, Family] = {"fresh-leaf": FRESH_LEAF, "param-groups": PARAM_GROUPS,
-                                  "gradient-kinds": GRADIENT_KINDS}
+                                  "gradient-kinds": GRADIENT_KINDS,
+                                  "squared-error": Family(**graph_facts.SQUARED_ERROR)}
 
