@@ -13,7 +13,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradtutor.checking.checkers import gradient_kinds, param_groups, tensor_facts, training
+from gradtutor.checking.checkers import (
+    gradient_kinds,
+    graph_facts,
+    param_groups,
+    tensor_facts,
+    training,
+)
 from gradtutor.checking.checkers.common import build_loss, count, fmt
 from gradtutor.checking.checkers.grad_reading import (
     accumulations,
@@ -255,5 +261,6 @@ TRAINING = Family(
 FAMILIES: Mapping[str, Family] = {"fresh-leaf": FRESH_LEAF, "param-groups": PARAM_GROUPS,
                                   "gradient-kinds": GRADIENT_KINDS, "training": TRAINING,
                                   "leaf-fn": Family(**tensor_facts.LEAF_FN),
-                                  "values-fn": Family(**tensor_facts.VALUES_FN)}
+                                  "values-fn": Family(**tensor_facts.VALUES_FN),
+                                  "squared-error": Family(**graph_facts.SQUARED_ERROR)}
 
