@@ -399,7 +399,7 @@ def _short(value: float | None) -> str:
 
 
 def clip_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return ((msg("loss_fn"), msg("optimizer")),
+    return (("loss_fn", "optimizer"),
             ("CrossEntropyLoss" if case["loss"] == "cross-entropy" else "MSELoss",
              {"sgd": "SGD", "momentum": "SGD(momentum=0.9)", "adam": "Adam"}[case["optimizer"]]))
 
@@ -521,7 +521,7 @@ EVAL_NAMES = frozenset({
 
 
 def eval_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return ((msg("batches"), msg("loss_fn")),
+    return (("batches", "loss_fn"),
             (str(case["batches"]),
              "CrossEntropyLoss" if case["loss"] == "cross-entropy" else "MSELoss"))
 
@@ -662,5 +662,5 @@ CHECKPOINT_NAMES = frozenset({
 
 
 def checkpoint_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return ((msg("optimizer"),),
+    return (("optimizer",),
             ("Adam" if case["optimizer"] == "adam" else "SGD(momentum=0.9)",))
