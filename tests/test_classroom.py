@@ -84,7 +84,8 @@ def test_the_workflow_gives_every_point_to_reference_solutions(tmp_path):
         (repo / f"{eid}.py").write_text(exercise.solution, encoding="utf-8")
     codes, summary = run_workflow(repo, tmp_path)
     assert codes == dict.fromkeys(load_course().exercises(), 0)
-    assert "8 of 8 exercises passed" in summary and "| read-grad | ✓ |" in summary
+    total = len(load_course().exercises())
+    assert f"{total} of {total} exercises passed" in summary and "| read-grad | ✓ |" in summary
 
 
 @pytest.mark.slow
@@ -97,5 +98,5 @@ def test_the_workflow_gives_no_point_for_a_file_not_handed_in_or_wrong(tmp_path)
                                            encoding="utf-8")
     codes, summary = run_workflow(repo, tmp_path)
     assert codes == {eid: 0 if eid == "read-grad" else 1 for eid in exercises}
-    assert "1 of 8 exercises passed" in summary
+    assert f"1 of {len(exercises)} exercises passed" in summary
     assert "| none-before-backward | ✗ error | no file none-before-backward.py |" in summary

@@ -606,7 +606,7 @@ def test_check_all_on_one_warm_worker_judges_as_cold_checks_do(cli, tmp_path):
     check, are those of cold checks with the same seed."""
     from gradtutor.checking.safety import apply_edits
 
-    exercises = [s for s in load_course().find("grad").steps if isinstance(s, Exercise)]
+    exercises = list(load_course().exercises().values())  # every lesson's, in course order
     broken, others = exercises[0], exercises[2:]
     (tmp_path / f"{broken.id}.py").write_text(apply_edits(broken.solution, broken, 0),
                                               encoding="utf-8")

@@ -482,6 +482,7 @@ def observe_eval(case: dict[str, Any], fn: Any, trace: Any,
 
     handle = model.register_forward_hook(hook)
     start = len(trace.events)
+    torch.manual_seed(case["seed"])  # dropout in training mode draws the same masks each run
     try:
         returned = fn(model, loss_fn, batches)
     finally:
