@@ -369,8 +369,11 @@ def preload() -> None:
 # imports torch._dynamo (step is wrapped to keep dynamo out), and with it sympy, mpmath and
 # some 800 modules: seconds, in every forked child, unless the server has them already.
 # tests/test_warm.py proves that checks, mutants and snippets import nothing else of torch's.
+# torch.save and torch.load (the checkpoint family, the state_dict slides) import
+# torch.utils.serialization.
 PRELOADED = ("torch._dynamo", "torch.profiler", "torch.profiler._cupti_monitor",
-             "torch._subclasses.schema_check_mode")
+             "torch._subclasses.schema_check_mode", "torch.utils.serialization",
+             "torch.utils.serialization.config")
 
 
 def _flush_output() -> None:

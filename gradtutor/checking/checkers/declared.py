@@ -24,6 +24,7 @@ from the request; the tutor side (`judge`) is pure.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -281,6 +282,8 @@ def _formatted(template: str) -> frozenset[str]:
 
 def _shown(value: Any) -> Any:
     """A fact as it reads in a sentence: a number as it is, words as words, values short."""
+    if isinstance(value, float) and not value.is_integer() and math.isfinite(value):
+        return f"{value:.6g}"  # a measured number, not every digit float64 keeps
     if isinstance(value, str) or (_is_number(value)):
         return int(value) if isinstance(value, float) and value.is_integer() else value
     return fmt(value)

@@ -16,6 +16,7 @@ from typing import Any
 from gradtutor.checking.checkers import (
     gradient_kinds,
     graph_facts,
+    model_facts,
     param_groups,
     tensor_facts,
     training,
@@ -258,9 +259,36 @@ TRAINING = Family(
     tables={"step-gradient": training.step_table, "step-leftovers": training.leftovers_table},
 )
 
+# ---- on a small nn.Sequential (model_facts.py): freezing, clipping, evaluating, saving --------
+
+MODEL_SETUP = Family(
+    arity=1, names=lambda parts: model_facts.SETUP_NAMES, cases=model_facts.setup_cases,
+    reference=model_facts.setup_reference, observe=model_facts.observe_setup,
+    facts=model_facts.setup_facts, columns=lambda case: ((), ()), explainers={},
+    tables={"parameters": model_facts.parameters_table})
+
+CLIP_STEP = Family(
+    arity=6, names=lambda parts: model_facts.CLIP_NAMES, cases=model_facts.clip_cases,
+    reference=model_facts.clip_reference, observe=model_facts.observe_clip,
+    facts=model_facts.clip_facts, columns=model_facts.clip_columns, explainers={},
+    tables={"norms": model_facts.norms_table})
+
+EVALUATION = Family(
+    arity=3, names=lambda parts: model_facts.EVAL_NAMES, cases=model_facts.eval_cases,
+    reference=model_facts.eval_reference, observe=model_facts.observe_eval,
+    facts=model_facts.eval_facts, columns=model_facts.eval_columns, explainers={})
+
+CHECKPOINT = Family(
+    arity=3, names=lambda parts: model_facts.CHECKPOINT_NAMES,
+    cases=model_facts.checkpoint_cases, reference=model_facts.checkpoint_reference,
+    observe=model_facts.observe_checkpoint, facts=model_facts.checkpoint_facts,
+    columns=model_facts.checkpoint_columns, explainers={})
+
 FAMILIES: Mapping[str, Family] = {"fresh-leaf": FRESH_LEAF, "param-groups": PARAM_GROUPS,
                                   "gradient-kinds": GRADIENT_KINDS, "training": TRAINING,
                                   "leaf-fn": Family(**tensor_facts.LEAF_FN),
                                   "values-fn": Family(**tensor_facts.VALUES_FN),
-                                  "squared-error": Family(**graph_facts.SQUARED_ERROR)}
+                                  "squared-error": Family(**graph_facts.SQUARED_ERROR),
+                                  "model-setup": MODEL_SETUP, "clip-step": CLIP_STEP,
+                                  "evaluation": EVALUATION, "checkpoint": CHECKPOINT}
 

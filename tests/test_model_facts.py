@@ -1,0 +1,355 @@
+"""The facts of the input families on a small model (`checkers/model_facts.py`): `model-setup`,
+`clip-step`, `evaluation` and `checkpoint`.
+
+Each learner file below runs as a real check would run it (tests/checker_batch.py: a worker's
+`evaluate`, real torch, the trace installed), in one process beside this one; the families'
+facts are then read here, in the test process, from the plain data that came back, exactly
+as the tutor reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+from typing import Any
+
+import pytest
+
+from gradtutor.checking.checkers import request_checker, worker_checker
+from gradtutor.checking.checkers.common import close
+from gradtutor.checking.checkers.families import FAMILIES
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Exercise
+
+HERE = Path(__file__).parent
+SEEDS = (0, 1, 2)
+
+# label -> (exercise whose family and solution are used, learner source)
+FILES: dict[str, tuple[str, str]] = {
+    "setup:solution": ("freeze-layer", "SOLUTION"),
+    "setup:module-flag": ("freeze-layer", """
+        def freeze_first_layer(model):
+            model[0].requires_grad = False
+        """),
+    "setup:eval": ("freeze-layer", """
+        def freeze_first_layer(model):
+            model[0].eval()
+        """),
+    "setup:whole-model": ("freeze-layer", """
+        def freeze_first_layer(model):
+            model.requires_grad_(False)
+        """),
+    "setup:returns": ("freeze-layer", """
+        def freeze_first_layer(model):
+            model[0].requires_grad_(False)
+            return 3
+        """),
+    "clip:solution": ("clip-and-step", "SOLUTION"),
+    "clip:after-step": ("clip-and-step", """
+        from torch import nn
+
+        def train_step(model, optimizer, loss_fn, x, y, max_norm):
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+            return nn.utils.clip_grad_norm_(model.parameters(), max_norm).item()
+        """),
+    "clip:leftovers": ("clip-and-step", """
+        from torch import nn
+
+        def train_step(model, optimizer, loss_fn, x, y, max_norm):
+            loss_fn(model(x), y).backward()
+            total = nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            optimizer.step()
+            return total
+        """),
+    "clip:each": ("clip-and-step", """
+        from torch import nn
+
+        def train_step(model, optimizer, loss_fn, x, y, max_norm):
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            for p in model.parameters():
+                nn.utils.clip_grad_norm_(p, max_norm)
+            optimizer.step()
+        """),
+    "clip:no-step": ("clip-and-step", """
+        import torch
+
+        def train_step(model, optimizer, loss_fn, x, y, max_norm):
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            total = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            return min(total.item(), max_norm)
+        """),
+    "eval:solution": ("evaluate-without-grad", "SOLUTION"),
+    "eval:train-mode": ("evaluate-without-grad", """
+        import torch
+
+        def evaluate(model, loss_fn, batches):
+            with torch.no_grad():
+                losses = [loss_fn(model(x), y).item() for x, y in batches]
+            return sum(losses)
+        """),
+    "eval:graph": ("evaluate-without-grad", """
+        def evaluate(model, loss_fn, batches):
+            model.eval()
+            losses = [loss_fn(model(x), y) for x, y in batches]
+            return losses[-1]
+        """),
+    "eval:stays": ("evaluate-without-grad", """
+        import torch
+
+        def evaluate(model, loss_fn, batches):
+            model.eval()
+            with torch.no_grad():
+                losses = [loss_fn(model(x), y).item() for x, y in batches]
+            return None
+        """),
+    "checkpoint:solution": ("save-checkpoint", "SOLUTION"),
+    "checkpoint:object": ("save-checkpoint", """
+        import torch
+
+        def save_checkpoint(model, optimizer, f):
+            torch.save({"model": model, "optimizer": optimizer}, f)
+        """),
+    "checkpoint:model-only": ("save-checkpoint", """
+        import torch
+
+        def save_checkpoint(model, optimizer, f):
+            torch.save(model.state_dict(), f)
+        """),
+    "checkpoint:no-optimizer": ("save-checkpoint", """
+        import torch
+
+        def save_checkpoint(model, optimizer, f):
+            torch.save({"model": model.state_dict(), "step": 7}, f)
+        """),
+    "checkpoint:swapped": ("save-checkpoint", """
+        import torch
+
+        def save_checkpoint(model, optimizer, f):
+            torch.save({"model": optimizer.state_dict(),
+                        "optimizer": model.state_dict()}, f)
+        """),
+    "checkpoint:nothing": ("save-checkpoint", """
+        def save_checkpoint(model, optimizer, f):
+            pass
+        """),
+}
+
+
+def exercise(exercise_id: str) -> Exercise:
+    step = load_course().find_exercise(exercise_id)
+    assert isinstance(step, Exercise)
+    return step
+
+
+@pytest.fixture(scope="module")
+def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[dict[str, Any]]]]:
+    """label -> per seed, the facts of each case, read from a real check's plain data."""
+    jobs, keys = [], []
+    for label, (exercise_id, source) in FILES.items():
+        step = exercise(exercise_id)
+        code = step.solution if source == "SOLUTION" else dedent(source)
+        for seed in SEEDS:
+            jobs.append({"checker": request_checker(step), "function": step.function,
+                         "source": code, "seed": seed})
+            keys.append((label, step))
+    tmp = tmp_path_factory.mktemp("model-facts")
+    (tmp / "jobs.json").write_text(json.dumps(jobs))
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(HERE / "checker_batch.py"), str(tmp / "jobs.json"),
+                           str(tmp / "results.json")], env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp / "results.json").read_text())
+    out: dict[str, list[list[dict[str, Any]]]] = {}
+    for (label, step), messages, job in zip(keys, results, jobs, strict=True):
+        family = FAMILIES[str(step.inputs)]
+        expected = next(m for m in messages if m["type"] == "expected")
+        observed = next(m for m in messages if m["type"] == "observed")["observed"]
+        cases = worker_checker(job["checker"]).cases(job["seed"])
+        assert expected["cases"] == cases
+        for seen in observed:
+            assert "error" not in seen, (label, seen)
+        out.setdefault(label, []).append(
+            [family.facts(case, ref, seen, ()) for case, ref, seen in
+             zip(cases, expected["expected"], observed, strict=True)])
+    return out
+
+
+def every(found: dict[str, list[list[dict[str, Any]]]], label: str) -> list[dict[str, Any]]:
+    """The facts of every case of every seed."""
+    return [case for seed in found[label] for case in seed]
+
+
+# ---- model-setup ----------------------------------------------------------------------------
+
+def test_freezing_the_first_layer_leaves_its_grad_none_and_its_weights_unmoved(facts):
+    for case in every(facts, "setup:solution"):
+        assert case["frozen"] == "'0.weight', '0.bias'"
+        assert (case["not-frozen-count"], case["wrongly-frozen-count"]) == (0, 0)
+        assert case["trainable-count"] == case["total"] - 2 >= 2
+        assert case["trained"] and case["frozen-grads-none"]
+        # the optimizer (momentum, weight decay) skipped them; every other weight moved
+        assert not case["frozen-moved"] and case["trainable-moved"]
+        assert (case["module-flag-set"], case["in-eval"]) == (False, False)
+        assert case["returned-kind"] == "none"
+
+
+def test_a_flag_on_the_module_freezes_nothing_and_is_named(facts):
+    for case in every(facts, "setup:module-flag"):
+        assert case["module-flag-set"] and case["module-flags"] == "model[0]"
+        assert case["frozen-count"] == 0 and case["not-frozen"] == "'0.weight', '0.bias'"
+        assert case["trainable-moved"]  # every weight, the first layer's too
+
+
+def test_eval_mode_is_seen_and_freezes_nothing(facts):
+    for case in every(facts, "setup:eval"):
+        assert case["in-eval"] and case["eval-modules"] == "model[0]"
+        assert case["not-frozen-count"] == 2 and case["trainable-moved"]
+
+
+def test_a_whole_frozen_model_cannot_train(facts):
+    for case in every(facts, "setup:whole-model"):
+        assert case["trainable-count"] == 0 and not case["trained"]
+        assert case["wrongly-frozen-count"] == case["total"] - 2
+        assert case["frozen-grads-none"] and not case["frozen-moved"]
+
+
+def test_what_the_function_returned_is_a_fact(facts):
+    assert {case["returned"] for case in every(facts, "setup:returns")} == {3.0}
+
+
+# ---- clip-step -------------------------------------------------------------------------------
+
+def test_the_right_step_uses_the_clipped_gradient_and_returns_the_norm_before(facts):
+    cases = every(facts, "clip:solution")
+    for case in cases:
+        assert close(case["step-grads"], case["clipped-grads"])
+        assert (case["backward-count"], case["step-count"], case["zero-grad-count"]) == (1, 1, 1)
+        assert close(case["returned"], case["norm-before"])
+        assert close(case["step-grads-norm"], case["norm-after"])
+        assert not (case["kept-leftovers"] or case["clipped-each"] or case["unclipped"])
+    # in every seed, two cases clip and one does not
+    for seed in facts["clip:solution"]:
+        assert sorted(case["clipping-needed"] for case in seed) == [False, True, True]
+    clipped = [case for case in cases if case["clipping-needed"]]
+    assert all(case["norm-after"] == case["max-norm"] < case["norm-before"] for case in clipped)
+
+
+def test_clipping_after_the_step_is_seen_as_an_unclipped_step(facts):
+    for case in every(facts, "clip:after-step"):
+        assert close(case["step-grads"], case["raw-grads"])
+        assert case["unclipped"] == case["clipping-needed"]
+        assert close(case["returned"], case["norm-before"])  # the norm itself is right
+
+
+def test_leftovers_in_grad_are_seen(facts):
+    for case in every(facts, "clip:leftovers"):
+        assert case["kept-leftovers"] and case["zero-grad-count"] == 0
+        assert not close(case["step-grads"], case["clipped-grads"])
+
+
+def test_clipping_each_parameter_alone_is_seen(facts):
+    cases = every(facts, "clip:each")
+    for case in cases:
+        assert case["returned-kind"] == "none" and case["returned"] is None
+        if case["clipping-needed"]:
+            assert case["clipped-each"]
+            assert case["step-grads-norm"] > case["max-norm"] * 1.0001
+    assert any(case["clipped-each"] for case in cases)
+
+
+def test_no_step_and_the_norm_after_clipping(facts):
+    for case in every(facts, "clip:no-step"):
+        assert case["step-count"] == 0 and case["step-grads"] is None
+        assert close(case["returned"], case["norm-after"])
+        assert close(case["returned"], case["norm-before"]) == (not case["clipping-needed"])
+
+
+# ---- evaluation ------------------------------------------------------------------------------
+
+def test_a_right_evaluation_runs_in_eval_mode_without_a_graph(facts):
+    for case in every(facts, "eval:solution"):
+        assert case["forward-count"] == case["batch-count"] >= 2
+        assert not case["forward-in-train-mode"] and not case["graph-built"]
+        assert case["mode-after"] == "train"
+        assert not case["stats-changed"] and not case["weights-moved"]
+        assert case["backward-count"] == 0
+        assert close(case["returned"], case["mean-loss"])
+
+
+def test_training_mode_changes_batch_norms_running_averages(facts):
+    cases = every(facts, "eval:train-mode")
+    for case in cases:
+        assert case["forward-in-train-mode"] and case["stats-changed"]
+        assert not case["graph-built"]  # no_grad was there
+    # dropout and the batch's statistics change the loss; it can coincide only where no unit
+    # survives ReLU and dropout in either mode (the output is then the last layer's bias)
+    differ = [not close(case["returned"], case["loss-sum"]) for case in cases]
+    assert sum(differ) >= len(cases) * 2 // 3
+
+
+def test_eval_without_no_grad_records_a_graph(facts):
+    for case in every(facts, "eval:graph"):
+        assert case["graph-built"] and not case["forward-in-train-mode"]
+        assert case["mode-after"] == "eval"
+        assert close(case["returned"], case["last-batch-loss"])  # a tensor of one number
+
+
+def test_a_model_left_in_eval_mode_is_seen(facts):
+    for case in every(facts, "eval:stays"):
+        assert case["mode-after"] == "eval" and case["returned-kind"] == "none"
+
+
+# ---- checkpoint ------------------------------------------------------------------------------
+
+def test_a_checkpoint_of_both_state_dicts_resumes_exactly(facts):
+    for case in every(facts, "checkpoint:solution"):
+        assert case["load-error"] is None and not case["wrote-nothing"]
+        assert case["saved-keys"] == "'model', 'optimizer'"
+        assert case["model-restored"] and case["resumes"]
+        assert not case["weights-moved"]
+
+
+def test_objects_are_refused_by_torch_load(facts):
+    for case in every(facts, "checkpoint:object"):
+        assert case["load-error"].startswith("UnpicklingError: Weights only load failed")
+        assert "model-restored" not in case  # nothing to judge it by
+
+
+def test_a_bare_model_state_dict_is_seen(facts):
+    for case in every(facts, "checkpoint:model-only"):
+        assert case["model-only"] and not case["has-model"] and not case["model-restored"]
+
+
+def test_without_the_optimizer_the_next_step_differs(facts):
+    # momentum and Adam both carry state: a fresh optimizer steps differently
+    for case in every(facts, "checkpoint:no-optimizer"):
+        assert case["model-restored"] and not case["has-optimizer"]
+        assert not case["resumes"]
+
+
+def test_state_dicts_in_the_wrong_places_fail_to_load_and_say_why(facts):
+    for case in every(facts, "checkpoint:swapped"):
+        assert not case["model-restored"] and not case["resumes"]
+        assert case["model-error"] is not None and case["optimizer-error"] is not None
+
+
+def test_an_empty_file_is_seen(facts):
+    for case in every(facts, "checkpoint:nothing"):
+        assert case["wrote-nothing"] and case["load-error"] is None
+
+
+def test_inputs_differ_from_seed_to_seed():
+    for exercise_id in ("freeze-layer", "clip-and-step", "evaluate-without-grad",
+                        "save-checkpoint"):
+        cases = worker_checker(request_checker(exercise(exercise_id))).cases
+        assert len({json.dumps(cases(seed)) for seed in range(50)}) == 50
