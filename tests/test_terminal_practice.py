@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Lesson
 
@@ -35,7 +36,7 @@ WRONG = textwrap.dedent("""\
 
 @pytest.fixture
 def second() -> Lesson:
-    return load_course(FIXTURES).find("second")
+    return load_course(FIXTURES, rules=EXERCISE_RULES).find("second")
 
 
 @pytest.fixture
