@@ -5,13 +5,17 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from gradtutor.lessons import cache
 from gradtutor.lessons.load import load_lesson_file
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course" / "basics.yaml"
 
 
-def test_a_clean_lesson_is_cached_and_loads_the_same_from_the_cache(tmp_path, monkeypatch):
+def test_a_clean_lesson_is_cached_and_loads_the_same_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
     first, problems = load_lesson_file(FIXTURE)
     assert problems == [] and first is not None
@@ -21,7 +25,7 @@ def test_a_clean_lesson_is_cached_and_loads_the_same_from_the_cache(tmp_path, mo
     assert (again, problems) == (first, [])
 
 
-def test_a_damaged_cache_entry_is_ignored(tmp_path, monkeypatch):
+def test_a_damaged_cache_entry_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
     expected, _ = load_lesson_file(FIXTURE)
     (entry,) = cache.cache_dir().glob("lesson-*.json")
@@ -32,7 +36,8 @@ def test_a_damaged_cache_entry_is_ignored(tmp_path, monkeypatch):
     assert load_lesson_file(FIXTURE) == (expected, [])
 
 
-def test_an_edited_file_is_parsed_again_with_positions(tmp_path, monkeypatch):
+def test_an_edited_file_is_parsed_again_with_positions(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     copy = tmp_path / "basics.yaml"
