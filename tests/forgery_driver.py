@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gradtutor.checking.runner import ColdEngine, run_check
+from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
@@ -40,10 +41,9 @@ def exercise() -> Exercise:
     return dataclasses.replace(step, timeout=5.0)
 
 
-def summary(verdict: object) -> dict[str, object]:
-    checks = verdict.checks  # type: ignore[attr-defined]
-    return {"status": verdict.status,  # type: ignore[attr-defined]
-            "checks": [[c.name, c.status, c.message] for c in checks]}
+def summary(verdict: Verdict) -> dict[str, object]:
+    return {"status": verdict.status,
+            "checks": [[c.name, c.status, c.message] for c in verdict.checks]}
 
 
 def check_all(path: Path) -> dict[str, object]:
