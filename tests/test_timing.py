@@ -1,5 +1,5 @@
 """How long a lesson takes: the core path and the optional practice, estimated from the text,
-shown by `list` and `progress`, and stated in the README for the shipped lesson."""
+shown by `list` and `progress`, and stated in the README for every lesson of the course."""
 
 from __future__ import annotations
 
@@ -52,14 +52,22 @@ def test_more_words_take_longer_and_an_author_s_minutes_set_the_core() -> None:
     assert duration(lesson).core == 7
 
 
-def test_the_readme_states_the_core_and_the_optional_minutes_the_tutor_estimates() -> None:
-    time = duration(grad())  # type: ignore[arg-type]
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert re.search(rf"core path .*?about {time.core} minutes", readme)
-    assert f"about {time.optional} minutes more" in readme
-    optional = [s.title for s in grad().steps if getattr(s, "optional", False)]  # type: ignore[attr-defined]
-    for title in optional:  # the README names every optional step
-        assert title.split(": ", 1)[-1] in readme, title
+def test_the_readme_states_each_lesson_s_steps_exercises_and_minutes() -> None:
+    """The README's course table: one row per lesson, in course order, with the figures the
+    tutor itself computes (steps, exercises, core and optional minutes)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d+) \| `([\w-]+)`: (.+?) \| .+? \| (\d+) \| (\d+) \| "
+                      r"(\d+) min \| (\d+) min \|$", readme, flags=re.MULTILINE)
+    course = load_course()
+    expected = []
+    for place, lesson in enumerate(course.lessons, start=1):
+        time = duration(lesson)
+        exercises = sum(isinstance(step, Exercise) for step in lesson.steps)
+        expected.append((str(place), lesson.id, lesson.title, str(len(lesson.steps)),
+                         str(exercises), str(time.core), str(time.optional)))
+    assert rows == expected
+    total = sum(int(row[4]) for row in expected)
+    assert f"**Exercises** ({total} in the course)" in readme
 
 
 def test_an_optional_step_says_so_in_its_header() -> None:
