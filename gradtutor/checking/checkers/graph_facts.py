@@ -37,7 +37,7 @@ NAMES = frozenset({
     "w", "x", "y", "gradient", "outer-slope", "inner-slope", "errors", "loss", "size",
     "backward-count", "ran", "autograd-count", "error", "error-kind", "returned",
     "returned-kind", "returned-is-grad", "returned-scale", "grad-after", "grad-after-kind",
-    "grad-after-scale"})
+    "grad-after-scale", "backward-from-size"})
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
@@ -152,6 +152,8 @@ def facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, A
         "errors": reference["errors"], "loss": reference["loss"],
         "size": len(flat(case["w"]) or ()),
         "backward-count": runs, "ran": ran(runs), "autograd-count": observed["computed"],
+        "backward-from-size": next((e.get("entries") for e in observed["events"]
+                                    if e.get("event") == "backward"), None),
         "error-kind": caught,
         "error": f"RuntimeError: {observed['said']}" if caught else None,
     }

@@ -1,0 +1,105 @@
+"""Lesson 2's exercises judge how the learner got there where the lesson asks for a way, not
+only the value: backward-a-vector wants backward() to start from the vector of errors, and
+backward-twice-one-graph wants both passes through one graph. Each file runs as a real check
+(tests/checker_batch.py: the worker's messages, judged by the tutor's side)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+from checker_batch import checks_from, run_in_batch
+
+from gradtutor.checking.checkers import judge_of, request_checker
+from gradtutor.checking.verdict import Check
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Exercise
+
+SEEDS = (0, 7)
+
+# label -> (exercise, learner file, the check that must fail or None for a pass, words)
+FILES: dict[str, tuple[str, str, str | None, str]] = {
+    "vector:autograd-backward": ("backward-a-vector", """
+        import torch
+
+        def grad_of_errors(w, x, y):
+            errors = (w * x - y) ** 2
+            torch.autograd.backward(errors, grad_tensors=torch.ones_like(errors))
+            return w.grad
+        """, None, ""),
+    "vector:list-of-one": ("backward-a-vector", """
+        import torch
+
+        def grad_of_errors(w, x, y):
+            errors = (w * x - y) ** 2
+            torch.autograd.backward([errors], [torch.ones_like(errors)])
+            return w.grad
+        """, None, ""),
+    "vector:sum-first": ("backward-a-vector", """
+        def grad_of_errors(w, x, y):
+            errors = (w * x - y) ** 2
+            errors.sum().backward()
+            return w.grad
+        """, "from-the-vector", "started from one number"),
+    "vector:half-of-it": ("backward-a-vector", """
+        import torch
+
+        def grad_of_errors(w, x, y):
+            errors = ((w * x - y) ** 2).flatten()
+            half = len(errors) // 2
+            errors[:half].backward(gradient=torch.ones(half, dtype=errors.dtype))
+            return w.grad
+        """, "from-the-vector", "entries, and errors has"),
+    "twice:two-forward-passes": ("backward-twice-one-graph", """
+        def backward_twice(w, loss_fn):
+            loss_fn(w).backward()
+            loss_fn(w).backward()
+            return w.grad
+        """, "one-graph", "loss_fn ran 2 times"),
+    "twice:one-graph": ("backward-twice-one-graph", """
+        def backward_twice(w, loss_fn):
+            loss = loss_fn(w)
+            loss.backward(retain_graph=True)
+            loss.backward()
+            return w.grad
+        """, None, ""),
+}
+
+
+def exercise(exercise_id: str) -> Exercise:
+    step = load_course().find_exercise(exercise_id)
+    assert isinstance(step, Exercise)
+    return step
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[Check]]]:
+    """label -> the checks of each seed's run."""
+    jobs, labels = [], []
+    for label, (exercise_id, source, _, _) in FILES.items():
+        step = exercise(exercise_id)
+        for seed in SEEDS:
+            jobs.append({"checker": request_checker(step), "function": step.function,
+                         "source": dedent(source), "seed": seed})
+            labels.append(label)
+    folder: Path = tmp_path_factory.mktemp("backward-exercises")
+    out: dict[str, list[list[Check]]] = {}
+    for label, messages in zip(labels, run_in_batch(jobs, folder), strict=True):
+        step = exercise(FILES[label][0])
+        out.setdefault(label, []).append(
+            checks_from(judge_of(step), step.function, messages))
+    return out
+
+
+@pytest.mark.parametrize("label", FILES)
+def test_the_way_there_is_judged(verdicts: dict[str, list[list[Check]]], label: str) -> None:
+    _, _, failing, words = FILES[label]
+    for checks in verdicts[label]:
+        said = "; ".join(f"{c.name}={c.status}: {c.message}" for c in checks)
+        if failing is None:
+            assert checks and all(c.status == "pass" for c in checks), said
+        else:
+            first = next(c for c in checks if c.status != "pass")
+            assert (first.name, first.status) == (failing, "fail"), said
+            assert words in str(first.message), said
