@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradtutor.checking.verdict import Table
+
+if TYPE_CHECKING:
+    import random
 
 RTOL = 1.3e-6  # torch.testing's float32 defaults; values travel as float64 lists
 ATOL = 1e-5
@@ -19,6 +22,27 @@ LOSSES: dict[str, str] = {
     "cubes-mean": "(w ** 3).mean()",
     "sin": "torch.sin(w).sum()",
 }
+
+
+def signed(rng: random.Random, low: float, high: float, digits: int) -> float:
+    """A number away from zero, drawn from `rng`: its sign, then its size
+    in [low, high], rounded to `digits` decimals. Every family draws its inputs so, in this
+    order, so a seed gives the same inputs wherever it is drawn."""
+    return round(rng.choice((-1, 1)) * rng.uniform(low, high), digits)
+
+
+def seeded_values(rng: random.Random, dims: tuple[int, ...], low: float, high: float,
+                  digits: int) -> Any:
+    """Nested lists of `dims`' shape, each entry `signed(rng, low, high, digits)`."""
+    return nest([signed(rng, low, high, digits) for _ in range(math.prod(dims))], dims)
+
+
+def nest(numbers: list[Any], dims: tuple[int, ...]) -> Any:
+    """A flat list as nested lists of the given shape."""
+    if len(dims) == 1:
+        return numbers
+    step = len(numbers) // dims[0]
+    return [nest(numbers[i * step:(i + 1) * step], dims[1:]) for i in range(dims[0])]
 
 
 def build_loss(name: str) -> Callable[[Any], Any]:

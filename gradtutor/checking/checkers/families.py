@@ -268,6 +268,25 @@ TRAINING = Family(
     tables={"step-gradient": training.step_table, "step-leftovers": training.leftovers_table},
 )
 
+# ---- leaf-fn and values-fn: what a returned value is to autograd (tensor_facts.py) ----------
+
+LEAF_FN = Family(
+    arity=1, names=lambda parts: tensor_facts.LEAF_FN_FACTS, cases=tensor_facts.leaf_cases,
+    reference=tensor_facts.no_reference, observe=tensor_facts.observe_leaf_fn,
+    facts=tensor_facts.leaf_fn_facts, columns=tensor_facts.leaf_columns, explainers={})
+
+VALUES_FN = Family(
+    arity=1, names=lambda parts: tensor_facts.VALUES_FN_FACTS, cases=tensor_facts.values_cases,
+    reference=tensor_facts.no_reference, observe=tensor_facts.observe_values_fn,
+    facts=tensor_facts.values_fn_facts, columns=tensor_facts.values_columns, explainers={})
+
+# ---- squared-error: fn(w, x, y) on a known loss, for backward and the graph (graph_facts.py)
+
+SQUARED_ERROR = Family(
+    arity=3, names=lambda parts: graph_facts.NAMES, cases=graph_facts.cases,
+    reference=graph_facts.reference, observe=graph_facts.observe, facts=graph_facts.facts,
+    columns=graph_facts.columns, explainers={})
+
 # ---- on a small nn.Sequential (model_facts.py): freezing, clipping, evaluating, saving --------
 
 MODEL_SETUP = Family(
@@ -295,9 +314,8 @@ CHECKPOINT = Family(
 
 FAMILIES: Mapping[str, Family] = {"fresh-leaf": FRESH_LEAF, "param-groups": PARAM_GROUPS,
                                   "gradient-kinds": GRADIENT_KINDS, "training": TRAINING,
-                                  "leaf-fn": Family(**tensor_facts.LEAF_FN),
-                                  "values-fn": Family(**tensor_facts.VALUES_FN),
-                                  "squared-error": Family(**graph_facts.SQUARED_ERROR),
+                                  "leaf-fn": LEAF_FN, "values-fn": VALUES_FN,
+                                  "squared-error": SQUARED_ERROR,
                                   "model-setup": MODEL_SETUP, "clip-step": CLIP_STEP,
                                   "evaluation": EVALUATION, "checkpoint": CHECKPOINT}
 

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradtutor.checking.checkers.common import LOSSES, build_loss, close, count, flat, shape
+from gradtutor.checking.checkers.common import (
+    LOSSES,
+    build_loss,
+    close,
+    count,
+    flat,
+    nest,
+    seeded_values,
+    shape,
+)
 from gradtutor.i18n import msg
 
 # Vectors and small matrices, as weights come in both.
@@ -30,20 +39,9 @@ def leaf_cases(seed: int, how_many: int = 4) -> list[dict[str, Any]]:
     out = []
     for i in range(how_many):
         dims = rng.choice(SHAPES)
-        size = 1
-        for d in dims:
-            size *= d
-        numbers = [round(rng.choice((-1, 1)) * rng.uniform(0.1, 2.0), 3) for _ in range(size)]
-        out.append({"w": nest(numbers, dims), "loss": losses[i % len(losses)]})
+        out.append({"w": seeded_values(rng, dims, 0.1, 2.0, 3),
+                    "loss": losses[i % len(losses)]})
     return out
-
-
-def nest(numbers: list[float], dims: tuple[int, ...]) -> Any:
-    """A flat list as nested lists of the given shape."""
-    if len(dims) == 1:
-        return numbers
-    step = len(numbers) // dims[0]
-    return [nest(numbers[i * step:(i + 1) * step], dims[1:]) for i in range(dims[0])]
 
 
 def fresh_leaf(case: dict[str, Any]) -> Any:

@@ -15,11 +15,12 @@ already freed ...) into facts instead of errors.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from gradtutor.checking.checkers.common import close, flat, fmt
-from gradtutor.checking.checkers.grad_reading import backward_runs, nest, plain, ran
+from gradtutor.checking.checkers.common import close, flat, fmt, nest, signed
+from gradtutor.checking.checkers.grad_reading import backward_runs, plain, ran
 
 SHAPES: tuple[tuple[int, ...], ...] = ((2,), (3,), (4,), (5,), (2, 3))
 
@@ -48,16 +49,13 @@ def cases(seed: int) -> list[dict[str, Any]]:
     rng = random.Random(seed)
 
     def number() -> float:
-        return round(rng.choice((-1, 1)) * rng.uniform(0.3, 2.0), 2)
+        return signed(rng, 0.3, 2.0, 2)
 
     shapes = rng.sample(SHAPES, k=4)
     out = []
     for dims in shapes:
-        size = 1
-        for d in dims:
-            size *= d
         w, x, y = [], [], []
-        for _ in range(size):
+        for _ in range(math.prod(dims)):
             w_i, x_i = number(), number()
             while abs(x_i - 1) < 0.1:  # x = 1 would make the error's slope the gradient
                 x_i = number()
@@ -172,11 +170,3 @@ def facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, A
 
 def columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return ("w", "x", "y"), (fmt(case["w"], 3), fmt(case["x"], 3), fmt(case["y"], 3))
-
-
-# The family's pieces, which families.py makes into its `Family` (this module cannot import
-# that class: families.py imports this module).
-SQUARED_ERROR: dict[str, Any] = {
-    "arity": 3, "names": lambda parts: NAMES, "cases": cases, "reference": reference,
-    "observe": observe, "facts": facts, "columns": columns, "explainers": {},
-}

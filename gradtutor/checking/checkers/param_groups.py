@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import random
 
-from gradtutor.checking.checkers.common import close, flat, fmt, shape
-from gradtutor.checking.checkers.grad_reading import nest
+from gradtutor.checking.checkers.common import close, flat, fmt, seeded_values, shape
 from gradtutor.checking.verdict import Table
 from gradtutor.i18n import msg
 
@@ -56,11 +55,7 @@ def optimizer_case(rng: random.Random, groups: int) -> dict[str, Any]:
 
 
 def numbers(rng: random.Random, dims: tuple[int, ...]) -> Any:
-    size = 1
-    for d in dims:
-        size *= d
-    return nest([round(rng.choice((-1, 1)) * rng.uniform(0.1, 2.0), 3) for _ in range(size)],
-                dims)
+    return seeded_values(rng, dims, 0.1, 2.0, 3)
 
 
 def grad_slot() -> Any:

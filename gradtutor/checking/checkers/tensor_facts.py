@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradtutor.checking.checkers.common import count, fmt
-from gradtutor.checking.checkers.grad_reading import nest, plain
+from gradtutor.checking.checkers.common import count, fmt, seeded_values, signed
+from gradtutor.checking.checkers.grad_reading import plain
 
 # Vectors and small matrices, as weights come in both.
 SHAPES: tuple[tuple[int, ...], ...] = ((2,), (3,), (4,), (2, 2), (2, 3), (3, 2))
@@ -29,14 +29,7 @@ def leaf_cases(seed: int) -> list[dict[str, Any]]:
 
     rng = random.Random(seed)
     shapes = rng.sample(SHAPES, k=4)
-    out = []
-    for dims in shapes:
-        size = 1
-        for d in dims:
-            size *= d
-        numbers = [round(rng.choice((-1, 1)) * rng.uniform(0.1, 2.0), 2) for _ in range(size)]
-        out.append({"w": nest(numbers, dims)})
-    return out
+    return [{"w": seeded_values(rng, dims, 0.1, 2.0, 2)} for dims in shapes]
 
 
 def values_cases(seed: int) -> list[dict[str, Any]]:
@@ -53,8 +46,7 @@ def values_cases(seed: int) -> list[dict[str, Any]]:
         if i == whole:
             numbers: list[float] = [rng.choice((-1, 1)) * rng.randint(1, 9) for _ in range(size)]
         else:
-            numbers = [round(rng.choice((-1, 1)) * rng.uniform(0.1, 9.0), 2)
-                       for _ in range(size)]
+            numbers = [signed(rng, 0.1, 9.0, 2) for _ in range(size)]
         out.append({"values": numbers})
     return out
 
@@ -223,15 +215,3 @@ def leaf_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]
 
 def values_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return ("values",), (str(case["values"]),)
-
-
-# ---- the families, as the fields of `families.Family` -----------------------------------
-
-LEAF_FN: dict[str, Any] = {
-    "arity": 1, "names": lambda parts: LEAF_FN_FACTS, "cases": leaf_cases,
-    "reference": no_reference, "observe": observe_leaf_fn, "facts": leaf_fn_facts,
-    "columns": leaf_columns, "explainers": {}}
-VALUES_FN: dict[str, Any] = {
-    "arity": 1, "names": lambda parts: VALUES_FN_FACTS, "cases": values_cases,
-    "reference": no_reference, "observe": observe_values_fn, "facts": values_fn_facts,
-    "columns": values_columns, "explainers": {}}
