@@ -296,7 +296,9 @@ def start(
     if finished and choice == "s":
         store.update(lambda p: prog.restart(p, lesson.id))
         finished = False
-    final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace))
+    where = course.place(lesson.id)
+    final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace),
+                place=(where.position, where.total))
     console = env.console(plain)
     # Prose (from render.inline) in a Group wraps Chinese between characters and never breaks
     # a `command`; printed bare, Rich would join it back into a plain Text.
@@ -413,7 +415,8 @@ def show(
                                  after=_titled(place.after, env))), markup=False)
         console.print()
     for index in indexes:
-        console.print(step_for_reading(lesson, index, console.width, _look(env, plain)))
+        console.print(step_for_reading(lesson, index, console.width, _look(env, plain),
+                                       (place.position, place.total)))
 
 
 def _titled(lesson: Lesson | None, env: Environment) -> str:

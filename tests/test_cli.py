@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -119,7 +120,19 @@ def test_show_says_where_a_lesson_stands_in_the_course(cli):
     assert out.startswith("Lesson 2 of 2; before it: basics “Gradient basics”; after it: "
                           "none.\n")
     _, out, _ = cli("show", "basics", *COURSE, "--step", "1")
-    assert "Lesson 1 of 2" not in out  # one step, for reading or piping: the step alone
+    assert "before it" not in out  # one step, for reading or piping: the step alone ...
+    assert out.startswith("Lesson 1 of 2: Gradient basics ---")  # ... under its header
+
+
+def test_the_walkthrough_header_says_where_the_lesson_stands(cli):
+    _, out, _ = cli("start", "second", *COURSE, stdin="q\n")
+    assert "Lesson 2 of 2: Practising gradients ---" in out
+
+
+def test_a_course_of_one_lesson_has_no_place_to_tell(cli, tmp_path):
+    shutil.copy(Path(COURSE[1]) / "basics.yaml", tmp_path / "basics.yaml")
+    _, out, _ = cli("start", "basics", "--lessons", str(tmp_path), stdin="q\n")
+    assert "Gradient basics ---" in out and "Lesson 1 of" not in out
 
 
 def test_quiz_alone_scores_without_moving_the_place(cli):

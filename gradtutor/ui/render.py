@@ -126,13 +126,20 @@ def rule(title: str, look: Look) -> RenderableType:
     return Rule(title_text(title, look, "bold cyan"), style="cyan", align="left")
 
 
-def header(lesson: Lesson, index: int, width: int, look: Look) -> RenderableType:
+def header(lesson: Lesson, index: int, width: int, look: Look,
+           place: tuple[int, int] | None = None) -> RenderableType:
+    """The lesson's title in a rule (with its `place` in the course, position of total, when
+    the course has more than one lesson), the step's title and the progress bar."""
     step = lesson.steps[index]
     title = title_text(step.title, look, "bold")
     if is_optional(step):
         title.append(f"  ({look.tr(msg('optional practice'))})", style="" if look.plain else "dim")
+    name = lesson.title
+    if place is not None and place[1] > 1:
+        name = look.tr(msg("Lesson {position} of {total}: {title}", position=place[0],
+                           total=place[1], title=lesson.title))
     return Group(
-        rule(lesson.title, look),
+        rule(name, look),
         title,
         progress_bar(index + 1, len(lesson.steps), width, look),
         Text(""),

@@ -158,8 +158,10 @@ def screen_for(step: Step) -> StepScreen[Any, Any]:
     return SCREENS[type(step)]
 
 
-def step_for_reading(lesson: Lesson, index: int, width: int, look: Look) -> RenderableType:
+def step_for_reading(lesson: Lesson, index: int, width: int, look: Look,
+                     place: tuple[int, int] | None = None) -> RenderableType:
     """One step as `gradtutor show` prints it: header and content, no key legend."""
     step = lesson.steps[index]
-    return Group(render.header(lesson, index, width, look), screen_for(step).reading(step, look),
+    return Group(render.header(lesson, index, width, look, place),
+                 screen_for(step).reading(step, look),
                  Text(""))

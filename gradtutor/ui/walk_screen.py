@@ -20,9 +20,9 @@ from gradtutor.walk.state import WalkState
 
 
 def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
-           folder: Path | None = None) -> Screen:
+           folder: Path | None = None, place: tuple[int, int] | None = None) -> Screen:
     """Everything one screen of the walkthrough shows for this state; `folder` holds the
-    exercise files."""
+    exercise files; `place` is the lesson's in its course (position, total)."""
     step = lesson.steps[state.index]
     drawn = screen_for(step)
     choices = choices_on_screen(lesson, state)
@@ -33,5 +33,5 @@ def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
         body = drawn.body(step, state.view, Frame(lesson.id, width, look, folder or Path()))
     parts = list(body.renderables) if isinstance(body, Group) else [body]
     page = (state.index, state.help, drawn.page(state.view))
-    return Screen(render.header(lesson, state.index, width, look), parts, state.notice,
+    return Screen(render.header(lesson, state.index, width, look, place), parts, state.notice,
                   screen_kind(lesson, state), keys, look, last_letter, page)

@@ -50,13 +50,15 @@ if TYPE_CHECKING:  # the practice machinery loads after the first screen, when i
 
 
 def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plain: bool,
-        keep_place: bool = True, folder: Path | None = None) -> WalkState:
+        keep_place: bool = True, folder: Path | None = None,
+        place: tuple[int, int] | None = None) -> WalkState:
     """Walk through `lesson` from step `start` until the learner quits or finishes.
 
     Every change is saved as it happens, so nothing is lost on Ctrl-C or a closed terminal.
     With `keep_place` False (a quiz taken alone, an exercise watched alone) the place is not
     saved, only scores and how exercises went. Exercise files live in `folder` (default: the
-    workspace in the learner's data folder).
+    workspace in the learner's data folder). `place` (position, total) is the lesson's in
+    its course, shown in the header.
     """
     look = Look(plain, env.tr)
     if folder is None:
@@ -64,19 +66,20 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
 
         folder = default_folder(env.home)
     with make_io(env, plain, look) as io:
-        state = _walk(lesson, start, env, store, io, look, folder, keep_place)
+        state = _walk(lesson, start, env, store, io, look, folder, keep_place, place)
     if not io.keys:
         io.console.print()
     return state
 
 
 def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io: Io,
-          look: Look, folder: Path, keep_place: bool) -> WalkState:
+          look: Look, folder: Path, keep_place: bool,
+          place: tuple[int, int] | None) -> WalkState:
     shell = _Shell(lesson, env, store, io, folder, keep_place)
     state, opened = enter(lesson, start)
 
     def show(follow: bool) -> None:
-        io.show(screen(lesson, state, io.console.width, io.keys, look, folder), follow)
+        io.show(screen(lesson, state, io.console.width, io.keys, look, folder, place), follow)
 
     try:
         # The starter is in place (and watched) before a screen names its file; progress is
