@@ -88,6 +88,18 @@ def read_grad(w, loss_fn):
     return None
 """
 
+KILLS_SERVER_ONCE = """
+import os
+import signal
+
+
+def read_grad(w, loss_fn):
+    with open(os.path.join(os.environ["GRADTUTOR_TEST_PIDDIR"], "killed"), "a") as f:
+        f.write(f"{os.getppid()}\\n")  # every run of this code, and the parent it kills
+    os.kill(os.getppid(), signal.SIGKILL)
+    return None
+"""
+
 TELLS_PARENT = """
 import os
 
@@ -129,7 +141,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("warm")
     for name, source in {"correct": CORRECT, "leaks": LEAKS, "finds_no_leak": FINDS_NO_LEAK,
                          "kills_server": KILLS_SERVER, "lists_fds": LISTS_FDS,
-                         "tells_parent": TELLS_PARENT}.items():
+                         "tells_parent": TELLS_PARENT,
+                         "kills_server_once": KILLS_SERVER_ONCE}.items():
         (folder / f"{name}.py").write_text(source)
     return folder
 
@@ -411,7 +424,7 @@ def test_learner_code_that_kills_the_server_fails_and_the_next_check_passes(
 @pytest.mark.slow
 @pytest.mark.skipif(not FORK_SERVER, reason="the fork server is Linux's")
 def test_unconfined_learner_code_that_kills_the_server_gains_nothing(
-        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        folder: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The fallback where there is no Landlock (here: GRADTUTOR_SANDBOX=0): the kill lands.
     The check's child dies with its server (its parent-death signal), so two endings race:
     the child finishes its checks while the kernel tears the server down (judged on what the
@@ -419,9 +432,15 @@ def test_unconfined_learner_code_that_kills_the_server_gains_nothing(
     an error: killed). Either way the learner gains nothing: no pass, the tutor reaps the
     child and knows its status, and the next check runs on a new server."""
     monkeypatch.setenv(SWITCH_ENV, "0")
+    monkeypatch.setenv("GRADTUTOR_TEST_PIDDIR", str(tmp_path))
     with WarmWorker() as worker:
         old = pid_of(worker)
-        verdict = worker.check(exercise(), folder / "kills_server.py", seed=5)
+        verdict = worker.check(exercise(), folder / "kills_server_once.py", seed=5)
+        # every call (one per case, until the kill lands) was in the one child of that
+        # server: if the server's reference process died with it before answering, the
+        # references were computed alone, not by running the check again (in a child of a
+        # new server, or in a cold worker whose parent is the tutor, which it would kill)
+        assert set((tmp_path / "killed").read_text().split()) == {str(old)}
         assert not verdict.passed, verdict.checks
         if verdict.status == "fail":  # the child finished first
             assert verdict.extra["exit_code"] == 0, verdict.extra  # reaped, its status known

@@ -160,6 +160,22 @@ def read_learner_file(path: Path) -> bytes:
     return read_exercise_file(path, MAX_SOURCE_BYTES)
 
 
+def reference_alone(request: protocol.CheckRequest,
+                    timeout: float = STARTUP_ALLOWANCE) -> protocol.Expected | None:
+    """A check's references from a fresh process of their own (`worker --reference`), for
+    when the process meant to compute them beside the check died with the check already run:
+    learner code is never run a second time to get them. None if they cannot be had."""
+    command = [sys.executable, "-m", "gradtutor.checking.worker", "--reference",
+               json.dumps(request["checker"]), str(request["seed"])]
+    try:
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, timeout=timeout, check=False,
+                              env=worker_environment(os.environ))
+        return protocol.decode_reference(done.stdout.partition(b"\n")[0])
+    except (OSError, subprocess.SubprocessError, protocol.Malformed):
+        return None
+
+
 def _ms_since(started: float) -> int:
     return round((time.monotonic() - started) * 1000)
 

@@ -49,6 +49,7 @@ from gradtutor.checking.runner import (
     Slot,
     WaitingWorker,
     contain_in_job,
+    reference_alone,
     refuse_if,
     run_check,
     run_snippet,
@@ -701,22 +702,29 @@ class _ForkEngine(_WarmEngine[_Server, _Forked]):
             slot.handed_over()
             if pid is None:
                 # gone before it said so much as a pid: a child it may have forked is found
-                # by the sweep (an orphan of the tutor's now), and nothing it did is kept
+                # by the sweep (an orphan of the tutor's now); unless learner code started in
+                # it (and killed the server), nothing it did is kept
                 server.stop()
-                return supervise(slot, None, request, timeout, before=before, started=started,
-                                 workers=self._workers), True
-            child = _Forked(server, pid)
-            self._workers.register(pid, child.kill)  # spared by other threads' sweeps
-            self._running(child)
-            try:
-                outcome = supervise(slot, child, request, timeout, before=before,
+                outcome = supervise(slot, None, request, timeout, before=before,
                                     started=started, workers=self._workers)
-            finally:
-                self._running(None)
+                if not slot.learner_started:
+                    return outcome, True
+            else:
+                child = _Forked(server, pid)
+                self._workers.register(pid, child.kill)  # spared by other threads' sweeps
+                self._running(child)
+                try:
+                    outcome = supervise(slot, child, request, timeout, before=before,
+                                        started=started, workers=self._workers)
+                finally:
+                    self._running(None)
             if asked and request["kind"] == "check":
                 reference = self._answer(server, request)
-                if reference is None:  # it could not be judged: again, the old way
-                    return outcome, True
+                if reference is None and not slot.learner_started:
+                    return outcome, True  # nothing of the learner's ran: again, the old way
+                if reference is None:  # it ran (and may have killed the server with its
+                    # reference process): judged on references computed alone, never run again
+                    reference = reference_alone(request)
             if reference is not None:
                 outcome = replace(outcome[0], reference=reference), outcome[1]
             return outcome, server.lost and not slot.learner_started
