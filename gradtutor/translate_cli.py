@@ -62,6 +62,7 @@ def skeleton_(ctx: typer.Context, lesson: LessonFileArg, language: LanguageArg,
     "Example: `gradtutor translate update lessons/grad.yaml zh-CN`"))
 def update(ctx: typer.Context, lesson: LessonFileArg, language: LanguageArg,
            file: FileOpt = None) -> None:
+    from gradtutor.files import write_atomic
     from gradtutor.lessons.load import display_path
     from gradtutor.lessons.translate import (
         check_translation,
@@ -69,7 +70,6 @@ def update(ctx: typer.Context, lesson: LessonFileArg, language: LanguageArg,
         summary_line,
         translation_file,
     )
-    from gradtutor.store import write_atomic
 
     env = _env(ctx)
     english = _lesson(lesson, language)
