@@ -104,13 +104,14 @@ def _env(ctx: typer.Context) -> Environment:
 
 def _lesson(path: Path, language: str) -> Lesson:
     """The lesson to translate into `language`, which must be a language to translate into."""
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
     from gradtutor.lessons.load import load_lesson_file
     from gradtutor.lessons.translate import is_target_language
 
     if not is_target_language(language):
         raise GradtutorError(msg("'{language}' is not a language to translate into",
                                  language=language), msg("use a tag like zh-CN"))
-    lesson, problems = load_lesson_file(path)
+    lesson, problems = load_lesson_file(path, EXERCISE_RULES)
     if lesson is None:
         raise BrokenFiles(problems)
     return lesson

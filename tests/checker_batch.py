@@ -61,11 +61,13 @@ def lesson_catalog(language: str) -> dict[str, str]:
     """English -> translation of every text of the course's lessons that `language`
     translates: the words of the checks a lesson declares are said from these, as the
     lesson loaded in that language gives them."""
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
     from gradtutor.i18n import Untranslated
     from gradtutor.lessons.course import load_course
     from gradtutor.lessons.translate import lesson_texts
 
-    english, translated = load_course(), load_course(lang=language)
+    english = load_course(rules=EXERCISE_RULES)
+    translated = load_course(lang=language, rules=EXERCISE_RULES)
     return {text: said for lesson, there in zip(english.lessons, translated.lessons,
                                                  strict=True)
             for (_, text), (_, said) in zip(lesson_texts(lesson), lesson_texts(there),

@@ -29,6 +29,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.runner import ColdEngine, run_check
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker
 from gradtutor.lessons.course import load_course
@@ -41,7 +42,7 @@ SEEDS = 6  # fresh seeds per file for the property
 
 def exercise() -> Exercise:
     """The course's read-grad, judged as the lesson declares it, with this time limit."""
-    step = load_course().find_exercise("read-grad")
+    step = load_course(rules=EXERCISE_RULES).find_exercise("read-grad")
     assert isinstance(step, Exercise)
     return dataclasses.replace(step, timeout=5.0)
 

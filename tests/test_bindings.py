@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, find_key
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.parsons import grade
 from gradtutor.i18n import msg, translator
 from gradtutor.lessons.course import load_course
@@ -34,7 +35,7 @@ NAMES_TO_KEYS = {name: key for key, name in KEY_NAMES.items() if not key.startsw
 
 @pytest.fixture(scope="module")
 def grad() -> Lesson:
-    return load_course(None).find("grad")
+    return load_course(None, rules=EXERCISE_RULES).find("grad")
 
 
 def states(lesson: Lesson) -> dict[Kind, WalkState]:

@@ -27,6 +27,7 @@ import pytest
 
 from gradtutor.checking.checkers import judge_of, request_checker, worker_checker
 from gradtutor.checking.checkers.gradient_kinds import KINDS
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check, Verdict, overall, say, to_json
 from gradtutor.i18n import load_catalog, translator
 from gradtutor.lessons.course import load_course
@@ -47,7 +48,7 @@ EXERCISES = {  # exercise id -> (function, the slide it follows)
 
 @functools.cache
 def exercise(exercise_id: str) -> Exercise:
-    step = load_course().find_exercise(exercise_id)
+    step = load_course(rules=EXERCISE_RULES).find_exercise(exercise_id)
     assert isinstance(step, Exercise)
     return step
 
@@ -1322,10 +1323,11 @@ def test_manual_sgd_cases_vary_shape_loss_and_batch_count() -> None:
 def test_the_judges_need_no_torch() -> None:
     code = ("import sys\n"
             "from gradtutor.checking.checkers import CHECKERS, judge_of, load\n"
+            "from gradtutor.checking.exercise_rules import EXERCISE_RULES\n"
             "from gradtutor.lessons.course import load_course\n"
             "for name in CHECKERS:\n"
             "    load(name).judge\n"
-            "declared = [judge_of(step) for lesson in load_course().lessons\n"
+            "declared = [judge_of(step) for lesson in load_course(rules=EXERCISE_RULES).lessons\n"
             "            for step in lesson.steps if getattr(step, 'inputs', None)]\n"
             "assert len(declared) >= 5, declared\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\n")
@@ -1340,7 +1342,7 @@ def test_the_judges_need_no_torch() -> None:
 @pytest.mark.parametrize("exercise_id", list(EXERCISES))
 def test_each_exercise_follows_its_slide(exercise_id: str) -> None:
     function, slide = EXERCISES[exercise_id]
-    lesson = load_course().find("grad")
+    lesson = load_course(rules=EXERCISE_RULES).find("grad")
     index = lesson.index_of(exercise_id)
     assert index is not None
     before = next(s for s in reversed(lesson.steps[:index]) if isinstance(s, Slide))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +31,7 @@ def graders() -> list[dict[str, object]]:
 
 
 def test_every_exercise_is_one_autograding_test_worth_one_point_and_reported():
-    ids = list(load_course().exercises())
+    ids = list(load_course(rules=EXERCISE_RULES).exercises())
     tests = graders()
     assert [s["id"] for s in tests] == ids
     for step in tests:
@@ -80,11 +81,11 @@ def test_the_workflow_gives_every_point_to_reference_solutions(tmp_path):
     (repo / ".github" / "workflows").mkdir(parents=True)
     (repo / ".github" / "workflows" / "classroom.yml").write_text(WORKFLOW.read_text())
     (repo / "README.md").write_text("my assignment\n")
-    for eid, exercise in load_course().exercises().items():
+    for eid, exercise in load_course(rules=EXERCISE_RULES).exercises().items():
         (repo / f"{eid}.py").write_text(exercise.solution, encoding="utf-8")
     codes, summary = run_workflow(repo, tmp_path)
-    assert codes == dict.fromkeys(load_course().exercises(), 0)
-    total = len(load_course().exercises())
+    assert codes == dict.fromkeys(load_course(rules=EXERCISE_RULES).exercises(), 0)
+    total = len(load_course(rules=EXERCISE_RULES).exercises())
     assert f"{total} of {total} exercises passed" in summary and "| read-grad | ✓ |" in summary
 
 
@@ -92,7 +93,7 @@ def test_the_workflow_gives_every_point_to_reference_solutions(tmp_path):
 def test_the_workflow_gives_no_point_for_a_file_not_handed_in_or_wrong(tmp_path):
     repo = tmp_path / "student-repo"
     repo.mkdir()
-    exercises = load_course().exercises()
+    exercises = load_course(rules=EXERCISE_RULES).exercises()
     (repo / "read-grad.py").write_text(exercises["read-grad"].solution, encoding="utf-8")
     (repo / "two-backwards.py").write_text(exercises["two-backwards"].starter,
                                            encoding="utf-8")

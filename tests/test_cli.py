@@ -377,7 +377,7 @@ def test_a_broken_lesson_folder_stops_start_with_located_problems(cli, tmp_path,
 def test_internal_errors_are_one_line_unless_debug(cli, monkeypatch):
     from gradtutor.lessons import course
 
-    def broken(*_args):
+    def broken(*_args, **_kwargs):
         raise RuntimeError("boom")
 
     monkeypatch.setattr("gradtutor.cli.load_course", broken)
@@ -440,7 +440,7 @@ def test_an_option_a_command_has_no_use_for_is_accepted_and_changes_nothing(cli,
 
 
 def test_debug_after_the_command_shows_the_traceback_too(cli, monkeypatch):
-    def broken(*_args):
+    def broken(*_args, **_kwargs):
         raise RuntimeError("boom")
 
     monkeypatch.setattr("gradtutor.cli.load_course", broken)

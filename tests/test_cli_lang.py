@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.env import Environment
 from gradtutor.i18n import CatalogError, Untranslated, load_catalog
 from gradtutor.lessons.course import default_lessons_dir, load_course
@@ -37,7 +38,7 @@ CHINESE = {
 def write_translation(folder: Path, texts: dict[FieldKey, str], lesson_file: str = "basics.yaml",
                       language: str = "zh-CN") -> Path:
     """A translation file of `texts`, each fingerprinted from the lesson's English as it is."""
-    lesson = load_lesson(folder / lesson_file)
+    lesson = load_lesson(folder / lesson_file, EXERCISE_RULES)
     english = dict(lesson_texts(lesson))
     lines = [f"translates: {lesson.id}", f"language: {language}"]
     lesson_part = [key for key in texts if key.step is None]
@@ -171,7 +172,7 @@ def test_the_shipped_grad_lesson_shows_in_chinese(gt: Run) -> None:
     lessons = default_lessons_dir()
     translation, problems = load_translation(lessons / "grad.yaml", "zh-CN")
     assert problems == [] and translation is not None
-    grad = load_lesson(lessons / "grad.yaml")
+    grad = load_lesson(lessons / "grad.yaml", EXERCISE_RULES)
     first = grad.steps[0].id
     title = translation.entries[FieldKey(first, "title")].text
     assert title and CJK.search(title)
@@ -184,7 +185,7 @@ def test_the_shipped_grad_lesson_shows_in_chinese(gt: Run) -> None:
 
 def test_a_text_without_translation_shows_in_english_and_is_untranslated(gt: Run,
                                                                          course: Path) -> None:
-    lesson = load_course(course, "zh-CN").find("basics")
+    lesson = load_course(course, "zh-CN", rules=EXERCISE_RULES).find("basics")
     slide = lesson.steps[1]
     assert slide.title == "请求梯度" and not isinstance(slide.title, Untranslated)
     assert slide.body == "Set `requires_grad=True` to track a tensor."
@@ -202,7 +203,7 @@ def test_english_never_reads_a_translation(gt: Run, course: Path) -> None:
     (course / "zh-CN" / "basics.yaml").write_text("translates: [\n", encoding="utf-8")
     code, out, err = show_welcome(gt, course)
     assert (code, err) == (0, "") and EN_WELCOME in out
-    lesson = load_course(course).find("basics")
+    lesson = load_course(course, rules=EXERCISE_RULES).find("basics")
     assert not any(isinstance(text, Untranslated) for _, text in lesson_texts(lesson))
 
 
@@ -216,7 +217,7 @@ def test_a_broken_translation_warns_with_its_line_and_the_lesson_shows_in_englis
     assert err.count("\n") == 1
     # the warning is in the interface's Chinese; the author's problem stays English
     assert re.search(r"^警告：.*zh-CN/basics\.yaml:\d+:\d+: unknown key 'txt'", err), err
-    lesson = load_course(course, "zh-CN").find("basics")
+    lesson = load_course(course, "zh-CN", rules=EXERCISE_RULES).find("basics")
     assert all(isinstance(text, Untranslated) for _, text in lesson_texts(lesson))
     code, _, err = gt("validate", str(course), "--no-run")
     assert code == 2 and re.search(r"zh-CN/basics\.yaml:\d+:\d+: unknown key 'txt'", err)
@@ -225,7 +226,8 @@ def test_a_broken_translation_warns_with_its_line_and_the_lesson_shows_in_englis
 def test_translations_are_never_loaded_as_lessons(gt: Run, course: Path) -> None:
     code, out, err = gt("list", "--lessons", str(course), "--lang", "zh")
     assert (code, err) == (0, "") and "梯度基础" in out
-    assert load_course(course).lessons[0].id == "basics" and len(load_course(course).lessons) == 1
+    lessons = load_course(course, rules=EXERCISE_RULES).lessons
+    assert lessons[0].id == "basics" and len(lessons) == 1
 
 
 # --- progress is the same in every language ---------------------------------------------------
@@ -322,7 +324,7 @@ def test_validate_lists_missing_texts_field_by_field(gt: Run, course: Path) -> N
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0] == "[OK] 1 lesson OK (5 steps)"
-    total = sum(1 for _ in lesson_texts(load_lesson(course / "basics.yaml")))
+    total = sum(1 for _ in lesson_texts(load_lesson(course / "basics.yaml", EXERCISE_RULES)))
     assert re.search(rf"zh-CN/basics\.yaml: zh-CN translation of lesson 'basics': "
                      rf"{len(CHINESE)} of {total} texts translated \({total - len(CHINESE)} "
                      rf"missing\)$", lines[1])
@@ -365,7 +367,7 @@ def test_validate_finds_stale_translations_after_the_english_changed(gt: Run,
     # and the learner sees the new English, marked, instead of the old translation
     code, out, _ = show_welcome(gt, course, "--lang", "zh")
     assert "every operation" in out and ZH_WELCOME not in out
-    body = load_course(course, "zh-CN").find("basics").steps[0].body  # type: ignore[union-attr]
+    body = load_course(course, "zh-CN", rules=EXERCISE_RULES).find("basics").steps[0].body  # type: ignore[union-attr]
     assert isinstance(body, Untranslated)
 
 
@@ -386,7 +388,7 @@ def test_validate_names_a_translation_without_its_lesson(gt: Run, course: Path) 
 
 
 def test_validate_of_a_complete_translation_says_so(gt: Run, course: Path) -> None:
-    lesson = load_lesson(course / "basics.yaml")
+    lesson = load_lesson(course / "basics.yaml", EXERCISE_RULES)
     write_translation(course, {key: f"译：{text}" for key, text in lesson_texts(lesson)})
     code, out, _ = gt("validate", str(course), "--no-run")
     assert code == 0

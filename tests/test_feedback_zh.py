@@ -23,6 +23,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from gradtutor.checking.checkers import judge_of
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.feedback import joined, listed
 from gradtutor.checking.outcome import WorkerRun, decide, source_problem
 from gradtutor.checking.parsons import grade, grade_file, grade_text
@@ -231,7 +232,7 @@ def test_a_problem_the_worker_never_sends_is_an_unreadable_result() -> None:
 def parsons_verdicts() -> list[Verdict]:
     """Wrong answers of every kind, on every Parsons step of the shipped course."""
     found = []
-    for step in parsons_steps(load_course().lessons).values():
+    for step in parsons_steps(load_course(rules=EXERCISE_RULES).lessons).values():
         start = list(initial_order(step))
         found += [grade(step, start), grade(step, []), grade(step, start + start[:1]),
                   grade(step, start[1:]), grade(step, [*start, "no-such-line"]),
@@ -252,7 +253,7 @@ def test_every_parsons_verdict_speaks_chinese() -> None:
 
 
 def test_a_line_out_of_place_is_named_in_chinese_with_its_code() -> None:
-    step = parsons_steps(load_course().lessons)["order-the-loop"]
+    step = parsons_steps(load_course(rules=EXERCISE_RULES).lessons)["order-the-loop"]
     order = ("zero", "forward", "loss", "step", "backward")
     failed = grade(step, order).checks[1]
     said = ZH(failed.message)
@@ -321,7 +322,7 @@ def test_neutralise_verdict_keeps_messages_hints_and_evidence_translatable() -> 
 def failing_verdict(lang: str = "en") -> Verdict:
     """read-grad judged as the tutor judges it, in the course as `lang` shows it, on a run
     where backward ran twice and the function returned zeros."""
-    step = load_course(lang=lang).find_exercise("read-grad")
+    step = load_course(lang=lang, rules=EXERCISE_RULES).find_exercise("read-grad")
     case = {"w": [1.0, 2.0], "loss": "squares"}
     reference = {"grad": [2.0, 4.0], "loss": 5.0, "solution": {
         "returned": [2.0, 4.0], "returned_is_grad": True, "grad_after": [2.0, 4.0],
@@ -395,7 +396,7 @@ def test_the_check_screen_names_every_status_in_chinese() -> None:
 def test_the_exercise_screen_speaks_chinese(tmp_path: Path) -> None:
     from gradtutor.ui.exercise_view import exercise_body
 
-    step = load_course().find_exercise("read-grad")
+    step = load_course(rules=EXERCISE_RULES).find_exercise("read-grad")
     assert isinstance(step, Exercise)
     look = Look(plain=True, tr=ZH)
     fresh = shown(exercise_body(step, ExerciseView(), tmp_path / "read-grad.py", look), 100)

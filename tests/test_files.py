@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import GradtutorError
 from gradtutor.files import FileTooLarge, NotAFile, read_capped
 from gradtutor.lessons import cache
@@ -93,7 +94,7 @@ def test_a_1_gib_workspace_file_is_judged_without_being_read(tmp_path):
     from gradtutor.checking.runner import run_check
     from gradtutor.lessons.load import load_lesson
 
-    exercise = load_lesson(COURSE / "second.yaml").steps[0]
+    exercise = load_lesson(COURSE / "second.yaml", EXERCISE_RULES).steps[0]
     path = tmp_path / "square-grad.py"
     with open(path, "wb") as handle:  # sparse: 1 GiB long, no disk used
         handle.truncate(1024**3)
@@ -116,7 +117,7 @@ def test_a_file_that_says_it_is_empty_is_still_cut_at_its_cap(tmp_path):
 @POSIX
 def test_a_lesson_file_that_is_a_pipe_is_one_located_problem(tmp_path, no_hang):
     path = fifo(tmp_path / "extra.yaml")
-    lesson, problems = load_lesson_file(path)
+    lesson, problems = load_lesson_file(path, EXERCISE_RULES)
     assert lesson is None
     assert [p.message for p in problems] == [
         "it is a named pipe (FIFO), not a regular file; name a lesson file"]
@@ -126,8 +127,8 @@ def test_a_lesson_file_too_large_is_refused_unread(tmp_path):
     path = tmp_path / "huge.yaml"
     with open(path, "wb") as handle:
         handle.truncate(1024**3)
-    peak = peak_bytes_while(lambda: load_lesson_file(path))
-    lesson, problems = load_lesson_file(path)
+    peak = peak_bytes_while(lambda: load_lesson_file(path, EXERCISE_RULES))
+    lesson, problems = load_lesson_file(path, EXERCISE_RULES)
     assert lesson is None
     assert [p.message for p in problems] == [
         "the file is 1073741824 bytes; lessons are limited to 2000000"]
@@ -143,7 +144,7 @@ def test_a_cache_entry_that_is_a_pipe_is_a_miss_and_is_replaced(tmp_path, monkey
     entry = cache._entry(copy.read_text(encoding="utf-8"))
     entry.parent.mkdir(parents=True)
     fifo(entry)
-    lesson, problems = load_lesson_file(copy)
+    lesson, problems = load_lesson_file(copy, EXERCISE_RULES)
     assert lesson is not None and problems == []
     assert entry.is_file()  # the cache wrote a real entry over the pipe
 
@@ -159,7 +160,7 @@ def test_a_killed_cache_write_leaves_no_file_behind_after_the_next(tmp_path, mon
         path.write_text("{")
     os.utime(old, (0, 0))
     os.utime(other, (0, 0))
-    load_lesson_file(COURSE / "basics.yaml")
+    load_lesson_file(COURSE / "basics.yaml", EXERCISE_RULES)
     assert not old.exists()
     assert fresh.exists() and other.exists()
 

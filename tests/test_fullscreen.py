@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Lesson, Quiz
 
@@ -93,7 +94,7 @@ class Term:
 
 @pytest.fixture(scope="module")
 def grad() -> Lesson:
-    return load_course(None).find("grad")
+    return load_course(None, rules=EXERCISE_RULES).find("grad")
 
 
 def first_line(text: str) -> str:

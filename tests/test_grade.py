@@ -14,6 +14,7 @@ import pytest
 from rich.console import Console
 
 from gradtutor import grading
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import apply_edits
 from gradtutor.checking.sandbox import landlock_abi
 from gradtutor.checking.verdict import Check, Verdict
@@ -74,7 +75,7 @@ def make_class(folder: Path) -> dict[str, Path]:
     """alice: reference solutions; bob: each exercise's first declared mistake; carol: one
     file that never returns and one that crashes the process; dave: no two-backwards file,
     and a read-grad that snoops for the others' files (and is otherwise right)."""
-    exercises = load_course().exercises()
+    exercises = load_course(rules=EXERCISE_RULES).exercises()
     students = {name: folder / name for name in ("alice", "bob", "carol", "dave")}
     for path in students.values():
         path.mkdir(parents=True)
@@ -120,7 +121,7 @@ def test_a_class_is_graded_whatever_the_students_did(graded):
     results = by_student(report)
     assert sorted(results) == ["alice", "bob", "carol", "dave"]
     assert all(e["passed"] for e in results["alice"].values())
-    exercises = load_course().exercises()
+    exercises = load_course(rules=EXERCISE_RULES).exercises()
     for eid, verdict in results["bob"].items():  # each mistake fails on the check it names
         named = exercises[eid].mutants[0].fails
         assert not verdict["passed"]
@@ -298,7 +299,8 @@ def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(
     from gradtutor.checking.pool import copy_student
     from gradtutor.lessons.course import load_course
 
-    exercises = [e for eid, e in load_course().exercises().items() if eid in EXERCISES]
+    exercises = [e for eid, e in load_course(rules=EXERCISE_RULES).exercises().items()
+                 if eid in EXERCISES]
     (tmp_path / "bob").mkdir()
     (tmp_path / "bob" / "read-grad.py").write_text("bob's work\n")
     (tmp_path / "mallory").mkdir()

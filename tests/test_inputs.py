@@ -293,16 +293,17 @@ def test_escapes_in_a_hint_are_shown_not_obeyed(cli, hostile_course):
 
 
 def test_every_string_of_a_neutralised_lesson_is_safe(hostile_course):
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
     from gradtutor.lessons.course import load_course
     from gradtutor.ui.lesson_text import neutralised
 
-    lessons = load_course(hostile_course).lessons
+    lessons = load_course(hostile_course, rules=EXERCISE_RULES).lessons
     safe = neutralised(lessons)
     texts = re.findall(r"'((?:[^'\\]|\\.)*)'", repr(lessons))
     assert any("\\x1b" in text for text in texts)  # the course as loaded holds escapes
     for text in strings(safe):
         assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), text
-    untouched = load_course(FIXTURES).lessons
+    untouched = load_course(FIXTURES, rules=EXERCISE_RULES).lessons
     assert neutralised(untouched) is untouched  # clean text is left as it is
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 import gradtutor
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.lifetime import descendants, remove_tree
 from gradtutor.checking.outcome import (
     Judge,
@@ -67,7 +68,7 @@ CORRECT = "def read_grad(w, loss_fn):\n    loss_fn(w).backward()\n    return w.g
 
 def exercise(timeout: float = TIMEOUT) -> Exercise:
     """The course's read-grad, judged as the lesson declares it, with this time limit."""
-    step = load_course().find_exercise("read-grad")
+    step = load_course(rules=EXERCISE_RULES).find_exercise("read-grad")
     assert isinstance(step, Exercise)
     return dataclasses.replace(step, timeout=timeout)
 

@@ -12,12 +12,13 @@ import math
 import pytest
 import torch
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 
 
 def text_of(step_id: str) -> str:
     """Every English text of a step, joined: what the learner reads."""
-    step = next(s for s in load_course().find("grad").steps if s.id == step_id)
+    step = next(s for s in load_course(rules=EXERCISE_RULES).find("grad").steps if s.id == step_id)
     parts = [getattr(step, name, None) for name in ("body", "notes", "prompt", "why")]
     parts += list(getattr(step, "hints", ()))
     parts += [f"{c.text} {c.why}" for c in getattr(step, "choices", ())]

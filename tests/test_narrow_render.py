@@ -16,6 +16,7 @@ from gradtutor.bindings import KINDS
 from gradtutor.checking.checkers.common import fmt
 from gradtutor.checking.checkers.grad_reading import loss_words
 from gradtutor.checking.checkers.training import per_param_table
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check, Table, Verdict
 from gradtutor.i18n import msg, translator
 from gradtutor.lessons.course import load_course
@@ -55,8 +56,8 @@ def code_samples(lesson: Lesson) -> Iterator[tuple[str, str]]:
 
 
 def lessons() -> list[tuple[str, Lesson]]:
-    return [("en", load_course().find("grad")),
-            ("zh-CN", load_course(lang="zh-CN").find("grad"))]
+    return [("en", load_course(rules=EXERCISE_RULES).find("grad")),
+            ("zh-CN", load_course(lang="zh-CN", rules=EXERCISE_RULES).find("grad"))]
 
 
 def box_rows(lines: list[str], plain: bool) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.parsons import grade, grade_file, grade_text, order_from_text
 from gradtutor.checking.verdict import to_json
 from gradtutor.lessons.course import load_course
@@ -32,7 +33,7 @@ RIGHT = "optimizer.zero_grad()\npred = model(x)\nloss = loss_fn(pred, y)\nloss.b
 
 @pytest.fixture(scope="module")
 def loop() -> Parsons:
-    step = parsons_steps(load_course().lessons)["order-the-loop"]
+    step = parsons_steps(load_course(rules=EXERCISE_RULES).lessons)["order-the-loop"]
     assert tuple(line.id for line in step.lines) == LOOP_IDS
     return step
 

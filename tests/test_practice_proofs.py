@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import Job, jobs_for, problem_text
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson
@@ -20,7 +21,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "course"
 
 @pytest.fixture(scope="module")
 def grad_jobs() -> dict[str, Job]:
-    lesson = load_course().find("grad")
+    lesson = load_course(rules=EXERCISE_RULES).find("grad")
     return {job.what: job for job in jobs_for(lesson, Path("grad.yaml"))}
 
 
@@ -31,7 +32,7 @@ def test_demos_and_the_parsons_loop_are_proven(grad_jobs: dict[str, Job]) -> Non
     momentum = grad_jobs["the code of demo 'momentum-demo'"]
     assert (momentum.expect, momentum.series, momentum.request["series"]) == ("runs", (), [])
     loop = grad_jobs["the loop of 'order-the-loop' in its correct order"]
-    lesson = load_course().find("grad")
+    lesson = load_course(rules=EXERCISE_RULES).find("grad")
     step = lesson.steps[lesson.index_of("order-the-loop") or 0]
     assert loop.request == {"kind": "snippet", "series": ["losses"],
                             "code": assembled(step, step.solution_order)}
@@ -39,7 +40,7 @@ def test_demos_and_the_parsons_loop_are_proven(grad_jobs: dict[str, Job]) -> Non
 
 
 def test_a_parsons_step_without_run_has_nothing_to_prove() -> None:
-    lesson = load_lesson(FIXTURES / "second.yaml")
+    lesson = load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES)
     whats = [job.what for job in jobs_for(lesson, FIXTURES / "second.yaml")]
     assert not any("training-step" in what for what in whats)
     assert "the code of demo 'descent'" in whats

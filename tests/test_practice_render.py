@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pytest
 from rich.console import Console
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.parsons import grade
 from gradtutor.i18n import translator
 from gradtutor.lessons.course import load_course
@@ -390,13 +391,13 @@ def test_colour_only_in_the_fancy_look_and_never_the_only_sign() -> None:
 
 @pytest.fixture(scope="module")
 def grad():
-    return load_course().find("grad")
+    return load_course(rules=EXERCISE_RULES).find("grad")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_after_a_wrong_prediction_the_answer_never_reads_as_praise(lang: str) -> None:
     # "✗ Not quite." then "The answer is b) ...: Right." would contradict itself
-    lesson = load_course(lang=lang).find("grad")
+    lesson = load_course(lang=lang, rules=EXERCISE_RULES).find("grad")
     look = Look(plain=True) if lang == "en" else Look(plain=True, tr=translator(lang))
     predicts = [step for step in lesson.steps if isinstance(step, Predict)]
     assert predicts

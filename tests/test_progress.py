@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradtutor import progress as prog
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.load import load_lesson
 from gradtutor.store import ProgressStore
 
@@ -58,13 +59,14 @@ def test_reset_one_lesson_leaves_the_others():
 
 
 def test_resume_index_falls_back_to_the_first_step_when_the_step_is_gone():
-    lesson = load_lesson(FIXTURES / "basics.yaml")
+    lesson = load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES)
     assert prog.resume_index(lesson, prog.LessonProgress(step="accumulate")) == 2
     assert prog.resume_index(lesson, prog.LessonProgress(step="renamed-away")) == 0
 
 
 def test_next_lesson_is_the_first_unfinished():
-    lessons = (load_lesson(FIXTURES / "basics.yaml"), load_lesson(FIXTURES / "second.yaml"))
+    lessons = (load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES),
+               load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES))
     p = prog.finish(prog.Progress(), "basics", NOW)
     assert prog.next_lesson(lessons, p).id == "second"
     assert prog.next_lesson(lessons, prog.finish(p, "second", NOW)).id == "basics"
@@ -254,7 +256,8 @@ def test_a_version_1_file_from_before_exercises_still_loads(tmp_path):
 
 
 def test_the_exercise_to_practise_is_the_current_one_else_the_first_not_passed():
-    lessons = (load_lesson(FIXTURES / "basics.yaml"), load_lesson(FIXTURES / "second.yaml"))
+    lessons = (load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES),
+               load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES))
     pick = prog.exercise_to_practise
     assert pick(lessons, prog.Progress())[1].id == "square-grad"  # basics has none
     on_it = prog.visit(prog.finish(prog.Progress(), "basics", NOW), "second", "square-grad", NOW)
@@ -279,7 +282,7 @@ def test_starting_over_forgets_a_quiz_half_done():
 
 
 def test_the_pass_mark_decides_a_quiz():
-    lesson = load_lesson(FIXTURES / "basics.yaml")
+    lesson = load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES)
     quiz = lesson.quizzes[0]  # pass mark 0.7
     assert prog.quiz_passed(quiz, 2, 2)
     assert not prog.quiz_passed(quiz, 1, 2)
@@ -287,7 +290,7 @@ def test_the_pass_mark_decides_a_quiz():
 
 
 def test_exercises_solved_counts_the_lesson_s_exercises_ever_passed():
-    second = load_lesson(FIXTURES / "second.yaml")
+    second = load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES)
     assert prog.exercises_solved(second, prog.LessonProgress()) == (0, 1)
     p = prog.record_check(prog.Progress(), "second", "square-grad", True, NOW)
     p = prog.record_check(p, "second", "square-grad", False, NOW)

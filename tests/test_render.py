@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.timing import duration
@@ -32,12 +33,12 @@ def text(renderable, width: int = 60) -> str:
 
 @pytest.fixture(scope="module")
 def basics():
-    return load_lesson(FIXTURES / "basics.yaml")
+    return load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES)
 
 
 @pytest.fixture(scope="module")
 def grad():
-    return load_course().find("grad")
+    return load_course(rules=EXERCISE_RULES).find("grad")
 
 
 def test_progress_bar_plain_and_fancy():
@@ -131,7 +132,7 @@ Enter next question | b back | ? help | q quit"""
 
 
 def test_feedback_keeps_the_code_the_question_asked_about():
-    quiz = next(s for s in load_course().find("grad").steps if s.kind == "quiz")
+    quiz = next(s for s in load_course(rules=EXERCISE_RULES).find("grad").steps if s.kind == "quiz")
     question = next(q for q in quiz.questions if q.code)
     shown = text(render.feedback_body(question, 1, len(quiz.questions),
                                       mark_answer(question, frozenset({0})), PLAIN))
@@ -186,7 +187,7 @@ def test_feedback_marks_a_right_answer_not_chosen_apart_from_one_chosen(basics):
 def test_a_lesson_s_progress_reads_line_by_line_at_any_width(width):
     from gradtutor import progress as prog
 
-    second = load_lesson(FIXTURES / "second.yaml")
+    second = load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES)
     state = prog.record_check(prog.visit(prog.Progress(), "second", "square-grad", "t"),
                               "second", "square-grad", True, "t").of("second")
     shown = text(render.lesson_progress(second, state, PLAIN), width=width)

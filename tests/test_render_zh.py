@@ -18,6 +18,7 @@ from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.text import Text
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.snippet import SnippetResult
 from gradtutor.i18n import Translator, Untranslated, translator
 from gradtutor.lessons.course import default_lessons_dir, load_course
@@ -43,7 +44,7 @@ NOTICE = "“zz”在这里没有作用"  # what typing zz is told, from gradtut
 
 @cache
 def english() -> Lesson:
-    return load_course().find("grad")
+    return load_course(rules=EXERCISE_RULES).find("grad")
 
 
 @cache

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Slide
 from gradtutor.lessons.timing import duration, step_minutes
@@ -27,7 +28,7 @@ def text(renderable: object, width: int) -> str:
 
 
 def grad() -> object:
-    return load_course().find("grad")
+    return load_course(rules=EXERCISE_RULES).find("grad")
 
 
 def test_a_step_marked_optional_moves_its_minutes_from_the_core_to_the_practice() -> None:

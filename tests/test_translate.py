@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.cli import main
 from gradtutor.i18n import Untranslated
 from gradtutor.lessons import model
@@ -57,7 +58,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 @pytest.fixture(scope="module")
 def grad() -> Lesson:
-    return load_lesson(GRAD)
+    return load_lesson(GRAD, EXERCISE_RULES)
 
 
 @pytest.fixture(scope="module")
@@ -634,11 +635,11 @@ def test_the_tools_write_report_and_update_a_translation(
     assert code == 0 and out.startswith("# The fr translation of grad.yaml (lesson 'grad').")
 
     code, out, _ = run_tool(capsys, "update", "grad.yaml", "fr")
-    total = len(list(lesson_texts(load_lesson(Path("grad.yaml")))))
+    total = len(list(lesson_texts(load_lesson(Path("grad.yaml"), EXERCISE_RULES))))
     assert (code, out) == (0, f"wrote fr/grad.yaml\nfr/grad.yaml: fr translation of lesson "
                               f"'grad': 0 of {total} texts translated ({total} missing)\n")
     assert Path("fr/grad.yaml").read_text(encoding="utf-8") == skeleton(
-        load_lesson(Path("grad.yaml")), "fr", None, "grad.yaml")
+        load_lesson(Path("grad.yaml"), EXERCISE_RULES), "fr", None, "grad.yaml")
 
     code, out, _ = run_tool(capsys, "report", "grad.yaml", "fr")
     assert code == 1 and "missing (shown in English): lesson: title, summary" in out

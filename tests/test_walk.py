@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.snippet import SnippetResult
 from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.lessons.load import load_lesson
@@ -46,7 +47,7 @@ QUIZ = 3  # position of the quiz in the basics fixture: welcome, requires-grad, 
 
 @pytest.fixture(scope="module")
 def lesson() -> Lesson:
-    return load_lesson(FIXTURES / "basics.yaml")
+    return load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES)
 
 
 def drive(lesson: Lesson, state: WalkState, *events):
@@ -260,7 +261,7 @@ EXERCISE = 0  # square-grad, the first step of the second fixture lesson
 
 @pytest.fixture(scope="module")
 def second() -> Lesson:
-    return load_lesson(FIXTURES / "second.yaml")
+    return load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES)
 
 
 def a_verdict(passed: bool) -> Verdict:

@@ -36,6 +36,7 @@ from test_isolation import (
     refused_everything,
 )
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.lifetime import become_subreaper
 from gradtutor.checking.protocol import TUNED_MARK
 from gradtutor.checking.runner import MEMORY_BUDGET, ColdEngine, run_check
@@ -205,7 +206,7 @@ def test_start_returns_at_once_and_close_is_idempotent() -> None:
 
 @pytest.mark.slow
 def test_warm_and_cold_verdicts_agree(warm: WarmWorker, tmp_path: Path) -> None:
-    course = load_course()
+    course = load_course(rules=EXERCISE_RULES)
     files: list[tuple[Exercise, Path]] = []
     for exercise_id in ("read-grad", "two-backwards"):
         step = course.find_exercise(exercise_id)
@@ -600,11 +601,12 @@ PRELOAD_PROBE = """
 import json, sys
 from gradtutor.checking import worker
 from gradtutor.checking.checkers import request_checker
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import apply_edits
 from gradtutor.checking.snippet import run_code
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Exercise, Predict
-steps = [s for lesson in load_course().lessons for s in lesson.steps]
+steps = [s for lesson in load_course(rules=EXERCISE_RULES).lessons for s in lesson.steps]
 worker.import_torch_quietly()
 worker.preload()
 before = set(sys.modules)
@@ -645,7 +647,8 @@ def test_check_all_on_one_warm_worker_judges_as_cold_checks_do(cli, tmp_path):
     check, are those of cold checks with the same seed."""
     from gradtutor.checking.safety import apply_edits
 
-    exercises = list(load_course().exercises().values())  # every exercise of the course
+    # every exercise of the course
+    exercises = list(load_course(rules=EXERCISE_RULES).exercises().values())
     broken, others = exercises[0], exercises[2:]
     (tmp_path / f"{broken.id}.py").write_text(apply_edits(broken.solution, broken, 0),
                                               encoding="utf-8")
@@ -695,7 +698,7 @@ def test_a_warm_check_changes_nothing_outside_it_and_signals_no_one(
 def test_every_lesson_solution_passes_inside_the_walls(warm: WarmWorker, tmp_path: Path) -> None:
     """Nothing a lesson needs writes outside the check's folder: every solution still passes
     where learner code is confined (Landlock, where the kernel has it)."""
-    course = load_course()
+    course = load_course(rules=EXERCISE_RULES)
     for exercise_id, step in course.exercises().items():
         path = tmp_path / f"{exercise_id}.py"
         path.write_text(step.solution)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.load import load_lesson
 from gradtutor.watching import FileWatch, events_enabled
 from gradtutor.workspace import (
@@ -136,7 +137,7 @@ def test_gradtutor_watch_poll_turns_file_events_off():
 
 @pytest.fixture(scope="module")
 def exercise():
-    return load_lesson(FIXTURES / "second.yaml").steps[0]
+    return load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES).steps[0]
 
 
 def test_the_starter_is_written_once_and_never_over_the_learners_file(tmp_path, exercise):

@@ -263,9 +263,10 @@ def test_an_english_starter_comment_would_be_found():
     look = Look(True, zh())
     translated = "\n".join(render(step_for_reading(chinese, index, 100, look), 100))
     assert english_in(translated) == []
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
     from gradtutor.lessons.course import load_course
 
-    original = load_course().find("grad").steps[index]
+    original = load_course(rules=EXERCISE_RULES).find("grad").steps[index]
     assert isinstance(original, Exercise)
     swapped = dataclasses.replace(
         chinese, steps=tuple(dataclasses.replace(s, starter=original.starter)
