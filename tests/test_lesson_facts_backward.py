@@ -14,13 +14,14 @@ from functools import cache
 import pytest
 import torch
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Lesson
 
 
 @cache
 def lesson() -> Lesson:
-    return load_course().find("backward")
+    return load_course(rules=EXERCISE_RULES).find("backward")
 
 
 def text_of(step_id: str) -> str:

@@ -19,12 +19,13 @@ import pytest
 import torch
 from torch import nn
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.timing import duration
 
 
 def lesson() -> Any:
-    return load_course().find("training")
+    return load_course(rules=EXERCISE_RULES).find("training")
 
 
 def step_of(step_id: str) -> Any:

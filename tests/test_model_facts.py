@@ -22,6 +22,7 @@ import pytest
 from gradtutor.checking.checkers import request_checker, worker_checker
 from gradtutor.checking.checkers.common import close
 from gradtutor.checking.checkers.families import FAMILIES
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
 
@@ -144,7 +145,7 @@ FILES: dict[str, tuple[str, str]] = {
 
 
 def exercise(exercise_id: str) -> Exercise:
-    step = load_course().find_exercise(exercise_id)
+    step = load_course(rules=EXERCISE_RULES).find_exercise(exercise_id)
     assert isinstance(step, Exercise)
     return step
 
