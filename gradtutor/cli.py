@@ -272,7 +272,7 @@ def start(
     plain: PlainOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    from gradtutor.walk.shell import run
+    from gradtutor.ui.walkthrough import run
 
     env = _env(ctx)
     course = _course(env, lessons)
@@ -434,9 +434,9 @@ def _titled(lesson: Lesson | None, env: Environment) -> str:
     "Example: `gradtutor quiz grad`"))
 def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
          plain: PlainOpt = False) -> None:
+    from gradtutor.ui.walkthrough import run
     from gradtutor.walk.machine import reached_the_end
     from gradtutor.walk.quiz import QuizView
-    from gradtutor.walk.shell import run
 
     env = _env(ctx)
     lesson = _course(env, lessons).find(lesson_id)
@@ -911,7 +911,7 @@ def watch(
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
-    from gradtutor.walk.shell import run
+    from gradtutor.ui.walkthrough import run
 
     env = _env(ctx)
     course = _course(env, lessons)
