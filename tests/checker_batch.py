@@ -20,7 +20,10 @@ import io
 import json
 import sys
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gradtutor.checking.protocol import ResultMessage
 
 
 def checks_from(judge: Any, function: str, messages: list[dict[str, Any]]) -> list[Any]:
@@ -160,9 +163,9 @@ def main() -> None:
     saved = snapshot(guarded)
     with open(sys.argv[1], encoding="utf-8") as f:
         jobs = json.load(f)
-    results: list[list[dict[str, Any]]] = []
+    results: list[list[ResultMessage]] = []
     for number, job in enumerate(jobs):
-        messages: list[dict[str, Any]] = []
+        messages: list[ResultMessage] = []
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             evaluate(job["checker"], job["function"], job["source"], f"job{number}.py",

@@ -963,7 +963,9 @@ def hard_coded_runs(first: dict[str, list[list[dict[str, Any]]]]) -> list[Run]:
 
 
 def expected_of(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return next(m for m in messages if m["type"] == "expected")["expected"]
+    expected: list[dict[str, Any]] = next(m for m in messages
+                                          if m["type"] == "expected")["expected"]
+    return expected
 
 
 def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
@@ -1144,10 +1146,10 @@ def test_the_fix_the_loop_starter_fails_in_chinese_with_the_numbers_of_the_run(
     assert failed and any(c.evidence is not None for c in failed)
 
     def shown(width: int) -> str:
-        console = Console(width=width, file=io.StringIO(), force_terminal=False,
-                          color_system=None)
+        out = io.StringIO()
+        console = Console(width=width, file=out, force_terminal=False, color_system=None)
         console.print(verdict_view(verdict, Look(plain=False, tr=zh)))
-        return console.file.getvalue()  # type: ignore[attr-defined]
+        return out.getvalue()
 
     wide, narrow = shown(100), shown(60)
     squashed = "".join(wide.split())

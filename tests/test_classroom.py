@@ -30,7 +30,7 @@ def graders() -> list[dict[str, object]]:
     return [s for s in steps() if s.get("uses") == GRADER]
 
 
-def test_every_exercise_is_one_autograding_test_worth_one_point_and_reported():
+def test_every_exercise_is_one_autograding_test_worth_one_point_and_reported() -> None:
     ids = list(load_course(rules=EXERCISE_RULES).exercises())
     tests = graders()
     assert [s["id"] for s in tests] == ids
@@ -76,7 +76,7 @@ def run_workflow(repo: Path, tmp_path: Path) -> tuple[dict[str, int], str]:
 
 
 @pytest.mark.slow
-def test_the_workflow_gives_every_point_to_reference_solutions(tmp_path):
+def test_the_workflow_gives_every_point_to_reference_solutions(tmp_path: Path) -> None:
     repo = tmp_path / "student-repo"
     (repo / ".github" / "workflows").mkdir(parents=True)
     (repo / ".github" / "workflows" / "classroom.yml").write_text(WORKFLOW.read_text())
@@ -90,7 +90,7 @@ def test_the_workflow_gives_every_point_to_reference_solutions(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_workflow_gives_no_point_for_a_file_not_handed_in_or_wrong(tmp_path):
+def test_the_workflow_gives_no_point_for_a_file_not_handed_in_or_wrong(tmp_path: Path) -> None:
     repo = tmp_path / "student-repo"
     repo.mkdir()
     exercises = load_course(rules=EXERCISE_RULES).exercises()

@@ -79,12 +79,12 @@ class Run:
                  stdin: str = "") -> tuple[int, str, str]:
         from gradtutor.cli import run
 
-        env = Environment(stdin=io.StringIO(stdin), stdout=io.StringIO(),
-                          stderr=io.StringIO(),
+        stdout, stderr = io.StringIO(), io.StringIO()
+        env = Environment(stdin=io.StringIO(stdin), stdout=stdout, stderr=stderr,
                           environ={"GRADTUTOR_HOME": str(self.home), **(environ or {})},
                           stdin_tty=False, stdout_tty=False, width=80, utf8=utf8)
         code = run(list(argv), env)
-        return code, env.stdout.getvalue(), env.stderr.getvalue()  # type: ignore[attr-defined]
+        return code, stdout.getvalue(), stderr.getvalue()
 
 
 @pytest.fixture

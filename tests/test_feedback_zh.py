@@ -25,7 +25,7 @@ from rich.console import Console
 from gradtutor.checking.checkers import judge_of
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.feedback import joined, listed
-from gradtutor.checking.outcome import WorkerRun, decide, source_problem
+from gradtutor.checking.outcome import Judge, WorkerRun, decide, source_problem
 from gradtutor.checking.parsons import grade, grade_file, grade_text
 from gradtutor.checking.protocol import (
     WorkerExit,
@@ -207,6 +207,7 @@ def test_numbers_names_and_tracebacks_stay_as_the_run_gave_them() -> None:
 
 def test_a_judge_that_breaks_or_says_nothing_is_explained_in_chinese() -> None:
     data = run(results(EXPECTED, {"type": "observed", "observed": [{}, {}]}))
+    judge: Judge
     for judge in (broken, lambda *_: []):
         checks = decide(data, judge, function="read_grad", timeout=10, startup_allowance=30,
                         results_cap=1024**2)
@@ -361,9 +362,10 @@ def test_data_that_reads_like_a_message_is_not_translated() -> None:
 # --- the screens -----------------------------------------------------------------------------
 
 def shown(renderable: Any, width: int = 60) -> str:
-    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=False, color_system=None)
     console.print(renderable)
-    return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
+    return buffer.getvalue()
 
 
 @pytest.mark.parametrize("plain", [True, False])

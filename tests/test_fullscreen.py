@@ -102,8 +102,8 @@ def first_line(text: str) -> str:
 
 
 @pytest.mark.parametrize(("columns", "rows"), SIZES, ids=[f"{c}x{r}" for c, r in SIZES])
-def test_every_step_opens_with_its_title_progress_and_legend_in_view(grad, tmp_path, columns,
-                                                                     rows):
+def test_every_step_opens_with_its_title_progress_and_legend_in_view(grad: Lesson, tmp_path: Path,
+                                                                     columns, rows) -> None:
     term = Term(["start", "grad"], tmp_path, columns, rows)
     total = len(grad.steps)
     for index, step in enumerate(grad.steps):
@@ -117,7 +117,7 @@ def test_every_step_opens_with_its_title_progress_and_legend_in_view(grad, tmp_p
     assert term.end() == 0
 
 
-def test_verdicts_and_hints_come_into_view_at_80x24(grad, tmp_path):
+def test_verdicts_and_hints_come_into_view_at_80x24(grad: Lesson, tmp_path: Path) -> None:
     index = next(i for i, s in enumerate(grad.steps) if isinstance(s, Exercise))
     exercise = grad.steps[index]
     assert isinstance(exercise, Exercise)
@@ -137,8 +137,9 @@ def test_verdicts_and_hints_come_into_view_at_80x24(grad, tmp_path):
     assert term.end() == 0
 
 
-def test_a_prediction_s_verdict_and_a_quiz_answer_s_verdict_come_into_view_at_60x20(grad,
-                                                                                   tmp_path):
+def test_a_prediction_s_verdict_and_a_quiz_answer_s_verdict_come_into_view_at_60x20(
+    grad: Lesson, tmp_path: Path,
+) -> None:
     from gradtutor.lessons.model import LETTERS, Predict
 
     predict_at = next(i for i, s in enumerate(grad.steps) if isinstance(s, Predict))
@@ -164,7 +165,7 @@ def test_a_prediction_s_verdict_and_a_quiz_answer_s_verdict_come_into_view_at_60
     assert term.end() == 0
 
 
-def test_scroll_keys_move_the_body_and_never_quit(grad, tmp_path):
+def test_scroll_keys_move_the_body_and_never_quit(grad: Lesson, tmp_path: Path) -> None:
     # the longest slide at 60x20 surely scrolls
     term = Term(["start", "grad"], tmp_path, 60, 20)
     term.shows("step 1 of")
@@ -188,7 +189,7 @@ def test_scroll_keys_move_the_body_and_never_quit(grad, tmp_path):
     assert term.end() == 0
 
 
-def test_a_resize_lays_the_screen_out_again(grad, tmp_path):
+def test_a_resize_lays_the_screen_out_again(grad: Lesson, tmp_path: Path) -> None:
     term = Term(["start", "grad"], tmp_path, 60, 20)
     term.shows("step 1 of")
     narrow = term.lines
@@ -201,7 +202,7 @@ def test_a_resize_lays_the_screen_out_again(grad, tmp_path):
     assert term.end() == 0
 
 
-def test_a_resize_keeps_the_text_the_reader_was_at(grad, tmp_path):
+def test_a_resize_keeps_the_text_the_reader_was_at(grad: Lesson, tmp_path: Path) -> None:
     term = Term(["start", "grad"], tmp_path, 60, 20)
     term.shows("step 1 of")
     total = 0
@@ -226,7 +227,7 @@ def test_a_resize_keeps_the_text_the_reader_was_at(grad, tmp_path):
 
 
 @pytest.mark.parametrize("how", ["q", "ctrl-c"])
-def test_the_terminal_is_restored_when_the_tutor_ends(grad, tmp_path, how):
+def test_the_terminal_is_restored_when_the_tutor_ends(grad: Lesson, tmp_path: Path, how) -> None:
     term = Term(["start", "grad"], tmp_path, 80, 24)
     term.shows("step 1 of")
     term.send("q" if how == "q" else "\x03")
@@ -241,7 +242,7 @@ def restored(raw: str) -> bool:
             and raw.rindex("\x1b[?25h") > raw.rindex("\x1b[?25l"))
 
 
-def test_a_crash_in_the_walkthrough_still_restores_the_terminal():
+def test_a_crash_in_the_walkthrough_still_restores_the_terminal() -> None:
     from gradtutor.env import Environment
     from gradtutor.ui.render import Look
     from gradtutor.ui.terminal import make_io
@@ -307,7 +308,7 @@ def test_a_ctrl_c_that_python_drops_still_quits(monkeypatch):
         signal.signal(signal.SIGINT, previous)
 
 
-def test_sigterm_quits_calmly_and_restores_the_terminal(grad, tmp_path):
+def test_sigterm_quits_calmly_and_restores_the_terminal(grad: Lesson, tmp_path: Path) -> None:
     import signal
 
     term = Term(["start", "grad"], tmp_path, 80, 24)
@@ -324,8 +325,9 @@ ADDED_SLIDES = ("optimizer-step", "several-losses", "zero-grad-scope")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_slides_that_fill_the_lesson_s_gaps_fit_an_80x24_screen_unscrolled(grad, tmp_path,
-                                                                                lang):
+def test_the_slides_that_fill_the_lesson_s_gaps_fit_an_80x24_screen_unscrolled(grad: Lesson,
+                                                                               tmp_path: Path,
+                                                                               lang) -> None:
     """The optimizer, several-losses and which-zero_grad slides: all of each in view at once."""
     term = Term(["start", "grad", "--lang", lang], tmp_path, 80, 24)
     last = max(grad.index_of(step_id) for step_id in ADDED_SLIDES)

@@ -35,11 +35,12 @@ def run_cli(*argv: str, home: Path, environ: dict[str, str] | None = None
     """The real CLI in-process, its streams captured (not a terminal)."""
     from gradtutor.cli import run
 
-    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+    stdout, stderr = io.StringIO(), io.StringIO()
+    env = Environment(stdin=io.StringIO(), stdout=stdout, stderr=stderr,
                       environ={"GRADTUTOR_HOME": str(home), **(environ or {})},
                       stdin_tty=False, stdout_tty=False, width=80)
     code = run(list(argv), env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()  # type: ignore[attr-defined]
+    return code, stdout.getvalue(), stderr.getvalue()
 
 
 # Dave's read-grad: the reference answer, after looking for other students' files in its own
@@ -114,7 +115,7 @@ def by_student(report: dict[str, object]) -> dict[str, dict[str, dict[str, objec
 
 
 @pytest.mark.slow
-def test_a_class_is_graded_whatever_the_students_did(graded):
+def test_a_class_is_graded_whatever_the_students_did(graded: dict[str, object]) -> None:
     assert graded["code"] == 0, graded["err"]  # grading worked, though most did not pass
     report = json.loads(graded["out"])
     assert report["seed"] == SEED and report["exercises"] == list(EXERCISES)
@@ -137,7 +138,7 @@ def test_a_class_is_graded_whatever_the_students_did(graded):
 
 
 @pytest.mark.slow
-def test_a_student_finds_nothing_of_the_others(graded):
+def test_a_student_finds_nothing_of_the_others(graded: dict[str, object]) -> None:
     output = by_student(json.loads(graded["out"]))["dave"]["read-grad"]["output"]
     assert "FOUND []" in output
     if os.geteuid() != 0:  # root lists any folder; see docs/isolation.md
@@ -149,7 +150,7 @@ def test_a_student_finds_nothing_of_the_others(graded):
 
 
 @pytest.mark.slow
-def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded):
+def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded: dict[str, object]) -> None:
     text = (graded["base"] / "grades.csv").read_text(encoding="utf-8")
     rows = list(csv.reader(io.StringIO(text)))
     assert rows == [["student", *EXERCISES, "total"], ["alice", "1", "1", "2"],
@@ -157,7 +158,9 @@ def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded):
 
 
 @pytest.mark.slow
-def test_the_junit_xml_has_a_suite_per_student_and_a_failure_per_miss(graded):
+def test_the_junit_xml_has_a_suite_per_student_and_a_failure_per_miss(
+    graded: dict[str, object],
+) -> None:
     root = ET.parse(graded["base"] / "grades.xml").getroot()
     assert root.tag == "testsuites" and root.get("tests") == "8" and root.get("failures") == "5"
     suites = {s.get("name"): s for s in root.iter("testsuite")}
@@ -173,7 +176,8 @@ def test_the_junit_xml_has_a_suite_per_student_and_a_failure_per_miss(graded):
 
 
 @pytest.mark.slow
-def test_the_same_seed_grades_the_same_inputs_again(graded, tmp_path):
+def test_the_same_seed_grades_the_same_inputs_again(graded: dict[str, object],
+                                                    tmp_path: Path) -> None:
     first = by_student(json.loads(graded["out"]))
     folder = graded["base"] / "class"
     # the students named one by one this time
@@ -189,7 +193,7 @@ def test_the_same_seed_grades_the_same_inputs_again(graded, tmp_path):
 
 
 @pytest.mark.slow
-def test_without_a_seed_one_is_chosen_printed_and_used(tmp_path):
+def test_without_a_seed_one_is_chosen_printed_and_used(tmp_path: Path) -> None:
     make_class(tmp_path / "class")
     code, out, err = run_cli("grade", str(tmp_path / "class" / "alice"), "--exercise",
                              "read-grad", "--json", home=tmp_path / "home")
@@ -200,7 +204,7 @@ def test_without_a_seed_one_is_chosen_printed_and_used(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_summary_table_shows_each_student_and_the_total(tmp_path):
+def test_the_summary_table_shows_each_student_and_the_total(tmp_path: Path) -> None:
     make_class(tmp_path / "class")
     code, out, err = run_cli("grade", str(tmp_path / "class" / "alice"),
                              str(tmp_path / "class" / "dave"), "--exercise", "read-grad",
@@ -216,7 +220,7 @@ def test_the_summary_table_shows_each_student_and_the_total(tmp_path):
 
 @pytest.mark.slow
 def test_a_checker_that_cannot_start_is_the_graders_failure_not_the_students(
-        tmp_path, monkeypatch):
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "fake"
     (fake / "torch").mkdir(parents=True)
     (fake / "torch" / "__init__.py").write_text("raise ImportError('no torch here')\n")
@@ -233,7 +237,7 @@ def test_a_checker_that_cannot_start_is_the_graders_failure_not_the_students(
 
 # ---- the pure part: no process runs ---------------------------------------------------------
 
-def test_a_folder_with_exercise_files_is_one_student_else_a_class(tmp_path):
+def test_a_folder_with_exercise_files_is_one_student_else_a_class(tmp_path: Path) -> None:
     (tmp_path / "class" / "bob").mkdir(parents=True)
     (tmp_path / "class" / "amy").mkdir()
     (tmp_path / "class" / ".git").mkdir()
@@ -264,7 +268,7 @@ def _result(name: str, statuses: dict[str, str], output: str = "") -> StudentRes
     return StudentResult(Submission(name, Path(name)), verdicts)
 
 
-def test_junit_xml_stays_valid_whatever_a_student_printed():
+def test_junit_xml_stays_valid_whatever_a_student_printed() -> None:
     result = _result("eve", {"read-grad": "fail"}, output="\x1b[2J\x00bell\x07 <&> done")
     root = ET.fromstring(grading.report_junit([result], 5))
     case = root.find("testsuite/testcase")
@@ -272,17 +276,18 @@ def test_junit_xml_stays_valid_whatever_a_student_printed():
     assert "<&> done" in case.find("system-out").text
 
 
-def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not():
+def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not() -> None:
     ids = [f"exercise-number-{n}" for n in range(1, 9)]
     results = [_result("a-student-with-a-very-long-folder-name-indeed",
                        dict.fromkeys(ids, "pass")),
                _result("bo", {eid: "fail" for eid in ids})]
 
     def draw(width: int, plain: bool) -> str:
-        console = Console(width=width, file=io.StringIO(), color_system=None)
+        buffer = io.StringIO()
+        console = Console(width=width, file=buffer, color_system=None)
         for part in grade_view.summary(results, ids, Look(plain), width):
             console.print(part)
-        return console.file.getvalue()  # type: ignore[attr-defined]
+        return buffer.getvalue()
 
     for plain in (True, False):
         text = draw(80, plain)
@@ -295,7 +300,9 @@ def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not():
     assert all(len(line) <= 40 for line in narrow.split("1 exercise")[0].splitlines())
 
 
-def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(tmp_path):
+def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(
+    tmp_path: Path,
+) -> None:
     from gradtutor.checking.pool import copy_student
     from gradtutor.lessons.course import load_course
 
@@ -336,7 +343,7 @@ def descendants_of(root: int) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self"), reason="reads /proc (Linux)")
-def test_ctrl_c_stops_grading_at_once_writes_no_report_and_leaves_nothing(tmp_path):
+def test_ctrl_c_stops_grading_at_once_writes_no_report_and_leaves_nothing(tmp_path: Path) -> None:
     import signal
     import subprocess
     import sys

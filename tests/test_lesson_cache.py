@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons import cache
 from gradtutor.lessons.load import load_lesson_file
@@ -12,7 +14,9 @@ from gradtutor.lessons.load import load_lesson_file
 FIXTURE = Path(__file__).parent / "fixtures" / "course" / "basics.yaml"
 
 
-def test_a_clean_lesson_is_cached_and_loads_the_same_from_the_cache(tmp_path, monkeypatch):
+def test_a_clean_lesson_is_cached_and_loads_the_same_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
     first, problems = load_lesson_file(FIXTURE, EXERCISE_RULES)
     assert problems == [] and first is not None
@@ -22,7 +26,7 @@ def test_a_clean_lesson_is_cached_and_loads_the_same_from_the_cache(tmp_path, mo
     assert (again, problems) == (first, [])
 
 
-def test_a_damaged_cache_entry_is_ignored(tmp_path, monkeypatch):
+def test_a_damaged_cache_entry_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
     expected, _ = load_lesson_file(FIXTURE, EXERCISE_RULES)
     (entry,) = cache.cache_dir().glob("lesson-*.json")
@@ -33,7 +37,8 @@ def test_a_damaged_cache_entry_is_ignored(tmp_path, monkeypatch):
     assert load_lesson_file(FIXTURE, EXERCISE_RULES) == (expected, [])
 
 
-def test_an_edited_file_is_parsed_again_with_positions(tmp_path, monkeypatch):
+def test_an_edited_file_is_parsed_again_with_positions(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     copy = tmp_path / "basics.yaml"

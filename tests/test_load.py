@@ -697,7 +697,8 @@ def test_windows_line_endings_keep_the_same_positions() -> None:
     Path("lesson.yaml").write_bytes(crlf)
     lesson, found = load_lesson_file(Path("lesson.yaml"), EXERCISE_RULES)
     assert found == [] and lesson is not None
-    assert lesson.steps[1].code is not None and "\r" not in lesson.steps[1].code
+    step = lesson.steps[1]
+    assert isinstance(step, Slide) and step.code is not None and "\r" not in step.code
     Path("lesson.yaml").write_bytes(crlf.replace(b"answer: b", b"answer: q"))
     _, found = load_lesson_file(Path("lesson.yaml"), EXERCISE_RULES)
     assert [str(p) for p in found] == [

@@ -206,7 +206,8 @@ DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's is four time
 
 
 def dump(data: Any) -> str:
-    return yaml.dump(data, Dumper=DUMPER, sort_keys=False, allow_unicode=True, width=1000)
+    text: str = yaml.dump(data, Dumper=DUMPER, sort_keys=False, allow_unicode=True, width=1000)
+    return text
 
 
 fixture_names = st.sampled_from(sorted(FIXTURE_DATA))

@@ -7,6 +7,7 @@ runs the real batch worker over the fixture course and the shipped lesson."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,9 @@ from gradtutor.checking.safety import Job, jobs_for, problem_text
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.parsons import assembled
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 
@@ -63,7 +67,8 @@ def test_a_run_that_leaves_its_series_proves_it(grad_jobs: dict[str, Job]) -> No
     ({"with_zeroing": [], "without_zeroing": [1.0]},
      "the code of demo 'hidden-bug-demo' leaves `with_zeroing` empty: there is nothing to show"),
 ])
-def test_a_series_that_cannot_be_drawn_is_a_problem(grad_jobs, series, problem) -> None:
+def test_a_series_that_cannot_be_drawn_is_a_problem(grad_jobs: dict[str, Job], series,
+                                                    problem) -> None:
     job = grad_jobs["the code of demo 'hidden-bug-demo'"]
     assert problem_text(job, {"shown": None, "series": series}) == problem
 
@@ -80,7 +85,8 @@ def test_code_that_fails_is_a_problem(grad_jobs: dict[str, Job]) -> None:
 
 
 @pytest.mark.slow
-def test_validate_proves_the_fixture_course_and_reports_a_broken_demo(cli, tmp_path) -> None:
+def test_validate_proves_the_fixture_course_and_reports_a_broken_demo(cli: Cli,
+                                                                      tmp_path: Path) -> None:
     code, out, err = cli("validate", str(FIXTURES))
     assert code == 0, err
     assert out.startswith("[OK] 2 lessons OK"), err

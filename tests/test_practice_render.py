@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
@@ -33,6 +34,9 @@ from gradtutor.ui.render import Look
 from gradtutor.walk.parsons import OrderGrade, graded
 from gradtutor.walk.predict import judge
 
+if TYPE_CHECKING:
+    from conftest import Cli
+
 PLAIN, FANCY = Look(plain=True), Look(plain=False)
 
 
@@ -55,16 +59,18 @@ class Result:
 
 
 def text(renderable, width: int = 60) -> str:
-    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=False, color_system=None)
     console.print(renderable)
-    return "\n".join(line.rstrip() for line in console.file.getvalue().splitlines())
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
 def coloured(renderable, width: int = 60) -> str:
-    console = Console(width=width, file=io.StringIO(), force_terminal=True,
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=True,
                       color_system="standard")
     console.print(renderable)
-    return console.file.getvalue()
+    return buffer.getvalue()
 
 
 PREDICT = Predict(
@@ -380,10 +386,11 @@ def test_colour_only_in_the_fancy_look_and_never_the_only_sign() -> None:
     fancy = coloured(line_chart(series, title="T", x_label="x", y_label="y", width=60,
                                 look=FANCY))
     assert "\x1b[32m●" in fancy and "\x1b[31m×" in fancy  # green and red, each its own mark
-    plain = Console(width=60, file=io.StringIO(), force_terminal=True, color_system="standard",
+    buffer = io.StringIO()
+    plain = Console(width=60, file=buffer, force_terminal=True, color_system="standard",
                     no_color=True)
     plain.print(line_chart(series, title="T", x_label="x", y_label="y", width=60, look=PLAIN))
-    assert "o a   x b" in ANSI.sub("", plain.file.getvalue())
+    assert "o a   x b" in ANSI.sub("", buffer.getvalue())
 
 
 # --- the grad lesson's own practice steps -----------------------------------------------------
@@ -478,7 +485,7 @@ def test_the_parsons_assembled_loop_is_what_the_lesson_runs(grad) -> None:
 # --- gradtutor show -----------------------------------------------------------------------------
 
 
-def test_show_prints_a_parsons_step_with_its_lines_and_how_to_check_it(cli) -> None:
+def test_show_prints_a_parsons_step_with_its_lines_and_how_to_check_it(cli: Cli) -> None:
     code, out, err = cli("show", "grad", "--step", "order-the-loop", "--plain", width=60)
     assert (code, err) == (0, "")
     out = "\n".join(line.rstrip() for line in out.split("\n"))
@@ -496,7 +503,7 @@ order-the-loop order-the-loop.txt`.
 """)
 
 
-def test_show_never_gives_a_predict_answer_away(cli) -> None:
+def test_show_never_gives_a_predict_answer_away(cli: Cli) -> None:
     code, out, _ = cli("show", "grad", "--step", "predict-zero-grad", "--plain", width=100)
     assert code == 0
     out = "\n".join(line.rstrip() for line in out.split("\n"))

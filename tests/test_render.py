@@ -26,9 +26,10 @@ BOX_DRAWING = re.compile("[\u2500-\u259f]")
 
 
 def text(renderable, width: int = 60) -> str:
-    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=False, color_system=None)
     console.print(renderable)
-    return "\n".join(line.rstrip() for line in console.file.getvalue().splitlines())
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +42,13 @@ def grad():
     return load_course(rules=EXERCISE_RULES).find("grad")
 
 
-def test_progress_bar_plain_and_fancy():
+def test_progress_bar_plain_and_fancy() -> None:
     assert str(render.progress_bar(4, 16, 60, PLAIN)) == (
         "[##########------------------------------] step 4 of 16")
     assert str(render.progress_bar(16, 16, 60, FANCY)) == "━" * 40 + " step 16 of 16"
 
 
-def test_plain_slide_screen(basics):
+def test_plain_slide_screen(basics) -> None:
     assert text(screen(basics, begin(basics, 1), 60, True, PLAIN)) == """\
 Gradient basics --------------------------------------------
 Asking for gradients
@@ -66,7 +67,7 @@ Note: The gradient of x*x at 2 is 4.
 Right/n/Enter next | Left/b back | ? help | q quit"""
 
 
-def test_fancy_slide_screen(basics):
+def test_fancy_slide_screen(basics) -> None:
     assert text(screen(basics, begin(basics, 1), 60, True, FANCY)) == """\
 Gradient basics ────────────────────────────────────────────
 Asking for gradients
@@ -87,7 +88,7 @@ Note: The gradient of x*x at 2 is 4.
 →/n/Enter next · ←/b back · ? help · q quit"""
 
 
-def test_open_question_marks_the_selection(basics):
+def test_open_question_marks_the_selection(basics) -> None:
     state, _ = handle(basics, begin(basics, 3), Choose(1))
     assert text(screen(basics, state, 60, True, PLAIN)) == """\
 Gradient basics --------------------------------------------
@@ -106,7 +107,7 @@ What does `x.grad` hold after `(x * x).backward()` with x =
 a-c choose | Enter submit | Left back | ? help | q quit"""
 
 
-def test_feedback_names_right_and_wrong_in_words(basics):
+def test_feedback_names_right_and_wrong_in_words(basics) -> None:
     state, _ = handle(basics, begin(basics, 3), Choose(0))
     state, _ = handle(basics, state, "submit")
     assert text(screen(basics, state, 60, False, PLAIN)) == """\
@@ -131,7 +132,7 @@ What does `x.grad` hold after `(x * x).backward()` with x =
 Enter next question | b back | ? help | q quit"""
 
 
-def test_feedback_keeps_the_code_the_question_asked_about():
+def test_feedback_keeps_the_code_the_question_asked_about() -> None:
     quiz = next(s for s in load_course(rules=EXERCISE_RULES).find("grad").steps if s.kind == "quiz")
     question = next(q for q in quiz.questions if q.code)
     shown = text(render.feedback_body(question, 1, len(quiz.questions),
@@ -140,14 +141,14 @@ def test_feedback_keeps_the_code_the_question_asked_about():
     assert shown.index(question.prompt.split()[0]) < shown.index("Not quite")
 
 
-def test_score_screen(basics):
+def test_score_screen(basics) -> None:
     quiz = basics.steps[3]
     passed = QuizResult(2, 2, passed=True, missed=())
     assert text(render.score_body(quiz, passed, "basics", PLAIN)) == (
         "Your score: 2 of 2\n\n[OK] Passed")
 
 
-def test_score_screen_names_the_questions_missed_and_how_to_retake(basics):
+def test_score_screen_names_the_questions_missed_and_how_to_retake(basics) -> None:
     quiz = basics.steps[3]
     failed = QuizResult(1, 2, passed=False, missed=(2,))
     assert text(render.score_body(quiz, failed, "basics", FANCY)) == """\
@@ -162,7 +163,7 @@ To take it again: run gradtutor quiz basics, or come back to
 this step later."""
 
 
-def test_the_score_screen_shows_the_verdict_it_is_given(basics):
+def test_the_score_screen_shows_the_verdict_it_is_given(basics) -> None:
     # the renderer reads the decision: a quiz whose pass mark 1 of 2 meets says passed
     quiz = basics.steps[3]
     shown = text(render.score_body(quiz, QuizResult(1, 2, passed=True, missed=(1,)), "basics",
@@ -170,7 +171,7 @@ def test_the_score_screen_shows_the_verdict_it_is_given(basics):
     assert "[OK] Passed" in shown and "Question 1: What does" in shown
 
 
-def test_feedback_marks_a_right_answer_not_chosen_apart_from_one_chosen(basics):
+def test_feedback_marks_a_right_answer_not_chosen_apart_from_one_chosen(basics) -> None:
     state, _ = handle(basics, begin(basics, 3), Choose(1))
     state, _ = handle(basics, state, "submit")
     state, _ = handle(basics, state, "next")
@@ -184,7 +185,7 @@ def test_feedback_marks_a_right_answer_not_chosen_apart_from_one_chosen(basics):
 
 
 @pytest.mark.parametrize("width", [60, 80])
-def test_a_lesson_s_progress_reads_line_by_line_at_any_width(width):
+def test_a_lesson_s_progress_reads_line_by_line_at_any_width(width) -> None:
     from gradtutor import progress as prog
 
     second = load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES)
@@ -200,7 +201,7 @@ def test_a_lesson_s_progress_reads_line_by_line_at_any_width(width):
     ]
 
 
-def test_a_lesson_s_progress_names_the_quiz_score_and_whether_it_passed(basics):
+def test_a_lesson_s_progress_names_the_quiz_score_and_whether_it_passed(basics) -> None:
     from gradtutor import progress as prog
 
     p = prog.finish(prog.visit(prog.Progress(), "basics", "check", "t"), "basics", "t")
@@ -220,7 +221,7 @@ def test_a_lesson_s_progress_names_the_quiz_score_and_whether_it_passed(basics):
     assert passed.splitlines()[3:] == ["  ✓ quiz: best score 2 of 2, passed"]
 
 
-def test_lessons_table_plain(basics):
+def test_lessons_table_plain(basics) -> None:
     from gradtutor.progress import LessonProgress
 
     table = render.lessons_table((basics,), {"basics": LessonProgress(step="accumulate")}, PLAIN)
@@ -231,7 +232,7 @@ def test_lessons_table_plain(basics):
 
 @pytest.mark.parametrize("width", [60, 100])
 @pytest.mark.parametrize("look", [PLAIN, FANCY], ids=["plain", "fancy"])
-def test_every_step_of_grad_fits_the_width(grad, width, look):
+def test_every_step_of_grad_fits_the_width(grad, width, look) -> None:
     for index in range(len(grad.steps)):
         shown = text(screen(grad, begin(grad, index), width, True, look), width=width)
         assert max(len(line) for line in shown.splitlines()) <= width
@@ -241,7 +242,7 @@ def test_every_step_of_grad_fits_the_width(grad, width, look):
             assert not BOX_DRAWING.search(shown), f"box drawing in plain step {index + 1}"
 
 
-def test_every_quiz_feedback_of_grad_renders_each_explanation(grad):
+def test_every_quiz_feedback_of_grad_renders_each_explanation(grad) -> None:
     index = grad.index_of("quick-check")
     quiz = grad.steps[index]
     state = begin(grad, index)

@@ -71,9 +71,10 @@ def zh() -> Translator:
 
 
 def render(renderable, width: int) -> list[str]:
-    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=False, color_system=None)
     console.print(renderable)
-    return [line.rstrip() for line in console.file.getvalue().splitlines()]
+    return [line.rstrip() for line in buffer.getvalue().splitlines()]
 
 
 # --- every screen a learner meets ----------------------------------------------------------
@@ -190,7 +191,7 @@ def hanging_rows(lines: list[str], row: re.Pattern[str]) -> Iterator[tuple[int, 
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
-def test_every_screen_of_grad_in_chinese_fits_and_breaks_where_chinese_may(width, plain):
+def test_every_screen_of_grad_in_chinese_fits_and_breaks_where_chinese_may(width, plain) -> None:
     lesson = in_chinese()
     total = len(lesson.steps)
     seen = 0
@@ -228,7 +229,7 @@ def bar_cells(width: int, total: int, plain: bool) -> int:
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
-def test_choices_keep_their_column_when_chinese_wraps(width, plain):
+def test_choices_keep_their_column_when_chinese_wraps(width, plain) -> None:
     lesson = in_chinese()
     mark = r"\((?:\*|•| )\)|\[(?:x| )\]"
     question = re.compile(rf"^  (?:{mark}) [a-z]\) ")
@@ -251,7 +252,7 @@ def test_choices_keep_their_column_when_chinese_wraps(width, plain):
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
-def test_the_lines_to_order_line_up(width, plain):
+def test_the_lines_to_order_line_up(width, plain) -> None:
     lesson = in_chinese()
     row = re.compile(r"^([>❯ ]) +\d+\. ")
     for where, lines in screens(lesson, width, plain):
@@ -262,7 +263,7 @@ def test_the_lines_to_order_line_up(width, plain):
 
 
 @pytest.mark.parametrize("keys", [True, False], ids=["keys", "lines"])
-def test_the_key_legend_never_breaks_inside_an_entry(keys):
+def test_the_key_legend_never_breaks_inside_an_entry(keys) -> None:
     lesson = in_chinese()
     for where, lines in screens(lesson, 60, False, keys=keys):
         if "help" in where:
@@ -313,7 +314,7 @@ def field_path(step_id: str | None, path: str) -> str:
 @pytest.mark.parametrize(("step_id", "path", "state_name"), FALLBACKS,
                          ids=[f"{s}:{p}" for s, p, _ in FALLBACKS])
 def test_a_text_without_translation_shows_in_english_tagged_once(step_id, path, state_name,
-                                                                  plain):
+                                                                  plain) -> None:
     path = field_path(step_id, path)
     lesson = in_chinese(drop=(step_id, path))
     index = lesson.index_of(step_id) if step_id else 0
@@ -342,7 +343,7 @@ def english_text(step_id: str | None, path: str) -> str:
     raise KeyError(path)
 
 
-def test_the_localized_lesson_marks_exactly_the_missing_text_untranslated():
+def test_the_localized_lesson_marks_exactly_the_missing_text_untranslated() -> None:
     lesson = in_chinese(drop=("grad-attribute", "title"))
     assert isinstance(lesson.steps[0].title, Untranslated)
     assert not isinstance(lesson.steps[0].body, Untranslated)
@@ -357,12 +358,12 @@ def pieces(text: str, width: int, keep=()) -> list[str]:
     return [text[a:b] for a, b in zip([0, *offsets], [*offsets, len(text)], strict=True)]
 
 
-def test_chinese_breaks_between_characters_and_fills_the_line():
+def test_chinese_breaks_between_characters_and_fills_the_line() -> None:
     assert pieces("梯度会在多次反向传播之间不断累积", 10) == [
         "梯度会在多", "次反向传播", "之间不断累", "积"]
 
 
-def test_closing_punctuation_never_opens_a_line_and_opening_never_ends_one():
+def test_closing_punctuation_never_opens_a_line_and_opening_never_ends_one() -> None:
     # "。" would open the second line: the character before it goes down with it
     assert pieces("先清空梯度。再反向传播", 11) == ["先清空梯", "度。再反向", "传播"]
     assert pieces("调用方（caller）会读取它", 12) == ["调用方", "（caller）会", "读取它"]
@@ -370,7 +371,7 @@ def test_closing_punctuation_never_opens_a_line_and_opening_never_ends_one():
     assert pieces("要清零*梯度*。然后", 14) == ["要清零*梯度*。", "然后"]
 
 
-def test_english_words_and_code_spans_are_never_split():
+def test_english_words_and_code_spans_are_never_split() -> None:
     text = "然后调用 optimizer.zero_grad() 清空梯度"
     assert pieces(text, 24) == ["然后调用 ", "optimizer.zero_grad() 清", "空梯度"]
     code = "运行 `loss_fn(prediction, target)` 得到损失"
@@ -382,26 +383,26 @@ def test_english_words_and_code_spans_are_never_split():
     assert pieces(bare, 28)[0] == "运行 loss_fn(prediction, "  # what the kept range prevents
 
 
-def test_a_list_of_code_spans_breaks_after_the_chinese_comma_between_them():
+def test_a_list_of_code_spans_breaks_after_the_chinese_comma_between_them() -> None:
     text = "一行一个：`optimizer.step()`、`loss = loss_fn(pred, y)`、`loss.backward()`"
     assert pieces(text, 40, keep_ranges(text)) == [
         "一行一个：`optimizer.step()`、", "`loss = loss_fn(pred, y)`、", "`loss.backward()`"]
 
 
-def test_a_piece_wider_than_the_line_is_cut_rather_than_overflowing():
+def test_a_piece_wider_than_the_line_is_cut_rather_than_overflowing() -> None:
     for width in range(1, 12):
         for piece in pieces("一个很长的名字 abcdefghijklmnopqrstuvwxyz，完", width):
             assert cell_len(piece.rstrip()) <= max(width, 2)
 
 
 @pytest.mark.parametrize("width", [8, 20, 33, 60])
-def test_prose_without_chinese_wraps_exactly_as_rich_does(width):
+def test_prose_without_chinese_wraps_exactly_as_rich_does(width) -> None:
     english_text = ("Gradients accumulate: call optimizer.zero_grad() before each backward "
                     "pass, or w.grad keeps the sum of every pass so far (a bug that hides).")
     assert render(Group(Prose(english_text)), width) == render(Group(Text(english_text)), width)
 
 
-def test_prose_in_a_table_measures_its_narrowest_piece_not_the_whole_sentence():
+def test_prose_in_a_table_measures_its_narrowest_piece_not_the_whole_sentence() -> None:
     from rich.measure import Measurement
 
     console = Console(width=60, file=io.StringIO())
@@ -410,7 +411,7 @@ def test_prose_in_a_table_measures_its_narrowest_piece_not_the_whole_sentence():
 
 
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
-def test_the_marker_follows_the_last_words_of_an_english_body(plain):
+def test_the_marker_follows_the_last_words_of_an_english_body(plain) -> None:
     from gradtutor.ui.render import markdown
 
     look = Look(plain, zh())

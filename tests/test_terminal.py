@@ -133,8 +133,9 @@ class Tutor:
         """Wait for the process to exit; its exit status (128+n for signal n)."""
         self.expect_re(pexpect.EOF, "the end of the program")
         self.child.close()
-        if self.child.signalstatus is not None:
-            return 128 + self.child.signalstatus
+        signal: int | None = self.child.signalstatus  # pexpect comes untyped (importorskip)
+        if signal is not None:
+            return 128 + signal
         return int(self.child.exitstatus)
 
     @property
@@ -188,7 +189,8 @@ def walk_to(tutor: Tutor, lesson: Lesson, start: int, target: int) -> None:
 
 
 def saved(home: Path) -> dict[str, Any]:
-    return json.loads((home / "progress.json").read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads((home / "progress.json").read_text(encoding="utf-8"))
+    return data
 
 
 def gradtutor(home: Path, *args: str, stdin: str = "",

@@ -61,7 +61,7 @@ def exercise(second: Lesson) -> Exercise:
 
 
 def start(home: Path, *args: str, **env: str) -> Tutor:
-    return Tutor(["start", "second", "--lessons", str(FIXTURES), *args], home, **env)
+    return Tutor(["start", "second", "--lessons", str(FIXTURES), *args], home, shell=False, **env)
 
 
 def save_like_an_editor(path: Path, text: str) -> None:

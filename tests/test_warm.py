@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from test_isolation import (
@@ -45,6 +46,9 @@ from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import FORK_SERVER, SERVER_TUNING, WarmWorker, warm_enabled
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 LINUX = sys.platform.startswith("linux")
 POSIX = os.name == "posix"
@@ -625,7 +629,9 @@ print(json.dumps(sorted(m for m in set(sys.modules) - before if m.split(".")[0] 
 
 
 @pytest.mark.slow
-def test_what_the_warm_worker_preloads_is_all_that_checks_and_snippets_import(tmp_path):
+def test_what_the_warm_worker_preloads_is_all_that_checks_and_snippets_import(
+    tmp_path: Path,
+) -> None:
     """Every exercise's reference and declared mutants, every demo and predict snippet, run
     after `preload()` import no torch (or sympy, numpy) module: a forked child never pays
     for an import its server could have made (the first optimizer step imports
@@ -641,7 +647,7 @@ def _statuses(payload: dict) -> dict[str, list[tuple[str, str]]]:  # type: ignor
 
 
 @pytest.mark.slow
-def test_check_all_on_one_warm_worker_judges_as_cold_checks_do(cli, tmp_path):
+def test_check_all_on_one_warm_worker_judges_as_cold_checks_do(cli: Cli, tmp_path: Path) -> None:
     """`check --all` runs every exercise on one warm worker: each reference passes, a declared
     mutant fails on the check it names, a missing file is an error; and the verdicts, check by
     check, are those of cold checks with the same seed."""
