@@ -10,9 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from narrowing import step_as
 from rich.console import Console
 
-from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, find_key
+from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, Scroll, find_key
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.parsons import grade
 from gradtutor.i18n import msg, translator
@@ -62,7 +63,7 @@ def states(lesson: Lesson) -> dict[Kind, WalkState]:
         "ordered": replace(parsons, view=right),
         "question": quiz,
         "feedback": replace(quiz, view=QuizView(0, frozenset({0}), (frozenset({0}),))),
-        "score": replace(quiz, view=QuizView(len(lesson.steps[first[Quiz]].questions))),
+        "score": replace(quiz, view=QuizView(len(step_as(lesson, first[Quiz], Quiz).questions))),
         "help": replace(slide, help=True),
     }
 
@@ -120,7 +121,7 @@ def test_every_word_a_pipe_legend_names_is_understood(grad: Lesson) -> None:
                                  "ctrl-d",
                                  "f5", "f12", "shift-tab", "esc", "tab", "unknown",
                                  "wheel-up", "wheel-down", "alt-x"])
-def test_keys_that_are_not_q_or_ctrl_c_never_quit(grad: Lesson, key) -> None:
+def test_keys_that_are_not_q_or_ctrl_c_never_quit(grad: Lesson, key: str) -> None:
     for kind, state in states(grad).items():
         assert key_event(grad, state, key) != "quit", f"{key} quits on {kind}"
 
@@ -143,7 +144,8 @@ def test_esc_closes_the_help_and_the_solution_question_and_is_silent_elsewhere(
 def test_a_key_the_help_does_not_bind_acts_on_the_screen_below_it(grad: Lesson) -> None:
     helped = replace(states(grad)["exercise"], help=True)
     assert key_event(grad, helped, "c") == "check"
-    assert key_event(grad, helped, "pgdn").action == "page-down"  # type: ignore[union-attr]
+    scrolled = key_event(grad, helped, "pgdn")
+    assert isinstance(scrolled, Scroll) and scrolled.action == "page-down"
 
 
 def render(renderable: object, width: int) -> list[str]:
@@ -155,8 +157,8 @@ def render(renderable: object, width: int) -> list[str]:
 
 @pytest.mark.parametrize("width", [60, 80, 100])
 @pytest.mark.parametrize(("plain", "lang"), [(False, "en"), (True, "en"), (False, "zh-CN")])
-def test_the_legend_takes_one_line_at_80_columns_and_keeps_help_and_quit(width, plain,
-                                                                         lang) -> None:
+def test_the_legend_takes_one_line_at_80_columns_and_keeps_help_and_quit(width: int, plain: bool,
+                                                                         lang: str) -> None:
     look = Look(plain, translator(lang))
     help_word, quit_word = look.tr(msg("help")), look.tr(msg("quit"))
     for kind in KINDS:
@@ -199,7 +201,7 @@ def test_the_readme_key_list_is_made_from_the_tables() -> None:
     ("[1;5C", "right"), ("[<64;10;5M", "wheel-up"), ("[<65;1;1M", "wheel-down"),
     ("[<0;1;1M", "unknown"), ("[99~", "unknown"), ("", "esc"), ("x", "alt-x"),
 ])
-def test_escape_sequences_name_their_keys(seq, key) -> None:
+def test_escape_sequences_name_their_keys(seq: str, key: str) -> None:
     assert decode_escape(seq) == key
 
 

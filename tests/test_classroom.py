@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -20,13 +21,15 @@ GRADER = "classroom-resources/autograding-command-grader@v1"
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"
 
 
-def steps() -> list[dict[str, object]]:
+def steps() -> list[dict[str, Any]]:
+    """The workflow's steps, as YAML gives them."""
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     (job,) = workflow["jobs"].values()
-    return job["steps"]
+    found: list[dict[str, Any]] = job["steps"]
+    return found
 
 
-def graders() -> list[dict[str, object]]:
+def graders() -> list[dict[str, Any]]:
     return [s for s in steps() if s.get("uses") == GRADER]
 
 
@@ -67,7 +70,7 @@ def run_workflow(repo: Path, tmp_path: Path) -> tuple[dict[str, int], str]:
         done = subprocess.run(["bash", "-e", "-c", script], cwd=repo, env=env,
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
-    codes = {}
+    codes: dict[str, int] = {}
     for step in graders():
         done = subprocess.run(["bash", "-c", step["with"]["command"]], cwd=repo, env=env,
                               capture_output=True, text=True, timeout=60)

@@ -6,8 +6,9 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -22,8 +23,9 @@ if TYPE_CHECKING:
 COURSE = ["--lessons", str(Path(__file__).parent / "fixtures" / "course")]
 
 
-def saved(cli: Cli) -> dict:
-    return json.loads((cli.home / "progress.json").read_text())
+def saved(cli: Cli) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((cli.home / "progress.json").read_text())
+    return data
 
 
 def test_version(cli: Cli, capsys: pytest.CaptureFixture[str]) -> None:
@@ -35,7 +37,7 @@ def test_version(cli: Cli, capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize("command", ["start", "list", "show", "quiz", "progress", "reset",
                                      "validate"])
 def test_every_command_has_help_with_an_example(cli: Cli, capsys: pytest.CaptureFixture[str],
-                                                command) -> None:
+                                                command: str) -> None:
     code, _, _ = cli(command, "--help")
     assert code == 0
     out = capsys.readouterr().out
@@ -174,7 +176,7 @@ def test_show_prints_every_step_without_answers(cli: Cli) -> None:
 
 @pytest.mark.parametrize(("step", "title"), [("2", "Asking for gradients"),
                                              ("wrap-up", "Wrap-up")])
-def test_show_one_step_by_number_or_id(cli: Cli, step, title) -> None:
+def test_show_one_step_by_number_or_id(cli: Cli, step: str, title: str) -> None:
     code, out, _ = cli("show", "basics", "--step", step, *COURSE)
     assert code == 0
     assert out.splitlines()[1] == title
@@ -197,7 +199,7 @@ def test_show_one_step_by_number_or_id(cli: Cli, step, title) -> None:
     (["start", "nope"], "gradtutor: error: no lesson 'nope' "
                         "(hint: lessons here: basics, second (see `gradtutor list`))"),
 ])
-def test_user_errors_are_one_line_with_a_hint(cli: Cli, args, message) -> None:
+def test_user_errors_are_one_line_with_a_hint(cli: Cli, args: list[str], message: str) -> None:
     code, out, err = cli(*args, *COURSE)
     assert code == 2
     assert err == message + "\n"
@@ -260,7 +262,8 @@ def test_progress_lists_each_lesson(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize("width", [60, 80])
-def test_progress_shows_exercises_solved_and_the_quiz_score_in_short_lines(cli: Cli, width) -> None:
+def test_progress_shows_exercises_solved_and_the_quiz_score_in_short_lines(cli: Cli,
+                                                                           width: int) -> None:
     cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na\n\n\n\n")  # 1 of 2: not passed
     seed(cli, lambda p: prog.record_check(p, "second", "square-grad", True, "t"))
     code, out, _ = cli("progress", *COURSE, width=width)
@@ -271,7 +274,7 @@ def test_progress_shows_exercises_solved_and_the_quiz_score_in_short_lines(cli: 
     assert all(len(line) <= width for line in lines[:-2])  # all but the path of the file
 
 
-def seed(cli: Cli, change) -> None:
+def seed(cli: Cli, change: Callable[[prog.Progress], prog.Progress]) -> None:
     from gradtutor.store import ProgressStore
 
     ProgressStore(cli.home, lambda line: None).update(change)
@@ -387,7 +390,7 @@ def test_internal_errors_are_one_line_unless_debug(cli: Cli,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from gradtutor.lessons import course
 
-    def broken(*_args, **_kwargs) -> None:
+    def broken(*_args: object, **_kwargs: object) -> NoReturn:
         raise RuntimeError("boom")
 
     monkeypatch.setattr("gradtutor.cli.load_course", broken)
@@ -425,7 +428,8 @@ def test_bare_gradtutor_says_where_to_start_and_the_main_commands(cli: Cli) -> N
 
 
 @pytest.mark.parametrize("where", ["before", "after"])
-def test_options_for_every_command_work_before_or_after_it(cli: Cli, tmp_path: Path, where) -> None:
+def test_options_for_every_command_work_before_or_after_it(cli: Cli, tmp_path: Path,
+                                                           where: str) -> None:
     (tmp_path / "square-grad.py").write_text("def square_grad(x):\n    return None\n")
     options = [*COURSE, "--workspace", str(tmp_path), "--plain"]
     argv = [*options, "check", "square-grad"] if where == "before" else [
@@ -452,7 +456,7 @@ def test_an_option_a_command_has_no_use_for_is_accepted_and_changes_nothing(cli:
 
 def test_debug_after_the_command_shows_the_traceback_too(cli: Cli,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*_args, **_kwargs) -> None:
+    def broken(*_args: object, **_kwargs: object) -> NoReturn:
         raise RuntimeError("boom")
 
     monkeypatch.setattr("gradtutor.cli.load_course", broken)
@@ -462,7 +466,7 @@ def test_debug_after_the_command_shows_the_traceback_too(cli: Cli,
 
 @pytest.mark.parametrize("command", [[], ["list"], ["watch"]])
 def test_help_lists_the_options_for_every_command_in_their_own_panel(
-    cli: Cli, capsys: pytest.CaptureFixture[str], command,
+    cli: Cli, capsys: pytest.CaptureFixture[str], command: list[str],
 ) -> None:
     code, _, _ = cli(*command, "--help")
     assert code == 0
@@ -490,7 +494,9 @@ def error_lines(width: int, *argv: str, lang: dict[str, str] | None = None) -> l
 
 @pytest.mark.parametrize("width", [60, 80])
 @pytest.mark.parametrize("lang", [{}, {"GRADTUTOR_LANG": "zh"}])
-def test_errors_on_a_terminal_wrap_between_words_never_inside_a_command(width, lang) -> None:
+def test_errors_on_a_terminal_wrap_between_words_never_inside_a_command(
+    width: int, lang: dict[str, str],
+) -> None:
     from rich.cells import cell_len
 
     argv = ["check", "order-the-loop", "--workspace", "/no/such/folder"]

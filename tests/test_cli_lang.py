@@ -8,14 +8,17 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from narrowing import step_as
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.env import Environment
 from gradtutor.i18n import CatalogError, Untranslated, load_catalog
 from gradtutor.lessons.course import default_lessons_dir, load_course
 from gradtutor.lessons.load import load_lesson
+from gradtutor.lessons.model import Slide
 from gradtutor.lessons.translate import FieldKey, fingerprint, lesson_texts, load_translation
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
@@ -92,9 +95,10 @@ def gt(tmp_path: Path) -> Run:
     return Run(tmp_path / "home")
 
 
-def show_welcome(gt: Run, course: Path, *lang: str, **kwargs: object) -> tuple[int, str, str]:
+def show_welcome(gt: Run, course: Path, *lang: str, environ: dict[str, str] | None = None,
+                 utf8: bool = True) -> tuple[int, str, str]:
     return gt("show", "basics", "--step", "1", "--plain", "--lessons", str(course), *lang,
-              **kwargs)  # type: ignore[arg-type]
+              environ=environ, utf8=utf8)
 
 
 ZH_WELCOME = "张量可以记录对它们做过的运算。"
@@ -178,7 +182,8 @@ def test_the_shipped_grad_lesson_shows_in_chinese(gt: Run) -> None:
     assert title and CJK.search(title)
     code, out, err = gt("show", "grad", "--lang", "zh", "--plain", "--step", "1")
     assert (code, err) == (0, "")
-    assert title in out and translation.entries[FieldKey(None, "title")].text in out
+    lesson_title = translation.entries[FieldKey(None, "title")].text
+    assert title in out and lesson_title is not None and lesson_title in out
     body_start = (translation.entries[FieldKey(first, "body")].text or "").split("：")[0]
     assert CJK.search(body_start) and body_start in out
 
@@ -186,13 +191,13 @@ def test_the_shipped_grad_lesson_shows_in_chinese(gt: Run) -> None:
 def test_a_text_without_translation_shows_in_english_and_is_untranslated(gt: Run,
                                                                          course: Path) -> None:
     lesson = load_course(course, "zh-CN", rules=EXERCISE_RULES).find("basics")
-    slide = lesson.steps[1]
+    slide = step_as(lesson, 1, Slide)
     assert slide.title == "请求梯度" and not isinstance(slide.title, Untranslated)
     assert slide.body == "Set `requires_grad=True` to track a tensor."
     assert isinstance(slide.body, Untranslated)
     assert not isinstance(lesson.title, Untranslated) and lesson.title == "梯度基础"
     # code is never translated, and never marked
-    assert not isinstance(slide.code, Untranslated)  # type: ignore[union-attr]
+    assert not isinstance(slide.code, Untranslated)
     code, out, err = gt("show", "basics", "--step", "2", "--plain", "--lessons", str(course),
                         "--lang", "zh")
     assert (code, err) == (0, "")
@@ -367,7 +372,8 @@ def test_validate_finds_stale_translations_after_the_english_changed(gt: Run,
     # and the learner sees the new English, marked, instead of the old translation
     code, out, _ = show_welcome(gt, course, "--lang", "zh")
     assert "every operation" in out and ZH_WELCOME not in out
-    body = load_course(course, "zh-CN", rules=EXERCISE_RULES).find("basics").steps[0].body  # type: ignore[union-attr]
+    body = step_as(load_course(course, "zh-CN", rules=EXERCISE_RULES).find("basics"), 0,
+                   Slide).body
     assert isinstance(body, Untranslated)
 
 
@@ -444,7 +450,7 @@ def test_click_usage_errors_are_said_in_chinese_too(gt: Run, course: Path, argv:
 
 
 @pytest.mark.parametrize("how", [{"argv": ("--lang", "zh")}, {"environ": {"GRADTUTOR_LANG": "zh"}}])
-def test_bare_gradtutor_in_chinese(gt: Run, how: dict) -> None:
+def test_bare_gradtutor_in_chinese(gt: Run, how: dict[str, Any]) -> None:
     code, out, err = gt(*how.get("argv", ()), environ=how.get("environ"))
     assert (code, err) == (0, "")
     assert "从这里开始：  gradtutor start" in out

@@ -34,7 +34,7 @@ from gradtutor.checking.protocol import (
     sys_exit,
     wrong_arity,
 )
-from gradtutor.checking.verdict import Check, Table, Verdict, overall, say, to_json
+from gradtutor.checking.verdict import Check, CheckStatus, Table, Verdict, overall, say, to_json
 from gradtutor.i18n import ENGLISH, Msg, load_catalog, msg, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
@@ -386,8 +386,8 @@ def test_the_check_screen_speaks_chinese_within_60_columns(plain: bool) -> None:
 
 
 def test_the_check_screen_names_every_status_in_chinese() -> None:
-    statuses = ["pass", "fail", "error", "timeout", "skip"]
-    checks = tuple(Check(f"c-{s}", s, msg("not run")) for s in statuses)  # type: ignore[arg-type]
+    statuses: list[CheckStatus] = ["pass", "fail", "error", "timeout", "skip"]
+    checks = tuple(Check(f"c-{s}", s, msg("not run")) for s in statuses)
     out = shown(verdict_view(Verdict("x", "timeout", checks, 0, 0, output="hi\n",
                                      output_truncated=True), Look(plain=True, tr=ZH)), 100)
     for word in ("c-pass：通过", "c-fail：未通过", "c-error：出错", "c-timeout：超时",

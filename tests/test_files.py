@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from narrowing import step_as
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import GradtutorError
 from gradtutor.files import FileTooLarge, NotAFile, read_capped
 from gradtutor.lessons import cache
 from gradtutor.lessons.load import load_lesson_file
+from gradtutor.lessons.model import Exercise
 from gradtutor.watching import FileWatch
 from gradtutor.workspace import read_exercise_file
 
@@ -99,12 +101,12 @@ def test_a_1_gib_workspace_file_is_judged_without_being_read(tmp_path: Path) -> 
     from gradtutor.checking.runner import run_check
     from gradtutor.lessons.load import load_lesson
 
-    exercise = load_lesson(COURSE / "second.yaml", EXERCISE_RULES).steps[0]
+    exercise = step_as(load_lesson(COURSE / "second.yaml", EXERCISE_RULES), 0, Exercise)
     path = tmp_path / "square-grad.py"
     with open(path, "wb") as handle:  # sparse: 1 GiB long, no disk used
         handle.truncate(1024**3)
     peak = peak_bytes_while(lambda: read_exercise_file(path))
-    verdict = run_check(exercise, path, seed=1)  # type: ignore[arg-type]
+    verdict = run_check(exercise, path, seed=1)
     assert verdict.status == "error"
     assert verdict.checks[0].message == ("Your file is 1024.0 MiB, more than the 1024 KiB a "
                                          "check accepts.")

@@ -16,10 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from narrowing import index_of
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Exercise, Lesson, Quiz
+from gradtutor.lessons.model import Exercise, Lesson, Quiz, Slide
 
 pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal"),
               pytest.mark.slow]
@@ -103,7 +104,8 @@ def first_line(text: str) -> str:
 
 @pytest.mark.parametrize(("columns", "rows"), SIZES, ids=[f"{c}x{r}" for c, r in SIZES])
 def test_every_step_opens_with_its_title_progress_and_legend_in_view(grad: Lesson, tmp_path: Path,
-                                                                     columns, rows) -> None:
+                                                                     columns: int,
+                                                                     rows: int) -> None:
     term = Term(["start", "grad"], tmp_path, columns, rows)
     total = len(grad.steps)
     for index, step in enumerate(grad.steps):
@@ -227,7 +229,8 @@ def test_a_resize_keeps_the_text_the_reader_was_at(grad: Lesson, tmp_path: Path)
 
 
 @pytest.mark.parametrize("how", ["q", "ctrl-c"])
-def test_the_terminal_is_restored_when_the_tutor_ends(grad: Lesson, tmp_path: Path, how) -> None:
+def test_the_terminal_is_restored_when_the_tutor_ends(grad: Lesson, tmp_path: Path,
+                                                     how: str) -> None:
     term = Term(["start", "grad"], tmp_path, 80, 24)
     term.shows("step 1 of")
     term.send("q" if how == "q" else "\x03")
@@ -327,20 +330,23 @@ ADDED_SLIDES = ("optimizer-step", "several-losses", "zero-grad-scope")
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_slides_that_fill_the_lesson_s_gaps_fit_an_80x24_screen_unscrolled(grad: Lesson,
                                                                                tmp_path: Path,
-                                                                               lang) -> None:
+                                                                               lang: str) -> None:
     """The optimizer, several-losses and which-zero_grad slides: all of each in view at once."""
     term = Term(["start", "grad", "--lang", lang], tmp_path, 80, 24)
-    last = max(grad.index_of(step_id) for step_id in ADDED_SLIDES)
+    last = max(index_of(grad, step_id) for step_id in ADDED_SLIDES)
     for index, step in enumerate(grad.steps[: last + 1]):
         counter = f"step {index + 1} of" if lang == "en" else f"第 {index + 1} 步"
-        term.wait(counter, lambda lines, c=counter: any(c in line for line in lines[:4])
-                  and " q " in lines[-1] + " ")
+        def on_screen(lines: list[str], c: str = counter) -> bool:
+            return any(c in line for line in lines[:4]) and " q " in lines[-1] + " "
+
+        term.wait(counter, on_screen)
         if step.id in ADDED_SLIDES:
             time.sleep(0.3)
             term.pump()
             body = "\n".join(term.lines)
             assert "▼" not in body and "▲" not in body, (step.id, body)
-            assert step.code is not None and step.code.splitlines()[-1].strip() in body
+            assert isinstance(step, Slide) and step.code is not None
+            assert step.code.splitlines()[-1].strip() in body
         term.send(RIGHT)
     term.send("q")
     assert term.end() == 0

@@ -9,6 +9,7 @@ import json
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any, TypedDict
 
 import pytest
 from rich.console import Console
@@ -17,7 +18,7 @@ from gradtutor import grading
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import apply_edits
 from gradtutor.checking.sandbox import landlock_abi
-from gradtutor.checking.verdict import Check, Verdict
+from gradtutor.checking.verdict import Check, Status, Verdict
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
 from gradtutor.grading import StudentResult, Submission
@@ -96,8 +97,17 @@ def make_class(folder: Path) -> dict[str, Path]:
     return students
 
 
+class Graded(TypedDict):
+    """What one run of `gradtutor grade` over the class left."""
+
+    code: int
+    out: str
+    err: str
+    base: Path
+
+
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Graded:
     """One run over the class, every report asked for at once."""
     base = tmp_path_factory.mktemp("grade")
     make_class(base / "class")
@@ -108,14 +118,21 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return {"code": code, "out": out, "err": err, "base": base}
 
 
-def by_student(report: dict[str, object]) -> dict[str, dict[str, dict[str, object]]]:
+def found(element: ET.Element, path: str) -> ET.Element:
+    """The element at `path` under `element`, which the report has."""
+    child = element.find(path)
+    assert child is not None, path
+    return child
+
+
+def by_student(report: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     students = report["students"]
     assert isinstance(students, list)
     return {s["student"]: {e["exercise"]: e for e in s["exercises"]} for s in students}
 
 
 @pytest.mark.slow
-def test_a_class_is_graded_whatever_the_students_did(graded: dict[str, object]) -> None:
+def test_a_class_is_graded_whatever_the_students_did(graded: Graded) -> None:
     assert graded["code"] == 0, graded["err"]  # grading worked, though most did not pass
     report = json.loads(graded["out"])
     assert report["seed"] == SEED and report["exercises"] == list(EXERCISES)
@@ -138,7 +155,7 @@ def test_a_class_is_graded_whatever_the_students_did(graded: dict[str, object]) 
 
 
 @pytest.mark.slow
-def test_a_student_finds_nothing_of_the_others(graded: dict[str, object]) -> None:
+def test_a_student_finds_nothing_of_the_others(graded: Graded) -> None:
     output = by_student(json.loads(graded["out"]))["dave"]["read-grad"]["output"]
     assert "FOUND []" in output
     if os.geteuid() != 0:  # root lists any folder; see docs/isolation.md
@@ -150,7 +167,7 @@ def test_a_student_finds_nothing_of_the_others(graded: dict[str, object]) -> Non
 
 
 @pytest.mark.slow
-def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded: dict[str, object]) -> None:
+def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded: Graded) -> None:
     text = (graded["base"] / "grades.csv").read_text(encoding="utf-8")
     rows = list(csv.reader(io.StringIO(text)))
     assert rows == [["student", *EXERCISES, "total"], ["alice", "1", "1", "2"],
@@ -159,24 +176,24 @@ def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded: dict[st
 
 @pytest.mark.slow
 def test_the_junit_xml_has_a_suite_per_student_and_a_failure_per_miss(
-    graded: dict[str, object],
+    graded: Graded,
 ) -> None:
     root = ET.parse(graded["base"] / "grades.xml").getroot()
     assert root.tag == "testsuites" and root.get("tests") == "8" and root.get("failures") == "5"
-    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    suites = {s.get("name", ""): s for s in root.iter("testsuite")}
     assert sorted(suites) == ["alice", "bob", "carol", "dave"]
     for suite in suites.values():
         assert [c.get("name") for c in suite.iter("testcase")] == list(EXERCISES)
-        assert suite.find("properties/property[@name='seed']").get("value") == str(SEED)
+        assert found(suite, "properties/property[@name='seed']").get("value") == str(SEED)
     assert suites["alice"].find("testcase/failure") is None
-    missing = suites["dave"].find("testcase[@name='two-backwards']/failure")
+    missing = found(suites["dave"], "testcase[@name='two-backwards']/failure")
     assert missing.get("message") == "file: no file two-backwards.py"
-    hang = suites["carol"].find("testcase[@name='read-grad']/failure")
-    assert hang.get("type") == "timeout" and hang.get("message").startswith("time-limit:")
+    hang = found(suites["carol"], "testcase[@name='read-grad']/failure")
+    assert hang.get("type") == "timeout" and hang.get("message", "").startswith("time-limit:")
 
 
 @pytest.mark.slow
-def test_the_same_seed_grades_the_same_inputs_again(graded: dict[str, object],
+def test_the_same_seed_grades_the_same_inputs_again(graded: Graded,
                                                     tmp_path: Path) -> None:
     first = by_student(json.loads(graded["out"]))
     folder = graded["base"] / "class"
@@ -260,7 +277,7 @@ def test_a_folder_with_exercise_files_is_one_student_else_a_class(tmp_path: Path
         grading.find_submissions([tmp_path / "solo", tmp_path / "other" / "solo"], ids)
 
 
-def _result(name: str, statuses: dict[str, str], output: str = "") -> StudentResult:
+def _result(name: str, statuses: dict[str, Status], output: str = "") -> StudentResult:
     verdicts = tuple(
         Verdict(eid, status, (Check("returns-grad", "pass" if status == "pass" else status,
                                     f"{eid} said {status}"),), 5, 120, output=output)
@@ -271,9 +288,9 @@ def _result(name: str, statuses: dict[str, str], output: str = "") -> StudentRes
 def test_junit_xml_stays_valid_whatever_a_student_printed() -> None:
     result = _result("eve", {"read-grad": "fail"}, output="\x1b[2J\x00bell\x07 <&> done")
     root = ET.fromstring(grading.report_junit([result], 5))
-    case = root.find("testsuite/testcase")
-    assert case.find("failure").get("message") == "returns-grad: read-grad said fail"
-    assert "<&> done" in case.find("system-out").text
+    case = found(root, "testsuite/testcase")
+    assert found(case, "failure").get("message") == "returns-grad: read-grad said fail"
+    assert "<&> done" in (found(case, "system-out").text or "")
 
 
 def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not() -> None:
@@ -318,7 +335,7 @@ def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(
                           tmp_path / "run")
     assert copies["read-grad"] == (None, "read-grad.py is a link; hand in the file itself")
     copy, problem = copies["two-backwards"]
-    assert problem is None and copy.read_text() == "mine\n"
+    assert problem is None and copy is not None and copy.read_text() == "mine\n"
     assert copy.parent.parent == tmp_path / "run" and copy.parent != tmp_path / "mallory"
 
 

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
@@ -37,14 +37,14 @@ def one_error_line(err: str) -> str:
 # --- option values ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "0", "1e308", "601"])
-def test_timeout_must_be_a_finite_number_of_seconds_in_range(cli: Cli, value) -> None:
+def test_timeout_must_be_a_finite_number_of_seconds_in_range(cli: Cli, value: str) -> None:
     code, out, err = cli("check", "read-grad", "--timeout", value, *COURSE)
     assert code == 2 and out == ""
     assert "--timeout must be from 0.1 to 600 seconds" in one_error_line(err)
 
 
 @pytest.mark.parametrize("value", ["²", "١", "-1", "0", "1e3", "", " ", "9" * 5000, "6"])
-def test_an_odd_step_is_one_clear_line(cli: Cli, value) -> None:
+def test_an_odd_step_is_one_clear_line(cli: Cli, value: str) -> None:
     code, out, err = cli("show", "basics", "--step", value, *COURSE)
     assert code == 2 and out == ""
     line = one_error_line(err)
@@ -86,7 +86,7 @@ def test_escapes_typed_in_an_id_are_not_echoed_raw(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize("columns", ["0", "-5", "１２", "abc", "9" * 5000])
-def test_a_senseless_columns_is_as_if_unset(tmp_path: Path, columns) -> None:
+def test_a_senseless_columns_is_as_if_unset(tmp_path: Path, columns: str) -> None:
     env = {**os.environ, "GRADTUTOR_HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
            "COLUMNS": columns, "LINES": columns}
     for args in (["list", *COURSE], ["list", "--help"]):
@@ -133,7 +133,9 @@ def test_with_stderr_gone_too_only_the_exit_code_says_it() -> None:
 
 
 def gradtutor(*args: str, home: Path, close: tuple[int, ...] = (), timeout: float = 60,
-              **kwargs: object) -> subprocess.CompletedProcess[str]:
+              stdin: int | IO[Any] | None = None, stdout: int | IO[Any] | None = None,
+              stderr: int | IO[Any] | None = None,
+              capture_output: bool = False) -> subprocess.CompletedProcess[str]:
     """The real CLI in its own process, with the descriptors in `close` closed before it
     starts (as the shell's `0<&-` or `>&-` does)."""
     env = {**os.environ, "GRADTUTOR_HOME": str(home), "PYTHONPATH": str(ROOT)}
@@ -143,7 +145,8 @@ def gradtutor(*args: str, home: Path, close: tuple[int, ...] = (), timeout: floa
             os.close(fd)
 
     return subprocess.run([sys.executable, "-m", "gradtutor", *args], env=env, text=True,
-                          preexec_fn=closing, timeout=timeout, **kwargs)  # type: ignore[call-overload]
+                          preexec_fn=closing, timeout=timeout, stdin=stdin, stdout=stdout,
+                          stderr=stderr, capture_output=capture_output)
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
@@ -209,7 +212,7 @@ def as_another_user() -> list[str]:
 
 @pytest.mark.parametrize("command", [["list"], ["progress"], ["start", "basics"],
                                      ["check", "square-grad"]])
-def test_an_unreadable_data_folder_is_one_clear_line(tmp_path: Path, command) -> None:
+def test_an_unreadable_data_folder_is_one_clear_line(tmp_path: Path, command: list[str]) -> None:
     prefix = as_another_user()
     tmp_path.chmod(0o755)
     home = tmp_path / "home"
@@ -328,7 +331,7 @@ def strings(value: object) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("tty", [False, True])
-def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path: Path, tty) -> None:
+def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path: Path, tty: bool) -> None:
     """A starter that never returns: its proof is stopped after 3 times the exercise's own
     limit and named in one located line; every other proof still runs, and while they run
     a progress line says which (on a terminal) or which file (in a log)."""

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from narrowing import step_as
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import Job, jobs_for, problem_text
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson
+from gradtutor.lessons.model import Parsons
 from gradtutor.lessons.parsons import assembled
 
 if TYPE_CHECKING:
@@ -37,7 +39,7 @@ def test_demos_and_the_parsons_loop_are_proven(grad_jobs: dict[str, Job]) -> Non
     assert (momentum.expect, momentum.series, momentum.request["series"]) == ("runs", (), [])
     loop = grad_jobs["the loop of 'order-the-loop' in its correct order"]
     lesson = load_course(rules=EXERCISE_RULES).find("grad")
-    step = lesson.steps[lesson.index_of("order-the-loop") or 0]
+    step = step_as(lesson, "order-the-loop", Parsons)
     assert loop.request == {"kind": "snippet", "series": ["losses"],
                             "code": assembled(step, step.solution_order)}
     assert loop.loc == ("steps", lesson.index_of("order-the-loop"), "run")
@@ -67,8 +69,9 @@ def test_a_run_that_leaves_its_series_proves_it(grad_jobs: dict[str, Job]) -> No
     ({"with_zeroing": [], "without_zeroing": [1.0]},
      "the code of demo 'hidden-bug-demo' leaves `with_zeroing` empty: there is nothing to show"),
 ])
-def test_a_series_that_cannot_be_drawn_is_a_problem(grad_jobs: dict[str, Job], series,
-                                                    problem) -> None:
+def test_a_series_that_cannot_be_drawn_is_a_problem(grad_jobs: dict[str, Job],
+                                                    series: dict[str, object],
+                                                    problem: str) -> None:
     job = grad_jobs["the code of demo 'hidden-bug-demo'"]
     assert problem_text(job, {"shown": None, "series": series}) == problem
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
+from narrowing import step_as
 from rich.console import Console
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
@@ -22,6 +23,7 @@ from gradtutor.lessons.model import (
     Chart,
     Choice,
     Demo,
+    Lesson,
     Parsons,
     ParsonsLine,
     ParsonsRun,
@@ -58,14 +60,14 @@ class Result:
     duration_ms: int = 5
 
 
-def text(renderable, width: int = 60) -> str:
+def text(renderable: object, width: int = 60) -> str:
     buffer = io.StringIO()
     console = Console(width=width, file=buffer, force_terminal=False, color_system=None)
     console.print(renderable)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
-def coloured(renderable, width: int = 60) -> str:
+def coloured(renderable: object, width: int = 60) -> str:
     buffer = io.StringIO()
     console = Console(width=width, file=buffer, force_terminal=True,
                       color_system="standard")
@@ -397,7 +399,7 @@ def test_colour_only_in_the_fancy_look_and_never_the_only_sign() -> None:
 
 
 @pytest.fixture(scope="module")
-def grad():
+def grad() -> Lesson:
     return load_course(rules=EXERCISE_RULES).find("grad")
 
 
@@ -415,7 +417,7 @@ def test_after_a_wrong_prediction_the_answer_never_reads_as_praise(lang: str) ->
             assert not re.search(r"\bRight\b|\bCorrect\b|正确|没错", shown), shown
 
 
-def practice_bodies(lesson, width: int, look: Look) -> list[tuple[str, object]]:
+def practice_bodies(lesson: Lesson, width: int, look: Look) -> list[tuple[str, object]]:
     """Every practice body of the lesson in each state, with made-up results."""
     bodies: list[tuple[str, object]] = []
     for step in lesson.steps:
@@ -446,7 +448,7 @@ def practice_bodies(lesson, width: int, look: Look) -> list[tuple[str, object]]:
 
 @pytest.mark.parametrize("width", [60, 100])
 @pytest.mark.parametrize("look", [PLAIN, FANCY], ids=["plain", "fancy"])
-def test_every_practice_step_of_grad_fits_the_width(grad, width: int, look: Look) -> None:
+def test_every_practice_step_of_grad_fits_the_width(grad: Lesson, width: int, look: Look) -> None:
     bodies = practice_bodies(grad, width, look)
     assert {step_id for step_id, _ in bodies} == {
         "predict-two-backwards", "predict-zero-grad", "order-the-loop", "hidden-bug-demo",
@@ -456,8 +458,8 @@ def test_every_practice_step_of_grad_fits_the_width(grad, width: int, look: Look
         assert max(len(line) for line in shown.splitlines()) <= width, step_id
 
 
-def test_the_hidden_bug_demo_chart_names_both_runs(grad) -> None:
-    step = next(s for s in grad.steps if s.id == "hidden-bug-demo")
+def test_the_hidden_bug_demo_chart_names_both_runs(grad: Lesson) -> None:
+    step = step_as(grad, "hidden-bug-demo", Demo)
     series = (("with_zeroing", WITH), ("without_zeroing", WITHOUT))
     shown = text(demo_body(step, Result(series=series), 100, FANCY), 100)
     assert "Loss at each step, same model and data" in shown
@@ -476,7 +478,7 @@ def test_showing_a_predict_or_parsons_body_never_imports_the_chart_or_torch() ->
     assert done.returncode == 0, done.stderr
 
 
-def test_the_parsons_assembled_loop_is_what_the_lesson_runs(grad) -> None:
+def test_the_parsons_assembled_loop_is_what_the_lesson_runs(grad: Lesson) -> None:
     step = next(s for s in grad.steps if isinstance(s, Parsons))
     assert "for _ in range(20):\n    optimizer.zero_grad()\n" in assembled(
         step, step.solution_order)

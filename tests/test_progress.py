@@ -87,7 +87,7 @@ def test_json_round_trip() -> None:
     ({}, "it has no format version"),
     ({"version": 99, "lessons": {}}, "it was written by a newer gradtutor (format 99)"),
 ])
-def test_a_file_that_is_not_progress_is_refused_whole(raw, reason) -> None:
+def test_a_file_that_is_not_progress_is_refused_whole(raw: object, reason: str) -> None:
     with pytest.raises(prog.ProgressFormatError, match=re.escape(reason)):
         prog.from_json(raw)
 
@@ -121,12 +121,13 @@ def test_a_file_that_is_not_progress_is_refused_whole(raw, reason) -> None:
     ({"predictions": {"p": {"answer": "a", "right": "no"}}}, "lessons.g.predictions.p",
      "right: it has the wrong type"),
 ])
-def test_one_bad_value_sets_aside_its_entry_alone(lesson, where, reason) -> None:
+def test_one_bad_value_sets_aside_its_entry_alone(lesson: dict[str, object], where: str,
+                                                  reason: str) -> None:
     good = {"step": "s2", "seen": ["s1", "s2"], "finished": True}
     read = prog.from_json({"version": 1, "lessons": {"g": {**good, **lesson}, "other": good}})
     assert read.set_aside == (prog.SetAside(where, reason),)
     other = read.progress.of("other")
-    assert (other.step, other.seen, other.finished) == ("s2", {"s1", "s2"}, True)
+    assert (other.step, other.seen, other.finished) == ("s2", frozenset({"s1", "s2"}), True)
     state = read.progress.of("g")  # everything else in the same lesson stays too
     assert state.step == ("s2" if "step" not in lesson else None)
     assert state.finished == ("finished" not in lesson)
@@ -139,7 +140,7 @@ def test_a_lesson_entry_that_is_not_an_object_is_set_aside_alone() -> None:
 
 
 @pytest.mark.parametrize("number", ["9" * 5000, "NaN", "Infinity", "-Infinity", "1e999"])
-def test_a_number_python_cannot_hold_sets_aside_its_entry_not_the_file(number) -> None:
+def test_a_number_python_cannot_hold_sets_aside_its_entry_not_the_file(number: str) -> None:
     text = ('{"version": 1, "lessons": {"g": {"step": "s", "exercises": {"x": {"attempts": '
             + number + ', "passed": true}}, "best_quiz": {"q": {"score": ' + number
             + ', "total": 7}}}, "h": {"step": "t"}}, "later": {"n": ' + number + '}}')
@@ -171,7 +172,8 @@ _FIELDS = ["step", "seen", "finished", "last_quiz", "best_quiz", "updated", "exe
 @given(field=st.sampled_from(_FIELDS), inner=st.sampled_from(["", "x", "score", "total",
                                                               "attempts", "answer"]),
        value=_json)
-def test_any_value_anywhere_costs_at_most_its_own_entry(field, inner, value) -> None:
+def test_any_value_anywhere_costs_at_most_its_own_entry(field: str, inner: str,
+                                                        value: object) -> None:
     good = {"step": "s2", "seen": ["s1"], "finished": True,
             "best_quiz": {"q": {"score": 1, "total": 2}}}
     placed = {"x": {inner: value}} if inner else value
@@ -263,9 +265,11 @@ def test_the_exercise_to_practise_is_the_current_one_else_the_first_not_passed()
     lessons = (load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES),
                load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES))
     pick = prog.exercise_to_practise
-    assert pick(lessons, prog.Progress())[1].id == "square-grad"  # basics has none
+    picked = pick(lessons, prog.Progress())
+    assert picked is not None and picked[1].id == "square-grad"  # basics has none
     on_it = prog.visit(prog.finish(prog.Progress(), "basics", NOW), "second", "square-grad", NOW)
-    assert pick(lessons, on_it)[1].id == "square-grad"
+    picked = pick(lessons, on_it)
+    assert picked is not None and picked[1].id == "square-grad"
     passed = prog.record_check(on_it, "second", "square-grad", True, NOW)
     assert pick(lessons, passed) is None
 
@@ -346,7 +350,8 @@ def test_update_saves_and_a_new_store_reads_it_back(tmp_path: Path) -> None:
     (b'{"version": 7, "lessons": {}}', "it was written by a newer gradtutor (format 7)"),
     (b"[1, 2]", "the file has the wrong type"),
 ])
-def test_a_corrupt_file_is_kept_aside_with_one_warning(tmp_path: Path, content, reason) -> None:
+def test_a_corrupt_file_is_kept_aside_with_one_warning(tmp_path: Path, content: bytes,
+                                                       reason: str) -> None:
     (tmp_path / "progress.json").write_bytes(content)
     store, warnings = make_store(tmp_path)
     assert store.load() == prog.Progress()
@@ -526,7 +531,10 @@ def test_many_bad_entries_are_named_up_to_four_then_counted(tmp_path: Path) -> N
 def _visit_many(folder: str, lesson: str, count: int) -> None:
     store = ProgressStore(Path(folder), lambda line: None)
     for i in range(count):
-        store.update(lambda p, i=i: prog.visit(p, lesson, f"step-{i}", NOW))
+        def visit(p: prog.Progress, i: int = i) -> prog.Progress:
+            return prog.visit(p, lesson, f"step-{i}", NOW)
+
+        store.update(visit)
 
 
 @pytest.mark.slow
@@ -565,7 +573,7 @@ WRITER = textwrap.dedent("""
 @settings(max_examples=8, deadline=None)
 @given(delay=st.floats(min_value=0.0, max_value=0.3))
 def test_a_save_killed_at_any_moment_leaves_readable_progress(
-    tmp_path_factory: pytest.TempPathFactory, delay,
+    tmp_path_factory: pytest.TempPathFactory, delay: float,
 ) -> None:
     folder = tmp_path_factory.mktemp("killed")
     child = subprocess.Popen([sys.executable, "-c", WRITER, str(folder)], stdout=subprocess.PIPE)

@@ -293,7 +293,7 @@ def test_code_and_identifiers_never_change(grad: Lesson, zh: Translation) -> Non
         out = []
         for f in dataclasses.fields(record):
             value = getattr(record, f.name)
-            if f.name in KEPT.get(type(record).__name__, ()):
+            if f.name in KEPT.get(type(record), ()):
                 out.append(value)
             elif dataclasses.is_dataclass(value):
                 out += kept(value)
@@ -325,7 +325,9 @@ def test_a_translated_starter_that_changes_the_code_is_shown_in_english(
         grad: Lesson, zh: Translation) -> None:
     exercise = next(s for s in grad.steps if isinstance(s, Exercise) and "..." in s.starter)
     key = FieldKey(exercise.id, "starter")
-    cheat = zh.entries[key]._replace(text=zh.entries[key].text.replace("...", "return 1"))
+    starter = zh.entries[key].text
+    assert starter is not None
+    cheat = zh.entries[key]._replace(text=starter.replace("...", "return 1"))
     localized, report = localize(grad, zh._replace(entries={**zh.entries, key: cheat}), "zh-CN")
     found = localized.steps[localized.index_of(exercise.id) or 0]
     assert isinstance(found, Exercise)
@@ -618,10 +620,9 @@ def test_any_translated_text_survives_the_file_round_trip(text: str) -> None:
 
 
 def run_tool(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(["translate", *argv])
-    except SystemExit as exc:
-        code = int(exc.code or 0)
+    with pytest.raises(SystemExit) as exited:  # main() always exits
+        main(["translate", *argv])
+    code = int(exited.value.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
+from narrowing import step_as, view_as
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.snippet import SnippetResult
@@ -63,15 +63,6 @@ def drive(lesson: Lesson, state: WalkState, *events: Event) -> tuple[WalkState, 
     return state, effects
 
 
-T = TypeVar("T")
-
-
-def view_as(state: WalkState, kind: type[T]) -> T:
-    """The view on screen, which the test knows is a `kind` (a step of that kind is shown)."""
-    assert isinstance(state.view, kind), state.view
-    return state.view
-
-
 def quiz_view(state: WalkState) -> QuizView:
     return view_as(state, QuizView)
 
@@ -94,13 +85,6 @@ def demo_view(state: WalkState) -> DemoView:
 
 def repeated(event: Event, times: int) -> list[Event]:
     return [event] * times
-
-
-def step_as(lesson: Lesson, index: int, kind: type[T]) -> T:
-    """Step `index` of the lesson, which the test knows is a `kind`."""
-    step = lesson.steps[index]
-    assert isinstance(step, kind), step
-    return step
 
 
 def test_next_and_back_move_one_step_and_record_the_visit(lesson: Lesson) -> None:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from test_isolation import (
@@ -641,7 +641,7 @@ def test_what_the_warm_worker_preloads_is_all_that_checks_and_snippets_import(
     assert json.loads(done.stdout.splitlines()[-1]) == []
 
 
-def _statuses(payload: dict) -> dict[str, list[tuple[str, str]]]:  # type: ignore[type-arg]
+def _statuses(payload: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
     return {e["exercise"]: [(c["name"], c["status"]) for c in e["checks"]]
             for e in payload["exercises"]}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import queue
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ import pytest
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.load import load_lesson
+from gradtutor.lessons.model import Exercise
 from gradtutor.watching import FileWatch, events_enabled
 from gradtutor.workspace import (
     content_digest,
@@ -141,12 +143,14 @@ def test_gradtutor_watch_poll_turns_file_events_off() -> None:
 
 
 @pytest.fixture(scope="module")
-def exercise():
-    return load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES).steps[0]
+def exercise() -> Exercise:
+    step = load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES).steps[0]
+    assert isinstance(step, Exercise)
+    return step
 
 
 def test_the_starter_is_written_once_and_never_over_the_learners_file(tmp_path: Path,
-                                                                      exercise) -> None:
+                                                                      exercise: Exercise) -> None:
     folder = tmp_path / "new" / "workspace"
     assert write_starter(folder, exercise) is True
     path = exercise_path(folder, exercise.id)
@@ -156,7 +160,8 @@ def test_the_starter_is_written_once_and_never_over_the_learners_file(tmp_path: 
     assert path.read_text() == "my work\n"
 
 
-def test_a_workspace_that_cannot_be_made_is_a_message_with_a_hint(tmp_path: Path, exercise) -> None:
+def test_a_workspace_that_cannot_be_made_is_a_message_with_a_hint(tmp_path: Path,
+                                                                  exercise: Exercise) -> None:
     from gradtutor.errors import GradtutorError
 
     in_the_way = tmp_path / "workspace"
@@ -168,7 +173,7 @@ def test_a_workspace_that_cannot_be_made_is_a_message_with_a_hint(tmp_path: Path
     assert in_the_way.read_text() == "a file where the folder should be"
 
 
-def found_only(*names: str):
+def found_only(*names: str) -> Callable[[str], str | None]:
     return lambda name: f"/usr/bin/{name}" if name in names else None
 
 
@@ -182,8 +187,9 @@ def found_only(*names: str):
     ({}, True, ["notepad"]),
     ({}, False, ["/usr/bin/nano"]),
 ])
-def test_the_editor_comes_from_visual_then_editor_then_a_fallback(environ, windows,
-                                                                  expected) -> None:
+def test_the_editor_comes_from_visual_then_editor_then_a_fallback(
+    environ: dict[str, str], windows: bool, expected: list[str],
+) -> None:
     assert editor_command(environ, found_only("nano", "vi"), windows) == expected
 
 
