@@ -62,7 +62,7 @@ class Parsed:
         return (1, 1)
 
 
-class _Composer(yaml.SafeLoader):  # type: ignore[misc]
+class _Composer(yaml.SafeLoader):
     """SafeLoader used only to compose nodes; its constructor is used for plain scalars."""
 
 
