@@ -23,6 +23,8 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from gradtutor.checking.protocol import ResultMessage
 
 
@@ -40,9 +42,9 @@ def checks_from(judge: Any, function: str, messages: list[dict[str, Any]]) -> li
                        startup_allowance=60.0, results_cap=len(data) + 1))
 
 
-def run_in_batch(jobs: list[dict[str, Any]], folder: Any) -> list[list[dict[str, Any]]]:
+def run_in_batch(jobs: list[dict[str, Any]], folder: Path) -> list[list[dict[str, Any]]]:
     """Each job's worker messages, from one batch process of this module run in `folder`
-    (a pathlib.Path the test owns)."""
+    (a folder the test owns)."""
     import os
     import subprocess
     from pathlib import Path

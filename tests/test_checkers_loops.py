@@ -29,7 +29,7 @@ from gradtutor.checking.checkers import judge_of, request_checker, worker_checke
 from gradtutor.checking.checkers.gradient_kinds import KINDS
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check, Verdict, overall, say, to_json
-from gradtutor.i18n import load_catalog, translator
+from gradtutor.i18n import Msg, load_catalog, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Slide
 
@@ -1250,6 +1250,7 @@ def test_a_declared_field_with_a_format_formats_the_number_itself() -> None:
                {}, ((), ()))
     said = words("{step-times:.3g}× of {batch-count} ({step-missing})", run)
     assert said == "0.00298× of 4 (0.bias)"
+    assert isinstance(said, Msg)  # the words remember their template, for a translator
     assert said.template == "{step-times:.3g}× of {batch-count} ({step-missing})"
 
 

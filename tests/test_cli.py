@@ -100,7 +100,7 @@ def test_a_finished_lesson_offers_review_or_start_over(cli: Cli) -> None:
     assert lesson["best_quiz"]["check"]["score"] == 2
 
 
-def test_a_finished_lesson_offers_the_next_one(cli):
+def test_a_finished_lesson_offers_the_next_one(cli: Cli) -> None:
     """n on a finished lesson's question opens the lesson after it, where that one stands."""
     cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
     cli("start", "second", *COURSE, stdin="n\nq\n")  # the next lesson, at its step 2
@@ -112,7 +112,7 @@ def test_a_finished_lesson_offers_the_next_one(cli):
     assert saved(cli)["lessons"]["basics"]["finished"] is True
 
 
-def test_the_last_lesson_says_so_and_offers_no_next_one(cli):
+def test_the_last_lesson_says_so_and_offers_no_next_one(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
     _, out, _ = cli("list", *COURSE)
     assert "Next: lesson 2, “Practising gradients”: `gradtutor start`" in out
@@ -123,7 +123,7 @@ def test_the_last_lesson_says_so_and_offers_no_next_one(cli):
     assert "Next:" not in out  # every lesson is finished
 
 
-def test_show_says_where_a_lesson_stands_in_the_course(cli):
+def test_show_says_where_a_lesson_stands_in_the_course(cli: Cli) -> None:
     _, out, _ = cli("show", "second", *COURSE)
     assert out.startswith("Lesson 2 of 2; before it: basics “Gradient basics”; after it: "
                           "none.\n")
@@ -132,12 +132,12 @@ def test_show_says_where_a_lesson_stands_in_the_course(cli):
     assert out.startswith("Lesson 1 of 2: Gradient basics ---")  # ... under its header
 
 
-def test_the_walkthrough_header_says_where_the_lesson_stands(cli):
+def test_the_walkthrough_header_says_where_the_lesson_stands(cli: Cli) -> None:
     _, out, _ = cli("start", "second", *COURSE, stdin="q\n")
     assert "Lesson 2 of 2: Practising gradients ---" in out
 
 
-def test_a_course_of_one_lesson_has_no_place_to_tell(cli, tmp_path):
+def test_a_course_of_one_lesson_has_no_place_to_tell(cli: Cli, tmp_path: Path) -> None:
     shutil.copy(Path(COURSE[1]) / "basics.yaml", tmp_path / "basics.yaml")
     _, out, _ = cli("start", "basics", "--lessons", str(tmp_path), stdin="q\n")
     assert "Gradient basics ---" in out and "Lesson 1 of" not in out

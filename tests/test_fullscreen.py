@@ -271,7 +271,7 @@ def test_a_crash_in_the_walkthrough_still_restores_the_terminal() -> None:
     assert restored(raw.decode("utf-8")), raw
 
 
-def test_a_ctrl_c_that_python_drops_still_quits(monkeypatch):
+def test_a_ctrl_c_that_python_drops_still_quits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C while the keys are not being read is SIGINT, a KeyboardInterrupt; Python drops
     one raised in a callback of its own (a weak reference's, as an import ends), and the tutor
     then waited for keys as if no Ctrl-C had come. The next wait for a key answers it."""

@@ -439,7 +439,7 @@ def test_check_all_leaves_parsons_steps_out(cli: Cli, tmp_path: Path) -> None:
     assert code == 1
 
 
-def test_check_lesson_checks_only_that_lessons_exercises(cli, tmp_path: Path) -> None:
+def test_check_lesson_checks_only_that_lessons_exercises(cli: Cli, tmp_path: Path) -> None:
     code, out, _ = cli("check", "--lesson", "second", "--json", "--workspace", str(tmp_path),
                        *COURSE)
     assert [e["exercise"] for e in json.loads(out)["exercises"]] == ["square-grad"]
