@@ -327,11 +327,13 @@ def failing_verdict(lang: str = "en") -> Verdict:
     case = {"w": [1.0, 2.0], "loss": "squares"}
     reference = {"grad": [2.0, 4.0], "loss": 5.0, "solution": {
         "returned": [2.0, 4.0], "returned_is_grad": True, "grad_after": [2.0, 4.0],
-        "events": [{"event": "accumulate", "grad": [2.0, 4.0]}], "returns_backward": False}}
+        "events": [{"event": "accumulate", "grad": [2.0, 4.0]}], "returns_backward": False,
+        "loss_calls": 1}}
+    # two backward passes without retain_graph: two calls of loss_fn, each a graph of its own
     seen = {"returned": [0.0, 0.0], "returned_is_grad": False, "grad_after": [4.0, 8.0],
             "events": [{"event": "accumulate", "grad": [2.0, 4.0]},
                        {"event": "accumulate", "grad": [4.0, 8.0]}],
-            "returns_backward": False}
+            "returns_backward": False, "loss_calls": 2}
     checks = tuple(judge_of(step)([case], [reference], [seen]))
     return Verdict("read-grad", overall(checks), checks, seed=7, duration_ms=12)
 
