@@ -33,6 +33,7 @@ from pathlib import Path
 
 from grade import tree_rss_kib  # benchmarks/grade.py, beside this script
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.runner import run_snippet
 from gradtutor.checking.safety import apply_edits
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker
@@ -108,7 +109,8 @@ def main() -> None:
           + (f", load average {load[0]:.2f}" if load else ""))
     print(f"warm worker: {'fork server' if FORK_SERVER else 'pre-started spawned worker'}\n")
 
-    lesson_steps = [step for lesson in load_course().lessons for step in lesson.steps]
+    lesson_steps = [step for lesson in load_course(rules=EXERCISE_RULES).lessons
+                    for step in lesson.steps]
     folder = Path(tempfile.mkdtemp(prefix="gradtutor-bench-"))
     env = {**os.environ, "GRADTUTOR_HOME": str(folder / "home"), "GRADTUTOR_WARM": "0"}
     files: list[tuple[str, str, Exercise, Path]] = []  # (exercise, which file, step, path)

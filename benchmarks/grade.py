@@ -36,6 +36,7 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import apply_edits
 from gradtutor.lessons.course import load_course
 
@@ -49,7 +50,7 @@ def make_class(folder: Path, students: int, exercise_count: int,
                hostile: bool = True) -> tuple[list[str], dict[tuple[str, str], str]]:
     """Write the class; the exercise ids graded, and each file's group: its exercise, or the
     hostile file it is a copy of. Without `hostile`, those students hand in the reference."""
-    exercises = list(load_course().exercises().values())[:exercise_count]
+    exercises = list(load_course(rules=EXERCISE_RULES).exercises().values())[:exercise_count]
     groups: dict[tuple[str, str], str] = {}
     for n in range(students):
         student = folder / f"student-{n + 1:02d}"

@@ -26,6 +26,7 @@ from rich.text import Text
 
 from gradtutor import __version__
 from gradtutor import progress as prog
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.env import Environment, Options, OutputLost
 from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
 from gradtutor.i18n import (
@@ -76,7 +77,8 @@ app.add_typer(translate_app, name="translate", hidden=True)
 
 def _complete_lesson(incomplete: str) -> list[str]:
     try:
-        return [lesson.id for lesson in load_course().lessons if lesson.id.startswith(incomplete)]
+        course = load_course(rules=EXERCISE_RULES)
+        return [lesson.id for lesson in course.lessons if lesson.id.startswith(incomplete)]
     except GradtutorError:
         return []
 
@@ -150,7 +152,8 @@ def _course(env: Environment, folder: Path | None) -> Course:
     `folder` is the command's --lessons; without it, one given before the command counts."""
     from gradtutor.ui.lesson_text import neutralised
 
-    course = load_course(folder if folder is not None else env.options.lessons, env.lang)
+    course = load_course(folder if folder is not None else env.options.lessons, env.lang,
+                         rules=EXERCISE_RULES)
     # lesson text is shown on a terminal: no escape sequence in it may act there
     course = dataclasses.replace(course, lessons=neutralised(course.lessons))
     for note in course.notes:
@@ -269,7 +272,7 @@ def start(
     plain: PlainOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    from gradtutor.walk.shell import run
+    from gradtutor.ui.walkthrough import run
 
     env = _env(ctx)
     course = _course(env, lessons)
@@ -431,9 +434,9 @@ def _titled(lesson: Lesson | None, env: Environment) -> str:
     "Example: `gradtutor quiz grad`"))
 def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
          plain: PlainOpt = False) -> None:
+    from gradtutor.ui.walkthrough import run
     from gradtutor.walk.machine import reached_the_end
     from gradtutor.walk.quiz import QuizView
-    from gradtutor.walk.shell import run
 
     env = _env(ctx)
     lesson = _course(env, lessons).find(lesson_id)
@@ -908,7 +911,7 @@ def watch(
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
-    from gradtutor.walk.shell import run
+    from gradtutor.ui.walkthrough import run
 
     env = _env(ctx)
     course = _course(env, lessons)
@@ -953,7 +956,7 @@ def validate(
     if not files:
         raise GradtutorError(msg("no lesson files (*.yaml) in {path}", path=display_path(target)),
                              msg("name a lesson file or a folder that holds some"))
-    found, problems = check_files(files)
+    found, problems = check_files(files, EXERCISE_RULES)
     reports, unmatched, broken = check_translations(found, only, whole_folder=target.is_dir(),
                                                     shown=display_path)
     if problems or broken:

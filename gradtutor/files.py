@@ -5,10 +5,14 @@ Only regular files are read: a named pipe would block the open or the read forev
 such as /dev/zero never ends. The file is opened without blocking and looked at again
 through the open descriptor, so a file swapped for a pipe between the two looks is caught
 too. At most `cap + 1` bytes are ever read, whatever the file claims its size is.
+
+Writing one (progress, the lesson cache, a translation) is atomic: a reader sees the old file
+or the new, never half.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -99,3 +103,33 @@ def read_capped(path: Path, cap: int, hint: str = "") -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename itself durable; directories cannot be opened this way on Windows.
+    if os.name != "posix":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace `path` with `text` so that a reader sees the old file or the new, never half."""
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)

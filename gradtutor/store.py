@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from gradtutor.errors import GradtutorError
-from gradtutor.files import FileTooLarge, read_capped, size_text
+from gradtutor.files import FileTooLarge, read_capped, size_text, write_atomic
 from gradtutor.i18n import Msg, msg
 from gradtutor.progress import Progress, ProgressFormatError, Read, SetAside, parse, to_json
 
@@ -27,17 +27,6 @@ SAID_ONE_BY_ONE = 4  # entries set aside named each on its own line; more are co
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _fsync_dir(folder: Path) -> None:
-    # Makes the rename itself durable; directories cannot be opened this way on Windows.
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _temp_files(folder: Path) -> list[Path]:
@@ -54,25 +43,6 @@ def _remove_temp_files(folder: Path) -> None:
     for stale in _temp_files(folder):
         with contextlib.suppress(OSError):
             stale.unlink()
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` so that a reader sees the old file or the new, never half."""
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
 
 
 class ProgressStore:

@@ -62,6 +62,7 @@ def skeleton_(ctx: typer.Context, lesson: LessonFileArg, language: LanguageArg,
     "Example: `gradtutor translate update lessons/grad.yaml zh-CN`"))
 def update(ctx: typer.Context, lesson: LessonFileArg, language: LanguageArg,
            file: FileOpt = None) -> None:
+    from gradtutor.files import write_atomic
     from gradtutor.lessons.load import display_path
     from gradtutor.lessons.translate import (
         check_translation,
@@ -69,7 +70,6 @@ def update(ctx: typer.Context, lesson: LessonFileArg, language: LanguageArg,
         summary_line,
         translation_file,
     )
-    from gradtutor.store import write_atomic
 
     env = _env(ctx)
     english = _lesson(lesson, language)
@@ -104,13 +104,14 @@ def _env(ctx: typer.Context) -> Environment:
 
 def _lesson(path: Path, language: str) -> Lesson:
     """The lesson to translate into `language`, which must be a language to translate into."""
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
     from gradtutor.lessons.load import load_lesson_file
     from gradtutor.lessons.translate import is_target_language
 
     if not is_target_language(language):
         raise GradtutorError(msg("'{language}' is not a language to translate into",
                                  language=language), msg("use a tag like zh-CN"))
-    lesson, problems = load_lesson_file(path)
+    lesson, problems = load_lesson_file(path, EXERCISE_RULES)
     if lesson is None:
         raise BrokenFiles(problems)
     return lesson

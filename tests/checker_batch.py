@@ -20,7 +20,12 @@ import io
 import json
 import sys
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from gradtutor.checking.protocol import ResultMessage
 
 
 def checks_from(judge: Any, function: str, messages: list[dict[str, Any]]) -> list[Any]:
@@ -37,9 +42,9 @@ def checks_from(judge: Any, function: str, messages: list[dict[str, Any]]) -> li
                        startup_allowance=60.0, results_cap=len(data) + 1))
 
 
-def run_in_batch(jobs: list[dict[str, Any]], folder: Any) -> list[list[dict[str, Any]]]:
+def run_in_batch(jobs: list[dict[str, Any]], folder: Path) -> list[list[dict[str, Any]]]:
     """Each job's worker messages, from one batch process of this module run in `folder`
-    (a pathlib.Path the test owns)."""
+    (a folder the test owns)."""
     import os
     import subprocess
     from pathlib import Path
@@ -61,11 +66,13 @@ def lesson_catalog(language: str) -> dict[str, str]:
     """English -> translation of every text of the course's lessons that `language`
     translates: the words of the checks a lesson declares are said from these, as the
     lesson loaded in that language gives them."""
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
     from gradtutor.i18n import Untranslated
     from gradtutor.lessons.course import load_course
     from gradtutor.lessons.translate import lesson_texts
 
-    english, translated = load_course(), load_course(lang=language)
+    english = load_course(rules=EXERCISE_RULES)
+    translated = load_course(lang=language, rules=EXERCISE_RULES)
     return {text: said for lesson, there in zip(english.lessons, translated.lessons,
                                                  strict=True)
             for (_, text), (_, said) in zip(lesson_texts(lesson), lesson_texts(there),
@@ -158,9 +165,9 @@ def main() -> None:
     saved = snapshot(guarded)
     with open(sys.argv[1], encoding="utf-8") as f:
         jobs = json.load(f)
-    results: list[list[dict[str, Any]]] = []
+    results: list[list[ResultMessage]] = []
     for number, job in enumerate(jobs):
-        messages: list[dict[str, Any]] = []
+        messages: list[ResultMessage] = []
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             evaluate(job["checker"], job["function"], job["source"], f"job{number}.py",

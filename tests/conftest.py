@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +63,14 @@ class Cli:
                  environ: dict[str, str] | None = None) -> tuple[int, str, str]:
         from gradtutor.cli import run
 
+        out, err = io.StringIO(), io.StringIO()
         env = Environment(
-            stdin=io.StringIO(stdin), stdout=io.StringIO(), stderr=io.StringIO(),
+            stdin=io.StringIO(stdin), stdout=out, stderr=err,
             environ={"GRADTUTOR_HOME": str(self.home), **(environ or {})},
             stdin_tty=tty, stdout_tty=False, width=width,
         )
         code = run(list(argv), env)
-        return code, env.stdout.getvalue(), env.stderr.getvalue()  # type: ignore[attr-defined]
+        return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
@@ -82,7 +84,7 @@ def course_dir() -> Path:
 
 
 @pytest.fixture
-def no_hang():
+def no_hang() -> Iterator[None]:
     """Makes a hang (say, a named pipe opened with no writer) fail the test after a minute
     instead of stalling the suite. Not a timing assertion: nothing here is near a minute."""
     import signal

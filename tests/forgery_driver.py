@@ -29,7 +29,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.runner import ColdEngine, run_check
+from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import FORK_SERVER, WarmWorker
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
@@ -41,15 +43,14 @@ SEEDS = 6  # fresh seeds per file for the property
 
 def exercise() -> Exercise:
     """The course's read-grad, judged as the lesson declares it, with this time limit."""
-    step = load_course().find_exercise("read-grad")
+    step = load_course(rules=EXERCISE_RULES).find_exercise("read-grad")
     assert isinstance(step, Exercise)
     return dataclasses.replace(step, timeout=5.0)
 
 
-def summary(verdict: object) -> dict[str, object]:
-    checks = verdict.checks  # type: ignore[attr-defined]
-    return {"status": verdict.status,  # type: ignore[attr-defined]
-            "checks": [[c.name, c.status, c.message] for c in checks]}
+def summary(verdict: Verdict) -> dict[str, object]:
+    return {"status": verdict.status,
+            "checks": [[c.name, c.status, c.message] for c in verdict.checks]}
 
 
 def exercise_id(path: Path) -> str:

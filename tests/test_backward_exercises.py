@@ -12,6 +12,7 @@ import pytest
 from checker_batch import checks_from, run_in_batch
 
 from gradtutor.checking.checkers import judge_of, request_checker
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
@@ -68,7 +69,7 @@ FILES: dict[str, tuple[str, str, str | None, str]] = {
 
 
 def exercise(exercise_id: str) -> Exercise:
-    step = load_course().find_exercise(exercise_id)
+    step = load_course(rules=EXERCISE_RULES).find_exercise(exercise_id)
     assert isinstance(step, Exercise)
     return step
 

@@ -10,9 +10,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from narrowing import step_as
 from rich.console import Console
 
-from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, find_key
+from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, Scroll, find_key
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.parsons import grade
 from gradtutor.i18n import msg, translator
 from gradtutor.lessons.course import load_course
@@ -34,7 +36,7 @@ NAMES_TO_KEYS = {name: key for key, name in KEY_NAMES.items() if not key.startsw
 
 @pytest.fixture(scope="module")
 def grad() -> Lesson:
-    return load_course(None).find("grad")
+    return load_course(None, rules=EXERCISE_RULES).find("grad")
 
 
 def states(lesson: Lesson) -> dict[Kind, WalkState]:
@@ -61,17 +63,17 @@ def states(lesson: Lesson) -> dict[Kind, WalkState]:
         "ordered": replace(parsons, view=right),
         "question": quiz,
         "feedback": replace(quiz, view=QuizView(0, frozenset({0}), (frozenset({0}),))),
-        "score": replace(quiz, view=QuizView(len(lesson.steps[first[Quiz]].questions))),
+        "score": replace(quiz, view=QuizView(len(step_as(lesson, first[Quiz], Quiz).questions))),
         "help": replace(slide, help=True),
     }
 
 
-def test_every_kind_of_screen_is_reached_by_its_state(grad):
+def test_every_kind_of_screen_is_reached_by_its_state(grad: Lesson) -> None:
     for kind, state in states(grad).items():
         assert screen_kind(grad, state) == kind
 
 
-def test_no_key_means_two_things_on_one_screen(grad):
+def test_no_key_means_two_things_on_one_screen(grad: Lesson) -> None:
     most_choices = max(len(q.choices) for quiz in grad.quizzes for q in quiz.questions)
     for kind in KINDS:
         seen: dict[str, str] = {}
@@ -89,7 +91,7 @@ def test_no_key_means_two_things_on_one_screen(grad):
                 words[word] = binding.action
 
 
-def test_every_key_a_legend_names_does_what_it_says(grad):
+def test_every_key_a_legend_names_does_what_it_says(grad: Lesson) -> None:
     for kind, state in states(grad).items():
         step = grad.steps[state.index]
         last = LETTERS[len(step.choices) - 1] if isinstance(step, Predict) else "d"
@@ -105,7 +107,7 @@ def test_every_key_a_legend_names_does_what_it_says(grad):
                 assert binding is not None and binding.label == entry.label, (kind, name)
 
 
-def test_every_word_a_pipe_legend_names_is_understood(grad):
+def test_every_word_a_pipe_legend_names_is_understood(grad: Lesson) -> None:
     for kind, state in states(grad).items():
         for entry in entries(kind, keys=False, last_letter="c", scrollable=False):
             for name in entry.keys:
@@ -119,39 +121,44 @@ def test_every_word_a_pipe_legend_names_is_understood(grad):
                                  "ctrl-d",
                                  "f5", "f12", "shift-tab", "esc", "tab", "unknown",
                                  "wheel-up", "wheel-down", "alt-x"])
-def test_keys_that_are_not_q_or_ctrl_c_never_quit(grad, key):
+def test_keys_that_are_not_q_or_ctrl_c_never_quit(grad: Lesson, key: str) -> None:
     for kind, state in states(grad).items():
         assert key_event(grad, state, key) != "quit", f"{key} quits on {kind}"
 
 
-def test_q_and_ctrl_c_quit_everywhere(grad):
+def test_q_and_ctrl_c_quit_everywhere(grad: Lesson) -> None:
     for kind, state in states(grad).items():
         assert key_event(grad, state, "q") == "quit", kind
         assert key_event(grad, state, "ctrl-c") == "quit", kind
 
 
-def test_esc_closes_the_help_and_the_solution_question_and_is_silent_elsewhere(grad):
+def test_esc_closes_the_help_and_the_solution_question_and_is_silent_elsewhere(
+    grad: Lesson,
+) -> None:
     all_states = states(grad)
     assert key_event(grad, all_states["help"], "esc") == "help"
     assert key_event(grad, all_states["confirm"], "esc") == "no"
     assert key_event(grad, all_states["slide"], "esc") == Unknown("")
 
 
-def test_a_key_the_help_does_not_bind_acts_on_the_screen_below_it(grad):
+def test_a_key_the_help_does_not_bind_acts_on_the_screen_below_it(grad: Lesson) -> None:
     helped = replace(states(grad)["exercise"], help=True)
     assert key_event(grad, helped, "c") == "check"
-    assert key_event(grad, helped, "pgdn").action == "page-down"  # type: ignore[union-attr]
+    scrolled = key_event(grad, helped, "pgdn")
+    assert isinstance(scrolled, Scroll) and scrolled.action == "page-down"
 
 
 def render(renderable: object, width: int) -> list[str]:
-    console = Console(width=width, file=io.StringIO(), color_system=None)
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, color_system=None)
     console.print(renderable)
-    return console.file.getvalue().rstrip("\n").split("\n")  # type: ignore[attr-defined]
+    return buffer.getvalue().rstrip("\n").split("\n")
 
 
 @pytest.mark.parametrize("width", [60, 80, 100])
 @pytest.mark.parametrize(("plain", "lang"), [(False, "en"), (True, "en"), (False, "zh-CN")])
-def test_the_legend_takes_one_line_at_80_columns_and_keeps_help_and_quit(width, plain, lang):
+def test_the_legend_takes_one_line_at_80_columns_and_keeps_help_and_quit(width: int, plain: bool,
+                                                                         lang: str) -> None:
     look = Look(plain, translator(lang))
     help_word, quit_word = look.tr(msg("help")), look.tr(msg("quit"))
     for kind in KINDS:
@@ -165,7 +172,7 @@ def test_the_legend_takes_one_line_at_80_columns_and_keeps_help_and_quit(width, 
                 assert f"? {help_word}" in legend[0], kind
 
 
-def test_the_help_lists_every_binding_of_its_screen():
+def test_the_help_lists_every_binding_of_its_screen() -> None:
     look = Look(True)
     for kind in KINDS:
         text = " ".join(" ".join(render(help_body(kind, True, look, "d"), 80)).split())
@@ -174,7 +181,7 @@ def test_the_help_lists_every_binding_of_its_screen():
                 assert " ".join(binding.help.split()) in text, (kind, binding.help)
 
 
-def test_the_readme_key_list_is_made_from_the_tables():
+def test_the_readme_key_list_is_made_from_the_tables() -> None:
     readme = README.read_text(encoding="utf-8")
     block = re.search(r"<!-- keys -->\n(.*?)<!-- /keys -->", readme, re.S)
     assert block is not None, "README.md has no <!-- keys --> block"
@@ -194,17 +201,17 @@ def test_the_readme_key_list_is_made_from_the_tables():
     ("[1;5C", "right"), ("[<64;10;5M", "wheel-up"), ("[<65;1;1M", "wheel-down"),
     ("[<0;1;1M", "unknown"), ("[99~", "unknown"), ("", "esc"), ("x", "alt-x"),
 ])
-def test_escape_sequences_name_their_keys(seq, key):
+def test_escape_sequences_name_their_keys(seq: str, key: str) -> None:
     assert decode_escape(seq) == key
 
 
-def test_the_windows_console_codes_name_the_same_keys():
+def test_the_windows_console_codes_name_the_same_keys() -> None:
     assert {WINDOWS_KEYS[c] for c in "HPMKIQGORS"} == {
         "up", "down", "right", "left", "pgup", "pgdn", "home", "end", "insert", "delete"}
     assert [WINDOWS_KEYS[c] for c in ";<=>?@ABCD"] == [f"f{n}" for n in range(1, 11)]
 
 
-def test_a_terminal_that_is_gone_quits_where_the_learner_is(grad):
+def test_a_terminal_that_is_gone_quits_where_the_learner_is(grad: Lesson) -> None:
     from gradtutor.ui.terminal import Io
 
     console = Console(file=io.StringIO())
@@ -214,7 +221,7 @@ def test_a_terminal_that_is_gone_quits_where_the_learner_is(grad):
     assert ctrl_d.next_event(grad, states(grad)["slide"]) == Unknown("Ctrl-D")
 
 
-def test_a_new_order_can_be_typed_before_and_after_the_order_is_right(grad):
+def test_a_new_order_can_be_typed_before_and_after_the_order_is_right(grad: Lesson) -> None:
     from gradtutor.walk.events import Order
 
     for kind in ("parsons", "ordered"):

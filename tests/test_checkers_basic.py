@@ -26,6 +26,7 @@ import pytest
 
 from gradtutor.checking.checkers import judge_of, request_checker, worker_checker
 from gradtutor.checking.checkers.common import flat, shape
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check
 from gradtutor.i18n import load_catalog
 from gradtutor.lessons.course import load_course
@@ -47,7 +48,7 @@ CHECKER_OF = {checker: (exercise, function) for exercise, (checker, function, _)
 
 @functools.cache
 def exercise(exercise_id: str) -> Exercise:
-    step = load_course().find_exercise(exercise_id)
+    step = load_course(rules=EXERCISE_RULES).find_exercise(exercise_id)
     assert isinstance(step, Exercise)
     return step
 
@@ -723,7 +724,7 @@ def test_every_check_of_every_run_has_a_chinese_translation(
 @pytest.mark.parametrize("exercise_id", list(EXERCISES))
 def test_each_exercise_follows_its_slide(exercise_id: str) -> None:
     checker, function, slide = EXERCISES[exercise_id]
-    lesson = load_course().find("grad")
+    lesson = load_course(rules=EXERCISE_RULES).find("grad")
     index = lesson.index_of(exercise_id)
     assert index is not None
     before = next(s for s in reversed(lesson.steps[:index]) if isinstance(s, Slide))

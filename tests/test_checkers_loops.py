@@ -27,8 +27,9 @@ import pytest
 
 from gradtutor.checking.checkers import judge_of, request_checker, worker_checker
 from gradtutor.checking.checkers.gradient_kinds import KINDS
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check, Verdict, overall, say, to_json
-from gradtutor.i18n import load_catalog, translator
+from gradtutor.i18n import Msg, load_catalog, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Slide
 
@@ -47,7 +48,7 @@ EXERCISES = {  # exercise id -> (function, the slide it follows)
 
 @functools.cache
 def exercise(exercise_id: str) -> Exercise:
-    step = load_course().find_exercise(exercise_id)
+    step = load_course(rules=EXERCISE_RULES).find_exercise(exercise_id)
     assert isinstance(step, Exercise)
     return step
 
@@ -962,7 +963,9 @@ def hard_coded_runs(first: dict[str, list[list[dict[str, Any]]]]) -> list[Run]:
 
 
 def expected_of(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return next(m for m in messages if m["type"] == "expected")["expected"]
+    expected: list[dict[str, Any]] = next(m for m in messages
+                                          if m["type"] == "expected")["expected"]
+    return expected
 
 
 def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
@@ -1143,10 +1146,10 @@ def test_the_fix_the_loop_starter_fails_in_chinese_with_the_numbers_of_the_run(
     assert failed and any(c.evidence is not None for c in failed)
 
     def shown(width: int) -> str:
-        console = Console(width=width, file=io.StringIO(), force_terminal=False,
-                          color_system=None)
+        out = io.StringIO()
+        console = Console(width=width, file=out, force_terminal=False, color_system=None)
         console.print(verdict_view(verdict, Look(plain=False, tr=zh)))
-        return console.file.getvalue()  # type: ignore[attr-defined]
+        return out.getvalue()
 
     wide, narrow = shown(100), shown(60)
     squashed = "".join(wide.split())
@@ -1247,6 +1250,7 @@ def test_a_declared_field_with_a_format_formats_the_number_itself() -> None:
                {}, ((), ()))
     said = words("{step-times:.3g}× of {batch-count} ({step-missing})", run)
     assert said == "0.00298× of 4 (0.bias)"
+    assert isinstance(said, Msg)  # the words remember their template, for a translator
     assert said.template == "{step-times:.3g}× of {batch-count} ({step-missing})"
 
 
@@ -1322,10 +1326,11 @@ def test_manual_sgd_cases_vary_shape_loss_and_batch_count() -> None:
 def test_the_judges_need_no_torch() -> None:
     code = ("import sys\n"
             "from gradtutor.checking.checkers import CHECKERS, judge_of, load\n"
+            "from gradtutor.checking.exercise_rules import EXERCISE_RULES\n"
             "from gradtutor.lessons.course import load_course\n"
             "for name in CHECKERS:\n"
             "    load(name).judge\n"
-            "declared = [judge_of(step) for lesson in load_course().lessons\n"
+            "declared = [judge_of(step) for lesson in load_course(rules=EXERCISE_RULES).lessons\n"
             "            for step in lesson.steps if getattr(step, 'inputs', None)]\n"
             "assert len(declared) >= 5, declared\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\n")
@@ -1340,7 +1345,7 @@ def test_the_judges_need_no_torch() -> None:
 @pytest.mark.parametrize("exercise_id", list(EXERCISES))
 def test_each_exercise_follows_its_slide(exercise_id: str) -> None:
     function, slide = EXERCISES[exercise_id]
-    lesson = load_course().find("grad")
+    lesson = load_course(rules=EXERCISE_RULES).find("grad")
     index = lesson.index_of(exercise_id)
     assert index is not None
     before = next(s for s in reversed(lesson.steps[:index]) if isinstance(s, Slide))

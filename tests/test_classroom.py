@@ -7,10 +7,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,18 +21,20 @@ GRADER = "classroom-resources/autograding-command-grader@v1"
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"
 
 
-def steps() -> list[dict[str, object]]:
+def steps() -> list[dict[str, Any]]:
+    """The workflow's steps, as YAML gives them."""
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     (job,) = workflow["jobs"].values()
-    return job["steps"]
+    found: list[dict[str, Any]] = job["steps"]
+    return found
 
 
-def graders() -> list[dict[str, object]]:
+def graders() -> list[dict[str, Any]]:
     return [s for s in steps() if s.get("uses") == GRADER]
 
 
-def test_every_exercise_is_one_autograding_test_worth_one_point_and_reported():
-    ids = list(load_course().exercises())
+def test_every_exercise_is_one_autograding_test_worth_one_point_and_reported() -> None:
+    ids = list(load_course(rules=EXERCISE_RULES).exercises())
     tests = graders()
     assert [s["id"] for s in tests] == ids
     for step in tests:
@@ -66,7 +70,7 @@ def run_workflow(repo: Path, tmp_path: Path) -> tuple[dict[str, int], str]:
         done = subprocess.run(["bash", "-e", "-c", script], cwd=repo, env=env,
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
-    codes = {}
+    codes: dict[str, int] = {}
     for step in graders():
         done = subprocess.run(["bash", "-c", step["with"]["command"]], cwd=repo, env=env,
                               capture_output=True, text=True, timeout=60)
@@ -75,24 +79,24 @@ def run_workflow(repo: Path, tmp_path: Path) -> tuple[dict[str, int], str]:
 
 
 @pytest.mark.slow
-def test_the_workflow_gives_every_point_to_reference_solutions(tmp_path):
+def test_the_workflow_gives_every_point_to_reference_solutions(tmp_path: Path) -> None:
     repo = tmp_path / "student-repo"
     (repo / ".github" / "workflows").mkdir(parents=True)
     (repo / ".github" / "workflows" / "classroom.yml").write_text(WORKFLOW.read_text())
     (repo / "README.md").write_text("my assignment\n")
-    for eid, exercise in load_course().exercises().items():
+    for eid, exercise in load_course(rules=EXERCISE_RULES).exercises().items():
         (repo / f"{eid}.py").write_text(exercise.solution, encoding="utf-8")
     codes, summary = run_workflow(repo, tmp_path)
-    assert codes == dict.fromkeys(load_course().exercises(), 0)
-    total = len(load_course().exercises())
+    assert codes == dict.fromkeys(load_course(rules=EXERCISE_RULES).exercises(), 0)
+    total = len(load_course(rules=EXERCISE_RULES).exercises())
     assert f"{total} of {total} exercises passed" in summary and "| read-grad | ✓ |" in summary
 
 
 @pytest.mark.slow
-def test_the_workflow_gives_no_point_for_a_file_not_handed_in_or_wrong(tmp_path):
+def test_the_workflow_gives_no_point_for_a_file_not_handed_in_or_wrong(tmp_path: Path) -> None:
     repo = tmp_path / "student-repo"
     repo.mkdir()
-    exercises = load_course().exercises()
+    exercises = load_course(rules=EXERCISE_RULES).exercises()
     (repo / "read-grad.py").write_text(exercises["read-grad"].solution, encoding="utf-8")
     (repo / "two-backwards.py").write_text(exercises["two-backwards"].starter,
                                            encoding="utf-8")

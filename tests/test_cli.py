@@ -6,22 +6,29 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 from gradtutor import __version__
 from gradtutor import progress as prog
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 COURSE = ["--lessons", str(Path(__file__).parent / "fixtures" / "course")]
 
 
-def saved(cli) -> dict:
-    return json.loads((cli.home / "progress.json").read_text())
+def saved(cli: Cli) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((cli.home / "progress.json").read_text())
+    return data
 
 
-def test_version(cli, capsys):
+def test_version(cli: Cli, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, _ = cli("--version")
     assert code == 0
     assert capsys.readouterr().out == f"gradtutor {__version__}\n"
@@ -29,7 +36,8 @@ def test_version(cli, capsys):
 
 @pytest.mark.parametrize("command", ["start", "list", "show", "quiz", "progress", "reset",
                                      "validate"])
-def test_every_command_has_help_with_an_example(cli, capsys, command):
+def test_every_command_has_help_with_an_example(cli: Cli, capsys: pytest.CaptureFixture[str],
+                                                command: str) -> None:
     code, _, _ = cli(command, "--help")
     assert code == 0
     out = capsys.readouterr().out
@@ -37,7 +45,7 @@ def test_every_command_has_help_with_an_example(cli, capsys, command):
     assert f"gradtutor {command}" in out
 
 
-def test_list_shows_lessons_and_progress(cli):
+def test_list_shows_lessons_and_progress(cli: Cli) -> None:
     code, out, err = cli("list", *COURSE)
     assert (code, err) == (0, "")
     assert "basics" in out and "Gradient basics" in out and "not started" in out
@@ -46,7 +54,7 @@ def test_list_shows_lessons_and_progress(cli):
     assert "step 2 of 5" in out
 
 
-def test_start_walks_a_lesson_by_lines_and_saves_every_step(cli):
+def test_start_walks_a_lesson_by_lines_and_saves_every_step(cli: Cli) -> None:
     code, out, err = cli("start", *COURSE, stdin="n\nn\nq\n")
     assert (code, err) == (0, "")
     assert "step 3 of 5" in out
@@ -54,20 +62,20 @@ def test_start_walks_a_lesson_by_lines_and_saves_every_step(cli):
     assert saved(cli)["lessons"]["basics"]["step"] == "accumulate"
 
 
-def test_start_resumes_where_the_learner_stopped(cli):
+def test_start_resumes_where_the_learner_stopped(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nn\nq\n")
     _, out, _ = cli("start", "basics", *COURSE, stdin="q\n")
     assert "step 3 of 5" in out
     assert "step 1 of 5" not in out
 
 
-def test_end_of_input_quits_and_keeps_the_place(cli):
+def test_end_of_input_quits_and_keeps_the_place(cli: Cli) -> None:
     code, out, _ = cli("start", "basics", *COURSE, stdin="n\n")
     assert code == 0
     assert saved(cli)["lessons"]["basics"]["step"] == "requires-grad"
 
 
-def test_finishing_the_lesson_records_quiz_and_completion(cli):
+def test_finishing_the_lesson_records_quiz_and_completion(cli: Cli) -> None:
     code, out, _ = cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
     assert code == 0
     assert "Your score: 2 of 2" in out
@@ -80,7 +88,7 @@ def test_finishing_the_lesson_records_quiz_and_completion(cli):
     assert "Practising gradients" in out  # the next unfinished lesson
 
 
-def test_a_finished_lesson_offers_review_or_start_over(cli):
+def test_a_finished_lesson_offers_review_or_start_over(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
     _, out, _ = cli("start", "basics", *COURSE, stdin="r\nq\n")
     assert "You have finished Gradient basics." in out
@@ -92,7 +100,7 @@ def test_a_finished_lesson_offers_review_or_start_over(cli):
     assert lesson["best_quiz"]["check"]["score"] == 2
 
 
-def test_a_finished_lesson_offers_the_next_one(cli):
+def test_a_finished_lesson_offers_the_next_one(cli: Cli) -> None:
     """n on a finished lesson's question opens the lesson after it, where that one stands."""
     cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
     cli("start", "second", *COURSE, stdin="n\nq\n")  # the next lesson, at its step 2
@@ -104,7 +112,7 @@ def test_a_finished_lesson_offers_the_next_one(cli):
     assert saved(cli)["lessons"]["basics"]["finished"] is True
 
 
-def test_the_last_lesson_says_so_and_offers_no_next_one(cli):
+def test_the_last_lesson_says_so_and_offers_no_next_one(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
     _, out, _ = cli("list", *COURSE)
     assert "Next: lesson 2, “Practising gradients”: `gradtutor start`" in out
@@ -115,7 +123,7 @@ def test_the_last_lesson_says_so_and_offers_no_next_one(cli):
     assert "Next:" not in out  # every lesson is finished
 
 
-def test_show_says_where_a_lesson_stands_in_the_course(cli):
+def test_show_says_where_a_lesson_stands_in_the_course(cli: Cli) -> None:
     _, out, _ = cli("show", "second", *COURSE)
     assert out.startswith("Lesson 2 of 2; before it: basics “Gradient basics”; after it: "
                           "none.\n")
@@ -124,18 +132,18 @@ def test_show_says_where_a_lesson_stands_in_the_course(cli):
     assert out.startswith("Lesson 1 of 2: Gradient basics ---")  # ... under its header
 
 
-def test_the_walkthrough_header_says_where_the_lesson_stands(cli):
+def test_the_walkthrough_header_says_where_the_lesson_stands(cli: Cli) -> None:
     _, out, _ = cli("start", "second", *COURSE, stdin="q\n")
     assert "Lesson 2 of 2: Practising gradients ---" in out
 
 
-def test_a_course_of_one_lesson_has_no_place_to_tell(cli, tmp_path):
+def test_a_course_of_one_lesson_has_no_place_to_tell(cli: Cli, tmp_path: Path) -> None:
     shutil.copy(Path(COURSE[1]) / "basics.yaml", tmp_path / "basics.yaml")
     _, out, _ = cli("start", "basics", "--lessons", str(tmp_path), stdin="q\n")
     assert "Gradient basics ---" in out and "Lesson 1 of" not in out
 
 
-def test_quiz_alone_scores_without_moving_the_place(cli):
+def test_quiz_alone_scores_without_moving_the_place(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nq\n")
     code, out, _ = cli("quiz", "basics", *COURSE, stdin="a\n\na c\n\n\n")
     assert code == 1  # scored, and not passed
@@ -145,7 +153,7 @@ def test_quiz_alone_scores_without_moving_the_place(cli):
     assert lesson["last_quiz"]["check"]["score"] == 1
 
 
-def test_quiz_on_a_lesson_without_one(cli, tmp_path):
+def test_quiz_on_a_lesson_without_one(cli: Cli, tmp_path: Path) -> None:
     folder = tmp_path / "course"
     folder.mkdir()
     (folder / "l.yaml").write_text(
@@ -157,7 +165,7 @@ def test_quiz_on_a_lesson_without_one(cli, tmp_path):
                    "(hint: `gradtutor list` shows the lessons)\n")
 
 
-def test_show_prints_every_step_without_answers(cli):
+def test_show_prints_every_step_without_answers(cli: Cli) -> None:
     code, out, _ = cli("show", "basics", *COURSE, "--plain")
     assert code == 0
     for n in range(1, 6):
@@ -168,7 +176,7 @@ def test_show_prints_every_step_without_answers(cli):
 
 @pytest.mark.parametrize(("step", "title"), [("2", "Asking for gradients"),
                                              ("wrap-up", "Wrap-up")])
-def test_show_one_step_by_number_or_id(cli, step, title):
+def test_show_one_step_by_number_or_id(cli: Cli, step: str, title: str) -> None:
     code, out, _ = cli("show", "basics", "--step", step, *COURSE)
     assert code == 0
     assert out.splitlines()[1] == title
@@ -191,21 +199,21 @@ def test_show_one_step_by_number_or_id(cli, step, title):
     (["start", "nope"], "gradtutor: error: no lesson 'nope' "
                         "(hint: lessons here: basics, second (see `gradtutor list`))"),
 ])
-def test_user_errors_are_one_line_with_a_hint(cli, args, message):
+def test_user_errors_are_one_line_with_a_hint(cli: Cli, args: list[str], message: str) -> None:
     code, out, err = cli(*args, *COURSE)
     assert code == 2
     assert err == message + "\n"
     assert "Traceback" not in out + err
 
 
-def test_missing_lessons_folder(cli, tmp_path):
+def test_missing_lessons_folder(cli: Cli, tmp_path: Path) -> None:
     code, _, err = cli("list", "--lessons", str(tmp_path / "missing"))
     assert code == 2
     assert err.startswith("gradtutor: error: no such file or folder: ")
     assert err.count("\n") == 1
 
 
-def test_hints_seen_are_still_shown_when_the_learner_comes_back(cli):
+def test_hints_seen_are_still_shown_when_the_learner_comes_back(cli: Cli) -> None:
     _, out, _ = cli("start", "second", *COURSE, stdin="h\nh\nq\n")
     assert "Hint 2 of 3" in out and saved(cli)["lessons"]["second"]["exercises"]["square-grad"][
         "hints"] == 2
@@ -215,7 +223,7 @@ def test_hints_seen_are_still_shown_when_the_learner_comes_back(cli):
     assert "Hint 2 of 3" in out and "Hint 3 of 3" not in out
 
 
-def test_reset_with_yes_forgets_one_lesson(cli):
+def test_reset_with_yes_forgets_one_lesson(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nq\n")
     cli("start", "second", *COURSE, stdin="n\nq\n")
     code, out, _ = cli("reset", "basics", "--yes", *COURSE)
@@ -224,7 +232,7 @@ def test_reset_with_yes_forgets_one_lesson(cli):
     assert set(saved(cli)["lessons"]) == {"second"}
 
 
-def test_reset_asks_on_a_terminal_and_no_keeps_everything(cli):
+def test_reset_asks_on_a_terminal_and_no_keeps_everything(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nq\n")
     code, out, _ = cli("reset", *COURSE, stdin="n\n", tty=True)
     assert code == 0
@@ -235,7 +243,7 @@ def test_reset_asks_on_a_terminal_and_no_keeps_everything(cli):
     assert saved(cli)["lessons"] == {}
 
 
-def test_progress_lists_each_lesson(cli):
+def test_progress_lists_each_lesson(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nn\nq\n")
     code, out, _ = cli("progress", *COURSE)
     assert code == 0
@@ -254,7 +262,8 @@ def test_progress_lists_each_lesson(cli):
 
 
 @pytest.mark.parametrize("width", [60, 80])
-def test_progress_shows_exercises_solved_and_the_quiz_score_in_short_lines(cli, width):
+def test_progress_shows_exercises_solved_and_the_quiz_score_in_short_lines(cli: Cli,
+                                                                           width: int) -> None:
     cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na\n\n\n\n")  # 1 of 2: not passed
     seed(cli, lambda p: prog.record_check(p, "second", "square-grad", True, "t"))
     code, out, _ = cli("progress", *COURSE, width=width)
@@ -265,13 +274,13 @@ def test_progress_shows_exercises_solved_and_the_quiz_score_in_short_lines(cli, 
     assert all(len(line) <= width for line in lines[:-2])  # all but the path of the file
 
 
-def seed(cli, change) -> None:
+def seed(cli: Cli, change: Callable[[prog.Progress], prog.Progress]) -> None:
     from gradtutor.store import ProgressStore
 
     ProgressStore(cli.home, lambda line: None).update(change)
 
 
-def test_quiz_exits_1_when_not_passed_and_0_when_passed(cli):
+def test_quiz_exits_1_when_not_passed_and_0_when_passed(cli: Cli) -> None:
     code, out, _ = cli("quiz", "basics", *COURSE, stdin="a\n\na c\n\n\n")
     assert code == 1
     assert "Not passed yet" in out and "Question 1: What does" in out
@@ -281,14 +290,14 @@ def test_quiz_exits_1_when_not_passed_and_0_when_passed(cli):
     assert "Passed" in out and "Missed:" not in out
 
 
-def test_quiz_quit_on_its_score_screen_is_scored_and_says_nothing_false(cli):
+def test_quiz_quit_on_its_score_screen_is_scored_and_says_nothing_false(cli: Cli) -> None:
     code, out, _ = cli("quiz", "basics", *COURSE, stdin="b\n\na c\n\nq\n")
     assert code == 0
     assert "no score was saved" not in out
     assert saved(cli)["lessons"]["basics"]["last_quiz"]["check"]["score"] == 2
 
 
-def test_a_quiz_left_half_done_goes_on_from_there_in_start_and_in_quiz(cli):
+def test_a_quiz_left_half_done_goes_on_from_there_in_start_and_in_quiz(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\nq\n")  # question 1 answered
     assert saved(cli)["lessons"]["basics"]["quiz_answers"] == {"check": ["b"]}
     code, out, _ = cli("quiz", "basics", *COURSE, stdin="q\n")
@@ -302,7 +311,7 @@ def test_a_quiz_left_half_done_goes_on_from_there_in_start_and_in_quiz(cli):
     assert lesson["quiz_answers"] == {} and lesson["last_quiz"]["check"]["score"] == 2
 
 
-def test_a_finished_lesson_offers_to_continue_at_the_saved_step(cli):
+def test_a_finished_lesson_offers_to_continue_at_the_saved_step(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
     _, out, _ = cli("start", "basics", *COURSE, stdin="r\nn\nq\n")
     assert "  c  continue at step 5 of 5" in out  # where the lesson was finished
@@ -315,7 +324,7 @@ def test_a_finished_lesson_offers_to_continue_at_the_saved_step(cli):
     assert saved(cli)["lessons"]["basics"]["finished"] is True
 
 
-def test_a_passed_exercise_says_so_on_coming_back(cli):
+def test_a_passed_exercise_says_so_on_coming_back(cli: Cli) -> None:
     seed(cli, lambda p: prog.record_check(p, "second", "square-grad", True, "t"))
     code, out, _ = cli("start", "second", *COURSE, stdin="q\n")
     assert code == 0
@@ -323,7 +332,7 @@ def test_a_passed_exercise_says_so_on_coming_back(cli):
     assert "Not checked yet" not in out
 
 
-def test_corrupt_progress_gives_one_warning_and_carries_on(cli):
+def test_corrupt_progress_gives_one_warning_and_carries_on(cli: Cli) -> None:
     cli.home.mkdir(parents=True)
     (cli.home / "progress.json").write_text("{oops")
     code, out, err = cli("list", *COURSE)
@@ -336,11 +345,11 @@ def test_corrupt_progress_gives_one_warning_and_carries_on(cli):
 
 
 @pytest.mark.slow
-def test_validate_the_shipped_course_proves_every_exercise(cli):
+def test_validate_the_shipped_course_proves_every_exercise(cli: Cli) -> None:
     code, out, err = cli("validate")
     assert code == 0, err
     # how many proofs, then a line as each lesson file's proofs begin: a log shows progress
-    lessons = len(load_course().lessons)
+    lessons = len(load_course(rules=EXERCISE_RULES).lessons)
     lines = err.splitlines()
     assert len(lines) == 1 + lessons, err
     assert lines[0].startswith("running ")
@@ -348,7 +357,8 @@ def test_validate_the_shipped_course_proves_every_exercise(cli):
     assert out.startswith(f"[OK] {lessons} lessons OK (") and "proofs passed" in out
 
 
-def test_validate_reports_every_problem_then_a_summary(cli, tmp_path, monkeypatch):
+def test_validate_reports_every_problem_then_a_summary(cli: Cli, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.yaml").write_text(
         "id: bad\ntitle: T\nsumary: S\norder: 1\nsteps:\n"
@@ -365,7 +375,9 @@ def test_validate_reports_every_problem_then_a_summary(cli, tmp_path, monkeypatc
     ]
 
 
-def test_a_broken_lesson_folder_stops_start_with_located_problems(cli, tmp_path, monkeypatch):
+def test_a_broken_lesson_folder_stops_start_with_located_problems(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "x.yaml").write_text("id: x\ntitle: [unclosed\n")
     code, _, err = cli("start", "--lessons", ".")
@@ -374,10 +386,11 @@ def test_a_broken_lesson_folder_stops_start_with_located_problems(cli, tmp_path,
     assert "Traceback" not in err
 
 
-def test_internal_errors_are_one_line_unless_debug(cli, monkeypatch):
+def test_internal_errors_are_one_line_unless_debug(cli: Cli,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from gradtutor.lessons import course
 
-    def broken(*_args):
+    def broken(*_args: object, **_kwargs: object) -> NoReturn:
         raise RuntimeError("boom")
 
     monkeypatch.setattr("gradtutor.cli.load_course", broken)
@@ -390,7 +403,7 @@ def test_internal_errors_are_one_line_unless_debug(cli, monkeypatch):
     assert course.load_course is not broken
 
 
-def test_python_dash_m_runs_the_same_cli(tmp_path):
+def test_python_dash_m_runs_the_same_cli(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "gradtutor", "show", "nope"],
                             capture_output=True, text=True, timeout=60,
                             env={"GRADTUTOR_HOME": str(tmp_path), "PATH": "",
@@ -401,7 +414,7 @@ def test_python_dash_m_runs_the_same_cli(tmp_path):
 
 # --- the command line a newcomer types --------------------------------------------------------
 
-def test_bare_gradtutor_says_where_to_start_and_the_main_commands(cli):
+def test_bare_gradtutor_says_where_to_start_and_the_main_commands(cli: Cli) -> None:
     code, out, err = cli()
     assert (code, err) == (0, "")
     lines = out.splitlines()
@@ -415,7 +428,8 @@ def test_bare_gradtutor_says_where_to_start_and_the_main_commands(cli):
 
 
 @pytest.mark.parametrize("where", ["before", "after"])
-def test_options_for_every_command_work_before_or_after_it(cli, tmp_path, where):
+def test_options_for_every_command_work_before_or_after_it(cli: Cli, tmp_path: Path,
+                                                           where: str) -> None:
     (tmp_path / "square-grad.py").write_text("def square_grad(x):\n    return None\n")
     options = [*COURSE, "--workspace", str(tmp_path), "--plain"]
     argv = [*options, "check", "square-grad"] if where == "before" else [
@@ -428,19 +442,21 @@ def test_options_for_every_command_work_before_or_after_it(cli, tmp_path, where)
     assert code == 2
 
 
-def test_the_later_of_two_lessons_options_counts(cli, tmp_path):
+def test_the_later_of_two_lessons_options_counts(cli: Cli, tmp_path: Path) -> None:
     code, out, _ = cli("--lessons", str(tmp_path / "nowhere"), "list", *COURSE)
     assert code == 0 and "Gradient basics" in out
 
 
-def test_an_option_a_command_has_no_use_for_is_accepted_and_changes_nothing(cli, tmp_path):
+def test_an_option_a_command_has_no_use_for_is_accepted_and_changes_nothing(cli: Cli,
+                                                                            tmp_path: Path) -> None:
     expected = cli("list", *COURSE)
     assert cli("list", *COURSE, "--workspace", str(tmp_path)) == expected
     assert cli("--workspace", str(tmp_path), "list", *COURSE) == expected
 
 
-def test_debug_after_the_command_shows_the_traceback_too(cli, monkeypatch):
-    def broken(*_args):
+def test_debug_after_the_command_shows_the_traceback_too(cli: Cli,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_args: object, **_kwargs: object) -> NoReturn:
         raise RuntimeError("boom")
 
     monkeypatch.setattr("gradtutor.cli.load_course", broken)
@@ -449,7 +465,9 @@ def test_debug_after_the_command_shows_the_traceback_too(cli, monkeypatch):
 
 
 @pytest.mark.parametrize("command", [[], ["list"], ["watch"]])
-def test_help_lists_the_options_for_every_command_in_their_own_panel(cli, capsys, command):
+def test_help_lists_the_options_for_every_command_in_their_own_panel(
+    cli: Cli, capsys: pytest.CaptureFixture[str], command: list[str],
+) -> None:
     code, _, _ = cli(*command, "--help")
     assert code == 0
     out = capsys.readouterr().out
@@ -466,16 +484,19 @@ def error_lines(width: int, *argv: str, lang: dict[str, str] | None = None) -> l
     from gradtutor.cli import run
     from gradtutor.env import Environment
 
-    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+    stderr = io.StringIO()
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=stderr,
                       environ=lang or {}, stdin_tty=False, stdout_tty=False, stderr_tty=True,
                       width=width)
     assert run(list(argv), env) == 2
-    return env.stderr.getvalue().splitlines()  # type: ignore[attr-defined]
+    return stderr.getvalue().splitlines()
 
 
 @pytest.mark.parametrize("width", [60, 80])
 @pytest.mark.parametrize("lang", [{}, {"GRADTUTOR_LANG": "zh"}])
-def test_errors_on_a_terminal_wrap_between_words_never_inside_a_command(width, lang):
+def test_errors_on_a_terminal_wrap_between_words_never_inside_a_command(
+    width: int, lang: dict[str, str],
+) -> None:
     from rich.cells import cell_len
 
     argv = ["check", "order-the-loop", "--workspace", "/no/such/folder"]
@@ -489,7 +510,7 @@ def test_errors_on_a_terminal_wrap_between_words_never_inside_a_command(width, l
         assert "`optimizer.zero_grad()`," in words and "/no/such/folder/order-the-loop.txt" in words
 
 
-def test_piped_output_is_plain_and_its_lines_end_without_spaces(cli, tmp_path):
+def test_piped_output_is_plain_and_its_lines_end_without_spaces(cli: Cli, tmp_path: Path) -> None:
     code, out, _ = cli("start", "basics", *COURSE, stdin="n\nq\n")
     assert code == 0 and "step 2 of 5" in out
     assert not any("\u2500" <= char <= "\u259f" for char in out)  # no box drawing, no bars
@@ -501,7 +522,7 @@ def test_piped_output_is_plain_and_its_lines_end_without_spaces(cli, tmp_path):
     assert all(line == line.rstrip() for line in out.splitlines())
 
 
-def test_bare_gradtutor_and_options_before_the_command_in_a_real_process(tmp_path):
+def test_bare_gradtutor_and_options_before_the_command_in_a_real_process(tmp_path: Path) -> None:
     course = str(Path(__file__).parent / "fixtures" / "course")
     environ = {**__import__("os").environ, "GRADTUTOR_HOME": str(tmp_path),
                "GRADTUTOR_LANG": "en"}
@@ -516,8 +537,9 @@ def test_bare_gradtutor_and_options_before_the_command_in_a_real_process(tmp_pat
     assert "Gradient basics" in listed.stdout
 
 
-def test_a_rebinding_update_is_explained_without_pytorch_internals_or_repeated_skips(cli,
-                                                                                      tmp_path):
+def test_a_rebinding_update_is_explained_without_pytorch_internals_or_repeated_skips(
+    cli: Cli, tmp_path: Path,
+) -> None:
     # `w = w - lr * w.grad` reads .grad of a non-leaf: PyTorch warns from its C++ core
     (tmp_path / "manual-sgd.py").write_text(
         "def manual_sgd(w, loss_fn, batches, lr):\n"
@@ -541,7 +563,7 @@ def test_a_rebinding_update_is_explained_without_pytorch_internals_or_repeated_s
                       "per-batch-gradient": "skip", "update": "skip"}
 
 
-def test_an_update_through_dot_data_passes_with_a_note(cli, tmp_path):
+def test_an_update_through_dot_data_passes_with_a_note(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "manual-sgd.py").write_text(
         "def manual_sgd(w, loss_fn, batches, lr):\n"
         "    for batch in batches:\n"

@@ -8,13 +8,17 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from narrowing import step_as
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.env import Environment
 from gradtutor.i18n import CatalogError, Untranslated, load_catalog
 from gradtutor.lessons.course import default_lessons_dir, load_course
 from gradtutor.lessons.load import load_lesson
+from gradtutor.lessons.model import Slide
 from gradtutor.lessons.translate import FieldKey, fingerprint, lesson_texts, load_translation
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
@@ -37,7 +41,7 @@ CHINESE = {
 def write_translation(folder: Path, texts: dict[FieldKey, str], lesson_file: str = "basics.yaml",
                       language: str = "zh-CN") -> Path:
     """A translation file of `texts`, each fingerprinted from the lesson's English as it is."""
-    lesson = load_lesson(folder / lesson_file)
+    lesson = load_lesson(folder / lesson_file, EXERCISE_RULES)
     english = dict(lesson_texts(lesson))
     lines = [f"translates: {lesson.id}", f"language: {language}"]
     lesson_part = [key for key in texts if key.step is None]
@@ -78,12 +82,12 @@ class Run:
                  stdin: str = "") -> tuple[int, str, str]:
         from gradtutor.cli import run
 
-        env = Environment(stdin=io.StringIO(stdin), stdout=io.StringIO(),
-                          stderr=io.StringIO(),
+        stdout, stderr = io.StringIO(), io.StringIO()
+        env = Environment(stdin=io.StringIO(stdin), stdout=stdout, stderr=stderr,
                           environ={"GRADTUTOR_HOME": str(self.home), **(environ or {})},
                           stdin_tty=False, stdout_tty=False, width=80, utf8=utf8)
         code = run(list(argv), env)
-        return code, env.stdout.getvalue(), env.stderr.getvalue()  # type: ignore[attr-defined]
+        return code, stdout.getvalue(), stderr.getvalue()
 
 
 @pytest.fixture
@@ -91,9 +95,10 @@ def gt(tmp_path: Path) -> Run:
     return Run(tmp_path / "home")
 
 
-def show_welcome(gt: Run, course: Path, *lang: str, **kwargs: object) -> tuple[int, str, str]:
+def show_welcome(gt: Run, course: Path, *lang: str, environ: dict[str, str] | None = None,
+                 utf8: bool = True) -> tuple[int, str, str]:
     return gt("show", "basics", "--step", "1", "--plain", "--lessons", str(course), *lang,
-              **kwargs)  # type: ignore[arg-type]
+              environ=environ, utf8=utf8)
 
 
 ZH_WELCOME = "张量可以记录对它们做过的运算。"
@@ -171,27 +176,28 @@ def test_the_shipped_grad_lesson_shows_in_chinese(gt: Run) -> None:
     lessons = default_lessons_dir()
     translation, problems = load_translation(lessons / "grad.yaml", "zh-CN")
     assert problems == [] and translation is not None
-    grad = load_lesson(lessons / "grad.yaml")
+    grad = load_lesson(lessons / "grad.yaml", EXERCISE_RULES)
     first = grad.steps[0].id
     title = translation.entries[FieldKey(first, "title")].text
     assert title and CJK.search(title)
     code, out, err = gt("show", "grad", "--lang", "zh", "--plain", "--step", "1")
     assert (code, err) == (0, "")
-    assert title in out and translation.entries[FieldKey(None, "title")].text in out
+    lesson_title = translation.entries[FieldKey(None, "title")].text
+    assert title in out and lesson_title is not None and lesson_title in out
     body_start = (translation.entries[FieldKey(first, "body")].text or "").split("：")[0]
     assert CJK.search(body_start) and body_start in out
 
 
 def test_a_text_without_translation_shows_in_english_and_is_untranslated(gt: Run,
                                                                          course: Path) -> None:
-    lesson = load_course(course, "zh-CN").find("basics")
-    slide = lesson.steps[1]
+    lesson = load_course(course, "zh-CN", rules=EXERCISE_RULES).find("basics")
+    slide = step_as(lesson, 1, Slide)
     assert slide.title == "请求梯度" and not isinstance(slide.title, Untranslated)
     assert slide.body == "Set `requires_grad=True` to track a tensor."
     assert isinstance(slide.body, Untranslated)
     assert not isinstance(lesson.title, Untranslated) and lesson.title == "梯度基础"
     # code is never translated, and never marked
-    assert not isinstance(slide.code, Untranslated)  # type: ignore[union-attr]
+    assert not isinstance(slide.code, Untranslated)
     code, out, err = gt("show", "basics", "--step", "2", "--plain", "--lessons", str(course),
                         "--lang", "zh")
     assert (code, err) == (0, "")
@@ -202,7 +208,7 @@ def test_english_never_reads_a_translation(gt: Run, course: Path) -> None:
     (course / "zh-CN" / "basics.yaml").write_text("translates: [\n", encoding="utf-8")
     code, out, err = show_welcome(gt, course)
     assert (code, err) == (0, "") and EN_WELCOME in out
-    lesson = load_course(course).find("basics")
+    lesson = load_course(course, rules=EXERCISE_RULES).find("basics")
     assert not any(isinstance(text, Untranslated) for _, text in lesson_texts(lesson))
 
 
@@ -216,7 +222,7 @@ def test_a_broken_translation_warns_with_its_line_and_the_lesson_shows_in_englis
     assert err.count("\n") == 1
     # the warning is in the interface's Chinese; the author's problem stays English
     assert re.search(r"^警告：.*zh-CN/basics\.yaml:\d+:\d+: unknown key 'txt'", err), err
-    lesson = load_course(course, "zh-CN").find("basics")
+    lesson = load_course(course, "zh-CN", rules=EXERCISE_RULES).find("basics")
     assert all(isinstance(text, Untranslated) for _, text in lesson_texts(lesson))
     code, _, err = gt("validate", str(course), "--no-run")
     assert code == 2 and re.search(r"zh-CN/basics\.yaml:\d+:\d+: unknown key 'txt'", err)
@@ -225,7 +231,8 @@ def test_a_broken_translation_warns_with_its_line_and_the_lesson_shows_in_englis
 def test_translations_are_never_loaded_as_lessons(gt: Run, course: Path) -> None:
     code, out, err = gt("list", "--lessons", str(course), "--lang", "zh")
     assert (code, err) == (0, "") and "梯度基础" in out
-    assert load_course(course).lessons[0].id == "basics" and len(load_course(course).lessons) == 1
+    lessons = load_course(course, rules=EXERCISE_RULES).lessons
+    assert lessons[0].id == "basics" and len(lessons) == 1
 
 
 # --- progress is the same in every language ---------------------------------------------------
@@ -322,7 +329,7 @@ def test_validate_lists_missing_texts_field_by_field(gt: Run, course: Path) -> N
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0] == "[OK] 1 lesson OK (5 steps)"
-    total = sum(1 for _ in lesson_texts(load_lesson(course / "basics.yaml")))
+    total = sum(1 for _ in lesson_texts(load_lesson(course / "basics.yaml", EXERCISE_RULES)))
     assert re.search(rf"zh-CN/basics\.yaml: zh-CN translation of lesson 'basics': "
                      rf"{len(CHINESE)} of {total} texts translated \({total - len(CHINESE)} "
                      rf"missing\)$", lines[1])
@@ -365,7 +372,8 @@ def test_validate_finds_stale_translations_after_the_english_changed(gt: Run,
     # and the learner sees the new English, marked, instead of the old translation
     code, out, _ = show_welcome(gt, course, "--lang", "zh")
     assert "every operation" in out and ZH_WELCOME not in out
-    body = load_course(course, "zh-CN").find("basics").steps[0].body  # type: ignore[union-attr]
+    body = step_as(load_course(course, "zh-CN", rules=EXERCISE_RULES).find("basics"), 0,
+                   Slide).body
     assert isinstance(body, Untranslated)
 
 
@@ -386,7 +394,7 @@ def test_validate_names_a_translation_without_its_lesson(gt: Run, course: Path) 
 
 
 def test_validate_of_a_complete_translation_says_so(gt: Run, course: Path) -> None:
-    lesson = load_lesson(course / "basics.yaml")
+    lesson = load_lesson(course / "basics.yaml", EXERCISE_RULES)
     write_translation(course, {key: f"译：{text}" for key, text in lesson_texts(lesson)})
     code, out, _ = gt("validate", str(course), "--no-run")
     assert code == 0
@@ -442,7 +450,7 @@ def test_click_usage_errors_are_said_in_chinese_too(gt: Run, course: Path, argv:
 
 
 @pytest.mark.parametrize("how", [{"argv": ("--lang", "zh")}, {"environ": {"GRADTUTOR_LANG": "zh"}}])
-def test_bare_gradtutor_in_chinese(gt: Run, how: dict) -> None:
+def test_bare_gradtutor_in_chinese(gt: Run, how: dict[str, Any]) -> None:
     code, out, err = gt(*how.get("argv", ()), environ=how.get("environ"))
     assert (code, err) == (0, "")
     assert "从这里开始：  gradtutor start" in out

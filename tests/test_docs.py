@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "authoring.md"
 
 
 @pytest.mark.slow
-def test_the_authoring_guide_example_validates(cli, tmp_path):
+def test_the_authoring_guide_example_validates(cli: Cli, tmp_path: Path) -> None:
     blocks = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
     folder = tmp_path / "my-course"
     folder.mkdir()
@@ -22,7 +26,8 @@ def test_the_authoring_guide_example_validates(cli, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_broken_reference_solution_fails_validate(cli, tmp_path, monkeypatch):
+def test_a_broken_reference_solution_fails_validate(cli: Cli, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     blocks = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
     broken = (blocks[0] + blocks[1]).replace(
         "          total = w.grad\n          return first, total\n    hints",

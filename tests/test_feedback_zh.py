@@ -23,8 +23,9 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from gradtutor.checking.checkers import judge_of
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.feedback import joined, listed
-from gradtutor.checking.outcome import WorkerRun, decide, source_problem
+from gradtutor.checking.outcome import Judge, WorkerRun, decide, source_problem
 from gradtutor.checking.parsons import grade, grade_file, grade_text
 from gradtutor.checking.protocol import (
     WorkerExit,
@@ -33,7 +34,7 @@ from gradtutor.checking.protocol import (
     sys_exit,
     wrong_arity,
 )
-from gradtutor.checking.verdict import Check, Table, Verdict, overall, say, to_json
+from gradtutor.checking.verdict import Check, CheckStatus, Table, Verdict, overall, say, to_json
 from gradtutor.i18n import ENGLISH, Msg, load_catalog, msg, translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
@@ -206,6 +207,7 @@ def test_numbers_names_and_tracebacks_stay_as_the_run_gave_them() -> None:
 
 def test_a_judge_that_breaks_or_says_nothing_is_explained_in_chinese() -> None:
     data = run(results(EXPECTED, {"type": "observed", "observed": [{}, {}]}))
+    judge: Judge
     for judge in (broken, lambda *_: []):
         checks = decide(data, judge, function="read_grad", timeout=10, startup_allowance=30,
                         results_cap=1024**2)
@@ -231,7 +233,7 @@ def test_a_problem_the_worker_never_sends_is_an_unreadable_result() -> None:
 def parsons_verdicts() -> list[Verdict]:
     """Wrong answers of every kind, on every Parsons step of the shipped course."""
     found = []
-    for step in parsons_steps(load_course().lessons).values():
+    for step in parsons_steps(load_course(rules=EXERCISE_RULES).lessons).values():
         start = list(initial_order(step))
         found += [grade(step, start), grade(step, []), grade(step, start + start[:1]),
                   grade(step, start[1:]), grade(step, [*start, "no-such-line"]),
@@ -252,7 +254,7 @@ def test_every_parsons_verdict_speaks_chinese() -> None:
 
 
 def test_a_line_out_of_place_is_named_in_chinese_with_its_code() -> None:
-    step = parsons_steps(load_course().lessons)["order-the-loop"]
+    step = parsons_steps(load_course(rules=EXERCISE_RULES).lessons)["order-the-loop"]
     order = ("zero", "forward", "loss", "step", "backward")
     failed = grade(step, order).checks[1]
     said = ZH(failed.message)
@@ -321,15 +323,17 @@ def test_neutralise_verdict_keeps_messages_hints_and_evidence_translatable() -> 
 def failing_verdict(lang: str = "en") -> Verdict:
     """read-grad judged as the tutor judges it, in the course as `lang` shows it, on a run
     where backward ran twice and the function returned zeros."""
-    step = load_course(lang=lang).find_exercise("read-grad")
+    step = load_course(lang=lang, rules=EXERCISE_RULES).find_exercise("read-grad")
     case = {"w": [1.0, 2.0], "loss": "squares"}
     reference = {"grad": [2.0, 4.0], "loss": 5.0, "solution": {
         "returned": [2.0, 4.0], "returned_is_grad": True, "grad_after": [2.0, 4.0],
-        "events": [{"event": "accumulate", "grad": [2.0, 4.0]}], "returns_backward": False}}
+        "events": [{"event": "accumulate", "grad": [2.0, 4.0]}], "returns_backward": False,
+        "loss_calls": 1}}
+    # two backward passes without retain_graph: two calls of loss_fn, each a graph of its own
     seen = {"returned": [0.0, 0.0], "returned_is_grad": False, "grad_after": [4.0, 8.0],
             "events": [{"event": "accumulate", "grad": [2.0, 4.0]},
                        {"event": "accumulate", "grad": [4.0, 8.0]}],
-            "returns_backward": False}
+            "returns_backward": False, "loss_calls": 2}
     checks = tuple(judge_of(step)([case], [reference], [seen]))
     return Verdict("read-grad", overall(checks), checks, seed=7, duration_ms=12)
 
@@ -360,9 +364,10 @@ def test_data_that_reads_like_a_message_is_not_translated() -> None:
 # --- the screens -----------------------------------------------------------------------------
 
 def shown(renderable: Any, width: int = 60) -> str:
-    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=False, color_system=None)
     console.print(renderable)
-    return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
+    return buffer.getvalue()
 
 
 @pytest.mark.parametrize("plain", [True, False])
@@ -383,8 +388,8 @@ def test_the_check_screen_speaks_chinese_within_60_columns(plain: bool) -> None:
 
 
 def test_the_check_screen_names_every_status_in_chinese() -> None:
-    statuses = ["pass", "fail", "error", "timeout", "skip"]
-    checks = tuple(Check(f"c-{s}", s, msg("not run")) for s in statuses)  # type: ignore[arg-type]
+    statuses: list[CheckStatus] = ["pass", "fail", "error", "timeout", "skip"]
+    checks = tuple(Check(f"c-{s}", s, msg("not run")) for s in statuses)
     out = shown(verdict_view(Verdict("x", "timeout", checks, 0, 0, output="hi\n",
                                      output_truncated=True), Look(plain=True, tr=ZH)), 100)
     for word in ("c-pass：通过", "c-fail：未通过", "c-error：出错", "c-timeout：超时",
@@ -395,7 +400,7 @@ def test_the_check_screen_names_every_status_in_chinese() -> None:
 def test_the_exercise_screen_speaks_chinese(tmp_path: Path) -> None:
     from gradtutor.ui.exercise_view import exercise_body
 
-    step = load_course().find_exercise("read-grad")
+    step = load_course(rules=EXERCISE_RULES).find_exercise("read-grad")
     assert isinstance(step, Exercise)
     look = Look(plain=True, tr=ZH)
     fresh = shown(exercise_body(step, ExerciseView(), tmp_path / "read-grad.py", look), 100)

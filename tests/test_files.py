@@ -9,16 +9,24 @@ import shutil
 import socket
 import sys
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from narrowing import step_as
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import GradtutorError
 from gradtutor.files import FileTooLarge, NotAFile, read_capped
 from gradtutor.lessons import cache
 from gradtutor.lessons.load import load_lesson_file
+from gradtutor.lessons.model import Exercise
 from gradtutor.watching import FileWatch
 from gradtutor.workspace import read_exercise_file
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="named pipes and /dev are POSIX")
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
@@ -30,7 +38,7 @@ def fifo(path: Path) -> Path:
     return path
 
 
-def peak_bytes_while(action) -> int:
+def peak_bytes_while(action: Callable[[], object]) -> int:
     tracemalloc.start()
     try:
         action()
@@ -42,7 +50,7 @@ def peak_bytes_while(action) -> int:
     return peak
 
 
-def test_a_regular_file_is_read_whole_up_to_its_cap(tmp_path):
+def test_a_regular_file_is_read_whole_up_to_its_cap(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"x" * 100)
     assert read_capped(path, 100) == b"x" * 100
@@ -53,7 +61,7 @@ def test_a_regular_file_is_read_whole_up_to_its_cap(tmp_path):
 
 
 @POSIX
-def test_a_named_pipe_is_refused_at_once_with_one_line(tmp_path, no_hang):
+def test_a_named_pipe_is_refused_at_once_with_one_line(tmp_path: Path, no_hang: None) -> None:
     path = fifo(tmp_path / "answer.py")
     with pytest.raises(NotAFile) as raised:
         read_exercise_file(path)
@@ -62,13 +70,13 @@ def test_a_named_pipe_is_refused_at_once_with_one_line(tmp_path, no_hang):
     assert raised.value.hint == "name the file with your answer"
 
 
-def test_a_folder_is_refused(tmp_path):
+def test_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(NotAFile, match="it is a folder, not a regular file"):
         read_capped(tmp_path, 100)
 
 
 @POSIX
-def test_a_socket_is_refused(tmp_path):
+def test_a_socket_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s"
     server = socket.socket(socket.AF_UNIX)
     try:
@@ -80,7 +88,7 @@ def test_a_socket_is_refused(tmp_path):
 
 
 @POSIX
-def test_a_workspace_file_linked_to_dev_zero_is_never_read(tmp_path):
+def test_a_workspace_file_linked_to_dev_zero_is_never_read(tmp_path: Path) -> None:
     path = tmp_path / "read-grad.py"
     path.symlink_to("/dev/zero")
     peak = peak_bytes_while(lambda: read_exercise_file(path))
@@ -89,16 +97,16 @@ def test_a_workspace_file_linked_to_dev_zero_is_never_read(tmp_path):
     assert peak < 1024**2
 
 
-def test_a_1_gib_workspace_file_is_judged_without_being_read(tmp_path):
+def test_a_1_gib_workspace_file_is_judged_without_being_read(tmp_path: Path) -> None:
     from gradtutor.checking.runner import run_check
     from gradtutor.lessons.load import load_lesson
 
-    exercise = load_lesson(COURSE / "second.yaml").steps[0]
+    exercise = step_as(load_lesson(COURSE / "second.yaml", EXERCISE_RULES), 0, Exercise)
     path = tmp_path / "square-grad.py"
     with open(path, "wb") as handle:  # sparse: 1 GiB long, no disk used
         handle.truncate(1024**3)
     peak = peak_bytes_while(lambda: read_exercise_file(path))
-    verdict = run_check(exercise, path, seed=1)  # type: ignore[arg-type]
+    verdict = run_check(exercise, path, seed=1)
     assert verdict.status == "error"
     assert verdict.checks[0].message == ("Your file is 1024.0 MiB, more than the 1024 KiB a "
                                          "check accepts.")
@@ -106,7 +114,7 @@ def test_a_1_gib_workspace_file_is_judged_without_being_read(tmp_path):
 
 
 @LINUX
-def test_a_file_that_says_it_is_empty_is_still_cut_at_its_cap(tmp_path):
+def test_a_file_that_says_it_is_empty_is_still_cut_at_its_cap(tmp_path: Path) -> None:
     # /proc files claim a size of 0: the cap must hold while reading, not only before
     assert os.stat("/proc/self/maps").st_size == 0
     with pytest.raises(FileTooLarge):
@@ -114,20 +122,20 @@ def test_a_file_that_says_it_is_empty_is_still_cut_at_its_cap(tmp_path):
 
 
 @POSIX
-def test_a_lesson_file_that_is_a_pipe_is_one_located_problem(tmp_path, no_hang):
+def test_a_lesson_file_that_is_a_pipe_is_one_located_problem(tmp_path: Path, no_hang: None) -> None:
     path = fifo(tmp_path / "extra.yaml")
-    lesson, problems = load_lesson_file(path)
+    lesson, problems = load_lesson_file(path, EXERCISE_RULES)
     assert lesson is None
     assert [p.message for p in problems] == [
         "it is a named pipe (FIFO), not a regular file; name a lesson file"]
 
 
-def test_a_lesson_file_too_large_is_refused_unread(tmp_path):
+def test_a_lesson_file_too_large_is_refused_unread(tmp_path: Path) -> None:
     path = tmp_path / "huge.yaml"
     with open(path, "wb") as handle:
         handle.truncate(1024**3)
-    peak = peak_bytes_while(lambda: load_lesson_file(path))
-    lesson, problems = load_lesson_file(path)
+    peak = peak_bytes_while(lambda: load_lesson_file(path, EXERCISE_RULES))
+    lesson, problems = load_lesson_file(path, EXERCISE_RULES)
     assert lesson is None
     assert [p.message for p in problems] == [
         "the file is 1073741824 bytes; lessons are limited to 2000000"]
@@ -135,20 +143,23 @@ def test_a_lesson_file_too_large_is_refused_unread(tmp_path):
 
 
 @POSIX
-def test_a_cache_entry_that_is_a_pipe_is_a_miss_and_is_replaced(tmp_path, monkeypatch,
-                                                                  no_hang):
+def test_a_cache_entry_that_is_a_pipe_is_a_miss_and_is_replaced(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                no_hang: None) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
     copy = tmp_path / "basics.yaml"
     shutil.copy(COURSE / "basics.yaml", copy)
     entry = cache._entry(copy.read_text(encoding="utf-8"))
     entry.parent.mkdir(parents=True)
     fifo(entry)
-    lesson, problems = load_lesson_file(copy)
+    lesson, problems = load_lesson_file(copy, EXERCISE_RULES)
     assert lesson is not None and problems == []
     assert entry.is_file()  # the cache wrote a real entry over the pipe
 
 
-def test_a_killed_cache_write_leaves_no_file_behind_after_the_next(tmp_path, monkeypatch):
+def test_a_killed_cache_write_leaves_no_file_behind_after_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
     folder = cache.cache_dir()
     folder.mkdir(parents=True)
@@ -159,13 +170,13 @@ def test_a_killed_cache_write_leaves_no_file_behind_after_the_next(tmp_path, mon
         path.write_text("{")
     os.utime(old, (0, 0))
     os.utime(other, (0, 0))
-    load_lesson_file(COURSE / "basics.yaml")
+    load_lesson_file(COURSE / "basics.yaml", EXERCISE_RULES)
     assert not old.exists()
     assert fresh.exists() and other.exists()
 
 
 @POSIX
-def test_watching_a_pipe_does_not_hang(tmp_path, no_hang):
+def test_watching_a_pipe_does_not_hang(tmp_path: Path, no_hang: None) -> None:
     path = fifo(tmp_path / "square-grad.py")
     seen: list[str] = []
     watch = FileWatch(path, seen.append, use_events=False, poll_s=0.01)
@@ -174,7 +185,8 @@ def test_watching_a_pipe_does_not_hang(tmp_path, no_hang):
     assert seen == []
 
 
-def test_an_order_file_of_1_gib_is_a_file_error_verdict_read_unread(cli, tmp_path):
+def test_an_order_file_of_1_gib_is_a_file_error_verdict_read_unread(cli: Cli,
+                                                                    tmp_path: Path) -> None:
     answer = tmp_path / "order.txt"
     with open(answer, "wb") as handle:
         handle.truncate(1024**3)
@@ -187,7 +199,8 @@ def test_an_order_file_of_1_gib_is_a_file_error_verdict_read_unread(cli, tmp_pat
 
 
 @POSIX
-def test_a_lesson_opens_and_checks_with_a_pipe_as_the_workspace_file(cli, tmp_path, no_hang):
+def test_a_lesson_opens_and_checks_with_a_pipe_as_the_workspace_file(cli: Cli, tmp_path: Path,
+                                                                     no_hang: None) -> None:
     folder = tmp_path / "ws"
     folder.mkdir()
     path = fifo(folder / "square-grad.py")
@@ -202,14 +215,14 @@ def test_a_lesson_opens_and_checks_with_a_pipe_as_the_workspace_file(cli, tmp_pa
 
 
 @POSIX
-def test_a_file_swapped_for_a_pipe_after_it_was_looked_at_is_caught(tmp_path, monkeypatch,
-                                                                    no_hang):
-    import gradtutor.files as files
-
+def test_a_file_swapped_for_a_pipe_after_it_was_looked_at_is_caught(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    no_hang: None) -> None:
     regular = tmp_path / "regular"
     regular.write_text("x")
     path = fifo(tmp_path / "answer.py")
     looked_at = os.stat(regular)
-    monkeypatch.setattr(files.os, "stat", lambda p: looked_at)  # the look saw a regular file
+    # the look saw a regular file
+    monkeypatch.setattr("gradtutor.files.os.stat", lambda p: looked_at)
     with pytest.raises(NotAFile, match="it is a named pipe"):
         read_capped(path, 100)

@@ -25,6 +25,7 @@ import pytest
 from test_isolation import EXPECTED, decided, worker_run
 
 from gradtutor.checking.checkers import request_checker, worker_checker
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -150,7 +151,7 @@ def test_the_stated_gap_is_still_open(results: dict[str, dict[str, Any]]) -> Non
 def test_the_reference_process_without_fork_writes_the_reference_and_nothing_else() -> None:
     """The path Windows takes (no fork): a fresh interpreter, stdout the result pipe."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    spec = json.dumps(request_checker(load_course().find_exercise("read-grad")))
+    spec = json.dumps(request_checker(load_course(rules=EXERCISE_RULES).find_exercise("read-grad")))
     done = subprocess.run([sys.executable, "-m", "gradtutor.checking.worker", "--reference",
                            spec, "7"], capture_output=True, env=env, timeout=300,
                           check=False)
@@ -158,7 +159,7 @@ def test_the_reference_process_without_fork_writes_the_reference_and_nothing_els
     (line,) = done.stdout.decode("ascii").splitlines()
     message = json.loads(line)
     assert message["type"] == "expected" and message["cases"] == worker_checker(
-        request_checker(load_course().find_exercise("read-grad"))).cases(7)
+        request_checker(load_course(rules=EXERCISE_RULES).find_exercise("read-grad"))).cases(7)
     for case, reference in zip(message["cases"], message["expected"], strict=True):
         if case["loss"] == "squares":
             assert reference["grad"] == [2 * x for x in case["w"]]

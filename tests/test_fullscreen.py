@@ -16,9 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from narrowing import index_of
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Exercise, Lesson, Quiz
+from gradtutor.lessons.model import Exercise, Lesson, Quiz, Slide
 
 pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal"),
               pytest.mark.slow]
@@ -93,7 +95,7 @@ class Term:
 
 @pytest.fixture(scope="module")
 def grad() -> Lesson:
-    return load_course(None).find("grad")
+    return load_course(None, rules=EXERCISE_RULES).find("grad")
 
 
 def first_line(text: str) -> str:
@@ -101,8 +103,9 @@ def first_line(text: str) -> str:
 
 
 @pytest.mark.parametrize(("columns", "rows"), SIZES, ids=[f"{c}x{r}" for c, r in SIZES])
-def test_every_step_opens_with_its_title_progress_and_legend_in_view(grad, tmp_path, columns,
-                                                                     rows):
+def test_every_step_opens_with_its_title_progress_and_legend_in_view(grad: Lesson, tmp_path: Path,
+                                                                     columns: int,
+                                                                     rows: int) -> None:
     term = Term(["start", "grad"], tmp_path, columns, rows)
     total = len(grad.steps)
     for index, step in enumerate(grad.steps):
@@ -116,7 +119,7 @@ def test_every_step_opens_with_its_title_progress_and_legend_in_view(grad, tmp_p
     assert term.end() == 0
 
 
-def test_verdicts_and_hints_come_into_view_at_80x24(grad, tmp_path):
+def test_verdicts_and_hints_come_into_view_at_80x24(grad: Lesson, tmp_path: Path) -> None:
     index = next(i for i, s in enumerate(grad.steps) if isinstance(s, Exercise))
     exercise = grad.steps[index]
     assert isinstance(exercise, Exercise)
@@ -136,8 +139,9 @@ def test_verdicts_and_hints_come_into_view_at_80x24(grad, tmp_path):
     assert term.end() == 0
 
 
-def test_a_prediction_s_verdict_and_a_quiz_answer_s_verdict_come_into_view_at_60x20(grad,
-                                                                                   tmp_path):
+def test_a_prediction_s_verdict_and_a_quiz_answer_s_verdict_come_into_view_at_60x20(
+    grad: Lesson, tmp_path: Path,
+) -> None:
     from gradtutor.lessons.model import LETTERS, Predict
 
     predict_at = next(i for i, s in enumerate(grad.steps) if isinstance(s, Predict))
@@ -163,7 +167,7 @@ def test_a_prediction_s_verdict_and_a_quiz_answer_s_verdict_come_into_view_at_60
     assert term.end() == 0
 
 
-def test_scroll_keys_move_the_body_and_never_quit(grad, tmp_path):
+def test_scroll_keys_move_the_body_and_never_quit(grad: Lesson, tmp_path: Path) -> None:
     # the longest slide at 60x20 surely scrolls
     term = Term(["start", "grad"], tmp_path, 60, 20)
     term.shows("step 1 of")
@@ -187,7 +191,7 @@ def test_scroll_keys_move_the_body_and_never_quit(grad, tmp_path):
     assert term.end() == 0
 
 
-def test_a_resize_lays_the_screen_out_again(grad, tmp_path):
+def test_a_resize_lays_the_screen_out_again(grad: Lesson, tmp_path: Path) -> None:
     term = Term(["start", "grad"], tmp_path, 60, 20)
     term.shows("step 1 of")
     narrow = term.lines
@@ -200,7 +204,7 @@ def test_a_resize_lays_the_screen_out_again(grad, tmp_path):
     assert term.end() == 0
 
 
-def test_a_resize_keeps_the_text_the_reader_was_at(grad, tmp_path):
+def test_a_resize_keeps_the_text_the_reader_was_at(grad: Lesson, tmp_path: Path) -> None:
     term = Term(["start", "grad"], tmp_path, 60, 20)
     term.shows("step 1 of")
     total = 0
@@ -225,7 +229,8 @@ def test_a_resize_keeps_the_text_the_reader_was_at(grad, tmp_path):
 
 
 @pytest.mark.parametrize("how", ["q", "ctrl-c"])
-def test_the_terminal_is_restored_when_the_tutor_ends(grad, tmp_path, how):
+def test_the_terminal_is_restored_when_the_tutor_ends(grad: Lesson, tmp_path: Path,
+                                                     how: str) -> None:
     term = Term(["start", "grad"], tmp_path, 80, 24)
     term.shows("step 1 of")
     term.send("q" if how == "q" else "\x03")
@@ -240,7 +245,7 @@ def restored(raw: str) -> bool:
             and raw.rindex("\x1b[?25h") > raw.rindex("\x1b[?25l"))
 
 
-def test_a_crash_in_the_walkthrough_still_restores_the_terminal():
+def test_a_crash_in_the_walkthrough_still_restores_the_terminal() -> None:
     from gradtutor.env import Environment
     from gradtutor.ui.render import Look
     from gradtutor.ui.terminal import make_io
@@ -266,7 +271,7 @@ def test_a_crash_in_the_walkthrough_still_restores_the_terminal():
     assert restored(raw.decode("utf-8")), raw
 
 
-def test_a_ctrl_c_that_python_drops_still_quits(monkeypatch):
+def test_a_ctrl_c_that_python_drops_still_quits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C while the keys are not being read is SIGINT, a KeyboardInterrupt; Python drops
     one raised in a callback of its own (a weak reference's, as an import ends), and the tutor
     then waited for keys as if no Ctrl-C had come. The next wait for a key answers it."""
@@ -306,7 +311,7 @@ def test_a_ctrl_c_that_python_drops_still_quits(monkeypatch):
         signal.signal(signal.SIGINT, previous)
 
 
-def test_sigterm_quits_calmly_and_restores_the_terminal(grad, tmp_path):
+def test_sigterm_quits_calmly_and_restores_the_terminal(grad: Lesson, tmp_path: Path) -> None:
     import signal
 
     term = Term(["start", "grad"], tmp_path, 80, 24)
@@ -323,21 +328,25 @@ ADDED_SLIDES = ("optimizer-step", "several-losses", "zero-grad-scope")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_slides_that_fill_the_lesson_s_gaps_fit_an_80x24_screen_unscrolled(grad, tmp_path,
-                                                                                lang):
+def test_the_slides_that_fill_the_lesson_s_gaps_fit_an_80x24_screen_unscrolled(grad: Lesson,
+                                                                               tmp_path: Path,
+                                                                               lang: str) -> None:
     """The optimizer, several-losses and which-zero_grad slides: all of each in view at once."""
     term = Term(["start", "grad", "--lang", lang], tmp_path, 80, 24)
-    last = max(grad.index_of(step_id) for step_id in ADDED_SLIDES)
+    last = max(index_of(grad, step_id) for step_id in ADDED_SLIDES)
     for index, step in enumerate(grad.steps[: last + 1]):
         counter = f"step {index + 1} of" if lang == "en" else f"第 {index + 1} 步"
-        term.wait(counter, lambda lines, c=counter: any(c in line for line in lines[:4])
-                  and " q " in lines[-1] + " ")
+        def on_screen(lines: list[str], c: str = counter) -> bool:
+            return any(c in line for line in lines[:4]) and " q " in lines[-1] + " "
+
+        term.wait(counter, on_screen)
         if step.id in ADDED_SLIDES:
             time.sleep(0.3)
             term.pump()
             body = "\n".join(term.lines)
             assert "▼" not in body and "▲" not in body, (step.id, body)
-            assert step.code is not None and step.code.splitlines()[-1].strip() in body
+            assert isinstance(step, Slide) and step.code is not None
+            assert step.code.splitlines()[-1].strip() in body
         term.send(RIGHT)
     term.send("q")
     assert term.end() == 0

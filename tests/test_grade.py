@@ -9,14 +9,16 @@ import json
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any, TypedDict
 
 import pytest
 from rich.console import Console
 
 from gradtutor import grading
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import apply_edits
 from gradtutor.checking.sandbox import landlock_abi
-from gradtutor.checking.verdict import Check, Verdict
+from gradtutor.checking.verdict import Check, Status, Verdict
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
 from gradtutor.grading import StudentResult, Submission
@@ -34,11 +36,12 @@ def run_cli(*argv: str, home: Path, environ: dict[str, str] | None = None
     """The real CLI in-process, its streams captured (not a terminal)."""
     from gradtutor.cli import run
 
-    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+    stdout, stderr = io.StringIO(), io.StringIO()
+    env = Environment(stdin=io.StringIO(), stdout=stdout, stderr=stderr,
                       environ={"GRADTUTOR_HOME": str(home), **(environ or {})},
                       stdin_tty=False, stdout_tty=False, width=80)
     code = run(list(argv), env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()  # type: ignore[attr-defined]
+    return code, stdout.getvalue(), stderr.getvalue()
 
 
 # Dave's read-grad: the reference answer, after looking for other students' files in its own
@@ -74,7 +77,7 @@ def make_class(folder: Path) -> dict[str, Path]:
     """alice: reference solutions; bob: each exercise's first declared mistake; carol: one
     file that never returns and one that crashes the process; dave: no two-backwards file,
     and a read-grad that snoops for the others' files (and is otherwise right)."""
-    exercises = load_course().exercises()
+    exercises = load_course(rules=EXERCISE_RULES).exercises()
     students = {name: folder / name for name in ("alice", "bob", "carol", "dave")}
     for path in students.values():
         path.mkdir(parents=True)
@@ -94,8 +97,17 @@ def make_class(folder: Path) -> dict[str, Path]:
     return students
 
 
+class Graded(TypedDict):
+    """What one run of `gradtutor grade` over the class left."""
+
+    code: int
+    out: str
+    err: str
+    base: Path
+
+
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Graded:
     """One run over the class, every report asked for at once."""
     base = tmp_path_factory.mktemp("grade")
     make_class(base / "class")
@@ -106,21 +118,28 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return {"code": code, "out": out, "err": err, "base": base}
 
 
-def by_student(report: dict[str, object]) -> dict[str, dict[str, dict[str, object]]]:
+def found(element: ET.Element, path: str) -> ET.Element:
+    """The element at `path` under `element`, which the report has."""
+    child = element.find(path)
+    assert child is not None, path
+    return child
+
+
+def by_student(report: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     students = report["students"]
     assert isinstance(students, list)
     return {s["student"]: {e["exercise"]: e for e in s["exercises"]} for s in students}
 
 
 @pytest.mark.slow
-def test_a_class_is_graded_whatever_the_students_did(graded):
+def test_a_class_is_graded_whatever_the_students_did(graded: Graded) -> None:
     assert graded["code"] == 0, graded["err"]  # grading worked, though most did not pass
     report = json.loads(graded["out"])
     assert report["seed"] == SEED and report["exercises"] == list(EXERCISES)
     results = by_student(report)
     assert sorted(results) == ["alice", "bob", "carol", "dave"]
     assert all(e["passed"] for e in results["alice"].values())
-    exercises = load_course().exercises()
+    exercises = load_course(rules=EXERCISE_RULES).exercises()
     for eid, verdict in results["bob"].items():  # each mistake fails on the check it names
         named = exercises[eid].mutants[0].fails
         assert not verdict["passed"]
@@ -136,7 +155,7 @@ def test_a_class_is_graded_whatever_the_students_did(graded):
 
 
 @pytest.mark.slow
-def test_a_student_finds_nothing_of_the_others(graded):
+def test_a_student_finds_nothing_of_the_others(graded: Graded) -> None:
     output = by_student(json.loads(graded["out"]))["dave"]["read-grad"]["output"]
     assert "FOUND []" in output
     if os.geteuid() != 0:  # root lists any folder; see docs/isolation.md
@@ -148,7 +167,7 @@ def test_a_student_finds_nothing_of_the_others(graded):
 
 
 @pytest.mark.slow
-def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded):
+def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded: Graded) -> None:
     text = (graded["base"] / "grades.csv").read_text(encoding="utf-8")
     rows = list(csv.reader(io.StringIO(text)))
     assert rows == [["student", *EXERCISES, "total"], ["alice", "1", "1", "2"],
@@ -156,23 +175,26 @@ def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded):
 
 
 @pytest.mark.slow
-def test_the_junit_xml_has_a_suite_per_student_and_a_failure_per_miss(graded):
+def test_the_junit_xml_has_a_suite_per_student_and_a_failure_per_miss(
+    graded: Graded,
+) -> None:
     root = ET.parse(graded["base"] / "grades.xml").getroot()
     assert root.tag == "testsuites" and root.get("tests") == "8" and root.get("failures") == "5"
-    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    suites = {s.get("name", ""): s for s in root.iter("testsuite")}
     assert sorted(suites) == ["alice", "bob", "carol", "dave"]
     for suite in suites.values():
         assert [c.get("name") for c in suite.iter("testcase")] == list(EXERCISES)
-        assert suite.find("properties/property[@name='seed']").get("value") == str(SEED)
+        assert found(suite, "properties/property[@name='seed']").get("value") == str(SEED)
     assert suites["alice"].find("testcase/failure") is None
-    missing = suites["dave"].find("testcase[@name='two-backwards']/failure")
+    missing = found(suites["dave"], "testcase[@name='two-backwards']/failure")
     assert missing.get("message") == "file: no file two-backwards.py"
-    hang = suites["carol"].find("testcase[@name='read-grad']/failure")
-    assert hang.get("type") == "timeout" and hang.get("message").startswith("time-limit:")
+    hang = found(suites["carol"], "testcase[@name='read-grad']/failure")
+    assert hang.get("type") == "timeout" and hang.get("message", "").startswith("time-limit:")
 
 
 @pytest.mark.slow
-def test_the_same_seed_grades_the_same_inputs_again(graded, tmp_path):
+def test_the_same_seed_grades_the_same_inputs_again(graded: Graded,
+                                                    tmp_path: Path) -> None:
     first = by_student(json.loads(graded["out"]))
     folder = graded["base"] / "class"
     # the students named one by one this time
@@ -188,7 +210,7 @@ def test_the_same_seed_grades_the_same_inputs_again(graded, tmp_path):
 
 
 @pytest.mark.slow
-def test_without_a_seed_one_is_chosen_printed_and_used(tmp_path):
+def test_without_a_seed_one_is_chosen_printed_and_used(tmp_path: Path) -> None:
     make_class(tmp_path / "class")
     code, out, err = run_cli("grade", str(tmp_path / "class" / "alice"), "--exercise",
                              "read-grad", "--json", home=tmp_path / "home")
@@ -199,7 +221,7 @@ def test_without_a_seed_one_is_chosen_printed_and_used(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_summary_table_shows_each_student_and_the_total(tmp_path):
+def test_the_summary_table_shows_each_student_and_the_total(tmp_path: Path) -> None:
     make_class(tmp_path / "class")
     code, out, err = run_cli("grade", str(tmp_path / "class" / "alice"),
                              str(tmp_path / "class" / "dave"), "--exercise", "read-grad",
@@ -215,7 +237,7 @@ def test_the_summary_table_shows_each_student_and_the_total(tmp_path):
 
 @pytest.mark.slow
 def test_a_checker_that_cannot_start_is_the_graders_failure_not_the_students(
-        tmp_path, monkeypatch):
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "fake"
     (fake / "torch").mkdir(parents=True)
     (fake / "torch" / "__init__.py").write_text("raise ImportError('no torch here')\n")
@@ -232,7 +254,7 @@ def test_a_checker_that_cannot_start_is_the_graders_failure_not_the_students(
 
 # ---- the pure part: no process runs ---------------------------------------------------------
 
-def test_a_folder_with_exercise_files_is_one_student_else_a_class(tmp_path):
+def test_a_folder_with_exercise_files_is_one_student_else_a_class(tmp_path: Path) -> None:
     (tmp_path / "class" / "bob").mkdir(parents=True)
     (tmp_path / "class" / "amy").mkdir()
     (tmp_path / "class" / ".git").mkdir()
@@ -255,7 +277,7 @@ def test_a_folder_with_exercise_files_is_one_student_else_a_class(tmp_path):
         grading.find_submissions([tmp_path / "solo", tmp_path / "other" / "solo"], ids)
 
 
-def _result(name: str, statuses: dict[str, str], output: str = "") -> StudentResult:
+def _result(name: str, statuses: dict[str, Status], output: str = "") -> StudentResult:
     verdicts = tuple(
         Verdict(eid, status, (Check("returns-grad", "pass" if status == "pass" else status,
                                     f"{eid} said {status}"),), 5, 120, output=output)
@@ -263,25 +285,26 @@ def _result(name: str, statuses: dict[str, str], output: str = "") -> StudentRes
     return StudentResult(Submission(name, Path(name)), verdicts)
 
 
-def test_junit_xml_stays_valid_whatever_a_student_printed():
+def test_junit_xml_stays_valid_whatever_a_student_printed() -> None:
     result = _result("eve", {"read-grad": "fail"}, output="\x1b[2J\x00bell\x07 <&> done")
     root = ET.fromstring(grading.report_junit([result], 5))
-    case = root.find("testsuite/testcase")
-    assert case.find("failure").get("message") == "returns-grad: read-grad said fail"
-    assert "<&> done" in case.find("system-out").text
+    case = found(root, "testsuite/testcase")
+    assert found(case, "failure").get("message") == "returns-grad: read-grad said fail"
+    assert "<&> done" in (found(case, "system-out").text or "")
 
 
-def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not():
+def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not() -> None:
     ids = [f"exercise-number-{n}" for n in range(1, 9)]
     results = [_result("a-student-with-a-very-long-folder-name-indeed",
                        dict.fromkeys(ids, "pass")),
                _result("bo", {eid: "fail" for eid in ids})]
 
     def draw(width: int, plain: bool) -> str:
-        console = Console(width=width, file=io.StringIO(), color_system=None)
+        buffer = io.StringIO()
+        console = Console(width=width, file=buffer, color_system=None)
         for part in grade_view.summary(results, ids, Look(plain), width):
             console.print(part)
-        return console.file.getvalue()  # type: ignore[attr-defined]
+        return buffer.getvalue()
 
     for plain in (True, False):
         text = draw(80, plain)
@@ -294,11 +317,14 @@ def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not():
     assert all(len(line) <= 40 for line in narrow.split("1 exercise")[0].splitlines())
 
 
-def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(tmp_path):
+def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(
+    tmp_path: Path,
+) -> None:
     from gradtutor.checking.pool import copy_student
     from gradtutor.lessons.course import load_course
 
-    exercises = [e for eid, e in load_course().exercises().items() if eid in EXERCISES]
+    exercises = [e for eid, e in load_course(rules=EXERCISE_RULES).exercises().items()
+                 if eid in EXERCISES]
     (tmp_path / "bob").mkdir()
     (tmp_path / "bob" / "read-grad.py").write_text("bob's work\n")
     (tmp_path / "mallory").mkdir()
@@ -309,7 +335,7 @@ def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(
                           tmp_path / "run")
     assert copies["read-grad"] == (None, "read-grad.py is a link; hand in the file itself")
     copy, problem = copies["two-backwards"]
-    assert problem is None and copy.read_text() == "mine\n"
+    assert problem is None and copy is not None and copy.read_text() == "mine\n"
     assert copy.parent.parent == tmp_path / "run" and copy.parent != tmp_path / "mallory"
 
 
@@ -334,7 +360,7 @@ def descendants_of(root: int) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self"), reason="reads /proc (Linux)")
-def test_ctrl_c_stops_grading_at_once_writes_no_report_and_leaves_nothing(tmp_path):
+def test_ctrl_c_stops_grading_at_once_writes_no_report_and_leaves_nothing(tmp_path: Path) -> None:
     import signal
     import subprocess
     import sys

@@ -40,8 +40,9 @@ def facts_of(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
     case_trace = trace.start()
     observed = graph_facts.observe(case, fn, case_trace, ())
     reference = graph_facts.reference(case)
-    plain = json.loads(json.dumps([case, reference, observed]))
-    return graph_facts.facts(*plain, ())
+    plain_case, plain_reference, plain_observed = json.loads(
+        json.dumps([case, reference, observed]))
+    return graph_facts.facts(plain_case, plain_reference, plain_observed, ())
 
 
 def test_cases_differ_in_shape_and_keep_their_values_apart() -> None:

@@ -11,11 +11,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
 from gradtutor.cli import run
 from gradtutor.env import Environment
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 COURSE = ["--lessons", str(FIXTURES)]
@@ -33,39 +37,39 @@ def one_error_line(err: str) -> str:
 # --- option values ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "0", "1e308", "601"])
-def test_timeout_must_be_a_finite_number_of_seconds_in_range(cli, value):
+def test_timeout_must_be_a_finite_number_of_seconds_in_range(cli: Cli, value: str) -> None:
     code, out, err = cli("check", "read-grad", "--timeout", value, *COURSE)
     assert code == 2 and out == ""
     assert "--timeout must be from 0.1 to 600 seconds" in one_error_line(err)
 
 
 @pytest.mark.parametrize("value", ["²", "١", "-1", "0", "1e3", "", " ", "9" * 5000, "6"])
-def test_an_odd_step_is_one_clear_line(cli, value):
+def test_an_odd_step_is_one_clear_line(cli: Cli, value: str) -> None:
     code, out, err = cli("show", "basics", "--step", value, *COURSE)
     assert code == 2 and out == ""
     line = one_error_line(err)
     assert len(line) < 300  # a 5000-digit number is not echoed whole
 
 
-def test_a_step_number_with_leading_zeros_is_still_that_step(cli):
+def test_a_step_number_with_leading_zeros_is_still_that_step(cli: Cli) -> None:
     code, out, _ = cli("show", "basics", "--step", "0002", *COURSE)
     assert code == 0
     assert out == cli("show", "basics", "--step", "2", *COURSE)[1]
 
 
-def test_a_huge_seed_is_refused_without_echoing_it_whole(cli):
+def test_a_huge_seed_is_refused_without_echoing_it_whole(cli: Cli) -> None:
     code, _, err = cli("check", "read-grad", "--seed", "9" * 5000, *COURSE)
     assert code == 2
     assert len(one_error_line(err)) < 300
 
 
-def test_a_device_as_the_file_to_check_is_named_as_such(cli):
+def test_a_device_as_the_file_to_check_is_named_as_such(cli: Cli) -> None:
     code, _, err = cli("check", "square-grad", os.devnull, *COURSE)
     assert code == 2
     assert f"{os.devnull} is not a regular file" in one_error_line(err)
 
 
-def test_a_data_folder_that_is_a_file_is_one_clear_line(cli, tmp_path):
+def test_a_data_folder_that_is_a_file_is_one_clear_line(cli: Cli, tmp_path: Path) -> None:
     home = tmp_path / "a-file"
     home.write_text("not a folder")
     for command in (["list"], ["start", "basics"], ["progress"]):
@@ -74,7 +78,7 @@ def test_a_data_folder_that_is_a_file_is_one_clear_line(cli, tmp_path):
         assert f"your data folder {home} is not a folder" in one_error_line(err)
 
 
-def test_escapes_typed_in_an_id_are_not_echoed_raw(cli):
+def test_escapes_typed_in_an_id_are_not_echoed_raw(cli: Cli) -> None:
     code, _, err = cli("show", "\x1b]0;pwned\x07", *COURSE)
     assert code == 2
     assert "no lesson '\\x1b]0;pwned\\x07'" in one_error_line(err)
@@ -82,7 +86,7 @@ def test_escapes_typed_in_an_id_are_not_echoed_raw(cli):
 
 
 @pytest.mark.parametrize("columns", ["0", "-5", "１２", "abc", "9" * 5000])
-def test_a_senseless_columns_is_as_if_unset(tmp_path, columns):
+def test_a_senseless_columns_is_as_if_unset(tmp_path: Path, columns: str) -> None:
     env = {**os.environ, "GRADTUTOR_HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
            "COLUMNS": columns, "LINES": columns}
     for args in (["list", *COURSE], ["list", "--help"]):
@@ -112,24 +116,26 @@ def run_with(stdout: io.StringIO, stderr: io.StringIO, *argv: str) -> int:
     return run(list(argv), env)
 
 
-def test_a_full_disk_as_stdout_is_one_line_on_stderr():
+def test_a_full_disk_as_stdout_is_one_line_on_stderr() -> None:
     err = io.StringIO()
     assert run_with(Failing(errno.ENOSPC), err, "list", *COURSE) == 74
     assert "cannot write the output (No space left on device)" in one_error_line(err.getvalue())
 
 
-def test_a_broken_pipe_ends_quietly_as_a_shell_reports_it():
+def test_a_broken_pipe_ends_quietly_as_a_shell_reports_it() -> None:
     err = io.StringIO()
     assert run_with(Failing(errno.EPIPE), err, "list", *COURSE) == 141
     assert err.getvalue() == ""
 
 
-def test_with_stderr_gone_too_only_the_exit_code_says_it():
+def test_with_stderr_gone_too_only_the_exit_code_says_it() -> None:
     assert run_with(Failing(errno.ENOSPC), Failing(errno.ENOSPC), "list", *COURSE) == 74
 
 
 def gradtutor(*args: str, home: Path, close: tuple[int, ...] = (), timeout: float = 60,
-              **kwargs: object) -> subprocess.CompletedProcess[str]:
+              stdin: int | IO[Any] | None = None, stdout: int | IO[Any] | None = None,
+              stderr: int | IO[Any] | None = None,
+              capture_output: bool = False) -> subprocess.CompletedProcess[str]:
     """The real CLI in its own process, with the descriptors in `close` closed before it
     starts (as the shell's `0<&-` or `>&-` does)."""
     env = {**os.environ, "GRADTUTOR_HOME": str(home), "PYTHONPATH": str(ROOT)}
@@ -139,11 +145,12 @@ def gradtutor(*args: str, home: Path, close: tuple[int, ...] = (), timeout: floa
             os.close(fd)
 
     return subprocess.run([sys.executable, "-m", "gradtutor", *args], env=env, text=True,
-                          preexec_fn=closing, timeout=timeout, **kwargs)  # type: ignore[call-overload]
+                          preexec_fn=closing, timeout=timeout, stdin=stdin, stdout=stdout,
+                          stderr=stderr, capture_output=capture_output)
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-def test_dev_full_as_stdout_of_the_real_cli(tmp_path):
+def test_dev_full_as_stdout_of_the_real_cli(tmp_path: Path) -> None:
     with open("/dev/full", "w") as full:
         done = gradtutor("list", *COURSE, home=tmp_path, stdout=full, stderr=subprocess.PIPE)
     assert done.returncode == 74
@@ -151,14 +158,14 @@ def test_dev_full_as_stdout_of_the_real_cli(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX descriptors")
-def test_a_closed_stdout_of_the_real_cli(tmp_path):
+def test_a_closed_stdout_of_the_real_cli(tmp_path: Path) -> None:
     done = gradtutor("list", *COURSE, home=tmp_path, close=(1,), stderr=subprocess.PIPE)
     assert done.returncode == 74
     assert "cannot write the output" in one_error_line(done.stderr)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX descriptors")
-def test_a_broken_pipe_of_the_real_cli_leaves_no_traceback(tmp_path):
+def test_a_broken_pipe_of_the_real_cli_leaves_no_traceback(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "gradtutor", "show", "basics", *COURSE],
         env={**os.environ, "GRADTUTOR_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)},
@@ -172,7 +179,7 @@ def test_a_broken_pipe_of_the_real_cli_leaves_no_traceback(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX descriptors")
-def test_a_closed_stdin_quits_the_walkthrough_at_once(tmp_path):
+def test_a_closed_stdin_quits_the_walkthrough_at_once(tmp_path: Path) -> None:
     done = gradtutor("start", "basics", *COURSE, home=tmp_path, close=(0,),
                      capture_output=True)
     assert done.returncode == 0, done.stderr
@@ -181,7 +188,7 @@ def test_a_closed_stdin_quits_the_walkthrough_at_once(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
-def test_endless_input_that_is_no_typing_ends_the_walkthrough(tmp_path):
+def test_endless_input_that_is_no_typing_ends_the_walkthrough(tmp_path: Path) -> None:
     with open("/dev/zero") as zeros:  # one "line" without end: never read whole
         done = gradtutor("start", "basics", *COURSE, home=tmp_path, stdin=zeros,
                          capture_output=True)
@@ -205,7 +212,7 @@ def as_another_user() -> list[str]:
 
 @pytest.mark.parametrize("command", [["list"], ["progress"], ["start", "basics"],
                                      ["check", "square-grad"]])
-def test_an_unreadable_data_folder_is_one_clear_line(tmp_path, command):
+def test_an_unreadable_data_folder_is_one_clear_line(tmp_path: Path, command: list[str]) -> None:
     prefix = as_another_user()
     tmp_path.chmod(0o755)
     home = tmp_path / "home"
@@ -271,12 +278,13 @@ def shows_no_escape_from_the_lesson(out: str) -> None:
 
 
 @pytest.mark.parametrize("tty", [False, True])
-def test_escapes_in_lesson_text_are_shown_not_obeyed(hostile_course, tty):
-    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+def test_escapes_in_lesson_text_are_shown_not_obeyed(hostile_course: Path, tty: bool) -> None:
+    stdout = io.StringIO()
+    env = Environment(stdin=io.StringIO(), stdout=stdout, stderr=io.StringIO(),
                       environ={"TERM": "xterm-256color"}, stdin_tty=False, stdout_tty=tty,
                       width=80)
     assert run(["show", "basics", "--lessons", str(hostile_course)], env) == 0
-    out = env.stdout.getvalue()  # type: ignore[attr-defined]
+    out = stdout.getvalue()
     shows_no_escape_from_the_lesson(out)
     plain = re.sub(r"\x1b\[[0-9;]*m", "", out)  # without Rich's colours, the words as written
     for seen in ("Welcome\\x1b]0;pwned\\x07", "`requires_grad=True`\\x1b[2J",
@@ -284,7 +292,7 @@ def test_escapes_in_lesson_text_are_shown_not_obeyed(hostile_course, tty):
         assert seen.replace("`", "" if tty else "`") in plain
 
 
-def test_escapes_in_a_hint_are_shown_not_obeyed(cli, hostile_course):
+def test_escapes_in_a_hint_are_shown_not_obeyed(cli: Cli, hostile_course: Path) -> None:
     code, out, err = cli("watch", "square-grad", "--lessons", str(hostile_course),
                          stdin="h\nq\n")
     assert code == 0, err
@@ -292,17 +300,18 @@ def test_escapes_in_a_hint_are_shown_not_obeyed(cli, hostile_course):
     assert "Make a leaf\\x1b]0;pwned\\x07 tensor that requires grad.\\x1b[2J" in out
 
 
-def test_every_string_of_a_neutralised_lesson_is_safe(hostile_course):
+def test_every_string_of_a_neutralised_lesson_is_safe(hostile_course: Path) -> None:
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
     from gradtutor.lessons.course import load_course
     from gradtutor.ui.lesson_text import neutralised
 
-    lessons = load_course(hostile_course).lessons
+    lessons = load_course(hostile_course, rules=EXERCISE_RULES).lessons
     safe = neutralised(lessons)
     texts = re.findall(r"'((?:[^'\\]|\\.)*)'", repr(lessons))
     assert any("\\x1b" in text for text in texts)  # the course as loaded holds escapes
     for text in strings(safe):
         assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), text
-    untouched = load_course(FIXTURES).lessons
+    untouched = load_course(FIXTURES, rules=EXERCISE_RULES).lessons
     assert neutralised(untouched) is untouched  # clean text is left as it is
 
 
@@ -322,7 +331,7 @@ def strings(value: object) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("tty", [False, True])
-def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path, tty):
+def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path: Path, tty: bool) -> None:
     """A starter that never returns: its proof is stopped after 3 times the exercise's own
     limit and named in one located line; every other proof still runs, and while they run
     a progress line says which (on a terminal) or which file (in a log)."""
@@ -333,10 +342,11 @@ def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path, tty):
                         "          while True:\n              pass\n", 1)
     text = text.replace("    timeout: 5\n", "    timeout: 1\n", 1)
     lesson.write_text(text, encoding="utf-8")
-    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+    stderr = io.StringIO()
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=stderr,
                       environ={}, stdin_tty=False, stdout_tty=False, stderr_tty=tty, width=400)
     assert run(["validate", str(lesson)], env) == 2
-    err = env.stderr.getvalue()  # type: ignore[attr-defined]
+    err = stderr.getvalue()
     assert "Traceback" not in err and "internal error" not in err
     # (on a terminal each status line is written over: a CR, then "erase to the line's end")
     located = [line for line in err.replace("\x1b[K", "").splitlines()
@@ -354,7 +364,7 @@ def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path, tty):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal")
-def test_a_tutor_killed_during_validate_leaves_no_proof_running(tmp_path):
+def test_a_tutor_killed_during_validate_leaves_no_proof_running(tmp_path: Path) -> None:
     """validate's batch worker dies with the tutor: kill -9 the tutor while an author's
     looping starter is being proved, and the worker is gone too."""
     import signal

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 import gradtutor
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.lifetime import descendants, remove_tree
 from gradtutor.checking.outcome import (
     Judge,
@@ -34,7 +35,16 @@ from gradtutor.checking.outcome import (
     parse_results,
     source_problem,
 )
-from gradtutor.checking.protocol import WorkerExit, no_function, sys_exit
+from gradtutor.checking.protocol import (
+    CHECK_MARK,
+    Expected,
+    Observed,
+    Request,
+    Started,
+    WorkerExit,
+    no_function,
+    sys_exit,
+)
 from gradtutor.checking.runner import (
     MEMORY_BUDGET,
     OUTPUT_CAP,
@@ -50,7 +60,6 @@ from gradtutor.checking.runner import (
 )
 from gradtutor.checking.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabled
 from gradtutor.checking.verdict import Check, Verdict, overall, to_json
-from gradtutor.checking.worker import CHECK_MARK
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
@@ -67,7 +76,7 @@ CORRECT = "def read_grad(w, loss_fn):\n    loss_fn(w).backward()\n    return w.g
 
 def exercise(timeout: float = TIMEOUT) -> Exercise:
     """The course's read-grad, judged as the lesson declares it, with this time limit."""
-    step = load_course().find_exercise("read-grad")
+    step = load_course(rules=EXERCISE_RULES).find_exercise("read-grad")
     assert isinstance(step, Exercise)
     return dataclasses.replace(step, timeout=timeout)
 
@@ -606,7 +615,7 @@ def test_check_gives_the_notice_once_when_the_sandbox_is_off(
 
 # ---- the pure decisions, with no process -------------------------------------------------
 
-EXPECTED: dict[str, Any] = {"type": "expected", "cases": [{"w": [1.0]}, {"w": [2.0]}],
+EXPECTED: Expected = {"type": "expected", "cases": [{"w": [1.0]}, {"w": [2.0]}],
             "expected": [{"grad": [2.0]}, {"grad": [4.0]}]}
 
 
@@ -636,7 +645,7 @@ def decided(run: WorkerRun, judge: Judge = judge_all_pass) -> tuple[Check, ...]:
                   results_cap=RESULTS_CAP)
 
 
-OBSERVED: dict[str, Any] = {"type": "observed",
+OBSERVED: Observed = {"type": "observed",
                             "observed": [{"returned": [2.0]}, {"returned": [4.0]}]}
 
 
@@ -722,7 +731,7 @@ def test_the_judge_sees_only_decoded_plain_data_and_its_failure_is_a_check() -> 
         "{'returned': [inf]}]"
 
 
-STARTED = {"type": "started"}
+STARTED: Started = {"type": "started"}
 
 
 def test_references_the_tutor_had_from_elsewhere_stand_for_the_workers() -> None:
@@ -801,7 +810,7 @@ def test_the_worker_environment_carries_this_check_s_mark_only() -> None:
 
 # ---- the tutor ends a check itself: it is closing ----------------------------------------
 
-def stopped_run(request: dict[str, Any], timeout: float) -> tuple[WorkerRun, Seen]:
+def stopped_run(request: Request, timeout: float) -> tuple[WorkerRun, Seen]:
     """What a worker killed by `Workers.stop` leaves: SIGKILL, no results, marked stopped."""
     return worker_run(EXPECTED, returncode=-9), Seen("half a line", 0, 2500, stopped=True)
 

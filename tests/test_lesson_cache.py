@@ -5,41 +5,47 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons import cache
 from gradtutor.lessons.load import load_lesson_file
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course" / "basics.yaml"
 
 
-def test_a_clean_lesson_is_cached_and_loads_the_same_from_the_cache(tmp_path, monkeypatch):
+def test_a_clean_lesson_is_cached_and_loads_the_same_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
-    first, problems = load_lesson_file(FIXTURE)
+    first, problems = load_lesson_file(FIXTURE, EXERCISE_RULES)
     assert problems == [] and first is not None
     entries = list(cache.cache_dir().glob("lesson-*.json"))
     assert len(entries) == 1
-    again, problems = load_lesson_file(FIXTURE)
+    again, problems = load_lesson_file(FIXTURE, EXERCISE_RULES)
     assert (again, problems) == (first, [])
 
 
-def test_a_damaged_cache_entry_is_ignored(tmp_path, monkeypatch):
+def test_a_damaged_cache_entry_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
-    expected, _ = load_lesson_file(FIXTURE)
+    expected, _ = load_lesson_file(FIXTURE, EXERCISE_RULES)
     (entry,) = cache.cache_dir().glob("lesson-*.json")
     entry.write_text('{"id": "forged", "steps": 3}')  # valid JSON, not a valid lesson
-    lesson, problems = load_lesson_file(FIXTURE)
+    lesson, problems = load_lesson_file(FIXTURE, EXERCISE_RULES)
     assert (lesson, problems) == (expected, [])
     entry.write_text("{broken")
-    assert load_lesson_file(FIXTURE) == (expected, [])
+    assert load_lesson_file(FIXTURE, EXERCISE_RULES) == (expected, [])
 
 
-def test_an_edited_file_is_parsed_again_with_positions(tmp_path, monkeypatch):
+def test_an_edited_file_is_parsed_again_with_positions(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     copy = tmp_path / "basics.yaml"
     shutil.copy(FIXTURE, copy)
-    load_lesson_file(copy)
+    load_lesson_file(copy, EXERCISE_RULES)
     copy.write_text(copy.read_text().replace("title: Welcome", "titel: Welcome"))
-    lesson, problems = load_lesson_file(copy)
+    lesson, problems = load_lesson_file(copy, EXERCISE_RULES)
     assert lesson is None
     assert [str(p) for p in problems] == [
         "basics.yaml:9:5: unknown key 'titel'; did you mean 'title'?"]

@@ -12,13 +12,28 @@ import warnings
 
 import pytest
 import torch
+from narrowing import step_as
+from torch.autograd.graph import Node
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Demo, Exercise, Predict, Quiz
+from gradtutor.lessons.model import Demo, Exercise, Lesson, Predict, Quiz, Step
 
 
-def step_of(step_id: str) -> object:
-    return next(s for s in load_course().find("tensors").steps if s.id == step_id)
+def lesson() -> Lesson:
+    return load_course(rules=EXERCISE_RULES).find("tensors")
+
+
+def step_of(step_id: str) -> Step:
+    return next(s for s in lesson().steps if s.id == step_id)
+
+
+def first_next(node: Node | None) -> Node:
+    """The first node `node` leads to: the graph goes on from there (a node, not None)."""
+    assert node is not None
+    follows = node.next_functions[0][0]
+    assert follows is not None, node.name()
+    return follows
 
 
 def text_of(step_id: str) -> str:
@@ -36,9 +51,9 @@ def text_of(step_id: str) -> str:
 
 
 def test_the_course_opens_with_this_lesson() -> None:
-    lessons = load_course().lessons
+    lessons = load_course(rules=EXERCISE_RULES).lessons
     assert lessons[0].id == "tensors" and lessons[0].order == 1
-    assert load_course().find("grad").order == 3
+    assert load_course(rules=EXERCISE_RULES).find("grad").order == 3
 
 
 def test_dtype_comes_from_the_numbers() -> None:
@@ -66,7 +81,7 @@ def test_results_require_grad_and_only_leaves_keep_gradients() -> None:
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     h = w * 3
     assert h.requires_grad and not h.is_leaf
-    (h ** 2).sum().backward()
+    (h ** 2).sum().backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is untyped
     assert w.grad is not None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reading a result's .grad warns
@@ -79,10 +94,13 @@ def test_the_graph_leads_back_to_a_node_that_holds_the_leaf() -> None:
     assert "an `AccumulateGrad` node holding the leaf" in text_of("grad-fn")
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     h = w * 2 + 1
-    mul = h.grad_fn.next_functions[0][0]
-    accumulate = mul.next_functions[0][0]
-    assert type(accumulate).__name__ == "AccumulateGrad" and accumulate.variable is w
-    h.sum().backward()  # "where backward() will add the leaf's gradient"
+    mul = first_next(h.grad_fn)
+    accumulate = first_next(mul)
+    assert type(accumulate).__name__ == "AccumulateGrad"
+    # torch types every graph node as Node, which leaves out what each kind of node holds
+    assert accumulate.variable is w  # type: ignore[attr-defined]
+    # "where backward() will add the leaf's gradient"
+    h.sum().backward()  # type: ignore[no-untyped-call]
     assert w.grad is not None and w.grad.tolist() == [2.0, 2.0]
 
 
@@ -117,8 +135,9 @@ def test_dropout_behaves_differently_in_eval() -> None:
 
 
 def test_a_bare_no_grad_switches_nothing_off_and_set_grad_enabled_lasts() -> None:
-    help_text = next(c.help for c in step_of("no-grad-predict").checks  # type: ignore[attr-defined]
+    help_text = next(c.help for c in step_as(lesson(), "no-grad-predict", Exercise).checks
                      if c.id == "no-record")
+    assert help_text is not None
     assert "on a line of its own, torch.no_grad() changes nothing" in help_text
     w = torch.tensor([1.0], requires_grad=True)
     torch.no_grad()
@@ -137,10 +156,12 @@ def test_item_gives_a_python_float_and_a_tensor_total_holds_every_loss() -> None
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     losses = [((w - k) ** 2).mean() for k in range(3)]
     assert all(type(loss.item()) is float for loss in losses)
-    total = 0.0
+    total: float | torch.Tensor = 0.0
     for loss in losses:
         total += loss
-    reachable, todo = set(), [total.grad_fn]
+    assert isinstance(total, torch.Tensor)  # a float plus a tensor is a tensor
+    reachable: set[Node] = set()
+    todo = [total.grad_fn]
     while todo:
         node = todo.pop()
         if node is not None and node not in reachable:
@@ -175,7 +196,7 @@ def test_torch_tensor_of_results_copies_their_numbers_and_warns() -> None:
     assert copied.is_leaf and copied.grad_fn is None and not copied.requires_grad
     # "requires_grad=True ... starts a record of its own": backward stops at the new leaf
     assert tracked.is_leaf
-    tracked.sum().backward()
+    tracked.sum().backward()  # type: ignore[no-untyped-call]
     assert w.grad is None and tracked.grad is not None
     # PyTorch warns once per process, so the warning is looked for in a fresh one
     code = ("import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
@@ -189,8 +210,8 @@ def test_stack_keeps_the_graph_and_cat_cannot_join_one_number_tensors() -> None:
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     a, b = w.sum(), (w ** 2).sum()
     stacked = torch.stack([a, b])
-    assert stacked.grad_fn.name() == "StackBackward0"
-    stacked.sum().backward()
+    assert stacked.grad_fn is not None and stacked.grad_fn.name() == "StackBackward0"
+    stacked.sum().backward()  # type: ignore[no-untyped-call]
     assert w.grad is not None
     assert "cannot join one-number tensors" in text_of("stack-losses")
     with pytest.raises(RuntimeError, match="zero-dimensional"):
@@ -214,8 +235,8 @@ def test_the_quiz_running_total_choices_are_what_torch_says() -> None:
     assert (0.0 + loss).grad_fn is not None
     assert (0.0 + loss.detach()).grad_fn is None
     clone = 0.0 + loss.clone()
-    node = clone.grad_fn.next_functions[0][0]  # the clone's node, then the loss's
-    assert node.name() == "CloneBackward0" and node.next_functions[0][0] is loss.grad_fn
+    node = first_next(clone.grad_fn)  # the clone's node, then the loss's
+    assert node.name() == "CloneBackward0" and first_next(node) is loss.grad_fn
 
 
 def test_the_demo_shows_a_graph_that_grows_and_a_float_that_holds_none() -> None:

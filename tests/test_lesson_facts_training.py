@@ -12,23 +12,39 @@ from __future__ import annotations
 import io
 import math
 import pickle
+from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
 import pytest
 import torch
+from narrowing import step_as
 from torch import nn
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Demo, Exercise, Lesson, Rule, Step
 from gradtutor.lessons.timing import duration
 
 
-def lesson() -> Any:
-    return load_course().find("training")
+def lesson() -> Lesson:
+    return load_course(rules=EXERCISE_RULES).find("training")
 
 
-def step_of(step_id: str) -> Any:
+def step_of(step_id: str) -> Step:
     return next(step for step in lesson().steps if step.id == step_id)
+
+
+def said(rule: Rule) -> str:
+    """What a check's rule says (this one says something)."""
+    assert rule.say is not None, rule
+    return rule.say
+
+
+def grad_of(tensor: torch.Tensor) -> torch.Tensor:
+    """The gradient a backward pass left on `tensor` (one did)."""
+    assert tensor.grad is not None
+    return tensor.grad
 
 
 def text_of(step_id: str) -> str:
@@ -49,27 +65,28 @@ def test_the_core_path_takes_five_to_ten_minutes() -> None:
 def test_a_frozen_parameter_is_skipped_by_momentum_and_weight_decay() -> None:
     assert "weight decay and momentum leave it alone" in text_of("freezing")
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    first = nn.Linear(2, 3)  # model[0]
+    model = nn.Sequential(first, nn.ReLU(), nn.Linear(3, 1))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
     x = torch.randn(4, 2)
     model(x).pow(2).mean().backward()
     optimizer.step()  # layer 0 now has a momentum buffer
     model[0].requires_grad_(False)
-    frozen = model[0].weight.detach().clone()
+    frozen = first.weight.detach().clone()
     for _ in range(3):
         optimizer.zero_grad()
         model(x).pow(2).mean().backward()
         optimizer.step()
-    assert model[0].weight.grad is None and torch.equal(model[0].weight, frozen)
+    assert first.weight.grad is None and torch.equal(first.weight, frozen)
     # a zero gradient, unlike None, is not skipped: weight decay and momentum move it
-    model[0].weight.grad = torch.zeros_like(model[0].weight)
+    first.weight.grad = torch.zeros_like(first.weight)
     optimizer.step()
-    assert not torch.equal(model[0].weight, frozen)
+    assert not torch.equal(first.weight, frozen)
 
 
 def test_a_requires_grad_attribute_on_a_module_freezes_nothing() -> None:
-    exercise = step_of("freeze-layer")
-    assert "a module has no such switch" in exercise.checks[0].fail[0].say
+    exercise = step_as(lesson(), "freeze-layer", Exercise)
+    assert "a module has no such switch" in said(exercise.checks[0].fail[0])
     layer = nn.Linear(2, 2)
     layer.requires_grad = False  # type: ignore[assignment]
     assert all(p.requires_grad for p in layer.parameters())
@@ -79,7 +96,7 @@ def test_a_requires_grad_attribute_on_a_module_freezes_nothing() -> None:
 
 def test_eval_mode_does_not_freeze() -> None:
     assert "eval() changes how dropout and batch norm behave" in text_of("freeze-layer") + \
-        step_of("freeze-layer").checks[0].fail[1].say
+        said(step_as(lesson(), "freeze-layer", Exercise).checks[0].fail[1])
     layer = nn.Linear(2, 2).eval()
     layer(torch.ones(1, 2)).sum().backward()
     assert layer.weight.grad is not None
@@ -102,14 +119,16 @@ def test_cross_entropy_takes_logits_and_softmax_first_gives_other_gradients() ->
     assert not logits.argmax(dim=1).requires_grad
 
 
-def steps(make: Any, grad: float, count: int = 3) -> list[float]:
+def steps(make: Callable[[list[torch.Tensor]], torch.optim.Optimizer], grad: float,
+          count: int = 3) -> list[float]:
     """How far each of `count` steps moves w, with the same gradient every time."""
     w = torch.tensor([0.0], requires_grad=True)
     optimizer = make([w])
     moves = []
     for _ in range(count):
         optimizer.zero_grad()
-        (grad * w).sum().backward()
+        # torch's Tensor.backward is untyped: each call below tells mypy so
+        (grad * w).sum().backward()  # type: ignore[no-untyped-call]
         before = w.item()
         optimizer.step()
         moves.append(w.item() - before)
@@ -138,7 +157,7 @@ def test_the_adam_predicts_wrong_choices_are_what_they_say() -> None:
     assert "1 - 0.1 * 1000" in text_of("predict-adam-step")
     w = torch.tensor([1.0], requires_grad=True)
     optimizer = torch.optim.SGD([w], lr=0.1)
-    (1000 * w).sum().backward()
+    (1000 * w).sum().backward()  # type: ignore[no-untyped-call]
     optimizer.step()
     assert round(w.item(), 4) == -99.0  # choice a: SGD's step
     assert w.grad is not None and w.grad.item() == 1000  # step() only reads .grad (quiz)
@@ -151,12 +170,12 @@ def test_clip_grad_norm_measures_one_total_norm_and_scales_by_one_factor() -> No
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
     model(torch.randn(5, 3) * 10).pow(2).sum().backward()
-    before = [p.grad.clone() for p in model.parameters()]  # type: ignore[union-attr]
+    before = [grad_of(p).clone() for p in model.parameters()]
     total = nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
     assert math.isclose(total.item(), torch.cat([g.flatten() for g in before]).norm().item(),
                         rel_tol=1e-5)
     assert total.item() > 1.0
-    after = [p.grad for p in model.parameters()]
+    after = [grad_of(p) for p in model.parameters()]
     ratios = {round((a.norm() / b.norm()).item(), 5) for a, b in zip(after, before, strict=True)}
     assert len(ratios) == 1  # one factor for every gradient: the direction stays
     assert math.isclose(torch.cat([g.flatten() for g in after]).norm().item(), 1.0,
@@ -168,16 +187,18 @@ def test_clip_grad_norm_measures_one_total_norm_and_scales_by_one_factor() -> No
     w = torch.tensor([3.0, 0.5], requires_grad=True)
     w.grad = torch.tensor([3.0, 0.5])
     nn.utils.clip_grad_value_([w], 1.0)
-    assert w.grad.tolist() == [1.0, 0.5]
+    assert grad_of(w).tolist() == [1.0, 0.5]
 
 
 def test_train_and_eval_switch_dropout_and_batch_norm_and_not_gradients() -> None:
     text = text_of("train-eval")
     assert "batch norm normalises with each batch's statistics, updating its running" in text
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Dropout(0.5))
+    linear, norm = nn.Linear(3, 4), nn.BatchNorm1d(4)  # model[0], model[1]
+    model = nn.Sequential(linear, norm, nn.Dropout(0.5))
     x = torch.randn(8, 3)
-    norm = model[1]
+    # tracking running statistics (the default), batch norm has them from the start
+    assert norm.running_mean is not None and norm.running_var is not None
     start = norm.running_mean.clone()
     with torch.no_grad():
         model(x)  # training mode, even under no_grad: the averages move
@@ -188,7 +209,7 @@ def test_train_and_eval_switch_dropout_and_batch_norm_and_not_gradients() -> Non
     out = model(x)
     assert torch.equal(norm.running_mean, moved)
     assert out.requires_grad  # eval() does not switch gradients off
-    expected = (model[0](x) - moved) / torch.sqrt(norm.running_var + norm.eps)
+    expected = (linear(x) - moved) / torch.sqrt(norm.running_var + norm.eps)
     assert torch.allclose(out, expected * norm.weight + norm.bias)  # the averages, no dropout
     model.train()
     assert all(m.training for m in model.modules())
@@ -198,7 +219,7 @@ def test_the_learning_rate_demo_shows_what_its_text_says() -> None:
     assert "with 0.18 every step overshoots and the loss climbs" in text_of(
         "learning-rate-demo")
     namespace: dict[str, Any] = {}
-    exec(step_of("learning-rate-demo").code, namespace)
+    exec(step_as(lesson(), "learning-rate-demo", Demo).code, namespace)
     small, good, high = namespace["lr_small"], namespace["lr_good"], namespace["lr_too_high"]
     assert small[0] == good[0] == high[0]  # the same start
     assert all(b < a for a, b in pairwise(small)) and small[-1] > 0.01 * small[0]  # slowly
@@ -214,7 +235,7 @@ def test_the_learning_rate_demo_shows_what_its_text_says() -> None:
     for _ in range(120):
         optimizer.zero_grad()
         loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]
         optimizer.step()
         losses.append(loss.item())
     first_inf = next(i for i, v in enumerate(losses) if math.isinf(v))
@@ -227,7 +248,7 @@ def test_a_state_dict_holds_buffers_and_the_optimizer_its_state() -> None:
     assert {"1.running_mean", "1.running_var"} <= set(model.state_dict())
     w = torch.tensor([1.0], requires_grad=True)
     optimizer = torch.optim.SGD([w], lr=0.1, momentum=0.9)
-    (2 * w).sum().backward()
+    (2 * w).sum().backward()  # type: ignore[no-untyped-call]
     optimizer.step()
     assert list(optimizer.state_dict()["state"][0]) == ["momentum_buffer"]
 

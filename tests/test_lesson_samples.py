@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Parsons, Predict, Quiz, Slide
 from gradtutor.lessons.parsons import assembled
@@ -26,7 +27,7 @@ def shipped_samples() -> list[Any]:
     """One pytest param per code sample: a slide's, predict's or demo's `code`, a Parsons
     step's assembled loop, or a quiz question's `code`."""
     samples: list[tuple[str, str]] = []
-    for lesson in load_course().lessons:
+    for lesson in load_course(rules=EXERCISE_RULES).lessons:
         for step in lesson.steps:
             if isinstance(step, (Slide, Predict, Demo)) and step.code:
                 samples.append((f"{lesson.id}/{step.id}", step.code))
@@ -132,7 +133,8 @@ def test_claims_are_read_from_comments_only() -> None:
 # The stories the practice steps tell about what their code does, checked against torch.
 
 def step_of(step_id: str) -> Any:
-    return next(step for step in load_course().find("grad").steps if step.id == step_id)
+    return next(step for step in load_course(rules=EXERCISE_RULES).find("grad").steps
+                if step.id == step_id)
 
 
 def test_the_hidden_bug_demo_shows_what_its_text_says() -> None:
@@ -180,8 +182,8 @@ def solution_lines(solution: str) -> set[str]:
 def test_no_hint_before_the_last_gives_a_line_of_the_solution(lang: str) -> None:
     from gradtutor.lessons.model import Exercise
 
-    exercises = [step for lesson in load_course(lang=lang).lessons for step in lesson.steps
-                 if isinstance(step, Exercise)]
+    exercises = [step for lesson in load_course(lang=lang, rules=EXERCISE_RULES).lessons
+                 for step in lesson.steps if isinstance(step, Exercise)]
     assert len(exercises) >= 8
     for step in exercises:
         code = solution_lines(step.solution)

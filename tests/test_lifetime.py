@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -92,10 +93,10 @@ def ended(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2:][:1] == b"Z"
 
 
-def wait_until(condition: object, seconds: float = 20.0) -> bool:
+def wait_until(condition: Callable[[], object], seconds: float = 20.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
+        if condition():
             return True
         time.sleep(0.05)
     return False

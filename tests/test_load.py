@@ -6,14 +6,17 @@ lines an author sees, so a wrong position or a reworded message fails here.
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
 from gradtutor.lessons.course import Course, lesson_files, load_course
+from gradtutor.lessons.exercise_rules import ExerciseRules
 from gradtutor.lessons.load import load_lesson, load_lesson_file
 from gradtutor.lessons.model import Demo, Exercise, Parsons, Predict, Quiz, Slide
 
@@ -26,11 +29,13 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # problems then show `lesson.yaml`, as an author would type it
 
 
-def problems(text: str, name: str = "lesson.yaml") -> list[str]:
-    """Write `text` (dedented) to `name` in the cwd and load it; every problem as printed."""
+def problems(text: str, name: str = "lesson.yaml", rules: ExerciseRules = EXERCISE_RULES
+             ) -> list[str]:
+    """Write `text` (dedented) to `name` in the cwd and load it, its exercises validated by
+    `rules`; every problem as printed."""
     path = Path(name)
     path.write_text(textwrap.dedent(text), encoding="utf-8")
-    lesson, found = load_lesson_file(path)
+    lesson, found = load_lesson_file(path, rules)
     assert (lesson is None) == bool(found), "a lesson comes back exactly when nothing is wrong"
     return [str(problem) for problem in found]
 
@@ -69,7 +74,7 @@ def quiz_answer(answer: str) -> list[str]:
 
 
 def test_fixture_basics_lesson_loads_into_the_typed_model() -> None:
-    lesson = load_lesson(FIXTURE / "basics.yaml")
+    lesson = load_lesson(FIXTURE / "basics.yaml", EXERCISE_RULES)
     assert (lesson.id, lesson.order, lesson.title) == ("basics", 1, "Gradient basics")
     assert [step.kind for step in lesson.steps] == ["slide", "slide", "slide", "quiz", "slide"]
     slides = [step for step in lesson.steps if isinstance(step, Slide)]
@@ -86,7 +91,7 @@ def test_fixture_basics_lesson_loads_into_the_typed_model() -> None:
 
 
 def test_fixture_second_lesson_has_every_other_step_kind() -> None:
-    lesson = load_lesson(FIXTURE / "second.yaml")
+    lesson = load_lesson(FIXTURE / "second.yaml", EXERCISE_RULES)
     exercise, predict, parsons, demo = lesson.steps
     assert isinstance(exercise, Exercise) and exercise.function == "read_grad"
     assert len(exercise.hints) == 3 and len(exercise.mutants) == 4 and exercise.timeout == 5
@@ -104,7 +109,7 @@ def test_fixture_second_lesson_has_every_other_step_kind() -> None:
 
 
 def test_fixture_course_loads_in_order_and_uses_every_step_kind() -> None:
-    course = load_course(FIXTURE)
+    course = load_course(FIXTURE, rules=EXERCISE_RULES)
     assert [lesson.id for lesson in course.lessons] == ["basics", "second"]
     kinds = {step.kind for lesson in course.lessons for step in lesson.steps}
     assert kinds == {"slide", "quiz", "exercise", "predict", "parsons", "demo"}
@@ -540,6 +545,68 @@ def test_parsons_after_with_a_nested_list() -> None:
     assert problems(text) == ["lesson.yaml:94:17: 'after[1]' must be text, not a list"]
 
 
+def judged_by(checker: str) -> str:
+    """The fixture's exercise with its declared checks replaced by a registered checker."""
+    text = (FIXTURE / "second.yaml").read_text()
+    start, end = text.index("    inputs: fresh-leaf\n"), text.index("    starter: |\n")
+    return text[:start] + f"    checker: {checker}\n" + text[end:]
+
+
+def test_an_exercise_judged_by_a_registered_checker_loads() -> None:
+    assert problems(judged_by("manual-sgd")) == []
+
+
+def test_unknown_checker_suggests_the_close_one() -> None:
+    assert problems(judged_by("manual-sdg")) == [
+        "lesson.yaml:11:14: unknown checker 'manual-sdg'; did you mean 'manual-sgd'?"]
+
+
+def test_unknown_checker_with_no_close_match_lists_the_checkers() -> None:
+    assert problems(judged_by("qqqq")) == [
+        "lesson.yaml:11:14: unknown checker 'qqqq'; checkers: fix-the-loop, manual-sgd"]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("inputs: fresh-leaf", "inputs: fresh-leef",
+     "11:13: unknown input family 'fresh-leef'; families: fresh-leaf, param-groups, "
+     "gradient-kinds, training, leaf-fn, values-fn, squared-error, model-setup, clip-step, "
+     "evaluation, checkpoint"),
+    ("[backward-count is solution]", "[backward-count solution]",
+     "14:18: 'backward-count solution' is not a condition; write 'FACT is TEST' or "
+     "'FACT is not TEST'"),
+    ("[backward-count is solution]", "[backward-cnt is solution]",
+     "14:18: unknown fact 'backward-cnt'; did you mean 'backward-count'?"),
+    ("explain: not-the-gradient", "explain: not-the-gradiant",
+     "22:22: unknown explainer 'not-the-gradiant'; explainers: not-the-gradient"),
+    ("backward {ran}; run", "backward {rann}; run",
+     "17:18: '{rann}': unknown fact 'rann'; did you mean 'ran'?"),
+])
+def test_declared_checks_are_reported_where_they_are_written(old: str, new: str,
+                                                             expected: str) -> None:
+    text = (FIXTURE / "second.yaml").read_text().replace(old, new)
+    assert problems(text) == [f"lesson.yaml:{expected}"]
+
+
+@dataclasses.dataclass(frozen=True)
+class OneCheckerRules:
+    """The rules of a checking package that registers one checker and objects to every
+    declared exercise."""
+
+    checker_names: tuple[str, ...] = ("square-it",)
+
+    def problems(self, exercise: Exercise, /) -> list[tuple[str, tuple[str | int, ...]]]:
+        return [(f"no family '{exercise.inputs}' here", ("inputs",))]
+
+
+def test_the_loader_knows_of_checking_only_the_rules_it_is_handed() -> None:
+    rules = OneCheckerRules()
+    assert problems(judged_by("square-it"), rules=rules) == []
+    assert problems(judged_by("manual-sgd"), rules=rules) == [
+        "lesson.yaml:11:14: unknown checker 'manual-sgd'; checkers: square-it"]
+    assert problems((FIXTURE / "second.yaml").read_text(), rules=rules) == [
+        "lesson.yaml:11:13: no family 'fresh-leaf' here"]
+
+
 # --- files that are not a lesson mapping ----------------------------------------------------
 
 
@@ -608,36 +675,37 @@ def test_top_level_not_a_mapping(text: str, got: str) -> None:
 
 def test_not_utf8_points_at_the_bad_byte() -> None:
     Path("lesson.yaml").write_bytes(b"id: x\n\xff\xfe")
-    lesson, found = load_lesson_file(Path("lesson.yaml"))
+    lesson, found = load_lesson_file(Path("lesson.yaml"), EXERCISE_RULES)
     assert lesson is None
     assert [str(p) for p in found] == ["lesson.yaml:2:1: the file is not UTF-8; save it as UTF-8"]
 
 
 def test_not_utf8_column_counts_characters_after_a_byte_order_mark() -> None:
     Path("lesson.yaml").write_bytes(b"\xef\xbb\xbfid: x\ntitle: caf\xc3\xa9 \xff\n")
-    _, found = load_lesson_file(Path("lesson.yaml"))
+    _, found = load_lesson_file(Path("lesson.yaml"), EXERCISE_RULES)
     assert [str(p) for p in found] == ["lesson.yaml:2:13: the file is not UTF-8; save it as UTF-8"]
 
 
 def test_utf8_byte_order_mark_is_accepted() -> None:
     Path("lesson.yaml").write_bytes(b"\xef\xbb\xbf" + (FIXTURE / "basics.yaml").read_bytes())
-    lesson, found = load_lesson_file(Path("lesson.yaml"))
+    lesson, found = load_lesson_file(Path("lesson.yaml"), EXERCISE_RULES)
     assert found == [] and lesson is not None and lesson.id == "basics"
 
 
 def test_windows_line_endings_keep_the_same_positions() -> None:
     crlf = (FIXTURE / "basics.yaml").read_bytes().replace(b"\n", b"\r\n")
     Path("lesson.yaml").write_bytes(crlf)
-    lesson, found = load_lesson_file(Path("lesson.yaml"))
+    lesson, found = load_lesson_file(Path("lesson.yaml"), EXERCISE_RULES)
     assert found == [] and lesson is not None
-    assert lesson.steps[1].code is not None and "\r" not in lesson.steps[1].code
+    step = lesson.steps[1]
+    assert isinstance(step, Slide) and step.code is not None and "\r" not in step.code
     Path("lesson.yaml").write_bytes(crlf.replace(b"answer: b", b"answer: q"))
-    _, found = load_lesson_file(Path("lesson.yaml"))
+    _, found = load_lesson_file(Path("lesson.yaml"), EXERCISE_RULES)
     assert [str(p) for p in found] == [
         "lesson.yaml:41:17: answer 'q' is out of range: there are 3 choices (a-c); "
         "point it at one of them"]
     Path("lesson.yaml").write_bytes(b"id: x\r\ntitle: \xff\r\n")
-    _, found = load_lesson_file(Path("lesson.yaml"))
+    _, found = load_lesson_file(Path("lesson.yaml"), EXERCISE_RULES)
     assert [str(p) for p in found] == ["lesson.yaml:2:8: the file is not UTF-8; save it as UTF-8"]
 
 
@@ -648,7 +716,7 @@ def test_control_character() -> None:
 
 
 def test_missing_file_is_a_problem_not_an_exception() -> None:
-    lesson, found = load_lesson_file(Path("nowhere.yaml"))
+    lesson, found = load_lesson_file(Path("nowhere.yaml"), EXERCISE_RULES)
     assert lesson is None
     assert [str(p) for p in found] == [
         "nowhere.yaml:1:1: cannot read the file (No such file or directory); "
@@ -659,14 +727,14 @@ def test_path_is_shown_relative_to_the_working_directory(tmp_path: Path) -> None
     (tmp_path / "course").mkdir()
     path = tmp_path / "course" / "broken.yaml"
     path.write_text("- a\n", encoding="utf-8")
-    _, found = load_lesson_file(path.resolve())
+    _, found = load_lesson_file(path.resolve(), EXERCISE_RULES)
     assert [p.path for p in found] == [str(Path("course") / "broken.yaml")]
 
 
 def test_load_lesson_raises_with_every_problem() -> None:
     Path("lesson.yaml").write_text("id: Bad\n", encoding="utf-8")
     with pytest.raises(LessonProblems) as caught:
-        load_lesson(Path("lesson.yaml"))
+        load_lesson(Path("lesson.yaml"), EXERCISE_RULES)
     assert caught.value.exit_code == ExitCode.USAGE
     assert caught.value.message == "5 problems in lesson files"
     assert [str(p) for p in caught.value.problems] == [
@@ -739,7 +807,7 @@ def test_plain_aliases_are_allowed() -> None:
         "why: That is x itself", "why: &same That is x itself").replace(
         "why: x requires grad, so backward fills in .grad.", "why: *same")
     assert problems(text) == []
-    lesson = load_lesson(Path("lesson.yaml"))
+    lesson = load_lesson(Path("lesson.yaml"), EXERCISE_RULES)
     (quiz,) = lesson.quizzes
     assert quiz.questions[0].choices[2].why == "That is x itself, not the derivative."
 
@@ -853,7 +921,7 @@ def test_two_lessons_with_the_same_id() -> None:
     write("course/a.yaml", lesson_text("basics", 1))
     write("course/b.yaml", lesson_text("basics", 2))
     with pytest.raises(LessonProblems) as caught:
-        load_course(Path("course"))
+        load_course(Path("course"), rules=EXERCISE_RULES)
     b, a = str(Path("course/b.yaml")), str(Path("course/a.yaml"))
     assert [str(p) for p in caught.value.problems] == [
         f"{b}:1:1: lesson id 'basics' is also used by {a}; give each lesson its own id"]
@@ -863,7 +931,7 @@ def test_two_lessons_with_the_same_order() -> None:
     write("course/a.yaml", lesson_text("first", 1))
     write("course/b.yml", lesson_text("second", 1))
     with pytest.raises(LessonProblems) as caught:
-        load_course(Path("course"))
+        load_course(Path("course"), rules=EXERCISE_RULES)
     b, a = str(Path("course/b.yml")), str(Path("course/a.yaml"))
     assert [str(p) for p in caught.value.problems] == [
         f"{b}:1:1: order 1 is also used by {a}; give each lesson its own order"]
@@ -873,7 +941,7 @@ def test_a_broken_lesson_in_a_course_is_reported_with_its_path() -> None:
     write("course/a.yaml", lesson_text("first", 1))
     write("course/b.yaml", lesson_text("second", 2).replace("title: A", "title: [A]"))
     with pytest.raises(LessonProblems) as caught:
-        load_course(Path("course"))
+        load_course(Path("course"), rules=EXERCISE_RULES)
     assert [str(p) for p in caught.value.problems] == [
         f"{Path('course/b.yaml')}:8:12: 'title' must be text, not a list"]
 
@@ -881,7 +949,7 @@ def test_a_broken_lesson_in_a_course_is_reported_with_its_path() -> None:
 def test_course_orders_lessons_by_order_not_file_name() -> None:
     write("course/a.yaml", lesson_text("later", 2))
     write("course/z.yaml", lesson_text("sooner", 1))
-    course = load_course(Path("course"))
+    course = load_course(Path("course"), rules=EXERCISE_RULES)
     assert [lesson.id for lesson in course.lessons] == ["sooner", "later"]
 
 
@@ -894,7 +962,7 @@ def test_lesson_files_skips_other_and_hidden_files() -> None:
 
 
 def test_course_find_suggests_a_close_id() -> None:
-    course = load_course(FIXTURE)
+    course = load_course(FIXTURE, rules=EXERCISE_RULES)
     assert course.find("second").id == "second"
     with pytest.raises(GradtutorError) as caught:
         course.find("basic")
@@ -904,7 +972,7 @@ def test_course_find_suggests_a_close_id() -> None:
 
 
 def test_course_find_lists_the_ids_when_nothing_is_close() -> None:
-    course = Course(FIXTURE, load_course(FIXTURE).lessons)
+    course = Course(FIXTURE, load_course(FIXTURE, rules=EXERCISE_RULES).lessons)
     with pytest.raises(GradtutorError) as caught:
         course.find("autograd")
     assert caught.value.hint == "lessons here: basics, second (see `gradtutor list`)"
@@ -913,7 +981,7 @@ def test_course_find_lists_the_ids_when_nothing_is_close() -> None:
 def test_empty_folder() -> None:
     Path("empty").mkdir()
     with pytest.raises(GradtutorError) as caught:
-        load_course(Path("empty"))
+        load_course(Path("empty"), rules=EXERCISE_RULES)
     assert not isinstance(caught.value, LessonProblems)
     assert (caught.value.message, caught.value.hint) == (
         "no lesson files (*.yaml) in empty", "point --lessons at a folder of lesson YAML files")
@@ -921,7 +989,7 @@ def test_empty_folder() -> None:
 
 def test_missing_path() -> None:
     with pytest.raises(GradtutorError) as caught:
-        load_course(Path("nowhere"))
+        load_course(Path("nowhere"), rules=EXERCISE_RULES)
     assert (caught.value.message, caught.value.hint) == (
         "no such file or folder: nowhere",
         "check the path, or leave it out to use the built-in lessons")
@@ -947,7 +1015,7 @@ def parsons_with(extra: str) -> str:
 def test_parsons_run_and_solution_load_into_the_model() -> None:
     text = parsons_with(RUN + "    solution: [zero, loss, backward, step]\n")
     Path("lesson.yaml").write_text(text, encoding="utf-8")
-    step = load_lesson(Path("lesson.yaml")).steps[2]
+    step = load_lesson(Path("lesson.yaml"), EXERCISE_RULES).steps[2]
     assert isinstance(step, Parsons) and step.run is not None
     assert (step.run.setup, step.run.record, step.run.series, step.run.repeat) == (
         "import torch\n", "loss.item()", "losses", 10)

@@ -19,6 +19,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import Problem
 from gradtutor.lessons.load import display_path, load_lesson_file
 from gradtutor.lessons.model import STEP_KINDS, Lesson
@@ -38,7 +39,7 @@ def load_bytes(raw: bytes) -> tuple[Lesson | None, list[Problem]]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "lesson.yaml"
         path.write_bytes(raw)
-        lesson, found = load_lesson_file(path)
+        lesson, found = load_lesson_file(path, EXERCISE_RULES)
         shown = display_path(path)
     for problem in found:
         assert problem.path == shown
@@ -205,7 +206,8 @@ DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's is four time
 
 
 def dump(data: Any) -> str:
-    return yaml.dump(data, Dumper=DUMPER, sort_keys=False, allow_unicode=True, width=1000)
+    text: str = yaml.dump(data, Dumper=DUMPER, sort_keys=False, allow_unicode=True, width=1000)
+    return text
 
 
 fixture_names = st.sampled_from(sorted(FIXTURE_DATA))

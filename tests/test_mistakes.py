@@ -3,6 +3,7 @@ note on the check that catches it; any other file, or a check that passed, gets 
 
 from __future__ import annotations
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.mistakes import known_mistake, mutant_source, name_known_mistake
 from gradtutor.checking.verdict import Check
 from gradtutor.lessons.course import load_course
@@ -10,7 +11,7 @@ from gradtutor.lessons.model import Exercise
 
 
 def exercise(exercise_id: str) -> Exercise:
-    return load_course().find_exercise(exercise_id)
+    return load_course(rules=EXERCISE_RULES).find_exercise(exercise_id)
 
 
 def test_a_mutant_laid_out_differently_is_still_that_mistake() -> None:

@@ -16,6 +16,7 @@ from gradtutor.bindings import KINDS
 from gradtutor.checking.checkers.common import fmt
 from gradtutor.checking.checkers.grad_reading import loss_words
 from gradtutor.checking.checkers.training import per_param_table
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check, Table, Verdict
 from gradtutor.i18n import msg, translator
 from gradtutor.lessons.course import load_course
@@ -33,9 +34,10 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def lines_of(renderable: object, width: int) -> list[str]:
-    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=False, color_system=None)
     console.print(renderable)
-    return [line.rstrip() for line in console.file.getvalue().splitlines()]  # type: ignore[attr-defined]
+    return [line.rstrip() for line in buffer.getvalue().splitlines()]
 
 
 def code_samples(lesson: Lesson) -> Iterator[tuple[str, str]]:
@@ -55,8 +57,8 @@ def code_samples(lesson: Lesson) -> Iterator[tuple[str, str]]:
 
 
 def lessons() -> list[tuple[str, Lesson]]:
-    return [("en", load_course().find("grad")),
-            ("zh-CN", load_course(lang="zh-CN").find("grad"))]
+    return [("en", load_course(rules=EXERCISE_RULES).find("grad")),
+            ("zh-CN", load_course(lang="zh-CN", rules=EXERCISE_RULES).find("grad"))]
 
 
 def box_rows(lines: list[str], plain: bool) -> list[str]:
@@ -136,10 +138,11 @@ def test_a_trailing_comment_moves_down_whole_and_a_call_breaks_between_its_parts
 
 
 def test_a_continued_line_keeps_its_highlighting() -> None:
-    console = Console(width=60, file=io.StringIO(), force_terminal=True, color_system="standard")
+    buffer = io.StringIO()
+    console = Console(width=60, file=buffer, force_terminal=True, color_system="standard")
     console.print(code_block("    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
                              Look(plain=False)))
-    rows = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    rows = buffer.getvalue().splitlines()
     continued = next(row for row in rows if "↪" in row)
     assert "lr=0.1)" in ANSI.sub("", continued)
     number = re.search(r"\x1b\[[0-9;]*m0\.1", continued)
@@ -216,6 +219,13 @@ def word_starts(row: str) -> set[int]:
             if char not in " \0" and (i == 0 or cells[i - 1] == " ")}
 
 
+def gap_end(row: str) -> int:
+    """Where the first gap of two spaces or more between words ends in `row`."""
+    gap = re.search(r"\S {2,}(?=\S)", row)
+    assert gap is not None, f"no gap between key and description in {row!r}"
+    return gap.end()
+
+
 @pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
 @pytest.mark.parametrize("keys", [True, False], ids=["keys", "lines"])
 @pytest.mark.parametrize("width", [60, 80])
@@ -229,7 +239,7 @@ def test_a_wrapped_help_line_hangs_under_its_description(width: int, keys: bool,
         wrapped = [row for row in rows if row not in keyed]
         # each description starts at its row's first word after a gap of two spaces or more
         # (keys are joined by ", "): the same column on every row
-        starts = {re.search(r"\S {2,}(?=\S)", row[2:]).end() + 2 for row in keyed}
+        starts = {gap_end(row[2:]) + 2 for row in keyed}
         assert len(starts) == 1, f"{kind}: the descriptions start in different columns"
         column = starts.pop()
         for row in wrapped:

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow
-def test_the_wheel_carries_the_lessons(tmp_path):
+def test_the_wheel_carries_the_lessons(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(tmp_path), str(ROOT)],
@@ -35,7 +35,7 @@ def test_the_wheel_carries_the_lessons(tmp_path):
     assert "gradtutor = gradtutor.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
-def test_lesson_ids_complete_in_the_shell():
+def test_lesson_ids_complete_in_the_shell() -> None:
     from gradtutor.cli import _complete_lesson
 
     assert _complete_lesson("g") == ["grad"]

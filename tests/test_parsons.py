@@ -7,10 +7,11 @@ import itertools
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.parsons import grade, grade_file, grade_text, order_from_text
 from gradtutor.checking.verdict import to_json
 from gradtutor.lessons.course import load_course
@@ -24,6 +25,9 @@ from gradtutor.lessons.parsons import (
     run_series,
 )
 
+if TYPE_CHECKING:
+    from conftest import Cli
+
 COURSE = ["--lessons", str(Path(__file__).parent / "fixtures" / "course")]
 LOOP_IDS = ("zero", "forward", "loss", "backward", "step")
 RIGHT = "optimizer.zero_grad()\npred = model(x)\nloss = loss_fn(pred, y)\nloss.backward()\n" \
@@ -32,7 +36,7 @@ RIGHT = "optimizer.zero_grad()\npred = model(x)\nloss = loss_fn(pred, y)\nloss.b
 
 @pytest.fixture(scope="module")
 def loop() -> Parsons:
-    step = parsons_steps(load_course().lessons)["order-the-loop"]
+    step = parsons_steps(load_course(rules=EXERCISE_RULES).lessons)["order-the-loop"]
     assert tuple(line.id for line in step.lines) == LOOP_IDS
     return step
 
@@ -128,7 +132,9 @@ def test_every_order_of_the_loop_is_graded_by_its_constraints(loop: Parsons,
         code = loop.line(wrong).code
         assert verdict.checks[1].message.startswith(f"`{code}` comes before `")
         assert verdict.checks[1].message.endswith(" ".join(loop.line(wrong).why.split()))
-        rows = verdict.checks[1].evidence.rows
+        evidence = verdict.checks[1].evidence
+        assert evidence is not None
+        rows = evidence.rows
         assert [row[2] for row in rows] == ["out of place" if i == wrong else "" for i in order]
 
 
@@ -138,7 +144,7 @@ BACKWARD_WHY = ("backward() adds this batch's gradient to what .grad holds, so t
                 "the leftovers.")
 
 
-def test_the_message_names_the_line_and_every_line_it_needs_that_is_below_it(loop) -> None:
+def test_the_message_names_the_line_and_every_line_it_needs_that_is_below_it(loop: Parsons) -> None:
     verdict = grade(loop, ("backward", "zero", "forward", "loss", "step"))
     order = verdict.checks[1]
     assert order.message == (
@@ -240,7 +246,7 @@ def test_different_steps_start_differently() -> None:
 # --- answers written in a file --------------------------------------------------------------
 
 
-def test_order_from_text_ignores_whitespace_blank_lines_comments_and_numbers(loop) -> None:
+def test_order_from_text_ignores_whitespace_blank_lines_comments_and_numbers(loop: Parsons) -> None:
     text = ("\ufeff# my answer\n\n   pred=model( x )\n1. optimizer.zero_grad()\r\n"
             "loss = loss_fn(pred,y)   # the loss\n\t\tloss.backward()\n\n5) optimizer.step()\n")
     assert order_from_text(loop, text) == ["forward", "zero", "loss", "backward", "step"]
@@ -318,7 +324,8 @@ def test_the_run_starts_with_leftovers_so_zero_grad_last_trains_differently(
             code = code.replace(marker, "pass")
         namespace: dict[str, Any] = {}
         exec(code, namespace)
-        return namespace["losses"]
+        losses: list[float] = namespace["losses"]
+        return losses
 
     zero_last = ("forward", "loss", "backward", "step", "zero")
     right, last = losses(loop.solution_order), losses(zero_last)
@@ -342,7 +349,7 @@ def test_a_step_with_a_run_is_a_frozen_value() -> None:
 # --- gradtutor check on a Parsons step ------------------------------------------------------
 
 
-def test_check_passes_a_right_order(cli, tmp_path: Path) -> None:
+def test_check_passes_a_right_order(cli: Cli, tmp_path: Path) -> None:
     answer = tmp_path / "order.txt"
     answer.write_text(RIGHT, encoding="utf-8")
     code, out, err = cli("check", "order-the-loop", str(answer), "--plain")
@@ -351,7 +358,7 @@ def test_check_passes_a_right_order(cli, tmp_path: Path) -> None:
     assert "lines: passed" in out and "order: passed" in out
 
 
-def test_check_fails_a_wrong_order_and_says_why(cli, tmp_path: Path) -> None:
+def test_check_fails_a_wrong_order_and_says_why(cli: Cli, tmp_path: Path) -> None:
     answer = tmp_path / "order.txt"
     answer.write_text("pred = model(x)\nloss = loss_fn(pred, y)\nloss.backward()\n"
                       "optimizer.zero_grad()\noptimizer.step()\n", encoding="utf-8")
@@ -366,7 +373,7 @@ def test_check_fails_a_wrong_order_and_says_why(cli, tmp_path: Path) -> None:
     assert "3 loss.backward() out of place" in flat
 
 
-def test_check_json_for_a_parsons_step(cli, tmp_path: Path) -> None:
+def test_check_json_for_a_parsons_step(cli: Cli, tmp_path: Path) -> None:
     answer = tmp_path / "order.txt"
     answer.write_text("optimizer.step()\n", encoding="utf-8")
     code, out, err = cli("check", "order-the-loop", str(answer), "--json")
@@ -378,7 +385,7 @@ def test_check_json_for_a_parsons_step(cli, tmp_path: Path) -> None:
         ("lines", "fail"), ("order", "skip")]
 
 
-def test_check_reads_the_workspace_txt_file_by_default(cli, tmp_path: Path) -> None:
+def test_check_reads_the_workspace_txt_file_by_default(cli: Cli, tmp_path: Path) -> None:
     folder = tmp_path / "ws"
     folder.mkdir()
     (folder / "order-the-loop.txt").write_text(RIGHT, encoding="utf-8")
@@ -386,7 +393,7 @@ def test_check_reads_the_workspace_txt_file_by_default(cli, tmp_path: Path) -> N
     assert (code, err) == (0, "")
 
 
-def test_check_without_an_answer_file_says_what_to_write_in_it(cli, tmp_path: Path) -> None:
+def test_check_without_an_answer_file_says_what_to_write_in_it(cli: Cli, tmp_path: Path) -> None:
     code, out, err = cli("check", "order-the-loop", "--workspace", str(tmp_path))
     assert (code, out) == (2, "")
     # the lines in the order the step starts from, which is not an answer
@@ -400,14 +407,14 @@ def test_check_without_an_answer_file_says_what_to_write_in_it(cli, tmp_path: Pa
     assert code == 1 and "order: failed" in out  # a file of that format is graded
 
 
-def test_checking_an_order_shows_no_seed_or_time(cli, tmp_path: Path) -> None:
+def test_checking_an_order_shows_no_seed_or_time(cli: Cli, tmp_path: Path) -> None:
     answer = tmp_path / "order.txt"
     answer.write_text(RIGHT, encoding="utf-8")
     _, out, _ = cli("check", "order-the-loop", str(answer))
     assert "seed" not in out and " ms" not in out
 
 
-def test_check_a_parsons_step_of_another_course(cli, tmp_path: Path) -> None:
+def test_check_a_parsons_step_of_another_course(cli: Cli, tmp_path: Path) -> None:
     answer = tmp_path / "order.txt"
     answer.write_text("opt.zero_grad()\nloss = model(x).pow(2).mean()\nloss.backward()\n"
                       "opt.step()\n", encoding="utf-8")
@@ -415,7 +422,7 @@ def test_check_a_parsons_step_of_another_course(cli, tmp_path: Path) -> None:
     assert (code, err) == (0, "")
 
 
-def test_check_an_unknown_step_suggests_one(cli, tmp_path: Path) -> None:
+def test_check_an_unknown_step_suggests_one(cli: Cli, tmp_path: Path) -> None:
     answer = tmp_path / "order.txt"
     answer.write_text(RIGHT, encoding="utf-8")
     code, out, err = cli("check", "order-the-lop", str(answer))
@@ -424,7 +431,7 @@ def test_check_an_unknown_step_suggests_one(cli, tmp_path: Path) -> None:
                           "'order-the-loop'?")
 
 
-def test_check_all_leaves_parsons_steps_out(cli, tmp_path: Path) -> None:
+def test_check_all_leaves_parsons_steps_out(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "order-the-loop.txt").write_text(RIGHT, encoding="utf-8")
     code, out, _ = cli("check", "--all", "--json", "--workspace", str(tmp_path), *COURSE)
     payload = json.loads(out)
@@ -432,7 +439,7 @@ def test_check_all_leaves_parsons_steps_out(cli, tmp_path: Path) -> None:
     assert code == 1
 
 
-def test_check_lesson_checks_only_that_lessons_exercises(cli, tmp_path: Path) -> None:
+def test_check_lesson_checks_only_that_lessons_exercises(cli: Cli, tmp_path: Path) -> None:
     code, out, _ = cli("check", "--lesson", "second", "--json", "--workspace", str(tmp_path),
                        *COURSE)
     assert [e["exercise"] for e in json.loads(out)["exercises"]] == ["square-grad"]

@@ -7,20 +7,27 @@ runs the real batch worker over the fixture course and the shipped lesson."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from narrowing import step_as
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import Job, jobs_for, problem_text
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson
+from gradtutor.lessons.model import Parsons
 from gradtutor.lessons.parsons import assembled
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 
 
 @pytest.fixture(scope="module")
 def grad_jobs() -> dict[str, Job]:
-    lesson = load_course().find("grad")
+    lesson = load_course(rules=EXERCISE_RULES).find("grad")
     return {job.what: job for job in jobs_for(lesson, Path("grad.yaml"))}
 
 
@@ -31,15 +38,15 @@ def test_demos_and_the_parsons_loop_are_proven(grad_jobs: dict[str, Job]) -> Non
     momentum = grad_jobs["the code of demo 'momentum-demo'"]
     assert (momentum.expect, momentum.series, momentum.request["series"]) == ("runs", (), [])
     loop = grad_jobs["the loop of 'order-the-loop' in its correct order"]
-    lesson = load_course().find("grad")
-    step = lesson.steps[lesson.index_of("order-the-loop") or 0]
+    lesson = load_course(rules=EXERCISE_RULES).find("grad")
+    step = step_as(lesson, "order-the-loop", Parsons)
     assert loop.request == {"kind": "snippet", "series": ["losses"],
                             "code": assembled(step, step.solution_order)}
     assert loop.loc == ("steps", lesson.index_of("order-the-loop"), "run")
 
 
 def test_a_parsons_step_without_run_has_nothing_to_prove() -> None:
-    lesson = load_lesson(FIXTURES / "second.yaml")
+    lesson = load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES)
     whats = [job.what for job in jobs_for(lesson, FIXTURES / "second.yaml")]
     assert not any("training-step" in what for what in whats)
     assert "the code of demo 'descent'" in whats
@@ -62,7 +69,9 @@ def test_a_run_that_leaves_its_series_proves_it(grad_jobs: dict[str, Job]) -> No
     ({"with_zeroing": [], "without_zeroing": [1.0]},
      "the code of demo 'hidden-bug-demo' leaves `with_zeroing` empty: there is nothing to show"),
 ])
-def test_a_series_that_cannot_be_drawn_is_a_problem(grad_jobs, series, problem) -> None:
+def test_a_series_that_cannot_be_drawn_is_a_problem(grad_jobs: dict[str, Job],
+                                                    series: dict[str, object],
+                                                    problem: str) -> None:
     job = grad_jobs["the code of demo 'hidden-bug-demo'"]
     assert problem_text(job, {"shown": None, "series": series}) == problem
 
@@ -79,7 +88,8 @@ def test_code_that_fails_is_a_problem(grad_jobs: dict[str, Job]) -> None:
 
 
 @pytest.mark.slow
-def test_validate_proves_the_fixture_course_and_reports_a_broken_demo(cli, tmp_path) -> None:
+def test_validate_proves_the_fixture_course_and_reports_a_broken_demo(cli: Cli,
+                                                                      tmp_path: Path) -> None:
     code, out, err = cli("validate", str(FIXTURES))
     assert code == 0, err
     assert out.startswith("[OK] 2 lessons OK"), err

@@ -9,10 +9,13 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
+from narrowing import step_as
 from rich.console import Console
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.parsons import grade
 from gradtutor.i18n import translator
 from gradtutor.lessons.course import load_course
@@ -20,6 +23,7 @@ from gradtutor.lessons.model import (
     Chart,
     Choice,
     Demo,
+    Lesson,
     Parsons,
     ParsonsLine,
     ParsonsRun,
@@ -31,6 +35,9 @@ from gradtutor.ui.practice import demo_body, parsons_body, predict_body
 from gradtutor.ui.render import Look
 from gradtutor.walk.parsons import OrderGrade, graded
 from gradtutor.walk.predict import judge
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 PLAIN, FANCY = Look(plain=True), Look(plain=False)
 
@@ -53,17 +60,19 @@ class Result:
     duration_ms: int = 5
 
 
-def text(renderable, width: int = 60) -> str:
-    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+def text(renderable: object, width: int = 60) -> str:
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=False, color_system=None)
     console.print(renderable)
-    return "\n".join(line.rstrip() for line in console.file.getvalue().splitlines())
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
-def coloured(renderable, width: int = 60) -> str:
-    console = Console(width=width, file=io.StringIO(), force_terminal=True,
+def coloured(renderable: object, width: int = 60) -> str:
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=True,
                       color_system="standard")
     console.print(renderable)
-    return console.file.getvalue()
+    return buffer.getvalue()
 
 
 PREDICT = Predict(
@@ -379,24 +388,25 @@ def test_colour_only_in_the_fancy_look_and_never_the_only_sign() -> None:
     fancy = coloured(line_chart(series, title="T", x_label="x", y_label="y", width=60,
                                 look=FANCY))
     assert "\x1b[32m●" in fancy and "\x1b[31m×" in fancy  # green and red, each its own mark
-    plain = Console(width=60, file=io.StringIO(), force_terminal=True, color_system="standard",
+    buffer = io.StringIO()
+    plain = Console(width=60, file=buffer, force_terminal=True, color_system="standard",
                     no_color=True)
     plain.print(line_chart(series, title="T", x_label="x", y_label="y", width=60, look=PLAIN))
-    assert "o a   x b" in ANSI.sub("", plain.file.getvalue())
+    assert "o a   x b" in ANSI.sub("", buffer.getvalue())
 
 
 # --- the grad lesson's own practice steps -----------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def grad():
-    return load_course().find("grad")
+def grad() -> Lesson:
+    return load_course(rules=EXERCISE_RULES).find("grad")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_after_a_wrong_prediction_the_answer_never_reads_as_praise(lang: str) -> None:
     # "✗ Not quite." then "The answer is b) ...: Right." would contradict itself
-    lesson = load_course(lang=lang).find("grad")
+    lesson = load_course(lang=lang, rules=EXERCISE_RULES).find("grad")
     look = Look(plain=True) if lang == "en" else Look(plain=True, tr=translator(lang))
     predicts = [step for step in lesson.steps if isinstance(step, Predict)]
     assert predicts
@@ -407,7 +417,7 @@ def test_after_a_wrong_prediction_the_answer_never_reads_as_praise(lang: str) ->
             assert not re.search(r"\bRight\b|\bCorrect\b|正确|没错", shown), shown
 
 
-def practice_bodies(lesson, width: int, look: Look) -> list[tuple[str, object]]:
+def practice_bodies(lesson: Lesson, width: int, look: Look) -> list[tuple[str, object]]:
     """Every practice body of the lesson in each state, with made-up results."""
     bodies: list[tuple[str, object]] = []
     for step in lesson.steps:
@@ -438,7 +448,7 @@ def practice_bodies(lesson, width: int, look: Look) -> list[tuple[str, object]]:
 
 @pytest.mark.parametrize("width", [60, 100])
 @pytest.mark.parametrize("look", [PLAIN, FANCY], ids=["plain", "fancy"])
-def test_every_practice_step_of_grad_fits_the_width(grad, width: int, look: Look) -> None:
+def test_every_practice_step_of_grad_fits_the_width(grad: Lesson, width: int, look: Look) -> None:
     bodies = practice_bodies(grad, width, look)
     assert {step_id for step_id, _ in bodies} == {
         "predict-two-backwards", "predict-zero-grad", "order-the-loop", "hidden-bug-demo",
@@ -448,8 +458,8 @@ def test_every_practice_step_of_grad_fits_the_width(grad, width: int, look: Look
         assert max(len(line) for line in shown.splitlines()) <= width, step_id
 
 
-def test_the_hidden_bug_demo_chart_names_both_runs(grad) -> None:
-    step = next(s for s in grad.steps if s.id == "hidden-bug-demo")
+def test_the_hidden_bug_demo_chart_names_both_runs(grad: Lesson) -> None:
+    step = step_as(grad, "hidden-bug-demo", Demo)
     series = (("with_zeroing", WITH), ("without_zeroing", WITHOUT))
     shown = text(demo_body(step, Result(series=series), 100, FANCY), 100)
     assert "Loss at each step, same model and data" in shown
@@ -468,7 +478,7 @@ def test_showing_a_predict_or_parsons_body_never_imports_the_chart_or_torch() ->
     assert done.returncode == 0, done.stderr
 
 
-def test_the_parsons_assembled_loop_is_what_the_lesson_runs(grad) -> None:
+def test_the_parsons_assembled_loop_is_what_the_lesson_runs(grad: Lesson) -> None:
     step = next(s for s in grad.steps if isinstance(s, Parsons))
     assert "for _ in range(20):\n    optimizer.zero_grad()\n" in assembled(
         step, step.solution_order)
@@ -477,7 +487,7 @@ def test_the_parsons_assembled_loop_is_what_the_lesson_runs(grad) -> None:
 # --- gradtutor show -----------------------------------------------------------------------------
 
 
-def test_show_prints_a_parsons_step_with_its_lines_and_how_to_check_it(cli) -> None:
+def test_show_prints_a_parsons_step_with_its_lines_and_how_to_check_it(cli: Cli) -> None:
     code, out, err = cli("show", "grad", "--step", "order-the-loop", "--plain", width=60)
     assert (code, err) == (0, "")
     out = "\n".join(line.rstrip() for line in out.split("\n"))
@@ -495,7 +505,7 @@ order-the-loop order-the-loop.txt`.
 """)
 
 
-def test_show_never_gives_a_predict_answer_away(cli) -> None:
+def test_show_never_gives_a_predict_answer_away(cli: Cli) -> None:
     code, out, _ = cli("show", "grad", "--step", "predict-zero-grad", "--plain", width=100)
     assert code == 0
     out = "\n".join(line.rstrip() for line in out.split("\n"))

@@ -12,14 +12,19 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradtutor import progress as prog
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.load import load_lesson
 from gradtutor.store import ProgressStore
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 NOW = "2026-01-01T00:00:00+00:00"
@@ -30,47 +35,48 @@ def make_store(folder: Path) -> tuple[ProgressStore, list[str]]:
     return ProgressStore(folder, warnings.append), warnings
 
 
-def test_visit_remembers_the_place_and_what_was_seen():
+def test_visit_remembers_the_place_and_what_was_seen() -> None:
     p = prog.visit(prog.Progress(), "grad", "intro", NOW)
     p = prog.visit(p, "grad", "none-first", NOW)
     assert p.of("grad").step == "none-first"
     assert p.of("grad").seen == {"intro", "none-first"}
 
 
-def test_quiz_keeps_the_best_and_the_last_score():
+def test_quiz_keeps_the_best_and_the_last_score() -> None:
     p = prog.record_quiz(prog.Progress(), "grad", "check", 5, 7, NOW)
     p = prog.record_quiz(p, "grad", "check", 3, 7, NOW)
     state = p.of("grad")
     assert (state.best_quiz["check"].score, state.last_quiz["check"].score) == (5, 3)
 
 
-def test_restart_forgets_the_place_but_keeps_quiz_history():
+def test_restart_forgets_the_place_but_keeps_quiz_history() -> None:
     p = prog.finish(prog.visit(prog.Progress(), "grad", "recap", NOW), "grad", NOW)
     p = prog.record_quiz(p, "grad", "check", 7, 7, NOW)
     state = prog.restart(p, "grad").of("grad")
     assert (state.step, state.finished, state.best_quiz["check"].score) == (None, False, 7)
 
 
-def test_reset_one_lesson_leaves_the_others():
+def test_reset_one_lesson_leaves_the_others() -> None:
     p = prog.visit(prog.visit(prog.Progress(), "a", "s1", NOW), "b", "s2", NOW)
     assert set(prog.reset(p, "a").lessons) == {"b"}
     assert prog.reset(p).lessons == {}
 
 
-def test_resume_index_falls_back_to_the_first_step_when_the_step_is_gone():
-    lesson = load_lesson(FIXTURES / "basics.yaml")
+def test_resume_index_falls_back_to_the_first_step_when_the_step_is_gone() -> None:
+    lesson = load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES)
     assert prog.resume_index(lesson, prog.LessonProgress(step="accumulate")) == 2
     assert prog.resume_index(lesson, prog.LessonProgress(step="renamed-away")) == 0
 
 
-def test_next_lesson_is_the_first_unfinished():
-    lessons = (load_lesson(FIXTURES / "basics.yaml"), load_lesson(FIXTURES / "second.yaml"))
+def test_next_lesson_is_the_first_unfinished() -> None:
+    lessons = (load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES),
+               load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES))
     p = prog.finish(prog.Progress(), "basics", NOW)
     assert prog.next_lesson(lessons, p).id == "second"
     assert prog.next_lesson(lessons, prog.finish(p, "second", NOW)).id == "basics"
 
 
-def test_json_round_trip():
+def test_json_round_trip() -> None:
     p = prog.visit(prog.Progress(), "grad", "intro", NOW)
     p = prog.record_quiz(prog.finish(p, "grad", NOW), "grad", "check", 6, 7, NOW)
     assert prog.from_json(json.loads(json.dumps(prog.to_json(p)))) == prog.Read(p)
@@ -81,7 +87,7 @@ def test_json_round_trip():
     ({}, "it has no format version"),
     ({"version": 99, "lessons": {}}, "it was written by a newer gradtutor (format 99)"),
 ])
-def test_a_file_that_is_not_progress_is_refused_whole(raw, reason):
+def test_a_file_that_is_not_progress_is_refused_whole(raw: object, reason: str) -> None:
     with pytest.raises(prog.ProgressFormatError, match=re.escape(reason)):
         prog.from_json(raw)
 
@@ -115,25 +121,26 @@ def test_a_file_that_is_not_progress_is_refused_whole(raw, reason):
     ({"predictions": {"p": {"answer": "a", "right": "no"}}}, "lessons.g.predictions.p",
      "right: it has the wrong type"),
 ])
-def test_one_bad_value_sets_aside_its_entry_alone(lesson, where, reason):
+def test_one_bad_value_sets_aside_its_entry_alone(lesson: dict[str, object], where: str,
+                                                  reason: str) -> None:
     good = {"step": "s2", "seen": ["s1", "s2"], "finished": True}
     read = prog.from_json({"version": 1, "lessons": {"g": {**good, **lesson}, "other": good}})
     assert read.set_aside == (prog.SetAside(where, reason),)
     other = read.progress.of("other")
-    assert (other.step, other.seen, other.finished) == ("s2", {"s1", "s2"}, True)
+    assert (other.step, other.seen, other.finished) == ("s2", frozenset({"s1", "s2"}), True)
     state = read.progress.of("g")  # everything else in the same lesson stays too
     assert state.step == ("s2" if "step" not in lesson else None)
     assert state.finished == ("finished" not in lesson)
 
 
-def test_a_lesson_entry_that_is_not_an_object_is_set_aside_alone():
+def test_a_lesson_entry_that_is_not_an_object_is_set_aside_alone() -> None:
     read = prog.from_json({"version": 1, "lessons": {"g": [1], "h": {"step": "x"}}})
     assert read.set_aside == (prog.SetAside("lessons.g", "it has the wrong type"),)
     assert set(read.progress.lessons) == {"h"}
 
 
 @pytest.mark.parametrize("number", ["9" * 5000, "NaN", "Infinity", "-Infinity", "1e999"])
-def test_a_number_python_cannot_hold_sets_aside_its_entry_not_the_file(number):
+def test_a_number_python_cannot_hold_sets_aside_its_entry_not_the_file(number: str) -> None:
     text = ('{"version": 1, "lessons": {"g": {"step": "s", "exercises": {"x": {"attempts": '
             + number + ', "passed": true}}, "best_quiz": {"q": {"score": ' + number
             + ', "total": 7}}}, "h": {"step": "t"}}, "later": {"n": ' + number + '}}')
@@ -146,7 +153,7 @@ def test_a_number_python_cannot_hold_sets_aside_its_entry_not_the_file(number):
     assert "later" not in read.progress.unknown
 
 
-def test_a_byte_order_mark_is_not_a_reason_to_set_the_file_aside():
+def test_a_byte_order_mark_is_not_a_reason_to_set_the_file_aside() -> None:
     data = b"\xef\xbb\xbf" + json.dumps({"version": 1, "lessons": {"g": {"step": "s"}}}).encode()
     read = prog.parse(data)
     assert read.set_aside == () and read.progress.of("g").step == "s"
@@ -165,7 +172,8 @@ _FIELDS = ["step", "seen", "finished", "last_quiz", "best_quiz", "updated", "exe
 @given(field=st.sampled_from(_FIELDS), inner=st.sampled_from(["", "x", "score", "total",
                                                               "attempts", "answer"]),
        value=_json)
-def test_any_value_anywhere_costs_at_most_its_own_entry(field, inner, value):
+def test_any_value_anywhere_costs_at_most_its_own_entry(field: str, inner: str,
+                                                        value: object) -> None:
     good = {"step": "s2", "seen": ["s1"], "finished": True,
             "best_quiz": {"q": {"score": 1, "total": 2}}}
     placed = {"x": {inner: value}} if inner else value
@@ -180,7 +188,7 @@ def test_any_value_anywhere_costs_at_most_its_own_entry(field, inner, value):
     assert again == prog.Read(read.progress)  # what was kept saves and reads back clean
 
 
-def test_unknown_fields_at_every_level_survive_a_round_trip():
+def test_unknown_fields_at_every_level_survive_a_round_trip() -> None:
     newer = {"version": 1, "theme": "dark", "lessons": {"g": {
         "step": "s", "bookmarks": [1, 2],
         "exercises": {"x": {"attempts": 2, "passed": True, "time_spent": 41.5}},
@@ -196,7 +204,7 @@ def test_unknown_fields_at_every_level_survive_a_round_trip():
     assert lesson["predictions"]["p"]["confidence"] == 0.9
 
 
-def test_checks_count_attempts_and_a_pass_is_kept_with_its_first_time():
+def test_checks_count_attempts_and_a_pass_is_kept_with_its_first_time() -> None:
     p = prog.record_check(prog.Progress(), "grad", "read-grad", False, "t1")
     p = prog.record_check(p, "grad", "read-grad", True, "t2")
     p = prog.record_check(p, "grad", "read-grad", False, "t3")  # a later broken save
@@ -205,7 +213,7 @@ def test_checks_count_attempts_and_a_pass_is_kept_with_its_first_time():
     assert (record.attempts, record.passed, record.passed_at) == (4, True, "t2")
 
 
-def test_hints_keep_the_most_ever_seen_and_the_solution_is_remembered():
+def test_hints_keep_the_most_ever_seen_and_the_solution_is_remembered() -> None:
     p = prog.record_hints(prog.Progress(), "grad", "read-grad", 2, NOW)
     p = prog.record_hints(p, "grad", "read-grad", 1, NOW)  # a later visit starts the ladder anew
     assert p.of("grad").exercises["read-grad"].hints == 2
@@ -215,20 +223,20 @@ def test_hints_keep_the_most_ever_seen_and_the_solution_is_remembered():
     assert (record.hints, record.solution_seen, record.attempts) == (2, True, 0)
 
 
-def test_a_prediction_keeps_the_latest_answer():
+def test_a_prediction_keeps_the_latest_answer() -> None:
     p = prog.record_prediction(prog.Progress(), "second", "twice", "a", False, "t1")
     p = prog.record_prediction(p, "second", "twice", "b", True, "t2")
     assert p.of("second").predictions["twice"] == prog.Prediction("b", True, "t2")
 
 
-def test_restart_keeps_how_the_exercises_went():
+def test_restart_keeps_how_the_exercises_went() -> None:
     p = prog.record_check(prog.Progress(), "grad", "read-grad", True, NOW)
     p = prog.restart(prog.visit(p, "grad", "read-grad", NOW), "grad")
     assert p.of("grad").step is None
     assert p.of("grad").exercises["read-grad"].passed
 
 
-def test_json_round_trip_with_exercises_and_predictions():
+def test_json_round_trip_with_exercises_and_predictions() -> None:
     p = prog.record_check(prog.Progress(), "grad", "read-grad", True, NOW)
     p = prog.record_hints(prog.record_solution(p, "grad", "other", NOW), "grad", "other", 3, NOW)
     p = prog.record_prediction(p, "grad", "twice", "c", False, NOW)
@@ -237,7 +245,7 @@ def test_json_round_trip_with_exercises_and_predictions():
     assert prog.from_json(raw) == prog.Read(p)
 
 
-def test_a_version_1_file_from_before_exercises_still_loads(tmp_path):
+def test_a_version_1_file_from_before_exercises_still_loads(tmp_path: Path) -> None:
     old = {"version": 1, "lessons": {"grad": {
         "step": "read-grad", "seen": ["grad-attribute", "read-grad"], "finished": False,
         "last_quiz": {}, "best_quiz": {"quick-check": {"score": 7, "total": 8, "at": NOW}},
@@ -253,17 +261,20 @@ def test_a_version_1_file_from_before_exercises_still_loads(tmp_path):
     assert saved.of("grad").exercises["read-grad"].attempts == 1
 
 
-def test_the_exercise_to_practise_is_the_current_one_else_the_first_not_passed():
-    lessons = (load_lesson(FIXTURES / "basics.yaml"), load_lesson(FIXTURES / "second.yaml"))
+def test_the_exercise_to_practise_is_the_current_one_else_the_first_not_passed() -> None:
+    lessons = (load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES),
+               load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES))
     pick = prog.exercise_to_practise
-    assert pick(lessons, prog.Progress())[1].id == "square-grad"  # basics has none
+    picked = pick(lessons, prog.Progress())
+    assert picked is not None and picked[1].id == "square-grad"  # basics has none
     on_it = prog.visit(prog.finish(prog.Progress(), "basics", NOW), "second", "square-grad", NOW)
-    assert pick(lessons, on_it)[1].id == "square-grad"
+    picked = pick(lessons, on_it)
+    assert picked is not None and picked[1].id == "square-grad"
     passed = prog.record_check(on_it, "second", "square-grad", True, NOW)
     assert pick(lessons, passed) is None
 
 
-def test_a_quiz_half_done_keeps_its_answers_until_it_is_scored():
+def test_a_quiz_half_done_keeps_its_answers_until_it_is_scored() -> None:
     p = prog.record_quiz_answers(prog.Progress(), "grad", "check", ("b",), "t1")
     p = prog.record_quiz_answers(p, "grad", "check", ("b", "ac"), "t2")
     assert p.of("grad").quiz_answers == {"check": ("b", "ac")}
@@ -273,21 +284,21 @@ def test_a_quiz_half_done_keeps_its_answers_until_it_is_scored():
     assert scored.of("grad").last_quiz["check"].score == 2
 
 
-def test_starting_over_forgets_a_quiz_half_done():
+def test_starting_over_forgets_a_quiz_half_done() -> None:
     p = prog.record_quiz_answers(prog.Progress(), "grad", "check", ("b",), NOW)
     assert prog.restart(p, "grad").of("grad").quiz_answers == {}
 
 
-def test_the_pass_mark_decides_a_quiz():
-    lesson = load_lesson(FIXTURES / "basics.yaml")
+def test_the_pass_mark_decides_a_quiz() -> None:
+    lesson = load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES)
     quiz = lesson.quizzes[0]  # pass mark 0.7
     assert prog.quiz_passed(quiz, 2, 2)
     assert not prog.quiz_passed(quiz, 1, 2)
     assert not prog.quiz_passed(quiz, 0, 0)
 
 
-def test_exercises_solved_counts_the_lesson_s_exercises_ever_passed():
-    second = load_lesson(FIXTURES / "second.yaml")
+def test_exercises_solved_counts_the_lesson_s_exercises_ever_passed() -> None:
+    second = load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES)
     assert prog.exercises_solved(second, prog.LessonProgress()) == (0, 1)
     p = prog.record_check(prog.Progress(), "second", "square-grad", True, NOW)
     p = prog.record_check(p, "second", "square-grad", False, NOW)
@@ -295,7 +306,7 @@ def test_exercises_solved_counts_the_lesson_s_exercises_ever_passed():
     assert prog.exercises_solved(second, p.of("second")) == (1, 1)
 
 
-def test_fields_from_a_newer_gradtutor_are_written_back_as_they_were(tmp_path):
+def test_fields_from_a_newer_gradtutor_are_written_back_as_they_were(tmp_path: Path) -> None:
     newer = {"version": 1, "theme": {"dark": True}, "lessons": {"grad": {
         "step": "intro", "seen": ["intro"], "bookmarks": ["intro", "recap"]}}}
     (tmp_path / "progress.json").write_text(json.dumps(newer))
@@ -309,7 +320,7 @@ def test_fields_from_a_newer_gradtutor_are_written_back_as_they_were(tmp_path):
     assert raw["lessons"]["grad"]["step"] is None
 
 
-def test_a_file_from_before_quiz_answers_loads_and_gains_them(tmp_path):
+def test_a_file_from_before_quiz_answers_loads_and_gains_them(tmp_path: Path) -> None:
     old = {"version": 1, "lessons": {"grad": {"step": "quick-check", "seen": ["quick-check"],
                                               "exercises": {}, "predictions": {}}}}
     (tmp_path / "progress.json").write_text(json.dumps(old))
@@ -325,7 +336,7 @@ def test_a_file_from_before_quiz_answers_loads_and_gains_them(tmp_path):
 # --- the store ------------------------------------------------------------------------
 
 
-def test_update_saves_and_a_new_store_reads_it_back(tmp_path):
+def test_update_saves_and_a_new_store_reads_it_back(tmp_path: Path) -> None:
     store, _ = make_store(tmp_path)
     store.update(lambda p: prog.visit(p, "grad", "intro", NOW))
     again, warnings = make_store(tmp_path)
@@ -339,7 +350,8 @@ def test_update_saves_and_a_new_store_reads_it_back(tmp_path):
     (b'{"version": 7, "lessons": {}}', "it was written by a newer gradtutor (format 7)"),
     (b"[1, 2]", "the file has the wrong type"),
 ])
-def test_a_corrupt_file_is_kept_aside_with_one_warning(tmp_path, content, reason):
+def test_a_corrupt_file_is_kept_aside_with_one_warning(tmp_path: Path, content: bytes,
+                                                       reason: str) -> None:
     (tmp_path / "progress.json").write_bytes(content)
     store, warnings = make_store(tmp_path)
     assert store.load() == prog.Progress()
@@ -352,7 +364,7 @@ def test_a_corrupt_file_is_kept_aside_with_one_warning(tmp_path, content, reason
     assert not (tmp_path / "progress.json").exists()
 
 
-def test_after_setting_aside_saving_starts_fresh(tmp_path):
+def test_after_setting_aside_saving_starts_fresh(tmp_path: Path) -> None:
     (tmp_path / "progress.json").write_text("garbage")
     store, warnings = make_store(tmp_path)
     store.update(lambda p: prog.visit(p, "grad", "intro", NOW))
@@ -368,7 +380,7 @@ BAD_ONE = {"version": 1, "lessons": {
 COURSE = ["--lessons", str(FIXTURES)]
 
 
-def test_one_bad_entry_is_set_aside_alone_and_every_other_lesson_goes_on(cli):
+def test_one_bad_entry_is_set_aside_alone_and_every_other_lesson_goes_on(cli: Cli) -> None:
     cli.home.mkdir(parents=True)
     original = json.dumps(BAD_ONE).encode()
     (cli.home / "progress.json").write_bytes(original)
@@ -390,7 +402,7 @@ def test_one_bad_entry_is_set_aside_alone_and_every_other_lesson_goes_on(cli):
     assert list(cli.home.glob("progress.*.bak.json")) == [backup]
 
 
-def test_the_warning_is_said_in_chinese_too(cli):
+def test_the_warning_is_said_in_chinese_too(cli: Cli) -> None:
     cli.home.mkdir(parents=True)
     (cli.home / "progress.json").write_text(json.dumps(BAD_ONE))
     code, _, err = cli("--lang", "zh", "list", *COURSE)
@@ -399,7 +411,7 @@ def test_the_warning_is_said_in_chinese_too(cli):
                           "（得分 60 超过了总分 7）")
 
 
-def test_a_5000_digit_number_is_one_warning_not_an_internal_error(cli):
+def test_a_5000_digit_number_is_one_warning_not_an_internal_error(cli: Cli) -> None:
     cli.home.mkdir(parents=True)
     text = json.dumps(BAD_ONE).replace('"attempts": 3', '"attempts": ' + "7" * 5000)
     text = text.replace('"score": 60', '"score": 6')
@@ -413,7 +425,7 @@ def test_a_5000_digit_number_is_one_warning_not_an_internal_error(cli):
     assert "exercises solved: 1 of 1" in out  # the pass in the same record stays
 
 
-def test_a_file_with_a_byte_order_mark_is_read_as_it_is(cli):
+def test_a_file_with_a_byte_order_mark_is_read_as_it_is(cli: Cli) -> None:
     cli.home.mkdir(parents=True)
     good = json.dumps({"version": 1, "lessons": {"basics": {"step": "accumulate"}}})
     (cli.home / "progress.json").write_bytes(b"\xef\xbb\xbf" + good.encode())
@@ -424,7 +436,7 @@ def test_a_file_with_a_byte_order_mark_is_read_as_it_is(cli):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="named pipes are POSIX")
-def test_a_progress_file_that_is_a_pipe_is_one_clear_line(cli, no_hang):
+def test_a_progress_file_that_is_a_pipe_is_one_clear_line(cli: Cli, no_hang: None) -> None:
     cli.home.mkdir(parents=True)
     os.mkfifo(cli.home / "progress.json")
     code, _, err = cli("list", *COURSE)
@@ -434,7 +446,7 @@ def test_a_progress_file_that_is_a_pipe_is_one_clear_line(cli, no_hang):
                    f"keeps progress in a regular file)\n")
 
 
-def test_a_huge_progress_file_is_moved_aside_unread_not_rewritten(tmp_path):
+def test_a_huge_progress_file_is_moved_aside_unread_not_rewritten(tmp_path: Path) -> None:
     import tracemalloc
 
     path = tmp_path / "progress.json"
@@ -456,7 +468,7 @@ def test_a_huge_progress_file_is_moved_aside_unread_not_rewritten(tmp_path):
     assert path.stat().st_size < 1024
 
 
-def test_temporary_files_a_killed_save_left_go_at_the_next_start(tmp_path):
+def test_temporary_files_a_killed_save_left_go_at_the_next_start(tmp_path: Path) -> None:
     stale = [tmp_path / f".progress.json.{name}.tmp" for name in ("a1b2c3d4", "zz_99xyz")]
     for path in stale:
         path.write_text("{")
@@ -468,7 +480,7 @@ def test_temporary_files_a_killed_save_left_go_at_the_next_start(tmp_path):
     assert warnings == []
 
 
-def test_a_temporary_file_is_left_while_another_tutor_holds_the_lock(tmp_path):
+def test_a_temporary_file_is_left_while_another_tutor_holds_the_lock(tmp_path: Path) -> None:
     from filelock import FileLock
 
     stale = tmp_path / ".progress.json.a1b2c3d4.tmp"
@@ -481,7 +493,8 @@ def test_a_temporary_file_is_left_while_another_tutor_holds_the_lock(tmp_path):
     assert not stale.exists()
 
 
-def test_a_repair_that_cannot_be_saved_loses_nothing(tmp_path, monkeypatch):
+def test_a_repair_that_cannot_be_saved_loses_nothing(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from filelock import FileLock
 
     from gradtutor import store as store_module
@@ -503,7 +516,7 @@ def test_a_repair_that_cannot_be_saved_loses_nothing(tmp_path, monkeypatch):
     assert path.read_text() == original and list(tmp_path.glob("*.bak.json")) == []
 
 
-def test_many_bad_entries_are_named_up_to_four_then_counted(tmp_path):
+def test_many_bad_entries_are_named_up_to_four_then_counted(tmp_path: Path) -> None:
     lessons = {f"l{i}": {"finished": "yes"} for i in range(6)}
     (tmp_path / "progress.json").write_text(json.dumps({"version": 1, "lessons": lessons}))
     store, warnings = make_store(tmp_path)
@@ -518,11 +531,14 @@ def test_many_bad_entries_are_named_up_to_four_then_counted(tmp_path):
 def _visit_many(folder: str, lesson: str, count: int) -> None:
     store = ProgressStore(Path(folder), lambda line: None)
     for i in range(count):
-        store.update(lambda p, i=i: prog.visit(p, lesson, f"step-{i}", NOW))
+        def visit(p: prog.Progress, i: int = i) -> prog.Progress:
+            return prog.visit(p, lesson, f"step-{i}", NOW)
+
+        store.update(visit)
 
 
 @pytest.mark.slow
-def test_two_tutors_at_once_keep_both_lessons(tmp_path):
+def test_two_tutors_at_once_keep_both_lessons(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     workers = [ctx.Process(target=_visit_many, args=(str(tmp_path), name, 40))
                for name in ("alpha", "beta")]
@@ -556,7 +572,9 @@ WRITER = textwrap.dedent("""
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 @settings(max_examples=8, deadline=None)
 @given(delay=st.floats(min_value=0.0, max_value=0.3))
-def test_a_save_killed_at_any_moment_leaves_readable_progress(tmp_path_factory, delay):
+def test_a_save_killed_at_any_moment_leaves_readable_progress(
+    tmp_path_factory: pytest.TempPathFactory, delay: float,
+) -> None:
     folder = tmp_path_factory.mktemp("killed")
     child = subprocess.Popen([sys.executable, "-c", WRITER, str(folder)], stdout=subprocess.PIPE)
     assert child.stdout is not None

@@ -7,46 +7,50 @@ import re
 from pathlib import Path
 
 import pytest
+from narrowing import index_of, step_as, view_as
 from rich.console import Console
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson
+from gradtutor.lessons.model import Lesson, Quiz
 from gradtutor.lessons.timing import duration
 from gradtutor.ui import render
 from gradtutor.ui.render import Look
 from gradtutor.ui.walk_screen import screen
 from gradtutor.walk.events import Choose
 from gradtutor.walk.machine import begin, handle
-from gradtutor.walk.quiz import QuizResult, mark_answer
+from gradtutor.walk.quiz import QuizResult, QuizView, mark_answer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 PLAIN, FANCY = Look(plain=True), Look(plain=False)
 BOX_DRAWING = re.compile("[\u2500-\u259f]")
 
 
-def text(renderable, width: int = 60) -> str:
-    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+def text(renderable: object, width: int = 60) -> str:
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=False, color_system=None)
     console.print(renderable)
-    return "\n".join(line.rstrip() for line in console.file.getvalue().splitlines())
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
 @pytest.fixture(scope="module")
-def basics():
-    return load_lesson(FIXTURES / "basics.yaml")
+def basics() -> Lesson:
+    return load_lesson(FIXTURES / "basics.yaml", EXERCISE_RULES)
 
 
 @pytest.fixture(scope="module")
-def grad():
-    return load_course().find("grad")
+def grad() -> Lesson:
+    return load_course(rules=EXERCISE_RULES).find("grad")
 
 
-def test_progress_bar_plain_and_fancy():
+def test_progress_bar_plain_and_fancy() -> None:
     assert str(render.progress_bar(4, 16, 60, PLAIN)) == (
         "[##########------------------------------] step 4 of 16")
     assert str(render.progress_bar(16, 16, 60, FANCY)) == "━" * 40 + " step 16 of 16"
 
 
-def test_plain_slide_screen(basics):
+def test_plain_slide_screen(basics: Lesson) -> None:
     assert text(screen(basics, begin(basics, 1), 60, True, PLAIN)) == """\
 Gradient basics --------------------------------------------
 Asking for gradients
@@ -65,7 +69,7 @@ Note: The gradient of x*x at 2 is 4.
 Right/n/Enter next | Left/b back | ? help | q quit"""
 
 
-def test_fancy_slide_screen(basics):
+def test_fancy_slide_screen(basics: Lesson) -> None:
     assert text(screen(basics, begin(basics, 1), 60, True, FANCY)) == """\
 Gradient basics ────────────────────────────────────────────
 Asking for gradients
@@ -86,7 +90,7 @@ Note: The gradient of x*x at 2 is 4.
 →/n/Enter next · ←/b back · ? help · q quit"""
 
 
-def test_open_question_marks_the_selection(basics):
+def test_open_question_marks_the_selection(basics: Lesson) -> None:
     state, _ = handle(basics, begin(basics, 3), Choose(1))
     assert text(screen(basics, state, 60, True, PLAIN)) == """\
 Gradient basics --------------------------------------------
@@ -105,7 +109,7 @@ What does `x.grad` hold after `(x * x).backward()` with x =
 a-c choose | Enter submit | Left back | ? help | q quit"""
 
 
-def test_feedback_names_right_and_wrong_in_words(basics):
+def test_feedback_names_right_and_wrong_in_words(basics: Lesson) -> None:
     state, _ = handle(basics, begin(basics, 3), Choose(0))
     state, _ = handle(basics, state, "submit")
     assert text(screen(basics, state, 60, False, PLAIN)) == """\
@@ -130,24 +134,24 @@ What does `x.grad` hold after `(x * x).backward()` with x =
 Enter next question | b back | ? help | q quit"""
 
 
-def test_feedback_keeps_the_code_the_question_asked_about():
-    quiz = next(s for s in load_course().find("grad").steps if s.kind == "quiz")
+def test_feedback_keeps_the_code_the_question_asked_about() -> None:
+    quiz = next(s for s in load_course(rules=EXERCISE_RULES).find("grad").steps if s.kind == "quiz")
     question = next(q for q in quiz.questions if q.code)
     shown = text(render.feedback_body(question, 1, len(quiz.questions),
                                       mark_answer(question, frozenset({0})), PLAIN))
-    assert question.code.strip().splitlines()[-1] in shown
+    assert question.code is not None and question.code.strip().splitlines()[-1] in shown
     assert shown.index(question.prompt.split()[0]) < shown.index("Not quite")
 
 
-def test_score_screen(basics):
-    quiz = basics.steps[3]
+def test_score_screen(basics: Lesson) -> None:
+    quiz = step_as(basics, 3, Quiz)
     passed = QuizResult(2, 2, passed=True, missed=())
     assert text(render.score_body(quiz, passed, "basics", PLAIN)) == (
         "Your score: 2 of 2\n\n[OK] Passed")
 
 
-def test_score_screen_names_the_questions_missed_and_how_to_retake(basics):
-    quiz = basics.steps[3]
+def test_score_screen_names_the_questions_missed_and_how_to_retake(basics: Lesson) -> None:
+    quiz = step_as(basics, 3, Quiz)
     failed = QuizResult(1, 2, passed=False, missed=(2,))
     assert text(render.score_body(quiz, failed, "basics", FANCY)) == """\
 Your score: 1 of 2
@@ -161,15 +165,15 @@ To take it again: run gradtutor quiz basics, or come back to
 this step later."""
 
 
-def test_the_score_screen_shows_the_verdict_it_is_given(basics):
+def test_the_score_screen_shows_the_verdict_it_is_given(basics: Lesson) -> None:
     # the renderer reads the decision: a quiz whose pass mark 1 of 2 meets says passed
-    quiz = basics.steps[3]
+    quiz = step_as(basics, 3, Quiz)
     shown = text(render.score_body(quiz, QuizResult(1, 2, passed=True, missed=(1,)), "basics",
                                    PLAIN))
     assert "[OK] Passed" in shown and "Question 1: What does" in shown
 
 
-def test_feedback_marks_a_right_answer_not_chosen_apart_from_one_chosen(basics):
+def test_feedback_marks_a_right_answer_not_chosen_apart_from_one_chosen(basics: Lesson) -> None:
     state, _ = handle(basics, begin(basics, 3), Choose(1))
     state, _ = handle(basics, state, "submit")
     state, _ = handle(basics, state, "next")
@@ -183,23 +187,23 @@ def test_feedback_marks_a_right_answer_not_chosen_apart_from_one_chosen(basics):
 
 
 @pytest.mark.parametrize("width", [60, 80])
-def test_a_lesson_s_progress_reads_line_by_line_at_any_width(width):
+def test_a_lesson_s_progress_reads_line_by_line_at_any_width(width: int) -> None:
     from gradtutor import progress as prog
 
-    second = load_lesson(FIXTURES / "second.yaml")
+    second = load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES)
     state = prog.record_check(prog.visit(prog.Progress(), "second", "square-grad", "t"),
                               "second", "square-grad", True, "t").of("second")
     shown = text(render.lesson_progress(second, state, PLAIN), width=width)
     assert shown.splitlines() == [
         "second  Practising gradients",
-        f"  step {second.index_of('square-grad') + 1} of {len(second.steps)}; 1 of "
+        f"  step {index_of(second, 'square-grad') + 1} of {len(second.steps)}; 1 of "
         f"{len(second.steps)} steps seen",
         f"  about {duration(second).core} minutes",
         "  exercises solved: 1 of 1",
     ]
 
 
-def test_a_lesson_s_progress_names_the_quiz_score_and_whether_it_passed(basics):
+def test_a_lesson_s_progress_names_the_quiz_score_and_whether_it_passed(basics: Lesson) -> None:
     from gradtutor import progress as prog
 
     p = prog.finish(prog.visit(prog.Progress(), "basics", "check", "t"), "basics", "t")
@@ -219,7 +223,7 @@ def test_a_lesson_s_progress_names_the_quiz_score_and_whether_it_passed(basics):
     assert passed.splitlines()[3:] == ["  ✓ quiz: best score 2 of 2, passed"]
 
 
-def test_lessons_table_plain(basics):
+def test_lessons_table_plain(basics: Lesson) -> None:
     from gradtutor.progress import LessonProgress
 
     table = render.lessons_table((basics,), {"basics": LessonProgress(step="accumulate")}, PLAIN)
@@ -230,7 +234,7 @@ def test_lessons_table_plain(basics):
 
 @pytest.mark.parametrize("width", [60, 100])
 @pytest.mark.parametrize("look", [PLAIN, FANCY], ids=["plain", "fancy"])
-def test_every_step_of_grad_fits_the_width(grad, width, look):
+def test_every_step_of_grad_fits_the_width(grad: Lesson, width: int, look: Look) -> None:
     for index in range(len(grad.steps)):
         shown = text(screen(grad, begin(grad, index), width, True, look), width=width)
         assert max(len(line) for line in shown.splitlines()) <= width
@@ -240,9 +244,9 @@ def test_every_step_of_grad_fits_the_width(grad, width, look):
             assert not BOX_DRAWING.search(shown), f"box drawing in plain step {index + 1}"
 
 
-def test_every_quiz_feedback_of_grad_renders_each_explanation(grad):
-    index = grad.index_of("quick-check")
-    quiz = grad.steps[index]
+def test_every_quiz_feedback_of_grad_renders_each_explanation(grad: Lesson) -> None:
+    index = index_of(grad, "quick-check")
+    quiz = step_as(grad, index, Quiz)
     state = begin(grad, index)
     for question in quiz.questions:
         state, _ = handle(grad, state, Choose(0))
@@ -251,4 +255,4 @@ def test_every_quiz_feedback_of_grad_renders_each_explanation(grad):
         for choice in question.choices:
             assert " ".join(choice.why.split()) in shown
         state, _ = handle(grad, state, "next")
-    assert state.view.question == len(quiz.questions)
+    assert view_as(state, QuizView).question == len(quiz.questions)

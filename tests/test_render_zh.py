@@ -9,25 +9,28 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
 
 import pytest
+from narrowing import index_of, step_as, view_as
 from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.text import Text
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.snippet import SnippetResult
 from gradtutor.i18n import Translator, Untranslated, translator
 from gradtutor.lessons.course import default_lessons_dir, load_course
-from gradtutor.lessons.model import Demo, Exercise, Lesson, Parsons, Predict, Quiz
+from gradtutor.lessons.model import Demo, Exercise, Lesson, Parsons, Predict, Quiz, Slide, Step
 from gradtutor.lessons.translate import Translation, load_translation, localize
 from gradtutor.ui.linebreak import OPENING, Prose, break_offsets, keep_ranges
 from gradtutor.ui.render import EN_MARK, Look
 from gradtutor.ui.walk_screen import screen
 from gradtutor.walk.events import Choose, SnippetDone, Unknown
 from gradtutor.walk.machine import begin, handle
+from gradtutor.walk.parsons import ParsonsView
 from gradtutor.walk.state import WalkState
 
 WIDTHS = (60, 100)
@@ -43,7 +46,7 @@ NOTICE = "“zz”在这里没有作用"  # what typing zz is told, from gradtut
 
 @cache
 def english() -> Lesson:
-    return load_course().find("grad")
+    return load_course(rules=EXERCISE_RULES).find("grad")
 
 
 @cache
@@ -69,16 +72,17 @@ def zh() -> Translator:
     return translator("zh-CN")
 
 
-def render(renderable, width: int) -> list[str]:
-    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+def render(renderable: object, width: int) -> list[str]:
+    buffer = io.StringIO()
+    console = Console(width=width, file=buffer, force_terminal=False, color_system=None)
     console.print(renderable)
-    return [line.rstrip() for line in console.file.getvalue().splitlines()]
+    return [line.rstrip() for line in buffer.getvalue().splitlines()]
 
 
 # --- every screen a learner meets ----------------------------------------------------------
 
 
-def result_for(step) -> SnippetResult:
+def result_for(step: Step) -> SnippetResult:
     """What running the step's code might give: a value shown, a falling series, output."""
     series: tuple[tuple[str, tuple[float, ...]], ...] = ()
     output = ""
@@ -121,7 +125,7 @@ def states(lesson: Lesson, index: int) -> Iterator[tuple[str, WalkState]]:
         yield "graded", state
         from gradtutor.walk.events import Order
 
-        right = [state.view.order.index(i) + 1 for i in step.solution_order]
+        right = [view_as(state, ParsonsView).order.index(i) + 1 for i in step.solution_order]
         state = handle(lesson, state, Order(tuple(right)))[0]
         yield "passed", state
         yield "ran", handle(lesson, state, SnippetDone(step.id, result_for(step)))[0]
@@ -155,7 +159,9 @@ LINE_PREFIX = re.compile(r"^[ │|]*(?:[-*•>❯] |\d+\. |\(.\) |\[.{1,2}\] )?"
 def opens_with_closing(line: str) -> bool:
     """Whether the text of the line (after a box edge, bullet or number) opens with closing
     punctuation, such as a markdown `*` that belongs to the line before, or a `，`."""
-    body = line[LINE_PREFIX.match(line).end():].lstrip()  # type: ignore[union-attr]
+    prefix = LINE_PREFIX.match(line)
+    assert prefix is not None  # it matches the empty string too
+    body = line[prefix.end():].lstrip()
     return bool(body) and (body[0] in CJK_CLOSING or body[:2] in ("*，", "*。", "`，", "`。"))
 
 
@@ -189,7 +195,8 @@ def hanging_rows(lines: list[str], row: re.Pattern[str]) -> Iterator[tuple[int, 
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
-def test_every_screen_of_grad_in_chinese_fits_and_breaks_where_chinese_may(width, plain):
+def test_every_screen_of_grad_in_chinese_fits_and_breaks_where_chinese_may(width: int,
+                                                                           plain: bool) -> None:
     lesson = in_chinese()
     total = len(lesson.steps)
     seen = 0
@@ -227,7 +234,7 @@ def bar_cells(width: int, total: int, plain: bool) -> int:
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
-def test_choices_keep_their_column_when_chinese_wraps(width, plain):
+def test_choices_keep_their_column_when_chinese_wraps(width: int, plain: bool) -> None:
     lesson = in_chinese()
     mark = r"\((?:\*|•| )\)|\[(?:x| )\]"
     question = re.compile(rf"^  (?:{mark}) [a-z]\) ")
@@ -250,7 +257,7 @@ def test_choices_keep_their_column_when_chinese_wraps(width, plain):
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
-def test_the_lines_to_order_line_up(width, plain):
+def test_the_lines_to_order_line_up(width: int, plain: bool) -> None:
     lesson = in_chinese()
     row = re.compile(r"^([>❯ ]) +\d+\. ")
     for where, lines in screens(lesson, width, plain):
@@ -261,7 +268,7 @@ def test_the_lines_to_order_line_up(width, plain):
 
 
 @pytest.mark.parametrize("keys", [True, False], ids=["keys", "lines"])
-def test_the_key_legend_never_breaks_inside_an_entry(keys):
+def test_the_key_legend_never_breaks_inside_an_entry(keys: bool) -> None:
     lesson = in_chinese()
     for where, lines in screens(lesson, 60, False, keys=keys):
         if "help" in where:
@@ -300,22 +307,27 @@ FALLBACKS = [
 def field_path(step_id: str | None, path: str) -> str:
     """`path` with {q} the first question's id, {wrong} the line a wrong order is graded on."""
     if "{q}" in path:
-        quiz = english().steps[english().index_of(step_id)]
+        assert step_id is not None
+        quiz = step_as(english(), step_id, Quiz)
         return path.format(q=quiz.questions[0].id)
     if "{wrong}" in path:
-        graded = dict(states(english(), english().index_of(step_id)))["graded"]
-        return path.format(wrong=graded.view.verdict.extra["out_of_place"])
+        assert step_id is not None
+        graded = dict(states(english(), index_of(english(), step_id)))["graded"]
+        verdict = view_as(graded, ParsonsView).verdict
+        assert verdict is not None
+        return path.format(wrong=verdict.extra["out_of_place"])
     return path
 
 
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
 @pytest.mark.parametrize(("step_id", "path", "state_name"), FALLBACKS,
                          ids=[f"{s}:{p}" for s, p, _ in FALLBACKS])
-def test_a_text_without_translation_shows_in_english_tagged_once(step_id, path, state_name,
-                                                                  plain):
+def test_a_text_without_translation_shows_in_english_tagged_once(step_id: str | None, path: str,
+                                                                  state_name: str,
+                                                                  plain: bool) -> None:
     path = field_path(step_id, path)
     lesson = in_chinese(drop=(step_id, path))
-    index = lesson.index_of(step_id) if step_id else 0
+    index = index_of(lesson, step_id) if step_id else 0
     named = dict(states(lesson, index))
     look = Look(plain, zh())
     for name, state in named.items():
@@ -341,27 +353,27 @@ def english_text(step_id: str | None, path: str) -> str:
     raise KeyError(path)
 
 
-def test_the_localized_lesson_marks_exactly_the_missing_text_untranslated():
+def test_the_localized_lesson_marks_exactly_the_missing_text_untranslated() -> None:
     lesson = in_chinese(drop=("grad-attribute", "title"))
     assert isinstance(lesson.steps[0].title, Untranslated)
-    assert not isinstance(lesson.steps[0].body, Untranslated)
+    assert not isinstance(step_as(lesson, 0, Slide).body, Untranslated)
     assert not isinstance(lesson.title, Untranslated)
 
 
 # --- the line-breaking rule ----------------------------------------------------------------
 
 
-def pieces(text: str, width: int, keep=()) -> list[str]:
+def pieces(text: str, width: int, keep: Sequence[tuple[int, int]] = ()) -> list[str]:
     offsets = break_offsets(text, width, keep)
     return [text[a:b] for a, b in zip([0, *offsets], [*offsets, len(text)], strict=True)]
 
 
-def test_chinese_breaks_between_characters_and_fills_the_line():
+def test_chinese_breaks_between_characters_and_fills_the_line() -> None:
     assert pieces("梯度会在多次反向传播之间不断累积", 10) == [
         "梯度会在多", "次反向传播", "之间不断累", "积"]
 
 
-def test_closing_punctuation_never_opens_a_line_and_opening_never_ends_one():
+def test_closing_punctuation_never_opens_a_line_and_opening_never_ends_one() -> None:
     # "。" would open the second line: the character before it goes down with it
     assert pieces("先清空梯度。再反向传播", 11) == ["先清空梯", "度。再反向", "传播"]
     assert pieces("调用方（caller）会读取它", 12) == ["调用方", "（caller）会", "读取它"]
@@ -369,7 +381,7 @@ def test_closing_punctuation_never_opens_a_line_and_opening_never_ends_one():
     assert pieces("要清零*梯度*。然后", 14) == ["要清零*梯度*。", "然后"]
 
 
-def test_english_words_and_code_spans_are_never_split():
+def test_english_words_and_code_spans_are_never_split() -> None:
     text = "然后调用 optimizer.zero_grad() 清空梯度"
     assert pieces(text, 24) == ["然后调用 ", "optimizer.zero_grad() 清", "空梯度"]
     code = "运行 `loss_fn(prediction, target)` 得到损失"
@@ -381,26 +393,26 @@ def test_english_words_and_code_spans_are_never_split():
     assert pieces(bare, 28)[0] == "运行 loss_fn(prediction, "  # what the kept range prevents
 
 
-def test_a_list_of_code_spans_breaks_after_the_chinese_comma_between_them():
+def test_a_list_of_code_spans_breaks_after_the_chinese_comma_between_them() -> None:
     text = "一行一个：`optimizer.step()`、`loss = loss_fn(pred, y)`、`loss.backward()`"
     assert pieces(text, 40, keep_ranges(text)) == [
         "一行一个：`optimizer.step()`、", "`loss = loss_fn(pred, y)`、", "`loss.backward()`"]
 
 
-def test_a_piece_wider_than_the_line_is_cut_rather_than_overflowing():
+def test_a_piece_wider_than_the_line_is_cut_rather_than_overflowing() -> None:
     for width in range(1, 12):
         for piece in pieces("一个很长的名字 abcdefghijklmnopqrstuvwxyz，完", width):
             assert cell_len(piece.rstrip()) <= max(width, 2)
 
 
 @pytest.mark.parametrize("width", [8, 20, 33, 60])
-def test_prose_without_chinese_wraps_exactly_as_rich_does(width):
+def test_prose_without_chinese_wraps_exactly_as_rich_does(width: int) -> None:
     english_text = ("Gradients accumulate: call optimizer.zero_grad() before each backward "
                     "pass, or w.grad keeps the sum of every pass so far (a bug that hides).")
     assert render(Group(Prose(english_text)), width) == render(Group(Text(english_text)), width)
 
 
-def test_prose_in_a_table_measures_its_narrowest_piece_not_the_whole_sentence():
+def test_prose_in_a_table_measures_its_narrowest_piece_not_the_whole_sentence() -> None:
     from rich.measure import Measurement
 
     console = Console(width=60, file=io.StringIO())
@@ -409,7 +421,7 @@ def test_prose_in_a_table_measures_its_narrowest_piece_not_the_whole_sentence():
 
 
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
-def test_the_marker_follows_the_last_words_of_an_english_body(plain):
+def test_the_marker_follows_the_last_words_of_an_english_body(plain: bool) -> None:
     from gradtutor.ui.render import markdown
 
     look = Look(plain, zh())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import GradtutorError, LessonProblems
 from gradtutor.lessons.course import load_course
 
@@ -38,7 +39,7 @@ def imported_modules(args: list[str], home: Path) -> list[str]:
 def shipped_course_has_grad() -> None:
     folder = os.environ.get("GRADTUTOR_LESSONS")
     try:
-        course = load_course(Path(folder) if folder else None)
+        course = load_course(Path(folder) if folder else None, rules=EXERCISE_RULES)
     except LessonProblems:
         raise
     except GradtutorError as exc:

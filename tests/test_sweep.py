@@ -26,7 +26,7 @@ LISTING = (
     "garbage line\n")
 
 
-def test_the_marked_processes_of_this_user_are_found_by_command_line_or_environment():
+def test_the_marked_processes_of_this_user_are_found_by_command_line_or_environment() -> None:
     # 14 exec'd `sleep`: only its environment still says which check it came from
     found = pids_with_marker(LISTING, "/tmp/gradtutor-check-ab", uid=501, spared={16})
     assert found == {12, 14}  # not 15 (another user's), nor 16 (the tutor, spared)
@@ -80,7 +80,7 @@ LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"),
 
 @pytest.mark.slow
 @LINUX_ONLY
-def test_a_detached_setsid_grandchild_is_found_by_its_command_line(tmp_path):
+def test_a_detached_setsid_grandchild_is_found_by_its_command_line(tmp_path: Path) -> None:
     marker = f"gradtutor-check-{uuid.uuid4().hex}"
     grandchild = detach(tmp_path, marker, "stay", dict(os.environ))
     assert sweep_by_marker(marker, PS_PROCPS) == {grandchild}
@@ -89,7 +89,9 @@ def test_a_detached_setsid_grandchild_is_found_by_its_command_line(tmp_path):
 
 @pytest.mark.slow
 @LINUX_ONLY
-def test_a_detached_grandchild_that_exec_d_sleep_is_found_by_its_environment(tmp_path):
+def test_a_detached_grandchild_that_exec_d_sleep_is_found_by_its_environment(
+    tmp_path: Path,
+) -> None:
     marker = f"/tmp/gradtutor-check-{uuid.uuid4().hex}"
     env = {**os.environ, CHECK_MARK: marker}
     grandchild = detach(tmp_path, marker, "exec", env)
@@ -113,7 +115,7 @@ print(sorted(sweep_by_marker(sys.argv[1], PS_PROCPS)), os.getpid(), os.getppid()
 
 @pytest.mark.slow
 @LINUX_ONLY
-def test_the_sweep_never_kills_the_tutor_or_its_parent():
+def test_the_sweep_never_kills_the_tutor_or_its_parent() -> None:
     # a tutor (and the shell that started it) whose own environment carries the mark, as if
     # run inside a check: the sweep spares both, and says so
     marker = f"/tmp/gradtutor-check-{uuid.uuid4().hex}"

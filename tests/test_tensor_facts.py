@@ -96,7 +96,7 @@ def test_torch_tensor_of_results_is_a_new_leaf_and_stack_keeps_the_graph() -> No
 def test_reaches_w_reads_a_graph_that_backward_already_freed() -> None:
     def backward_then_return(w: torch.Tensor) -> torch.Tensor:
         loss = (w * w).sum()
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is untyped
         return loss
 
     facts = leaf_fn(backward_then_return)

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import GradtutorError, LessonProblems
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import LETTERS, Lesson, Parsons, Predict, Question, Quiz
@@ -50,7 +51,7 @@ RIGHT, LEFT, CTRL_C = "\x1b[C", "\x1b[D", "\x03"
 def shipped_lesson(lesson_id: str = "grad") -> Lesson:
     folder = os.environ.get("GRADTUTOR_LESSONS")
     try:
-        course = load_course(Path(folder) if folder else None)
+        course = load_course(Path(folder) if folder else None, rules=EXERCISE_RULES)
     except LessonProblems:
         raise  # a broken shipped lesson is a failure, not a reason to skip
     except GradtutorError as exc:
@@ -67,7 +68,7 @@ def grad() -> Lesson:
 
 @pytest.fixture
 def basics() -> Lesson:
-    return load_course(FIXTURES).find("basics")
+    return load_course(FIXTURES, rules=EXERCISE_RULES).find("basics")
 
 
 # --- driving the tutor -----------------------------------------------------------------
@@ -132,8 +133,9 @@ class Tutor:
         """Wait for the process to exit; its exit status (128+n for signal n)."""
         self.expect_re(pexpect.EOF, "the end of the program")
         self.child.close()
-        if self.child.signalstatus is not None:
-            return 128 + self.child.signalstatus
+        signal: int | None = self.child.signalstatus  # pexpect comes untyped (importorskip)
+        if signal is not None:
+            return 128 + signal
         return int(self.child.exitstatus)
 
     @property
@@ -187,7 +189,8 @@ def walk_to(tutor: Tutor, lesson: Lesson, start: int, target: int) -> None:
 
 
 def saved(home: Path) -> dict[str, Any]:
-    return json.loads((home / "progress.json").read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads((home / "progress.json").read_text(encoding="utf-8"))
+    return data
 
 
 def gradtutor(home: Path, *args: str, stdin: str = "",

@@ -26,11 +26,12 @@ from test_terminal import (  # noqa: E402 - after the skip
     walk_to,
 )
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES  # noqa: E402
 from gradtutor.lessons.course import load_course  # noqa: E402
 
 
 def test_sighup_saves_the_place_and_quits_calmly(tmp_path: Path) -> None:
-    basics = load_course(FIXTURES).find("basics")
+    basics = load_course(FIXTURES, rules=EXERCISE_RULES).find("basics")
     tutor = Tutor(["start", "basics", "--lessons", str(FIXTURES)], tmp_path)
     walk_to(tutor, basics, 0, 2)
     tutor.child.kill(signal.SIGHUP)
@@ -41,7 +42,7 @@ def test_sighup_saves_the_place_and_quits_calmly(tmp_path: Path) -> None:
 
 
 def test_a_hang_up_with_sighup_ignored_still_ends_the_tutor(tmp_path: Path) -> None:
-    basics = load_course(FIXTURES).find("basics")
+    basics = load_course(FIXTURES, rules=EXERCISE_RULES).find("basics")
     errors = tmp_path / "stderr.txt"
     command = " ".join(map(_quote, [sys.executable, "-m", "gradtutor", "start", "basics",
                                     "--lessons", str(FIXTURES)]))

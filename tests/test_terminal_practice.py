@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Lesson
 
@@ -49,7 +50,7 @@ def short_tmp() -> Iterator[Path]:
 
 @pytest.fixture
 def second() -> Lesson:
-    return load_course(FIXTURES).find("second")
+    return load_course(FIXTURES, rules=EXERCISE_RULES).find("second")
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def exercise(second: Lesson) -> Exercise:
 
 
 def start(home: Path, *args: str, **env: str) -> Tutor:
-    return Tutor(["start", "second", "--lessons", str(FIXTURES), *args], home, **env)
+    return Tutor(["start", "second", "--lessons", str(FIXTURES), *args], home, shell=False, **env)
 
 
 def save_like_an_editor(path: Path, text: str) -> None:

@@ -7,37 +7,45 @@ import dataclasses
 import io
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Exercise, Slide
+from gradtutor.lessons.model import Exercise, Lesson, Slide
 from gradtutor.lessons.timing import duration, step_minutes
 from gradtutor.ui import render
 from gradtutor.ui.render import Look
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN = Look(plain=True)
 
 
 def text(renderable: object, width: int) -> str:
-    console = Console(width=width, file=io.StringIO(), force_terminal=False, color_system=None)
+    out = io.StringIO()
+    console = Console(width=width, file=out, force_terminal=False, color_system=None)
     console.print(renderable)
-    return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
+    return out.getvalue()
 
 
-def grad() -> object:
-    return load_course().find("grad")
+def grad() -> Lesson:
+    return load_course(rules=EXERCISE_RULES).find("grad")
 
 
 def test_a_step_marked_optional_moves_its_minutes_from_the_core_to_the_practice() -> None:
     lesson = grad()
-    before = duration(lesson)  # type: ignore[arg-type]
-    steps = list(lesson.steps)  # type: ignore[attr-defined]
+    before = duration(lesson)
+    steps = list(lesson.steps)
     at = next(i for i, s in enumerate(steps) if isinstance(s, Exercise) and not s.optional)
-    minutes = step_minutes(steps[at])
-    steps[at] = dataclasses.replace(steps[at], optional=True)
-    after = duration(dataclasses.replace(lesson, steps=tuple(steps)))  # type: ignore[type-var]
+    exercise = steps[at]
+    assert isinstance(exercise, Exercise)
+    minutes = step_minutes(exercise)
+    steps[at] = dataclasses.replace(exercise, optional=True)
+    after = duration(dataclasses.replace(lesson, steps=tuple(steps)))
     assert after.core < before.core and after.optional > before.optional
     assert abs((before.core + before.optional) - (after.core + after.optional)) <= 1
     assert minutes >= 2  # an exercise is at least the 2 minutes of doing it
@@ -48,7 +56,7 @@ def test_more_words_take_longer_and_an_author_s_minutes_set_the_core() -> None:
     assert step_minutes(slide) == 1.0  # 200 words a minute
     longer = dataclasses.replace(slide, code="x = 1\n" * 15)
     assert step_minutes(longer) == 2.0  # and 4 s a line of code
-    lesson = dataclasses.replace(grad(), minutes=7)  # type: ignore[type-var]
+    lesson = dataclasses.replace(grad(), minutes=7)
     assert duration(lesson).core == 7
 
 
@@ -58,7 +66,7 @@ def test_the_readme_states_each_lesson_s_steps_exercises_and_minutes() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| (\d+) \| `([\w-]+)`: (.+?) \| .+? \| (\d+) \| (\d+) \| "
                       r"(\d+) min \| (\d+) min \|$", readme, flags=re.MULTILINE)
-    course = load_course()
+    course = load_course(rules=EXERCISE_RULES)
     expected = []
     for place, lesson in enumerate(course.lessons, start=1):
         time = duration(lesson)
@@ -72,17 +80,17 @@ def test_the_readme_states_each_lesson_s_steps_exercises_and_minutes() -> None:
 
 def test_an_optional_step_says_so_in_its_header() -> None:
     lesson = grad()
-    steps = lesson.steps  # type: ignore[attr-defined]
+    steps = lesson.steps
     optional = next(i for i, s in enumerate(steps) if getattr(s, "optional", False))
     core = next(i for i, s in enumerate(steps) if not getattr(s, "optional", False))
-    shown = [text(render.header(lesson, i, 80, PLAIN), 80)  # type: ignore[arg-type]
+    shown = [text(render.header(lesson, i, 80, PLAIN), 80)
              for i in (optional, core)]
     assert "(optional practice)" in shown[0].splitlines()[1]
     assert "optional" not in shown[1]
 
 
-def test_list_shows_the_minutes_and_what_they_mean(cli) -> None:  # type: ignore[no-untyped-def]
-    time = duration(grad())  # type: ignore[arg-type]
+def test_list_shows_the_minutes_and_what_they_mean(cli: Cli) -> None:
+    time = duration(grad())
     _, out, _ = cli("list", "--plain")
     assert f"{time.core} +{time.optional}" in out
     assert "optional practice, which `n` skips" in " ".join(out.split())

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.cli import main
 from gradtutor.i18n import Untranslated
 from gradtutor.lessons import model
@@ -57,7 +58,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 @pytest.fixture(scope="module")
 def grad() -> Lesson:
-    return load_lesson(GRAD)
+    return load_lesson(GRAD, EXERCISE_RULES)
 
 
 @pytest.fixture(scope="module")
@@ -292,7 +293,7 @@ def test_code_and_identifiers_never_change(grad: Lesson, zh: Translation) -> Non
         out = []
         for f in dataclasses.fields(record):
             value = getattr(record, f.name)
-            if f.name in KEPT.get(type(record).__name__, ()):
+            if f.name in KEPT.get(type(record), ()):
                 out.append(value)
             elif dataclasses.is_dataclass(value):
                 out += kept(value)
@@ -324,7 +325,9 @@ def test_a_translated_starter_that_changes_the_code_is_shown_in_english(
         grad: Lesson, zh: Translation) -> None:
     exercise = next(s for s in grad.steps if isinstance(s, Exercise) and "..." in s.starter)
     key = FieldKey(exercise.id, "starter")
-    cheat = zh.entries[key]._replace(text=zh.entries[key].text.replace("...", "return 1"))
+    starter = zh.entries[key].text
+    assert starter is not None
+    cheat = zh.entries[key]._replace(text=starter.replace("...", "return 1"))
     localized, report = localize(grad, zh._replace(entries={**zh.entries, key: cheat}), "zh-CN")
     found = localized.steps[localized.index_of(exercise.id) or 0]
     assert isinstance(found, Exercise)
@@ -617,10 +620,9 @@ def test_any_translated_text_survives_the_file_round_trip(text: str) -> None:
 
 
 def run_tool(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(["translate", *argv])
-    except SystemExit as exc:
-        code = int(exc.code or 0)
+    with pytest.raises(SystemExit) as exited:  # main() always exits
+        main(["translate", *argv])
+    code = int(exited.value.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -634,11 +636,11 @@ def test_the_tools_write_report_and_update_a_translation(
     assert code == 0 and out.startswith("# The fr translation of grad.yaml (lesson 'grad').")
 
     code, out, _ = run_tool(capsys, "update", "grad.yaml", "fr")
-    total = len(list(lesson_texts(load_lesson(Path("grad.yaml")))))
+    total = len(list(lesson_texts(load_lesson(Path("grad.yaml"), EXERCISE_RULES))))
     assert (code, out) == (0, f"wrote fr/grad.yaml\nfr/grad.yaml: fr translation of lesson "
                               f"'grad': 0 of {total} texts translated ({total} missing)\n")
     assert Path("fr/grad.yaml").read_text(encoding="utf-8") == skeleton(
-        load_lesson(Path("grad.yaml")), "fr", None, "grad.yaml")
+        load_lesson(Path("grad.yaml"), EXERCISE_RULES), "fr", None, "grad.yaml")
 
     code, out, _ = run_tool(capsys, "report", "grad.yaml", "fr")
     assert code == 1 and "missing (shown in English): lesson: title, summary" in out

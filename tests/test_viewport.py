@@ -14,7 +14,8 @@ rows = st.integers(min_value=1, max_value=60)
 
 
 @given(totals, rows, st.integers(min_value=-5, max_value=300))
-def test_a_window_never_needs_more_rows_than_there_are(total, height, offset):
+def test_a_window_never_needs_more_rows_than_there_are(total: int, height: int,
+                                                       offset: int) -> None:
     shown = viewport.window(total, height, offset)
     used = (shown.end - shown.start) + bool(shown.above) + bool(shown.below)
     assert 0 <= shown.start <= shown.end <= total
@@ -26,7 +27,8 @@ def test_a_window_never_needs_more_rows_than_there_are(total, height, offset):
 
 
 @given(totals, rows)
-def test_paging_down_from_the_top_shows_every_line_and_ends_at_the_end(total, height):
+def test_paging_down_from_the_top_shows_every_line_and_ends_at_the_end(total: int,
+                                                                       height: int) -> None:
     seen: set[int] = set()
     offset = 0
     for _ in range(total + 2):
@@ -41,7 +43,7 @@ def test_paging_down_from_the_top_shows_every_line_and_ends_at_the_end(total, he
 
 
 @given(totals, rows, st.integers(min_value=0, max_value=200))
-def test_home_and_end_reach_the_two_ends(total, height, offset):
+def test_home_and_end_reach_the_two_ends(total: int, height: int, offset: int) -> None:
     assert viewport.window(total, height, viewport.scroll("top", total, height, offset)).start == 0
     bottom = viewport.scroll("bottom", total, height, offset)
     assert viewport.window(total, height, bottom).end == total
@@ -49,7 +51,8 @@ def test_home_and_end_reach_the_two_ends(total, height, offset):
 
 @given(st.integers(min_value=1, max_value=200), st.integers(min_value=3, max_value=60),
        st.data())
-def test_reveal_brings_what_changed_into_view_or_its_top_to_the_top(total, height, data):
+def test_reveal_brings_what_changed_into_view_or_its_top_to_the_top(total: int, height: int,
+                                                                    data: st.DataObject) -> None:
     start = data.draw(st.integers(min_value=0, max_value=total - 1))
     end = data.draw(st.integers(min_value=start + 1, max_value=total))
     offset = data.draw(st.integers(min_value=0, max_value=total))
@@ -61,7 +64,7 @@ def test_reveal_brings_what_changed_into_view_or_its_top_to_the_top(total, heigh
 
 
 @given(st.lists(st.integers(min_value=1, max_value=30), min_size=1, max_size=8), st.data())
-def test_a_place_names_the_same_line_again(sizes, data):
+def test_a_place_names_the_same_line_again(sizes: list[int], data: st.DataObject) -> None:
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
     total = sum(sizes)
     offset = data.draw(st.integers(min_value=0, max_value=total - 1))
@@ -69,13 +72,13 @@ def test_a_place_names_the_same_line_again(sizes, data):
     assert place.offset(starts, total) == offset
 
 
-def test_a_place_keeps_its_part_when_the_text_rewraps():
+def test_a_place_keeps_its_part_when_the_text_rewraps() -> None:
     # a part of 20 lines, read from its 10th, wraps to 30 lines in a narrower terminal
     place = viewport.place_at(10 + 5, [0, 5, 25], 40, "page")
     assert place.offset([0, 7, 37], 50) == 7 + 15
 
 
-def test_what_changed_is_what_lies_between_the_lines_both_share():
+def test_what_changed_is_what_lies_between_the_lines_both_share() -> None:
     old = ["title", "task", "not checked yet", "legend"]
     new = ["title", "task", "hint 1", "verdict", "legend"]
     assert changed(old, new) == (2, 4)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from test_isolation import (
@@ -36,6 +37,7 @@ from test_isolation import (
     refused_everything,
 )
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.lifetime import become_subreaper
 from gradtutor.checking.protocol import TUNED_MARK
 from gradtutor.checking.runner import MEMORY_BUDGET, ColdEngine, run_check
@@ -44,6 +46,9 @@ from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import FORK_SERVER, SERVER_TUNING, WarmWorker, warm_enabled
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 LINUX = sys.platform.startswith("linux")
 POSIX = os.name == "posix"
@@ -218,7 +223,7 @@ def test_start_returns_at_once_and_close_is_idempotent() -> None:
 
 @pytest.mark.slow
 def test_warm_and_cold_verdicts_agree(warm: WarmWorker, tmp_path: Path) -> None:
-    course = load_course()
+    course = load_course(rules=EXERCISE_RULES)
     files: list[tuple[Exercise, Path]] = []
     for exercise_id in ("read-grad", "two-backwards"):
         step = course.find_exercise(exercise_id)
@@ -619,11 +624,12 @@ PRELOAD_PROBE = """
 import json, sys
 from gradtutor.checking import worker
 from gradtutor.checking.checkers import request_checker
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import apply_edits
 from gradtutor.checking.snippet import run_code
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Exercise, Predict
-steps = [s for lesson in load_course().lessons for s in lesson.steps]
+steps = [s for lesson in load_course(rules=EXERCISE_RULES).lessons for s in lesson.steps]
 worker.import_torch_quietly()
 worker.preload()
 before = set(sys.modules)
@@ -642,7 +648,9 @@ print(json.dumps(sorted(m for m in set(sys.modules) - before if m.split(".")[0] 
 
 
 @pytest.mark.slow
-def test_what_the_warm_worker_preloads_is_all_that_checks_and_snippets_import(tmp_path):
+def test_what_the_warm_worker_preloads_is_all_that_checks_and_snippets_import(
+    tmp_path: Path,
+) -> None:
     """Every exercise's reference and declared mutants, every demo and predict snippet, run
     after `preload()` import no torch (or sympy, numpy) module: a forked child never pays
     for an import its server could have made (the first optimizer step imports
@@ -652,19 +660,20 @@ def test_what_the_warm_worker_preloads_is_all_that_checks_and_snippets_import(tm
     assert json.loads(done.stdout.splitlines()[-1]) == []
 
 
-def _statuses(payload: dict) -> dict[str, list[tuple[str, str]]]:  # type: ignore[type-arg]
+def _statuses(payload: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
     return {e["exercise"]: [(c["name"], c["status"]) for c in e["checks"]]
             for e in payload["exercises"]}
 
 
 @pytest.mark.slow
-def test_check_all_on_one_warm_worker_judges_as_cold_checks_do(cli, tmp_path):
+def test_check_all_on_one_warm_worker_judges_as_cold_checks_do(cli: Cli, tmp_path: Path) -> None:
     """`check --all` runs every exercise on one warm worker: each reference passes, a declared
     mutant fails on the check it names, a missing file is an error; and the verdicts, check by
     check, are those of cold checks with the same seed."""
     from gradtutor.checking.safety import apply_edits
 
-    exercises = list(load_course().exercises().values())  # every exercise of the course
+    # every exercise of the course
+    exercises = list(load_course(rules=EXERCISE_RULES).exercises().values())
     broken, others = exercises[0], exercises[2:]
     (tmp_path / f"{broken.id}.py").write_text(apply_edits(broken.solution, broken, 0),
                                               encoding="utf-8")
@@ -674,7 +683,7 @@ def test_check_all_on_one_warm_worker_judges_as_cold_checks_do(cli, tmp_path):
     code, out, _ = cli(*args)
     warm = json.loads(out)
     # every exercise of the course; those of other lessons have no file here
-    assert code == 1 and warm["total"] == len(load_course().exercises())
+    assert code == 1 and warm["total"] == len(load_course(rules=EXERCISE_RULES).exercises())
     assert warm["passed_count"] == len(others)
     by_id = {e["exercise"]: e for e in warm["exercises"]}
     failed = {c["name"] for c in by_id[broken.id]["checks"] if c["status"] != "pass"}
@@ -714,7 +723,7 @@ def test_a_warm_check_changes_nothing_outside_it_and_signals_no_one(
 def test_every_lesson_solution_passes_inside_the_walls(warm: WarmWorker, tmp_path: Path) -> None:
     """Nothing a lesson needs writes outside the check's folder: every solution still passes
     where learner code is confined (Landlock, where the kernel has it)."""
-    course = load_course()
+    course = load_course(rules=EXERCISE_RULES)
     for exercise_id, step in course.exercises().items():
         path = tmp_path / f"{exercise_id}.py"
         path.write_text(step.solution)

@@ -6,11 +6,15 @@ from __future__ import annotations
 import os
 import queue
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.load import load_lesson
+from gradtutor.lessons.model import Exercise
 from gradtutor.watching import FileWatch, events_enabled
 from gradtutor.workspace import (
     content_digest,
@@ -19,6 +23,9 @@ from gradtutor.workspace import (
     open_in_editor,
     write_starter,
 )
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 WAIT_S = 5.0  # generous: a loaded machine may be slow to schedule the watcher's threads
@@ -51,7 +58,8 @@ def use_events(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
 
 
-def test_a_save_by_rename_is_reported_once_with_its_content(tmp_path, use_events):
+def test_a_save_by_rename_is_reported_once_with_its_content(tmp_path: Path,
+                                                            use_events: bool) -> None:
     path = tmp_path / "read-grad.py"
     path.write_text("starter\n")
     seen = Seen(path, use_events)
@@ -63,7 +71,7 @@ def test_a_save_by_rename_is_reported_once_with_its_content(tmp_path, use_events
         seen.watch.stop()
 
 
-def test_a_save_that_changes_nothing_is_not_reported(tmp_path, use_events):
+def test_a_save_that_changes_nothing_is_not_reported(tmp_path: Path, use_events: bool) -> None:
     path = tmp_path / "read-grad.py"
     path.write_text("starter\n")
     seen = Seen(path, use_events)
@@ -77,7 +85,7 @@ def test_a_save_that_changes_nothing_is_not_reported(tmp_path, use_events):
         seen.watch.stop()
 
 
-def test_a_burst_of_writes_is_read_once_it_settles(tmp_path, use_events):
+def test_a_burst_of_writes_is_read_once_it_settles(tmp_path: Path, use_events: bool) -> None:
     path = tmp_path / "read-grad.py"
     path.write_text("")
     seen = Seen(path, use_events)
@@ -97,7 +105,7 @@ def test_a_burst_of_writes_is_read_once_it_settles(tmp_path, use_events):
         seen.watch.stop()
 
 
-def test_polling_alone_finds_saves(tmp_path):
+def test_polling_alone_finds_saves(tmp_path: Path) -> None:
     """What a network drive or WSL's /mnt gets, where file events never arrive."""
     path = tmp_path / "read-grad.py"
     path.write_text("starter\n")
@@ -112,7 +120,7 @@ def test_polling_alone_finds_saves(tmp_path):
         seen.watch.stop()
 
 
-def test_a_deleted_file_is_not_a_save_and_its_return_is(tmp_path, use_events):
+def test_a_deleted_file_is_not_a_save_and_its_return_is(tmp_path: Path, use_events: bool) -> None:
     path = tmp_path / "read-grad.py"
     path.write_text("starter\n")
     seen = Seen(path, use_events)
@@ -125,7 +133,7 @@ def test_a_deleted_file_is_not_a_save_and_its_return_is(tmp_path, use_events):
         seen.watch.stop()
 
 
-def test_gradtutor_watch_poll_turns_file_events_off():
+def test_gradtutor_watch_poll_turns_file_events_off() -> None:
     assert events_enabled({})
     assert events_enabled({"GRADTUTOR_WATCH": "events"})
     assert not events_enabled({"GRADTUTOR_WATCH": "poll"})
@@ -135,11 +143,14 @@ def test_gradtutor_watch_poll_turns_file_events_off():
 
 
 @pytest.fixture(scope="module")
-def exercise():
-    return load_lesson(FIXTURES / "second.yaml").steps[0]
+def exercise() -> Exercise:
+    step = load_lesson(FIXTURES / "second.yaml", EXERCISE_RULES).steps[0]
+    assert isinstance(step, Exercise)
+    return step
 
 
-def test_the_starter_is_written_once_and_never_over_the_learners_file(tmp_path, exercise):
+def test_the_starter_is_written_once_and_never_over_the_learners_file(tmp_path: Path,
+                                                                      exercise: Exercise) -> None:
     folder = tmp_path / "new" / "workspace"
     assert write_starter(folder, exercise) is True
     path = exercise_path(folder, exercise.id)
@@ -149,7 +160,8 @@ def test_the_starter_is_written_once_and_never_over_the_learners_file(tmp_path, 
     assert path.read_text() == "my work\n"
 
 
-def test_a_workspace_that_cannot_be_made_is_a_message_with_a_hint(tmp_path, exercise):
+def test_a_workspace_that_cannot_be_made_is_a_message_with_a_hint(tmp_path: Path,
+                                                                  exercise: Exercise) -> None:
     from gradtutor.errors import GradtutorError
 
     in_the_way = tmp_path / "workspace"
@@ -161,7 +173,7 @@ def test_a_workspace_that_cannot_be_made_is_a_message_with_a_hint(tmp_path, exer
     assert in_the_way.read_text() == "a file where the folder should be"
 
 
-def found_only(*names: str):
+def found_only(*names: str) -> Callable[[str], str | None]:
     return lambda name: f"/usr/bin/{name}" if name in names else None
 
 
@@ -175,18 +187,20 @@ def found_only(*names: str):
     ({}, True, ["notepad"]),
     ({}, False, ["/usr/bin/nano"]),
 ])
-def test_the_editor_comes_from_visual_then_editor_then_a_fallback(environ, windows, expected):
+def test_the_editor_comes_from_visual_then_editor_then_a_fallback(
+    environ: dict[str, str], windows: bool, expected: list[str],
+) -> None:
     assert editor_command(environ, found_only("nano", "vi"), windows) == expected
 
 
-def test_without_nano_vim_then_vi_are_tried_and_else_there_is_none():
+def test_without_nano_vim_then_vi_are_tried_and_else_there_is_none() -> None:
     assert editor_command({}, found_only("vi", "vim"), False) == ["/usr/bin/vim"]
     assert editor_command({}, found_only("vi"), False) == ["/usr/bin/vi"]
     assert editor_command({}, found_only(), False) is None
 
 
 @pytest.mark.skipif(os.name != "posix", reason="uses a shell script as the editor")
-def test_open_in_editor_passes_the_file_last_and_reports_problems(tmp_path):
+def test_open_in_editor_passes_the_file_last_and_reports_problems(tmp_path: Path) -> None:
     target = tmp_path / "read-grad.py"
     target.write_text("")
     script = tmp_path / "fake-editor"
@@ -204,7 +218,8 @@ def test_open_in_editor_passes_the_file_last_and_reports_problems(tmp_path):
 # --- gradtutor watch, without a terminal -------------------------------------------------
 
 
-def test_watch_opens_the_first_exercise_not_passed_and_q_stops(cli, course_dir, tmp_path):
+def test_watch_opens_the_first_exercise_not_passed_and_q_stops(cli: Cli, course_dir: Path,
+                                                               tmp_path: Path) -> None:
     folder = tmp_path / "ws"
     code, out, err = cli("watch", "--lessons", str(course_dir), "--workspace", str(folder),
                          stdin="h\nq\n", environ={"GRADTUTOR_WARM": "0"})  # no check runs
@@ -214,14 +229,15 @@ def test_watch_opens_the_first_exercise_not_passed_and_q_stops(cli, course_dir, 
     assert (folder / "square-grad.py").is_file()
 
 
-def test_watch_names_an_unknown_exercise_with_a_hint(cli, course_dir):
+def test_watch_names_an_unknown_exercise_with_a_hint(cli: Cli, course_dir: Path) -> None:
     code, out, err = cli("watch", "sqare-grad", "--lessons", str(course_dir))
     assert code == 2
     assert err == ("gradtutor: error: no exercise 'sqare-grad' "
                    "(hint: did you mean 'square-grad'?)\n")
 
 
-def test_watch_after_every_exercise_is_passed_asks_for_one_by_name(cli, course_dir):
+def test_watch_after_every_exercise_is_passed_asks_for_one_by_name(cli: Cli,
+                                                                   course_dir: Path) -> None:
     from gradtutor.progress import record_check
     from gradtutor.store import ProgressStore
 

@@ -104,7 +104,8 @@ def uncommented(record: Any) -> Any:
 @cache
 def lesson() -> Lesson:
     """The grad lesson in Chinese, its code samples without their (English) comments."""
-    return uncommented(in_chinese())
+    chinese: Lesson = uncommented(in_chinese())
+    return chinese
 
 
 @cache
@@ -205,7 +206,7 @@ def failed_screens(plain: bool) -> Iterator[tuple[str, str]]:
 # --- the tests ------------------------------------------------------------------------------
 
 
-def test_the_dictionary_holds_the_interface_words_and_not_code_or_keys():
+def test_the_dictionary_holds_the_interface_words_and_not_code_or_keys() -> None:
     known = interface_words()
     assert {"could", "the", "your", "run", "failed", "itself"} <= known
     assert not {"backward", "grad", "none", "enter", "quit", "gradtutor", "torch"} & known
@@ -213,7 +214,7 @@ def test_the_dictionary_holds_the_interface_words_and_not_code_or_keys():
 
 
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
-def test_no_english_interface_word_on_any_chinese_screen(plain):
+def test_no_english_interface_word_on_any_chinese_screen(plain: bool) -> None:
     chinese = lesson()
     seen = 0
     found: dict[str, list[str]] = {}
@@ -237,7 +238,7 @@ def test_no_english_interface_word_on_any_chinese_screen(plain):
     assert found == {}
 
 
-def test_an_f_string_in_the_interface_would_be_found():
+def test_an_f_string_in_the_interface_would_be_found() -> None:
     """The failure this test exists for: English built without msg() reaches the screen."""
     chinese = lesson()
     index = next(i for i, s in enumerate(chinese.steps) if isinstance(s, Exercise))
@@ -254,7 +255,7 @@ def test_an_f_string_in_the_interface_would_be_found():
     assert english_in(shown(good, True)) == []
 
 
-def test_an_english_starter_comment_would_be_found():
+def test_an_english_starter_comment_would_be_found() -> None:
     chinese = lesson()
     index = next(i for i, s in enumerate(chinese.steps)
                  if isinstance(s, Exercise) and "#" in s.starter)
@@ -263,13 +264,15 @@ def test_an_english_starter_comment_would_be_found():
     look = Look(True, zh())
     translated = "\n".join(render(step_for_reading(chinese, index, 100, look), 100))
     assert english_in(translated) == []
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
     from gradtutor.lessons.course import load_course
 
-    original = load_course().find("grad").steps[index]
+    original = load_course(rules=EXERCISE_RULES).find("grad").steps[index]
     assert isinstance(original, Exercise)
     swapped = dataclasses.replace(
         chinese, steps=tuple(dataclasses.replace(s, starter=original.starter)
-                             if s.id == step.id else s for s in chinese.steps))
+                             if isinstance(s, Exercise) and s.id == step.id else s
+                             for s in chinese.steps))
     untranslated = "\n".join(render(step_for_reading(swapped, index, 100, look), 100))
     assert english_in(untranslated) != []
 
@@ -277,7 +280,7 @@ def test_an_english_starter_comment_would_be_found():
 # --- punctuation and units the review found wrong -------------------------------------------
 
 
-def test_the_letters_of_an_answer_are_listed_with_the_chinese_comma():
+def test_the_letters_of_an_answer_are_listed_with_the_chinese_comma() -> None:
     from gradtutor.lessons.model import Quiz
     from gradtutor.ui.render import feedback_body
     from gradtutor.walk.quiz import mark_answer
@@ -292,7 +295,7 @@ def test_the_letters_of_an_answer_are_listed_with_the_chinese_comma():
         assert expected.join(letters) in text, text
 
 
-def test_a_count_of_nan_entries_has_its_measure_word():
+def test_a_count_of_nan_entries_has_its_measure_word() -> None:
     from gradtutor.checking.checkers.gradient_kinds import describe
 
     info = {"none": False, "nan": 2, "inf": 1, "numel": 3, "norm": None}
@@ -300,11 +303,12 @@ def test_a_count_of_nan_entries_has_its_measure_word():
     assert zh()(describe(info, 1.0)) == "3 个元素中有 2 个 nan 和 1 个 inf"
 
 
-def test_a_python_error_ending_in_a_full_stop_is_not_given_a_second_one():
+def test_a_python_error_ending_in_a_full_stop_is_not_given_a_second_one() -> None:
     from gradtutor.checking.outcome import what_went_wrong
+    from gradtutor.checking.protocol import Raised
 
-    error = {"type": "RuntimeError", "message": "Specify retain_graph=True when calling "
-                                                "backward."}
+    error: Raised = {"type": "RuntimeError", "message": "Specify retain_graph=True when calling "
+                                                       "backward.", "traceback": ""}
     said = msg("Your file could not be loaded: {what}.", what=what_went_wrong(error))
     assert said.endswith("calling backward.") and not said.endswith("..")
     assert zh()(said).endswith("calling backward。")

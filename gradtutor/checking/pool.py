@@ -121,7 +121,8 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
         for worker in workers:
             worker.close()  # a check still running (Ctrl-C) ends now
         for thread in threads:
-            thread.join(10.0)
+            if thread.ident is not None:  # started: Ctrl-C may come before they all are
+                thread.join(10.0)
         _remove(root)
         if walled is None:
             os.environ.pop(READ_ENV, None)

@@ -48,7 +48,7 @@ def get(text: str) -> Any | None:
 
 def put(text: str, data: Any) -> None:
     """Remember the plain data of a text that parsed and validated with no problem."""
-    from gradtutor.store import write_atomic
+    from gradtutor.files import write_atomic
 
     with contextlib.suppress(OSError, TypeError, ValueError):  # an unwritable cache costs time only
         write_atomic(_entry(text), json.dumps(data, ensure_ascii=False))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gradtutor.errors import GradtutorError, LessonProblems, Problem
 from gradtutor.i18n import ENGLISH_CODE, Msg, msg
+from gradtutor.lessons.exercise_rules import ExerciseRules
 from gradtutor.lessons.load import display_path, load_lesson_file
 from gradtutor.lessons.model import Exercise, Lesson, Parsons
 
@@ -86,16 +87,17 @@ def lesson_files(target: Path) -> list[Path]:
                          msg("check the path, or leave it out to use the built-in lessons"))
 
 
-def check_files(files: list[Path]) -> tuple[list[tuple[Lesson, Path]], list[Problem]]:
-    """Load every file, collecting all problems, including clashes between lessons; the
-    lessons in course order, each with its file."""
+def check_files(files: list[Path], rules: ExerciseRules
+                ) -> tuple[list[tuple[Lesson, Path]], list[Problem]]:
+    """Load every file, its exercises validated by `rules`, collecting all problems,
+    including clashes between lessons; the lessons in course order, each with its file."""
     lessons: list[tuple[Lesson, Path]] = []
     seen_exercises: dict[str, str] = {}
     problems: list[Problem] = []
     seen_ids: dict[str, str] = {}
     seen_orders: dict[int, str] = {}
     for path in files:
-        lesson, found = load_lesson_file(path)
+        lesson, found = load_lesson_file(path, rules)
         problems += found
         if lesson is None:
             continue
@@ -133,15 +135,17 @@ def exercise_hint(wanted: str, known: list[str]) -> Msg:
     return msg("these lessons have no exercises")
 
 
-def load_course(folder: Path | None = None, lang: str = ENGLISH_CODE) -> Course:
-    """Every lesson in `folder` (default: the built-in course) in `lang`; LessonProblems if
-    any is broken. A translation that cannot be used is a note, and its lesson stays English."""
+def load_course(folder: Path | None = None, lang: str = ENGLISH_CODE, *,
+                rules: ExerciseRules) -> Course:
+    """Every lesson in `folder` (default: the built-in course) in `lang`, its exercises
+    validated by `rules` (checking's `EXERCISE_RULES`); LessonProblems if any is broken. A
+    translation that cannot be used is a note, and its lesson stays English."""
     folder = folder or default_lessons_dir()
     files = lesson_files(folder)
     if not files:
         raise GradtutorError(msg("no lesson files (*.yaml) in {path}", path=display_path(folder)),
                              msg("point --lessons at a folder of lesson YAML files"))
-    found, problems = check_files(files)
+    found, problems = check_files(files, rules)
     if problems:
         raise LessonProblems(problems)
     if lang == ENGLISH_CODE:  # English costs nothing: no translation is looked for

@@ -1,5 +1,8 @@
 """Lesson YAML -> typed `Lesson`, or every problem found, each as `path:line:col: message`.
 
+What only checking knows (the registered checkers, what makes a declared check valid) comes
+in as `ExerciseRules`, handed in by the caller: this package never imports checking.
+
 Parsing is safe by construction: the YAML is only *composed* into nodes, and nodes become
 plain str/int/float/bool/None/list/dict here. A tag that would build a Python object is a
 problem, never a call.
@@ -16,10 +19,10 @@ from typing import Any
 
 import yaml
 
-from gradtutor.checking.checkers import CHECKERS
 from gradtutor.errors import LessonProblems, Problem
 from gradtutor.files import FileTooLarge, NotAFile, read_capped
 from gradtutor.lessons import cache
+from gradtutor.lessons.exercise_rules import ExerciseRules
 from gradtutor.lessons.model import LETTERS, STEP_KINDS, Exercise, Lesson, Parsons
 from gradtutor.lessons.parsons import first_out_of_place, is_correct
 from gradtutor.lessons.schema import Issue, build
@@ -59,7 +62,7 @@ class Parsed:
         return (1, 1)
 
 
-class _Composer(yaml.SafeLoader):  # type: ignore[misc]
+class _Composer(yaml.SafeLoader):
     """SafeLoader used only to compose nodes; its constructor is used for plain scalars."""
 
 
@@ -358,7 +361,7 @@ def _explain(issue: Issue, parsed: Parsed) -> tuple[str, tuple[int, int]]:
     return f"'{label}' is not valid here", at  # pragma: no cover - every kind is handled above
 
 
-def _semantic_problems(data: Any) -> Iterator[tuple[str, Loc]]:
+def _semantic_problems(data: Any, rules: ExerciseRules) -> Iterator[tuple[str, Loc]]:
     """Problems that span fields: duplicate ids, answers out of range, broken references.
 
     Works on the raw data so these are reported even when other parts fail to validate.
@@ -395,7 +398,7 @@ def _semantic_problems(data: Any) -> Iterator[tuple[str, Loc]]:
             yield from _parsons_problems(step["lines"], ("steps", i, "lines"))
             yield from _parsons_solution_problems(step, ("steps", i))
         if step.get("kind") == "exercise":
-            yield from _exercise_problems(step, ("steps", i))
+            yield from _exercise_problems(step, ("steps", i), rules)
 
 
 def _answer_problems(question: dict[str, Any], loc: Loc) -> Iterator[tuple[str, Loc]]:
@@ -415,7 +418,8 @@ def _answer_problems(question: dict[str, Any], loc: Loc) -> Iterator[tuple[str, 
         yield "answer lists a letter twice; list each correct letter once", loc + ("answer",)
 
 
-def _exercise_problems(step: dict[str, Any], loc: Loc) -> Iterator[tuple[str, Loc]]:
+def _exercise_problems(step: dict[str, Any], loc: Loc,
+                       rules: ExerciseRules) -> Iterator[tuple[str, Loc]]:
     """An exercise names a registered checker or declares its checks on an input family
     (whose conditions, facts and words must make sense), and each mutant's edits apply to
     the solution."""
@@ -428,13 +432,12 @@ def _exercise_problems(step: dict[str, Any], loc: Loc) -> Iterator[tuple[str, Lo
     elif "inputs" in step:
         built, _ = build(Exercise, step)
         if built is not None:  # else the schema's problems are reported
-            from gradtutor.checking.checkers.declared import exercise_problems
-
-            for text, where in exercise_problems(built):
+            for text, where in rules.problems(built):
                 yield text, loc + where
-    if isinstance(checker, str) and checker not in CHECKERS:
-        close = difflib.get_close_matches(checker, sorted(CHECKERS), n=1)
-        hint = f"did you mean '{close[0]}'?" if close else f"checkers: {', '.join(CHECKERS)}"
+    names = rules.checker_names
+    if isinstance(checker, str) and checker not in names:
+        close = difflib.get_close_matches(checker, sorted(names), n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"checkers: {', '.join(names)}"
         yield f"unknown checker '{checker}'; {hint}", loc + ("checker",)
     solution = step.get("solution")
     mutants = step.get("mutants")
@@ -560,8 +563,10 @@ def _has_cycle(graph: dict[str, list[str]]) -> bool:
     return False
 
 
-def validate(parsed: Parsed, path: str) -> tuple[Lesson | None, list[Problem]]:
-    """Validate plain data into a Lesson; all problems, sorted by position."""
+def validate(parsed: Parsed, path: str,
+             rules: ExerciseRules) -> tuple[Lesson | None, list[Problem]]:
+    """Validate plain data into a Lesson, its exercises by `rules`; all problems, sorted by
+    position."""
     if not isinstance(parsed.data, dict):
         return None, [Problem(path, 1, 1, f"a lesson must be a mapping of keys (id, title, "
                                           f"steps, ...), not {_describe(parsed.data)}")]
@@ -575,7 +580,7 @@ def validate(parsed: Parsed, path: str) -> tuple[Lesson | None, list[Problem]]:
             continue
         message, (line, col) = _explain(issue, parsed)
         problems.append(Problem(path, line, col, message))
-    for message, loc in [*_semantic_problems(parsed.data), *model_problems]:
+    for message, loc in [*_semantic_problems(parsed.data, rules), *model_problems]:
         line, col = parsed.position(loc)
         problems.append(Problem(path, line, col, message))
     unique = sorted(set(problems), key=lambda p: (p.line, p.col, p.message))
@@ -614,21 +619,21 @@ def read_lesson_text(path: Path) -> tuple[str | None, list[Problem]]:
         return None, [Problem(shown, line, col, "the file is not UTF-8; save it as UTF-8")]
 
 
-def load_lesson_file(path: Path) -> tuple[Lesson | None, list[Problem]]:
-    """Read, parse and validate one lesson file."""
+def load_lesson_file(path: Path, rules: ExerciseRules) -> tuple[Lesson | None, list[Problem]]:
+    """Read, parse and validate one lesson file, its exercises by `rules`."""
     text, problems = read_lesson_text(path)
     if text is None:
         return None, problems
     shown = display_path(path)
     cached = cache.get(text)
     if cached is not None:
-        lesson, problems = validate(Parsed(cached, {}, {}), shown)
+        lesson, problems = validate(Parsed(cached, {}, {}), shown, rules)
         if lesson is not None:
             return lesson, []
     parsed, problems = parse_yaml(text, shown)
     if parsed is None:
         return None, problems
-    lesson, more = validate(parsed, shown)
+    lesson, more = validate(parsed, shown, rules)
     # a value already reported as unparseable needs no second message about its type
     seen = {(p.line, p.col) for p in problems}
     problems = sorted(problems + [p for p in more if (p.line, p.col) not in seen],
@@ -638,9 +643,9 @@ def load_lesson_file(path: Path) -> tuple[Lesson | None, list[Problem]]:
     return (lesson if not problems else None), problems
 
 
-def load_lesson(path: Path) -> Lesson:
+def load_lesson(path: Path, rules: ExerciseRules) -> Lesson:
     """One lesson, or LessonProblems listing everything wrong with it."""
-    lesson, problems = load_lesson_file(path)
+    lesson, problems = load_lesson_file(path, rules)
     if problems or lesson is None:
         raise LessonProblems(problems)
     return lesson

@@ -2,11 +2,11 @@
 background, do what the decision asks, save what changed.
 
 All decisions live in the state machine (`gradtutor.walk.machine`); this module only does the
-I/O around them. Work that takes time (a check) runs in `background.Background`'s thread, a
-save is noticed by `watching.FileWatch`'s, and both post their news to one inbox that the loop
-waits on together with the learner's input (`gradtutor.ui.terminal.Io`). So the screen
-answers keys while a check runs, and a verdict shows the moment it arrives, without a key
-press.
+I/O around them. Work that takes time (a check) runs in the thread of
+`gradtutor.walk.background.Background`, a save is noticed by `watching.FileWatch`'s, and both
+post their news to one inbox that the loop waits on together with the learner's input
+(`gradtutor.ui.terminal.Io`). So the screen answers keys while a check runs, and a verdict
+shows the moment it arrives, without a key press.
 """
 
 from __future__ import annotations
