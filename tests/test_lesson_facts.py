@@ -9,21 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
+import lesson_text
 import pytest
 import torch
 
-from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.lessons.course import load_course
-
-
-def text_of(step_id: str) -> str:
-    """Every English text of a step, joined: what the learner reads."""
-    step = next(s for s in load_course(rules=EXERCISE_RULES).find("grad").steps if s.id == step_id)
-    parts = [getattr(step, name, None) for name in ("body", "notes", "prompt", "why")]
-    parts += list(getattr(step, "hints", ()))
-    parts += [f"{c.text} {c.why}" for c in getattr(step, "choices", ())]
-    return " ".join(" ".join(p.split()) for p in parts if p)
+text_of = partial(lesson_text.text_of, "grad")  # every English text of a step, joined
 
 
 def backward_twice(make_loss: Callable[[torch.Tensor], torch.Tensor]) -> bool:

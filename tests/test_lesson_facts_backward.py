@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from functools import cache
+from functools import cache, partial
 
+import lesson_text
 import pytest
 import torch
 
@@ -24,15 +25,7 @@ def lesson() -> Lesson:
     return load_course(rules=EXERCISE_RULES).find("backward")
 
 
-def text_of(step_id: str) -> str:
-    """Every English text of a step, joined: what the learner reads."""
-    step = next(s for s in lesson().steps if s.id == step_id)
-    parts = [getattr(step, name, None) for name in ("body", "notes", "prompt", "why", "intro")]
-    parts += list(getattr(step, "hints", ()))
-    parts += [f"{c.text} {c.why}" for c in getattr(step, "choices", ())]
-    for question in getattr(step, "questions", ()):
-        parts += [question.prompt] + [f"{c.text} {c.why}" for c in question.choices]
-    return " ".join(" ".join(p.split()) for p in parts if p)
+text_of = partial(lesson_text.text_of, "backward")  # every English text of a step, joined
 
 
 def raised(action: Callable[[], object]) -> str:

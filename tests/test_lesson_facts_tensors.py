@@ -9,7 +9,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
+from functools import partial
 
+import lesson_text
 import pytest
 import torch
 from narrowing import step_as
@@ -17,7 +19,7 @@ from torch.autograd.graph import Node
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Demo, Exercise, Lesson, Predict, Quiz, Step
+from gradtutor.lessons.model import Demo, Exercise, Lesson, Predict, Step
 
 
 def lesson() -> Lesson:
@@ -36,18 +38,7 @@ def first_next(node: Node | None) -> Node:
     return follows
 
 
-def text_of(step_id: str) -> str:
-    """Every English text of a step, joined: what the learner reads."""
-    step = step_of(step_id)
-    parts = [getattr(step, name, None) for name in ("body", "notes", "prompt", "why")]
-    parts += list(getattr(step, "hints", ()))
-    parts += [f"{c.text} {c.why}" for c in getattr(step, "choices", ())]
-    if isinstance(step, Exercise):
-        parts += [rule.say for check in step.checks for rule in check.fail if rule.say]
-        parts += [mutant.mistake for mutant in step.mutants]
-    if isinstance(step, Quiz):
-        parts += [f"{q.prompt} {c.text} {c.why}" for q in step.questions for c in q.choices]
-    return " ".join(" ".join(p.split()) for p in parts if p)
+text_of = partial(lesson_text.text_of, "tensors")  # every English text of a step, joined
 
 
 def test_the_course_opens_with_this_lesson() -> None:

@@ -13,9 +13,11 @@ import io
 import math
 import pickle
 from collections.abc import Callable
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
+import lesson_text
 import pytest
 import torch
 from narrowing import step_as
@@ -47,15 +49,7 @@ def grad_of(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.grad
 
 
-def text_of(step_id: str) -> str:
-    """Every English text of a step, joined: what the learner reads."""
-    step = step_of(step_id)
-    parts = [getattr(step, name, None) for name in ("body", "notes", "prompt", "why", "intro")]
-    parts += list(getattr(step, "hints", ()))
-    parts += [f"{c.text} {c.why}" for c in getattr(step, "choices", ())]
-    for question in getattr(step, "questions", ()):
-        parts += [question.prompt] + [f"{c.text} {c.why}" for c in question.choices]
-    return " ".join(" ".join(p.split()) for p in parts if p)
+text_of = partial(lesson_text.text_of, "training")  # every English text of a step, joined
 
 
 def test_the_core_path_takes_five_to_ten_minutes() -> None:
