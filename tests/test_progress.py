@@ -391,7 +391,8 @@ def test_one_bad_entry_is_set_aside_alone_and_every_other_lesson_goes_on(cli: Cl
                    f"(the score 60 is more than the total 7); the rest is kept, and the file "
                    f"as it was is in {backup}\n")
     assert backup.read_bytes() == original  # nothing the learner had is lost
-    assert "60" not in out  # never shown as a score
+    assert "score 60" not in out and "60 of 7" not in out  # never shown as a score (the
+    # output names a temporary folder, whose name may hold a 60 of its own)
     assert "step 3 of 5" in out and "quiz: not taken yet" in out
     assert "exercises solved: 1 of 1" in out
     again = json.loads((cli.home / "progress.json").read_text())

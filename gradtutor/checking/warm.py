@@ -463,6 +463,14 @@ def _reap_orphans(pids: list[int], server: int | None) -> None:
                 if not _running(pid) or _parent_of(pid) != server:
                     break  # gone, or someone else's
                 done = 0
+            else:
+                if not done and time.monotonic() >= deadline:
+                    # the tutor's own child, still dying on a loaded machine: its pid cannot
+                    # name another process until it is reaped, so it is safe to make sure
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
+                    break
             if done or time.monotonic() >= deadline:
                 break
             time.sleep(0.005)
