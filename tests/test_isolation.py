@@ -155,8 +155,8 @@ def _exists(pid: int) -> bool:
     return True
 
 
-def own_descendants() -> set[int]:
-    """Processes below this test process, read from /proc independently of the runner."""
+def process_parents() -> dict[int, int]:
+    """Every process's parent, read from /proc independently of the runner."""
     parents: dict[int, int] = {}
     for name in os.listdir("/proc"):
         try:
@@ -165,6 +165,12 @@ def own_descendants() -> set[int]:
             continue
         if data:
             parents[int(name)] = int(data[data.rfind(b")") + 2:].split()[1])
+    return parents
+
+
+def own_descendants() -> set[int]:
+    """Processes below this test process, read from /proc independently of the runner."""
+    parents = process_parents()
     found, todo = set(), [os.getpid()]
     while todo:
         parent = todo.pop()

@@ -33,6 +33,7 @@ from test_isolation import (
     guarded,  # noqa: F401 - a fixture
     live,
     own_descendants,
+    process_parents,
     processes_named,
     refused_everything,
 )
@@ -175,14 +176,7 @@ def left_since(before: set[int]) -> set[int]:
     that was. The module's fork server (`warm`), running since an earlier test, forks the
     child for its next check when it is ready, which on a loaded machine can be after this
     test read `before`: that child is the module's, not this test's."""
-    parents: dict[int, int] = {}
-    for name in os.listdir("/proc"):
-        try:
-            data = Path(f"/proc/{name}/stat").read_bytes() if name.isdigit() else b""
-        except OSError:
-            continue
-        if data:
-            parents[int(name)] = int(data[data.rfind(b")") + 2:].split()[1])
+    parents = process_parents()
 
     def below_an_older_one(pid: int) -> bool:
         parent = parents.get(pid)
