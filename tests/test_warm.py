@@ -559,7 +559,9 @@ def test_ctrl_c_in_the_tutor_leaves_no_server_and_no_check_running(
     deadline = time.monotonic() + 5
     while live([server, check]) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert live([server, check]) == ()
+    left = live([server, check])
+    assert left == (), (f"server {server}, check {check}", processes_named(set(left)),
+                        done.stderr[-2000:])
 
 
 @pytest.mark.slow

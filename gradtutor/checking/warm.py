@@ -173,7 +173,10 @@ class _Server:
         # the children it told of that the tutor must reap if the server dies: its reference
         # process and the child it forked ahead for the next check
         self.told: dict[str, int] = {}
-        self.checking: int | None = None  # the last check's child: `_Forked` reaps it
+        # the check's child that a `_Forked` watches now (and reaps); set and cleared with
+        # the engine's record of it (`_ForkEngine._running`), so that `stop` leaves to that
+        # watcher only a child `close` can see; any other child is reaped as an orphan
+        self.checking: int | None = None
 
     @classmethod
     def spawn(cls, workers: Workers, warm_up: bool = True) -> _Server:
@@ -295,7 +298,6 @@ class _Server:
         pid = reply["pid"]
         if self.told.get("spare") == pid:  # a check's child now: `_Forked` reaps it
             del self.told["spare"]
-        self.checking = pid
         return pid
 
     def stop(self) -> None:
@@ -578,7 +580,11 @@ class _WarmEngine(Generic[R, P]):
         self._cold.close()  # and a cold run in its place
         if ready is not None:
             self._let_go(ready, running=current is not None)
+        with self._state:  # a request's process recorded meanwhile (its thread was between
+            late, current = current is None, self._current  # the hand-over and the record)
         if current is not None:
+            if late:
+                self._workers.stop([current.pid])
             self._reap(current)  # at exit, its own thread will not
 
     # what a subclass says
@@ -685,6 +691,17 @@ class _ForkEngine(_WarmEngine[_Server, _Forked]):
 
     def _reap(self, current: _Forked) -> None:
         current.reap_orphan(time.monotonic() + KILL_WAIT)  # its server is gone: the tutor's
+
+    def _running(self, process: _Forked | None) -> None:
+        """Record the check's child as watched, on its server too, in one step that `close`
+        cannot split: a child `close` does not see is not yet its server's `checking`, so
+        `_Server.stop` reaps it with the server's other orphans."""
+        with self._state:
+            if self._current is not None:
+                self._current.server.checking = None
+            if process is not None:
+                process.server.checking = process.pid
+            self._current = process
 
     def _attempt(self, server: _Server, request: protocol.Request,
                  timeout: float) -> tuple[Outcome, bool]:
