@@ -388,6 +388,19 @@ def process_table() -> dict[int, tuple[int, str]]:
     return table
 
 
+def own_children_in_session(session: int) -> list[int]:
+    """The children of this process (Linux) that belong to `session`, zombies included: a
+    session keeps its members' session id after its leader died, and a child's pid cannot
+    name another process until this process reaps it."""
+    found = []
+    for child in children_of(os.getpid()):
+        line = _read(f"/proc/{child}/stat")
+        fields = line[line.rfind(b")") + 2:].split() if line else []
+        if len(fields) >= 4 and int(fields[3]) == session:
+            found.append(child)
+    return found
+
+
 def children_of(pid: int) -> list[int]:
     """The children of `pid` now, whichever of its threads forked them (Linux /proc; empty
     if it is gone or the kernel does not list children)."""

@@ -36,6 +36,7 @@ from gradtutor.checking.lifetime import (
     Workers,
     children_of,
     kill_group,
+    own_children_in_session,
     process_stat,
     tutor_descendants,
 )
@@ -318,6 +319,8 @@ class _Server:
         elif self.proc.poll() is None:
             kill_group(self.pid)  # its reference process too: it is in the server's group
             self.proc.wait()
+        # and a spare it forked but died before it told of: still of the server's session
+        orphans |= set(own_children_in_session(self.pid)) - {self.checking}
         self.workers.forget(self.pid)
         _reap_orphans(sorted(orphans), self.pid)
 

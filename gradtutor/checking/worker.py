@@ -614,10 +614,13 @@ Spare = tuple[int, Any]  # a child forked ahead, waiting for its request: its pi
 
 def _prefork(control: Any, warm_up: bool) -> Spare | None:
     """Fork the next check's child ahead of its request (between checks, while nobody waits),
-    so that a check does not wait for the fork and the child's setting up: the child leaves
-    the server's session, closes the server's socket, warms up (`warm_up_training`, unless
-    `warm_up` is off: checks back to back, as `grade` runs them, would wait for it) and waits
-    for its request on a socket of its own (`_hand_over`). None if it cannot be forked."""
+    so that a check does not wait for the fork and the child's setting up: the child closes
+    the server's socket, warms up (`warm_up_training`, unless `warm_up` is off: checks back to
+    back, as `grade` runs them, would wait for it), waits for its request on a socket of its
+    own (`_hand_over`), and leaves the server's session once it has it, before any learner
+    code runs. Until then it is of the server's session, so that the tutor finds it by that
+    if the server dies before it says the spare's pid (`warm._Server.stop`). None if it
+    cannot be forked."""
     import socket
 
     server = os.getpid()
@@ -631,7 +634,6 @@ def _prefork(control: Any, warm_up: bool) -> Spare | None:
             from gradtutor.checking.lifetime import die_with
 
             die_with(server)
-            os.setsid()
             control.close()
             mine.close()
             if warm_up:
@@ -644,6 +646,7 @@ def _prefork(control: Any, warm_up: bool) -> Spare | None:
             theirs.close()
             if request["type"] != "check":
                 raise protocol.Malformed("not a check")
+            os.setsid()
         except BaseException:  # noqa: BLE001 - nowhere to report it; the exit code says it
             os._exit(WorkerExit.SOFTWARE)
         _check_child(output_fd, result_fd, request)
