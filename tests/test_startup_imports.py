@@ -22,6 +22,12 @@ FIXTURES = str(Path(__file__).parent / "fixtures" / "course")
 
 def imported_modules(args: list[str], home: Path) -> list[str]:
     """Every module `python -m gradtutor *args` imports; the command must succeed."""
+    return run_logging_imports(args, home)[0]
+
+
+def run_logging_imports(args: list[str], home: Path) -> tuple[list[str], str, list[str]]:
+    """`python -m gradtutor *args`, which must succeed: every module it imports, its stdout,
+    and the lines of its stderr that are not the import log."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONIMPORTTIME"}
     env["GRADTUTOR_HOME"] = str(home)
     result = subprocess.run([sys.executable, "-X", "importtime", "-m", "gradtutor", *args],
@@ -33,7 +39,7 @@ def imported_modules(args: list[str], home: Path) -> list[str]:
     # import time: self [us] | cumulative | imported package   (nested imports are indented)
     modules = [line.rsplit("|", 1)[1].strip() for line in log[1:]]
     assert "gradtutor.cli" in modules  # the log was read right
-    return modules
+    return modules, result.stdout, others
 
 
 def shipped_course_has_grad() -> None:
@@ -52,13 +58,27 @@ def shipped_course_has_grad() -> None:
     ["--help"],
     ["list"],
     ["show", "grad", "--step", "1", "--plain"],
-    ["validate"],
 ])
 def test_the_shipped_course_never_imports_torch(args: list[str], tmp_path: Path) -> None:
     if args != ["--help"]:
         shipped_course_has_grad()
     torch = [m for m in imported_modules(args, tmp_path) if m == "torch" or m.startswith("torch.")]
     assert torch == [], f"`gradtutor {' '.join(args)}` imports torch"
+
+
+@pytest.mark.slow
+def test_validate_proves_the_shipped_course_without_importing_torch(tmp_path: Path) -> None:
+    """`validate` proves every exercise of the shipped course (the proofs run in checking
+    processes of their own) while the tutor imports no torch; it says how many proofs, then a
+    line as each lesson file's proofs begin, so that a log shows progress."""
+    shipped_course_has_grad()
+    modules, out, err = run_logging_imports(["validate"], tmp_path)
+    assert [m for m in modules if m == "torch" or m.startswith("torch.")] == []
+    lessons = len(load_course(rules=EXERCISE_RULES).lessons)
+    assert len(err) == 1 + lessons, err
+    assert err[0].startswith("running ")
+    assert all(line.startswith("proving ") for line in err[1:])
+    assert out.startswith(f"[OK] {lessons} lessons OK (") and "proofs passed" in out
 
 
 @pytest.mark.parametrize("args", [
