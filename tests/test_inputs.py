@@ -372,9 +372,12 @@ def test_a_tutor_killed_during_validate_leaves_no_proof_running(tmp_path: Path) 
 
     lesson = tmp_path / "second.yaml"
     text = (FIXTURES / "second.yaml").read_text(encoding="utf-8")
+    looping = tmp_path / "looping"  # the starter says when it loops, once torch is imported
     text = text.replace("    starter: |\n      def read_grad(w, loss_fn):\n          ...\n",
                         "    starter: |\n      def read_grad(w, loss_fn):\n"
+                        f"          open({str(looping)!r}, 'w').close()\n"
                         "          while True:\n              pass\n", 1)
+    assert str(looping) in text
     lesson.write_text(text, encoding="utf-8")
     tutor = subprocess.Popen([sys.executable, "-m", "gradtutor", "validate", str(lesson)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -404,7 +407,9 @@ def test_a_tutor_killed_during_validate_leaves_no_proof_running(tmp_path: Path) 
         time.sleep(0.2)
     workers = batch_workers()
     assert workers, "the batch worker never started"
-    time.sleep(12.0)  # past importing torch, into the looping proof (its limit is 15 s)
+    while not looping.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert looping.exists(), "the looping proof never started"
     tutor.send_signal(signal.SIGKILL)
     tutor.wait(timeout=30)
     deadline = time.monotonic() + 10
