@@ -10,6 +10,7 @@ A field's rules sit in its metadata (see `rules`); its Python type says the rest
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import types
 import typing
@@ -56,11 +57,25 @@ def _hints(cls: type) -> dict[str, Any]:
     return _HINTS[cls]
 
 
-def _options(annotation: Any) -> list[Any]:
+@functools.cache
+def _options(annotation: Any) -> tuple[Any, ...]:
     origin = typing.get_origin(annotation)
     if origin is Union or origin is types.UnionType:
-        return list(typing.get_args(annotation))
-    return [annotation]
+        return typing.get_args(annotation)
+    return (annotation,)
+
+
+@functools.cache
+def _tagged(options: tuple[Any, ...]) -> dict[str, Any]:
+    """A union of step classes by their `kind` tags (empty if the union is not of steps)."""
+    return {tag: o for o in options if (tag := _kind_tag(o)) is not None}
+
+
+@functools.cache
+def _record(cls: type) -> tuple[tuple[dataclasses.Field[Any], ...], frozenset[str]]:
+    """A dataclass's fields and the keys they are written with."""
+    fields = dataclasses.fields(cls)
+    return fields, frozenset(key_of(f) for f in fields)
 
 
 def _kind_tag(cls: type) -> str | None:
@@ -80,33 +95,50 @@ def build(cls: type[T], data: Any, loc: Loc = ()) -> tuple[T | None, list[Issue]
 
 def _convert(annotation: Any, value: Any, loc: Loc, meta: dict[str, Any] | typing.Mapping[str, Any],
              issues: list[Issue]) -> Any:
-    options = _options(annotation)
-    if len(options) > 1:
-        return _convert_union(options, value, loc, meta, issues)
-    annotation = options[0]
-    origin = typing.get_origin(annotation)
-    if annotation is type(None):
+    shape, of = _shape(annotation)
+    if shape == "union":
+        return _convert_union(of, value, loc, meta, issues)
+    if shape == "none":
         if value is not None:
             issues.append(Issue("type", loc, {"want": "empty", "got": value}))
         return None
-    if origin is Literal:
-        allowed = typing.get_args(annotation)
-        if value not in allowed:
-            issues.append(Issue("literal", loc, {"allowed": allowed, "got": value}))
+    if shape == "literal":
+        if value not in of:
+            issues.append(Issue("literal", loc, {"allowed": of, "got": value}))
         return value
+    if shape == "list":
+        return _convert_list(of, value, loc, meta, issues)
+    if shape == "record":
+        return _convert_record(of, value, loc, issues)
+    return _convert_scalar(of, value, loc, meta, issues)
+
+
+@functools.cache
+def _shape(annotation: Any) -> tuple[str, Any]:
+    """What kind of value an annotation asks for, and what `_convert` needs to convert one:
+    worked out once per annotation (a lesson has thousands of values and a few dozen)."""
+    options = _options(annotation)
+    if len(options) > 1:
+        return "union", options
+    annotation = options[0]
+    origin = typing.get_origin(annotation)
+    if annotation is type(None):
+        return "none", None
+    if origin is Literal:
+        return "literal", typing.get_args(annotation)
     if origin in (list, tuple):
-        return _convert_list(typing.get_args(annotation)[0], value, loc, meta, issues)
+        return "list", typing.get_args(annotation)[0]
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
-        return _convert_record(annotation, value, loc, issues)
-    return _convert_scalar(annotation, value, loc, meta, issues)
+        return "record", annotation
+    return "scalar", annotation
 
 
-def _convert_union(options: list[Any], value: Any, loc: Loc, meta: typing.Mapping[str, Any],
-                   issues: list[Issue]) -> Any:
+def _convert_union(options: tuple[Any, ...], value: Any, loc: Loc,
+                   meta: typing.Mapping[str, Any], issues: list[Issue]) -> Any:
     if value is None and type(None) in options:
         return None
-    options = [o for o in options if o is not type(None)]
-    tagged = {tag: o for o in options if (tag := _kind_tag(o)) is not None}
+    options = tuple(o for o in options if o is not type(None))
+    tagged = _tagged(options)
     if tagged:  # a step: the `kind` key picks the class
         if not isinstance(value, dict):
             issues.append(Issue("type", loc, {"want": "mapping", "got": value}))
@@ -150,8 +182,7 @@ def _convert_record(cls: type, value: Any, loc: Loc, issues: list[Issue]) -> Any
         issues.append(Issue("type", loc, {"want": "mapping", "got": value}))
         return None
     before = len(issues)
-    fields = dataclasses.fields(cls)
-    known = {key_of(f) for f in fields}
+    fields, known = _record(cls)
     for key in value:
         if key not in known:
             issues.append(Issue("unknown_key", loc + (key,), {"allowed": keys_of(cls)}))
