@@ -3,7 +3,8 @@ same files one by one, cold (issue 12).
 
     python benchmarks/grade.py [--students 30] [--exercises 8] [--jobs N] [--cold-per-group 2]
 
-Makes a class of STUDENTS x EXERCISES files (the first EXERCISES of the course): in turn a
+Makes a class of STUDENTS x EXERCISES files (the first EXERCISES of the grad lesson's; the
+other lessons' files are not handed in, which `grade` reports at no cost): in turn a
 student hands in every reference solution, or each exercise's declared mistakes (a different
 mutant for each student), and every fifth student hands in hostile files from tests/hostile/
 for read-grad (a loop that never ends, an output flood, a segfault, a detached grandchild).
@@ -35,10 +36,12 @@ import threading
 import time
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any, cast
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import apply_edits
 from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Exercise
 
 HOSTILE = Path(__file__).resolve().parents[1] / "tests" / "hostile"
 HOSTILE_FILES = ("infinite_loop.py", "output_flood.py", "segfault.py", "setsid_grandchild.py")
@@ -50,7 +53,9 @@ def make_class(folder: Path, students: int, exercise_count: int,
                hostile: bool = True) -> tuple[list[str], dict[tuple[str, str], str]]:
     """Write the class; the exercise ids graded, and each file's group: its exercise, or the
     hostile file it is a copy of. Without `hostile`, those students hand in the reference."""
-    exercises = list(load_course(rules=EXERCISE_RULES).exercises().values())[:exercise_count]
+    (lesson,) = [lesson for lesson in load_course(rules=EXERCISE_RULES).lessons
+                 if lesson.id == "grad"]
+    exercises = [step for step in lesson.steps if isinstance(step, Exercise)][:exercise_count]
     groups: dict[tuple[str, str], str] = {}
     for n in range(students):
         student = folder / f"student-{n + 1:02d}"
@@ -63,9 +68,9 @@ def make_class(folder: Path, students: int, exercise_count: int,
             (student / f"{exercise.id}.py").write_text(source, encoding="utf-8")
             groups[(student.name, exercise.id)] = exercise.id
         if hostile and n % 5 == 2 and exercises and exercises[0].id == "read-grad":
-            hostile = HOSTILE / HOSTILE_FILES[(n // 5) % len(HOSTILE_FILES)]
-            shutil.copyfile(hostile, student / "read-grad.py")
-            groups[(student.name, "read-grad")] = hostile.stem
+            copied = HOSTILE / HOSTILE_FILES[(n // 5) % len(HOSTILE_FILES)]
+            shutil.copyfile(copied, student / "read-grad.py")
+            groups[(student.name, "read-grad")] = copied.stem
     return [e.id for e in exercises], groups
 
 
@@ -163,10 +168,11 @@ def main() -> None:
         env["GRADTUTOR_HOME"] = str(Path(tmp) / "home")
         checks = args.students * len(ids)
         wall, peak, report = grade(folder, args.jobs, env)
-        graded = {(s["student"], e["exercise"]): e["status"]
-                  for s in report["students"] for e in s["exercises"]}  # type: ignore[index]
+        students = cast("list[dict[str, Any]]", report["students"])
+        graded = {(s["student"], e["exercise"]): e["status"] for s in students
+                  for e in s["exercises"] if (s["student"], e["exercise"]) in groups}
         members: dict[str, list[tuple[str, str]]] = {}
-        for pair in sorted(graded):
+        for pair in sorted(graded):  # the files handed in; the rest are not checked
             members.setdefault(groups[pair], []).append(pair)
         draw = random.Random(SEED)
         one_by_one, measured, disagree = 0.0, 0, []
