@@ -72,10 +72,14 @@ def _tagged(options: tuple[Any, ...]) -> dict[str, Any]:
 
 
 @functools.cache
-def _record(cls: type) -> tuple[tuple[dataclasses.Field[Any], ...], frozenset[str]]:
-    """A dataclass's fields and the keys they are written with."""
-    fields = dataclasses.fields(cls)
-    return fields, frozenset(key_of(f) for f in fields)
+def _record(cls: type) -> tuple[tuple[tuple[str, str, Any, Any, bool], ...], frozenset[str]]:
+    """A dataclass's fields, each as (name, key it is written with, type, metadata, whether it
+    is required), and the set of those keys."""
+    hints = _hints(cls)
+    fields = tuple((f.name, key_of(f), hints[f.name], f.metadata,
+                    f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+                   for f in dataclasses.fields(cls))
+    return fields, frozenset(key for _, key, _, _, _ in fields)
 
 
 def _kind_tag(cls: type) -> str | None:
@@ -186,15 +190,13 @@ def _convert_record(cls: type, value: Any, loc: Loc, issues: list[Issue]) -> Any
     for key in value:
         if key not in known:
             issues.append(Issue("unknown_key", loc + (key,), {"allowed": keys_of(cls)}))
-    hints = _hints(cls)
     kwargs: dict[str, Any] = {}
-    for f in fields:
-        key = key_of(f)
+    for name, key, hint, metadata, required in fields:
         if key not in value:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            if required:
                 issues.append(Issue("missing", loc, {"key": key}))
             continue
-        kwargs[f.name] = _convert(hints[f.name], value[key], loc + (key,), f.metadata, issues)
+        kwargs[name] = _convert(hint, value[key], loc + (key,), metadata, issues)
     if len(issues) > before:
         return None
     return cls(**kwargs)
