@@ -42,6 +42,11 @@ def run_logging_imports(args: list[str], home: Path) -> tuple[list[str], str, li
     return modules, result.stdout, others
 
 
+def torch_of(modules: list[str]) -> list[str]:
+    """The modules of torch's among `modules`."""
+    return [m for m in modules if m == "torch" or m.startswith("torch.")]
+
+
 def shipped_course_has_grad() -> None:
     folder = os.environ.get("GRADTUTOR_LESSONS")
     try:
@@ -62,7 +67,7 @@ def shipped_course_has_grad() -> None:
 def test_the_shipped_course_never_imports_torch(args: list[str], tmp_path: Path) -> None:
     if args != ["--help"]:
         shipped_course_has_grad()
-    torch = [m for m in imported_modules(args, tmp_path) if m == "torch" or m.startswith("torch.")]
+    torch = torch_of(imported_modules(args, tmp_path))
     assert torch == [], f"`gradtutor {' '.join(args)}` imports torch"
 
 
@@ -73,7 +78,7 @@ def test_validate_proves_the_shipped_course_without_importing_torch(tmp_path: Pa
     line as each lesson file's proofs begin, so that a log shows progress."""
     shipped_course_has_grad()
     modules, out, err = run_logging_imports(["validate"], tmp_path)
-    assert [m for m in modules if m == "torch" or m.startswith("torch.")] == []
+    assert torch_of(modules) == []
     lessons = len(load_course(rules=EXERCISE_RULES).lessons)
     assert len(err) == 1 + lessons, err
     assert err[0].startswith("running ")
@@ -88,5 +93,5 @@ def test_validate_proves_the_shipped_course_without_importing_torch(tmp_path: Pa
     ["validate", FIXTURES],
 ])
 def test_the_fixture_course_never_imports_torch(args: list[str], tmp_path: Path) -> None:
-    torch = [m for m in imported_modules(args, tmp_path) if m == "torch" or m.startswith("torch.")]
+    torch = torch_of(imported_modules(args, tmp_path))
     assert torch == [], f"`gradtutor {' '.join(args)}` imports torch"
