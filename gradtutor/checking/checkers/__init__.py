@@ -12,9 +12,8 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gradtutor.checking.protocol import CheckerRef
-
 if TYPE_CHECKING:
+    from gradtutor.checking.protocol import CheckerRef
     from gradtutor.checking.verdict import Check
     from gradtutor.lessons.model import Exercise
 

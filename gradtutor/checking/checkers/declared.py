@@ -28,14 +28,16 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from gradtutor.checking.checkers.common import close, flat, fmt, shape
 from gradtutor.checking.checkers.families import CATCHABLE, FAMILIES, Facts, Family
-from gradtutor.checking.protocol import DeclaredSpec
 from gradtutor.checking.verdict import Check, Table
 from gradtutor.i18n import Msg, msg, placeholders
 from gradtutor.lessons.model import Column, DeclaredCheck, Exercise, Rule
+
+if TYPE_CHECKING:
+    from gradtutor.checking.protocol import DeclaredSpec
 
 # ---- conditions -----------------------------------------------------------------------------
 
