@@ -392,13 +392,8 @@ def own_children_in_session(session: int) -> list[int]:
     """The children of this process (Linux) that belong to `session`, zombies included: a
     session keeps its members' session id after its leader died, and a child's pid cannot
     name another process until this process reaps it."""
-    found = []
-    for child in children_of(os.getpid()):
-        line = _read(f"/proc/{child}/stat")
-        fields = line[line.rfind(b")") + 2:].split() if line else []
-        if len(fields) >= 4 and int(fields[3]) == session:
-            found.append(child)
-    return found
+    return [child for child in children_of(os.getpid())
+            if len(fields := _stat_fields(child)) >= 4 and int(fields[3]) == session]
 
 
 def children_of(pid: int) -> list[int]:
@@ -426,9 +421,15 @@ def _every_process() -> dict[int, tuple[int, str]]:
 
 def process_stat(pid: int) -> tuple[int, str] | None:
     """(parent pid, state letter) of a process, from /proc/<pid>/stat; None if it is gone."""
-    line = _read(f"/proc/{pid}/stat")
-    fields = line[line.rfind(b")") + 2:].split() if line else []  # the name may hold spaces
+    fields = _stat_fields(pid)
     return (int(fields[1]), fields[0].decode("ascii", "replace")) if len(fields) >= 2 else None
+
+
+def _stat_fields(pid: int) -> list[bytes]:
+    """The fields of /proc/<pid>/stat after the command name (state, parent, group, session,
+    ...); empty if the process is gone."""
+    line = _read(f"/proc/{pid}/stat")
+    return line[line.rfind(b")") + 2:].split() if line else []  # the name may hold spaces
 
 
 def _read(path: str) -> bytes | None:
