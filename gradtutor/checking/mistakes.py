@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 
 from gradtutor.checking.verdict import Check
 from gradtutor.i18n import msg
@@ -30,19 +31,30 @@ def _code(source: str) -> str | None:
         return None
 
 
+@functools.lru_cache(maxsize=64)
+def _mutant_codes(exercise: Exercise) -> tuple[str | None, ...]:
+    """Each declared mutant of the exercise as code: the same for every check of it, so
+    parsed once, not after each of the learner's saves."""
+    return tuple(_code(mutant_source(exercise, index))
+                 for index in range(len(exercise.mutants)))
+
+
 def known_mistake(exercise: Exercise, source: str) -> Mutant | None:
     """The declared mutant the learner's file is, as code; None if it is none of them."""
     code = _code(source)
     if code is None:
         return None
-    return next((mutant for index, mutant in enumerate(exercise.mutants)
-                 if _code(mutant_source(exercise, index)) == code), None)
+    return next((mutant for mutant, mutant_code in zip(exercise.mutants,
+                                                       _mutant_codes(exercise), strict=True)
+                 if mutant_code == code), None)
 
 
 def name_known_mistake(exercise: Exercise, source: str,
                        checks: tuple[Check, ...]) -> tuple[Check, ...]:
     """`checks`, with the mistake named as a note on the check that catches it, when the
     file is a declared mutant and that check failed."""
+    if not any(check.status == "fail" for check in checks):
+        return checks  # no note goes on a check that did not fail: nothing to look for
     mutant = known_mistake(exercise, source)
     if mutant is None:
         return checks
