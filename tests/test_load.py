@@ -587,6 +587,19 @@ def test_declared_checks_are_reported_where_they_are_written(old: str, new: str,
     assert problems(text) == [f"lesson.yaml:{expected}"]
 
 
+def test_declared_checks_are_checked_even_when_another_step_is_broken() -> None:
+    """The rules of an exercise's declared checks are checked on the exercise the lesson was
+    built with, and, when the lesson as a whole could not be built, on the exercise alone:
+    either way its problem is reported beside the other step's."""
+    text = (FIXTURE / "second.yaml").read_text().replace(
+        "[backward-count is solution]", "[backward-cnt is solution]")
+    broken = text.replace("  - kind: predict\n    id:", "  - kind: predict\n    idd:", 1)
+    unknown_fact = "lesson.yaml:14:18: unknown fact 'backward-cnt'; did you mean 'backward-count'?"
+    assert problems(text) == [unknown_fact]
+    assert problems(broken) == [unknown_fact, "lesson.yaml:65:5: unknown key 'idd'; did you mean "
+                                              "'id'?"]
+
+
 @dataclasses.dataclass(frozen=True)
 class OneCheckerRules:
     """The rules of a checking package that registers one checker and objects to every
