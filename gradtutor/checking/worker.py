@@ -368,10 +368,11 @@ def preload() -> None:
 # Imported lazily by torch the first time a check touches them. An optimizer's first step()
 # imports torch._dynamo (step is wrapped to keep dynamo out), and with it sympy, mpmath and
 # some 800 modules: seconds, in every forked child, unless the server has them already.
-# tests/test_warm.py proves that checks, mutants and snippets import nothing else of torch's.
 # torch.save and torch.load (the checkpoint family, the state_dict slides) import
 # torch.utils.serialization. And the child's own set-up before learner code: its limits
 # (resource, some 1.5 ms in a forked child) and the ASCII codec it reads /proc/self/statm with.
+# tests/test_warm.py proves that a child setting itself up, the checks of every reference and
+# mutant, and every snippet import no other module.
 PRELOADED = ("torch._dynamo", "torch.profiler", "torch.profiler._cupti_monitor",
              "torch._subclasses.schema_check_mode", "torch.utils.serialization",
              "torch.utils.serialization.config", "resource", "encodings.ascii")
