@@ -48,16 +48,11 @@ def keys_of(cls: type) -> list[str]:
     return [key_of(f) for f in dataclasses.fields(cls)]
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls, include_extras=False)
-    return _HINTS[cls]
-
-
 @functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls, include_extras=False)
+
+
 def _options(annotation: Any) -> tuple[Any, ...]:
     origin = typing.get_origin(annotation)
     if origin is Union or origin is types.UnionType:
