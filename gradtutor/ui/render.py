@@ -206,7 +206,8 @@ def asked(question: Question, look: Look) -> list[RenderableType]:
 def question_body(question: Question, number: int, total: int, selected: frozenset[int],
                   look: Look) -> RenderableType:
     """A question waiting for an answer, with the learner's current selection marked."""
-    how = (msg("Question {number} of {total} (choose all that apply)", number=number, total=total)
+    how = (msg("Question {number} of {total} (choose all that apply; all or nothing)",
+               number=number, total=total)
            if question.multiple else
            msg("Question {number} of {total} (choose one)", number=number, total=total))
     parts: list[RenderableType] = [
