@@ -1,11 +1,13 @@
 """The author's safety net: prove every exercise and answer key by running it.
 
 For each exercise: the starter must not pass, the reference solution must pass, and each
-mutant must fail on the check it names. Quiz snippets must run, and a predict step's snippet
-must show the text of its correct choice. A demo's code must run and leave every series its
-chart names; a Parsons step's correct order (already proven by the loader's grading) must run
-as its assembled loop and leave its series. Deciding is pure (`problem_text`); running the
-author's code happens in one batch worker process (`gradtutor.checking.batch`).
+mutant must fail on the check it names. Quiz snippets must run; each quiz choice's proof
+must hold exactly when the answer key marks the choice correct, and in a question that shows
+code every choice needs one (`unproven_choices`). A predict step's snippet must show the text
+of its correct choice. A demo's code must run and leave every series its chart names; a
+Parsons step's correct order (already proven by the loader's grading) must run as its
+assembled loop and leave its series. Deciding is pure (`problem_text`); running the author's
+code happens in one batch worker process (`gradtutor.checking.batch`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,16 @@ from gradtutor.checking.snippet import read_series
 from gradtutor.checking.verdict import Check, overall
 from gradtutor.errors import Problem
 from gradtutor.lessons.load import Loc, display_path, parse_yaml, read_lesson_text
-from gradtutor.lessons.model import LETTERS, Demo, Exercise, Lesson, Parsons, Predict, Quiz
+from gradtutor.lessons.model import (
+    LETTERS,
+    Demo,
+    Exercise,
+    Lesson,
+    Parsons,
+    Predict,
+    Question,
+    Quiz,
+)
 from gradtutor.lessons.parsons import assembled, run_series
 
 SEEDS = (0, 1, 2)
@@ -95,6 +106,8 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
                     yield Job(path, ("steps", i, "questions", q, "code"),
                               f"the code of question '{question.id}'", "runs",
                               {"kind": "snippet", "code": question.code}, step=step.id)
+                yield from _proof_jobs(lesson, path, step, ("steps", i, "questions", q),
+                                       question)
         elif isinstance(step, Predict):
             correct = step.choices[LETTERS.index(step.answer)].text
             yield Job(path, ("steps", i, "code"), f"the snippet of '{step.id}'", "shows",
@@ -111,6 +124,47 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
             yield Job(path, ("steps", i, "run"), f"the loop of '{step.id}' in its correct order",
                       "series", {"kind": "snippet", "code": assembled(step, step.solution_order),
                                  "series": list(names)}, series=names, step=step.id)
+
+
+def _proof_jobs(lesson: Lesson, path: Path, step: Quiz, loc: Loc,
+                question: Question) -> Iterator[Job]:
+    """One run per choice that has a proof: the question's code, then the proof's, then its
+    `holds`, which must be true exactly for the choices the answer key marks correct."""
+    for c, choice in enumerate(question.choices):
+        if choice.proof is None:
+            continue
+        yield Job(path, loc + ("choices", c, "proof"),
+                  f"lesson '{lesson.id}', question '{question.id}', choice {LETTERS[c]}: "
+                  f"its proof", "holds" if c in question.correct else "does-not-hold",
+                  {"kind": "proof", "code": question.code or "",
+                   "proof": choice.proof.code or "", "holds": choice.proof.holds},
+                  step=step.id)
+
+
+def unproven_choices(lesson: Lesson) -> Iterator[tuple[str, Loc]]:
+    """The authoring rule on quiz proofs, as (message, where): in a question that shows
+    code, every choice says something about what that code does, so each needs a proof. Not
+    a loading problem: a lesson being written still runs, but does not validate."""
+    for i, step in enumerate(lesson.steps):
+        if not isinstance(step, Quiz):
+            continue
+        for q, question in enumerate(step.questions):
+            if not question.code:
+                continue
+            for c, choice in enumerate(question.choices):
+                if choice.proof is None:
+                    yield (f"lesson '{lesson.id}', question '{question.id}' shows code, so "
+                           f"each choice needs a proof of what that code does; choice "
+                           f"{LETTERS[c]} has none: add `proof:` with `holds:` (and `code:` "
+                           f"if it needs a few lines first)",
+                           ("steps", i, "questions", q, "choices", c))
+
+
+def rule_problems(lessons: list[tuple[Lesson, Path]]) -> list[Problem]:
+    """Every break of the authoring rules that need no run (`unproven_choices`), located."""
+    found = [(path, loc, text) for lesson, path in lessons
+             for text, loc in unproven_choices(lesson)]
+    return _located(found)
 
 
 def checks_from(job: Job, messages: list[Any]) -> list[Check]:
@@ -140,6 +194,8 @@ def problem_text(job: Job, result: dict[str, Any]) -> str | None:
                  else f"{job.what} in step '{job.step}'")
         return (f"{where} did not finish within {job.limit:g} s "
                 f"({PROOF_TIMES} times its time limit); does it loop forever?")
+    if job.expect in ("holds", "does-not-hold"):
+        return _proof_problem(job, result)
     if job.expect in ("runs", "shows", "series"):
         if "error" in result:
             return f"{job.what} does not run: {result['error']}"
@@ -165,6 +221,24 @@ def problem_text(job: Job, result: dict[str, Any]) -> str | None:
             caught = ", ".join(sorted({c.name for c in failed}))
             return (f"{job.what} should fail check '{name}' but fails {caught} (seed {seed}); "
                     f"name one of those in `fails:`")
+    return None
+
+
+def _proof_problem(job: Job, result: dict[str, Any]) -> str | None:
+    """Why a quiz choice's proof disagrees with the answer key, or does not run."""
+    if "error" in result:
+        if result.get("in") == "code":
+            return None  # the question's own code failed: its run says so, once
+        return f"{job.what} does not run: {result['error']}"
+    held = result.get("holds")
+    if not isinstance(held, bool):
+        return f"{job.what} ran, but the batch worker sent back no verdict from it"
+    if held and job.expect == "does-not-hold":
+        return (f"{job.what} holds (True) but the answer key marks it wrong; fix the key or "
+                f"the choice")
+    if not held and job.expect == "holds":
+        return (f"{job.what} does not hold (False) but the answer key marks it right; fix the "
+                f"key or the choice")
     return None
 
 
@@ -306,19 +380,28 @@ def prove(lessons: list[tuple[Lesson, Path]], started: Started | None = None) ->
     told as the n-th (from 0) begins."""
     jobs = [job for lesson, path in lessons for job in jobs_for(lesson, path)]
     results = run_jobs(jobs, started)
-    positions: dict[Path, Any] = {}
-    problems: list[Problem] = []
+    found: list[tuple[Path, Loc, str]] = []
     seen: set[tuple[Path, Loc, str]] = set()
     for job, result in zip(jobs, results, strict=True):
         text = problem_text(job, result)
         if text is None or (job.lesson_path, job.loc, job.what) in seen:
             continue
         seen.add((job.lesson_path, job.loc, job.what))  # one line per thing, not per seed
-        if job.lesson_path not in positions:
-            source, _ = read_lesson_text(job.lesson_path)
-            parsed, _ = parse_yaml(source or "", display_path(job.lesson_path))
-            positions[job.lesson_path] = parsed
-        parsed = positions[job.lesson_path]
-        line, col = parsed.position(job.loc) if parsed else (1, 1)
-        problems.append(Problem(display_path(job.lesson_path), line, col, text))
+        found.append((job.lesson_path, job.loc, text))
+    return _located(found)
+
+
+def _located(found: list[tuple[Path, Loc, str]]) -> list[Problem]:
+    """Each (lesson file, where in it, message) as a Problem at its line and column, each
+    file parsed once for its positions."""
+    positions: dict[Path, Any] = {}
+    problems: list[Problem] = []
+    for path, loc, text in found:
+        if path not in positions:
+            source, _ = read_lesson_text(path)
+            parsed, _ = parse_yaml(source or "", display_path(path))
+            positions[path] = parsed
+        parsed = positions[path]
+        line, col = parsed.position(loc) if parsed else (1, 1)
+        problems.append(Problem(display_path(path), line, col, text))
     return problems

@@ -10,6 +10,7 @@ problem, never a call.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from collections.abc import Iterator, Mapping
@@ -396,6 +397,7 @@ def _semantic_problems(data: Any, rules: ExerciseRules,
                         yield f"duplicate question id '{qid}'; make it unique", qloc + ("id",)
                     question_ids.add(qid)
                 yield from _answer_problems(question, qloc)
+                yield from _proof_problems(question, qloc, quiz=kind == "quiz")
         if step.get("kind") == "parsons" and isinstance(step.get("lines"), list):
             yield from _parsons_problems(step["lines"], ("steps", i, "lines"))
             yield from _parsons_solution_problems(step, ("steps", i))
@@ -418,6 +420,48 @@ def _answer_problems(question: dict[str, Any], loc: Loc) -> Iterator[tuple[str, 
                    f"(a-{last}); point it at one of them", where)
     if isinstance(answer, list) and len(set(map(str, answer))) != len(answer):
         yield "answer lists a letter twice; list each correct letter once", loc + ("answer",)
+
+
+def _proof_problems(question: dict[str, Any], loc: Loc, *,
+                    quiz: bool) -> Iterator[tuple[str, Loc]]:
+    """A quiz choice's proof is Python that parses: it runs only in `gradtutor validate`, so
+    a typo is reported here, where loading runs nothing. A predict step's choices carry none:
+    running its code and `show` already proves its answer key."""
+    choices = question.get("choices")
+    for c, choice in enumerate(choices if isinstance(choices, list) else []):
+        proof = choice.get("proof") if isinstance(choice, dict) else None
+        if not isinstance(proof, dict):
+            continue
+        where = loc + ("choices", c, "proof")
+        if not quiz:
+            yield ("a predict step's choices take no 'proof': running its code and `show` "
+                   "proves the answer key; remove it"), where
+            continue
+        for key, mode, hint in (
+                ("code", "exec", "it runs after the question's code, in the same namespace"),
+                ("holds", "eval", "write one expression, such as `w.grad is None`")):
+            source = proof.get(key)
+            if not isinstance(source, str) or not source.strip():
+                continue  # the schema reports a wrong type or empty text
+            error = python_syntax_error(source, mode)
+            if error is not None:
+                yield (f"the proof's '{key}' is not valid Python: {error}; {hint}",
+                       where + (key,))
+
+
+def python_syntax_error(source: str, mode: str) -> str | None:
+    """Why `source` does not parse as Python (`mode` "exec": statements, "eval": one
+    expression, its surrounding whitespace ignored), or None if it parses. Parsed only,
+    never run."""
+    try:
+        compile(source.strip() if mode == "eval" else source, "<proof>", mode,
+                flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        line = f" (line {exc.lineno} of it)" if exc.lineno and source.strip().count("\n") else ""
+        return f"{exc.msg}{line}"
+    except ValueError as exc:  # a NUL character
+        return str(exc)
+    return None
 
 
 def _exercise_problems(step: dict[str, Any], loc: Loc, rules: ExerciseRules,

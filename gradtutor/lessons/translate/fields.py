@@ -23,6 +23,7 @@ from gradtutor.lessons.model import (
     ParsonsLine,
     ParsonsRun,
     Predict,
+    Proof,
     Question,
     Quiz,
     Replacement,
@@ -87,6 +88,8 @@ KEPT: dict[type, tuple[str, ...]] = {
     Slide: ("kind", "id", "code", "optional"),
     Quiz: ("kind", "id", "pass_mark"),
     Question: ("id", "answer", "code"),
+    Choice: ("proof",),  # code the learner never sees, run by `gradtutor validate`
+    Proof: ("holds", "code"),
     Exercise: ("kind", "id", "checker", "function", "solution", "timeout", "optional",
                "inputs", "catches", "returns"),
     DeclaredCheck: ("id", "expect", "after", "table"),
