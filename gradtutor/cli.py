@@ -44,7 +44,7 @@ from gradtutor.lessons.course import (
     lesson_files,
     load_course,
 )
-from gradtutor.lessons.load import display_path
+from gradtutor.lessons.load import display_path, rule_problems
 from gradtutor.lessons.model import Exercise, Lesson, Parsons
 from gradtutor.store import ProgressStore
 from gradtutor.translate_cli import app as translate_app
@@ -962,8 +962,6 @@ def validate(
     found, problems = check_files(files, EXERCISE_RULES)
     reports, unmatched, broken = check_translations(found, only, whole_folder=target.is_dir(),
                                                     shown=display_path)
-    from gradtutor.checking.safety import rule_problems
-
     unproven = rule_problems(found)  # no run needed: said with or without --run
     if problems or broken:
         raise LessonProblems(problems + broken + unproven)

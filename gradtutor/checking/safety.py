@@ -3,7 +3,7 @@
 For each exercise: the starter must not pass, the reference solution must pass, and each
 mutant must fail on the check it names. Quiz snippets must run; each quiz choice's proof
 must hold exactly when the answer key marks the choice correct, and in a question that shows
-code every choice needs one (`unproven_choices`). A predict step's snippet must show the text
+code every choice needs one (`load.unproven_choices`). A predict step's snippet must show the text
 of its correct choice. A demo's code must run and leave every series its chart names; a
 Parsons step's correct order (already proven by the loader's grading) must run as its
 assembled loop and leave its series. Deciding is pure (`problem_text`); running the author's
@@ -33,7 +33,7 @@ from gradtutor.checking.outcome import case_error_check, judged, learner_error_c
 from gradtutor.checking.snippet import read_series
 from gradtutor.checking.verdict import Check, overall
 from gradtutor.errors import Problem
-from gradtutor.lessons.load import Loc, display_path, parse_yaml, read_lesson_text
+from gradtutor.lessons.load import Loc, locate
 from gradtutor.lessons.model import (
     LETTERS,
     Demo,
@@ -139,32 +139,6 @@ def _proof_jobs(lesson: Lesson, path: Path, step: Quiz, loc: Loc,
                   {"kind": "proof", "code": question.code or "",
                    "proof": choice.proof.code or "", "holds": choice.proof.holds},
                   step=step.id)
-
-
-def unproven_choices(lesson: Lesson) -> Iterator[tuple[str, Loc]]:
-    """The authoring rule on quiz proofs, as (message, where): in a question that shows
-    code, every choice says something about what that code does, so each needs a proof. Not
-    a loading problem: a lesson being written still runs, but does not validate."""
-    for i, step in enumerate(lesson.steps):
-        if not isinstance(step, Quiz):
-            continue
-        for q, question in enumerate(step.questions):
-            if not question.code:
-                continue
-            for c, choice in enumerate(question.choices):
-                if choice.proof is None:
-                    yield (f"lesson '{lesson.id}', question '{question.id}' shows code, so "
-                           f"each choice needs a proof of what that code does; choice "
-                           f"{LETTERS[c]} has none: add `proof:` with `holds:` (and `code:` "
-                           f"if it needs a few lines first)",
-                           ("steps", i, "questions", q, "choices", c))
-
-
-def rule_problems(lessons: list[tuple[Lesson, Path]]) -> list[Problem]:
-    """Every break of the authoring rules that need no run (`unproven_choices`), located."""
-    found = [(path, loc, text) for lesson, path in lessons
-             for text, loc in unproven_choices(lesson)]
-    return _located(found)
 
 
 def checks_from(job: Job, messages: list[Any]) -> list[Check]:
@@ -388,20 +362,4 @@ def prove(lessons: list[tuple[Lesson, Path]], started: Started | None = None) ->
             continue
         seen.add((job.lesson_path, job.loc, job.what))  # one line per thing, not per seed
         found.append((job.lesson_path, job.loc, text))
-    return _located(found)
-
-
-def _located(found: list[tuple[Path, Loc, str]]) -> list[Problem]:
-    """Each (lesson file, where in it, message) as a Problem at its line and column, each
-    file parsed once for its positions."""
-    positions: dict[Path, Any] = {}
-    problems: list[Problem] = []
-    for path, loc, text in found:
-        if path not in positions:
-            source, _ = read_lesson_text(path)
-            parsed, _ = parse_yaml(source or "", display_path(path))
-            positions[path] = parsed
-        parsed = positions[path]
-        line, col = parsed.position(loc) if parsed else (1, 1)
-        problems.append(Problem(display_path(path), line, col, text))
-    return problems
+    return locate(found)

@@ -24,7 +24,7 @@ from gradtutor.errors import LessonProblems, Problem
 from gradtutor.files import FileTooLarge, NotAFile, read_capped
 from gradtutor.lessons import cache
 from gradtutor.lessons.exercise_rules import ExerciseRules
-from gradtutor.lessons.model import LETTERS, STEP_KINDS, Exercise, Lesson, Parsons
+from gradtutor.lessons.model import LETTERS, STEP_KINDS, Exercise, Lesson, Parsons, Quiz
 from gradtutor.lessons.parsons import first_out_of_place, is_correct
 from gradtutor.lessons.schema import Issue, build
 
@@ -637,6 +637,47 @@ def validate(parsed: Parsed, path: str,
         problems.append(Problem(path, line, col, message))
     unique = sorted(set(problems), key=lambda p: (p.line, p.col, p.message))
     return (lesson if not unique else None), unique
+
+
+def unproven_choices(lesson: Lesson) -> Iterator[tuple[str, Loc]]:
+    """The authoring rule on quiz proofs, as (message, where): in a question that shows
+    code, every choice says something about what that code does, so each needs a proof.
+    `gradtutor validate` holds authors to it; loading does not, so that a lesson still being
+    written runs."""
+    for i, step in enumerate(lesson.steps):
+        if not isinstance(step, Quiz):
+            continue
+        for q, question in enumerate(step.questions):
+            if not question.code:
+                continue
+            for c, choice in enumerate(question.choices):
+                if choice.proof is None:
+                    yield (f"lesson '{lesson.id}', question '{question.id}' shows code, so "
+                           f"each choice needs a proof of what that code does; choice "
+                           f"{LETTERS[c]} has none: add `proof:` with `holds:` (and `code:` "
+                           f"if it needs a few lines first)",
+                           ("steps", i, "questions", q, "choices", c))
+
+
+def rule_problems(lessons: list[tuple[Lesson, Path]]) -> list[Problem]:
+    """Every break of the authoring rules that only `validate` holds to, located."""
+    return locate([(path, loc, text) for lesson, path in lessons
+                   for text, loc in unproven_choices(lesson)])
+
+
+def locate(found: list[tuple[Path, Loc, str]]) -> list[Problem]:
+    """Each (lesson file, where in it, message) as a Problem at its line and column; each
+    file is read and parsed once, for its positions."""
+    positions: dict[Path, Parsed | None] = {}
+    problems: list[Problem] = []
+    for path, loc, text in found:
+        if path not in positions:
+            source, _ = read_lesson_text(path)
+            positions[path], _ = parse_yaml(source or "", display_path(path))
+        parsed = positions[path]
+        line, col = parsed.position(loc) if parsed else (1, 1)
+        problems.append(Problem(display_path(path), line, col, text))
+    return problems
 
 
 def display_path(path: Path) -> str:
