@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+import yaml
 from narrowing import step_as
 from rich.console import Console
 
@@ -264,3 +267,16 @@ def test_validate_requires_a_proof_on_each_choice_of_a_code_question(
         f"keys.yaml:{at}:13: lesson 'keys', question 'clip-returns' shows code, so each choice "
         f"needs a proof of what that code does; choice a has none: add `proof:` with `holds:` "
         f"(and `code:` if it needs a few lines first)"], err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("doc", ["lessons.md", "authoring.md"])
+def test_the_docs_example_proofs_agree_with_their_keys(doc: str) -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / doc).read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "proof:" in b]
+    assert len(blocks) == 1
+    question = yaml.safe_load(textwrap.dedent(blocks[0]))[0]
+    keyed = question["answer"] if isinstance(question["answer"], list) else [question["answer"]]
+    verdicts = [run_proof(question["code"], c["proof"].get("code") or "", c["proof"]["holds"])
+                for c in question["choices"]]
+    assert verdicts == [{"holds": letter in keyed} for letter in "abcdefgh"[:len(verdicts)]]
