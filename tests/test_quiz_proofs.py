@@ -21,7 +21,7 @@ from narrowing import step_as
 from rich.console import Console
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.safety import Job, jobs_for, problem_text
+from gradtutor.checking.safety import Job, jobs_for, problem_text, run_jobs
 from gradtutor.checking.snippet import run_proof
 from gradtutor.lessons.load import load_lesson, unproven_choices
 from gradtutor.lessons.model import Choice, Lesson, Quiz
@@ -74,8 +74,10 @@ def test_each_proof_is_one_run_that_expects_what_the_key_says(keys: Lesson) -> N
                          "proof": "biggest = w.grad.abs().max().item()",
                          "holds": "biggest <= 1.0"}
     assert c.loc == ("steps", keys.index_of("check"), "questions", 0, "choices", 2, "proof")
+    assert c.runs_first == ("steps", keys.index_of("check"), "questions", 0, "code")
     fresh = jobs["lesson 'keys', question 'fresh-grad', choice a: its proof"]
     assert fresh.request["code"] == ""  # a question without code: the proof runs alone
+    assert fresh.runs_first is None
 
 
 def test_a_choice_without_a_proof_is_not_run(keys: Lesson) -> None:
@@ -280,3 +282,22 @@ def test_the_docs_example_proofs_agree_with_their_keys(doc: str) -> None:
     verdicts = [run_proof(question["code"], c["proof"].get("code") or "", c["proof"]["holds"])
                 for c in question["choices"]]
     assert verdicts == [{"holds": letter in keyed} for letter in "abcdefgh"[:len(verdicts)]]
+
+
+@pytest.mark.slow
+def test_when_a_question_s_code_runs_past_its_limit_its_proofs_are_not_run(
+        keys: Lesson) -> None:
+    """Each proof runs the question's code first: a loop that never ends is named once, by
+    the question's own run, not once more (a minute each) by every proof of the question."""
+    quiz = ("steps", 1, "questions", 0)
+    looping = Job(FIXTURE, quiz + ("code",), "the code of question 'q'", "runs",
+                  {"kind": "snippet", "code": "while True:\n    pass\n"}, step="check", limit=2.0)
+    proofs = [Job(FIXTURE, quiz + ("choices", c, "proof"), f"choice {c}", "holds",
+                  {"kind": "proof", "code": "while True:\n    pass\n", "proof": "",
+                   "holds": "True"}, step="check", limit=2.0, runs_first=quiz + ("code",))
+              for c in range(2)]
+    other = Job(FIXTURE, ("steps", 1, "questions", 1, "choices", 0, "proof"), "other", "holds",
+                {"kind": "proof", "code": "x = 1", "proof": "", "holds": "x == 1"},
+                step="check", runs_first=("steps", 1, "questions", 1, "code"))
+    assert run_jobs([looping, *proofs, other]) == [
+        {"timeout": 2.0}, {"skipped": True}, {"skipped": True}, {"holds": True}]

@@ -68,6 +68,7 @@ class Job:
     step: str = ""  # the id of the step proved
     limit: float = PROOF_TIMES * SNIPPET_TIMEOUT_S  # seconds this run may take
     exercise: Exercise | None = None  # the exercise proved, whose judge decides
+    runs_first: Loc | None = None  # the run whose code this one runs first (a quiz proof's)
 
     def name(self) -> str:
         """Which proof this is, for a progress line: `square-grad: mutant 'no-backward'`."""
@@ -138,7 +139,7 @@ def _proof_jobs(lesson: Lesson, path: Path, step: Quiz, loc: Loc,
                   f"its proof", "holds" if c in question.correct else "does-not-hold",
                   {"kind": "proof", "code": question.code or "",
                    "proof": choice.proof.code or "", "holds": choice.proof.holds},
-                  step=step.id)
+                  step=step.id, runs_first=loc + ("code",) if question.code else None)
 
 
 def checks_from(job: Job, messages: list[Any]) -> list[Check]:
@@ -236,17 +237,20 @@ Started = Callable[[int, Job], None]
 def run_jobs(jobs: list[Job], started: Started | None = None) -> list[dict[str, Any]]:
     """Run every job in a batch worker; one result per job. `started(n, job)` is told as
     each begins. A job that runs past its limit ends its worker with {"timeout": limit}; the
-    jobs after it go on in a new one, except the other seeds of the same proof."""
+    jobs after it go on in a new one, except the other seeds of the same proof and the runs
+    that run its code first (a quiz question's proofs)."""
     results: dict[int, dict[str, Any]] = {}
     pending = list(range(len(jobs)))
     while pending:
         stuck = _run_batch(jobs, pending, results, started or (lambda n, job: None))
         if stuck is None:
             break
-        same = (jobs[stuck].lesson_path, jobs[stuck].loc, jobs[stuck].what)
+        path, loc, what = jobs[stuck].lesson_path, jobs[stuck].loc, jobs[stuck].what
         pending = [n for n in pending if n not in results
-                   and (jobs[n].lesson_path, jobs[n].loc, jobs[n].what) != same]
-    # not run: another seed of the same proof ran past its limit, and that is said once
+                   and (jobs[n].lesson_path, jobs[n].loc, jobs[n].what) != (path, loc, what)
+                   and (jobs[n].lesson_path, jobs[n].runs_first) != (path, loc)]
+    # not run: another seed of the same proof, or the code this run runs first, ran past its
+    # limit, and that is said once
     return [results.get(n, {"skipped": True}) for n in range(len(jobs))]
 
 
