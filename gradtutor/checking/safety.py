@@ -1,13 +1,12 @@
 """The author's safety net: prove every exercise and answer key by running it.
 
 For each exercise: the starter must not pass, the reference solution must pass, and each
-mutant must fail on the check it names. Quiz snippets must run; each quiz choice's proof
-must hold exactly when the answer key marks the choice correct, and in a question that shows
-code every choice needs one (`load.unproven_choices`). A predict step's snippet must show the text
-of its correct choice. A demo's code must run and leave every series its chart names; a
-Parsons step's correct order (already proven by the loader's grading) must run as its
-assembled loop and leave its series. Deciding is pure (`problem_text`); running the author's
-code happens in one batch worker process (`gradtutor.checking.batch`).
+mutant must fail on the check it names. Quiz snippets must run, and each quiz choice's proof
+must hold exactly when the answer key marks the choice correct. A predict step's snippet must
+show the text of its correct choice. A demo's code must run and leave every series its chart
+names; a Parsons step's correct order (already proven by the loader's grading) must run as
+its assembled loop and leave its series. Deciding is pure (`problem_text`); running the
+author's code happens in one batch worker process (`gradtutor.checking.batch`).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 `run_code` is the worker's side, shared with `gradtutor validate`'s batch: it runs the code,
 then evaluates `show` and reads the named series, and returns plain data (`run_proof`, the
-batch's alone, runs a quiz choice's proof the same way). `snippet_result` is
-the tutor's side, pure: it checks that data and returns a SnippetResult. No torch import here.
+batch's alone, runs a quiz choice's proof the same way). `snippet_result` is the tutor's
+side, pure: it checks that data and returns a SnippetResult. No torch import here.
 """
 
 from __future__ import annotations

@@ -443,13 +443,13 @@ def _proof_problems(question: dict[str, Any], loc: Loc, *,
             source = proof.get(key)
             if not isinstance(source, str) or not source.strip():
                 continue  # the schema reports a wrong type or empty text
-            error = python_syntax_error(source, mode)
+            error = _python_syntax_error(source, mode)
             if error is not None:
                 yield (f"the proof's '{key}' is not valid Python: {error}; {hint}",
                        where + (key,))
 
 
-def python_syntax_error(source: str, mode: str) -> str | None:
+def _python_syntax_error(source: str, mode: str) -> str | None:
     """Why `source` does not parse as Python (`mode` "exec": statements, "eval": one
     expression, its surrounding whitespace ignored), or None if it parses. Parsed only,
     never run."""

@@ -34,8 +34,8 @@ class Proof:
 
 @dataclass(frozen=True)
 class Choice:
-    """One answer a learner can pick, and why it is right or wrong; in a quiz, the `proof`
-    that its being right or wrong is what the code really does."""
+    """One answer a learner can pick, and why it is right or wrong; in a quiz, optionally
+    the `proof`, never shown, that the answer key is right about it."""
 
     text: str = field(metadata=TEXT)
     why: str = field(metadata=TEXT)
