@@ -456,3 +456,42 @@ def test_bare_gradtutor_in_chinese(gt: Run, how: dict[str, Any]) -> None:
     assert "从这里开始：  gradtutor start" in out
     assert "  start     打开课程讲解，从你上次停下的地方继续。" in out
     assert out.splitlines()[-1] == "`gradtutor --help` 列出所有命令和选项。"
+
+
+def test_chinese_help_says_click_and_typer_words_in_chinese(gt: Run) -> None:
+    """Prior review P32: Click's and Typer's own words ("Usage:", "[OPTIONS]", "[required]",
+    "[env var: ...]") stayed English in a Chinese help; they stay English in an English one."""
+    from typer.testing import CliRunner
+
+    from gradtutor.cli import run
+
+    runner = CliRunner()
+
+    def helped(*argv: str) -> str:
+        env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+                          environ={"GRADTUTOR_HOME": str(gt.home)}, stdin_tty=False,
+                          stdout_tty=False, width=100)
+        with runner.isolation(env={"COLUMNS": "100"}) as streams:
+            code = run(list(argv), env)
+            said = streams[0].getvalue().decode("utf-8")
+        assert code == 0, argv
+        return said
+
+    check = helped("--lang", "zh", "check", "--help")
+    assert "用法：gradtutor check [选项] [EXERCISE] [FILE]" in check
+    assert "[环境变量：GRADTUTOR_WORKSPACE]" in check
+    show = helped("show", "--help", "--lang", "zh")
+    assert "[必填]" in show
+    validate = helped("--lang", "zh", "validate", "--help")
+    assert "[默认：run]" in validate
+    root = helped("--lang", "zh", "--help")
+    assert "用法：gradtutor [选项] 命令 [参数]..." in root
+    for output in (check, show, validate, root):
+        assert not re.search(r"Usage|OPTIONS|COMMAND|ARGS|env var|required|default:", output)
+    # English after Chinese: Typer's words were put back
+    english = helped("check", "--help")
+    assert "Usage: gradtutor check [OPTIONS] [EXERCISE] [FILE]" in english
+    assert "[env var: GRADTUTOR_WORKSPACE]" in english and not CJK.search(english)
+    assert "[required]" in helped("show", "--help")
+    code, _, err = gt("--lang", "zh", "translate")
+    assert code == 2 and err.startswith("gradtutor：错误：缺少命令（提示：")
