@@ -495,3 +495,51 @@ def test_chinese_help_says_click_and_typer_words_in_chinese(gt: Run) -> None:
     assert "[required]" in helped("show", "--help")
     code, _, err = gt("--lang", "zh", "translate")
     assert code == 2 and err.startswith("gradtutor：错误：缺少命令（提示：")
+
+
+def test_show_plain_on_a_60_column_terminal_reflows_lesson_text(tmp_path: Path) -> None:
+    """Prior review P10 / P34: `show --plain` kept the lesson file's line breaks, then wrapped
+    each line again (ragged English), and a Chinese list item's next line began at column 0."""
+    from gradtutor.cli import run
+
+    folder = tmp_path / "course"
+    folder.mkdir()
+    source = (FIXTURES / "basics.yaml").read_text(encoding="utf-8")
+    body = ("      Tensors can record the operations done on them, so that a\n"
+            "      later backward pass can walk those records back from the loss.\n\n"
+            "      - `w`: a tensor created with `requires_grad=True`, whose\n"
+            "        gradient lands in `w.grad`.\n")
+    old = "      Tensors can record the operations done on them.\n"
+    assert old in source
+    (folder / "basics.yaml").write_text(source.replace(old, body), encoding="utf-8")
+    write_translation(folder, {FieldKey("welcome", "body"): (
+        "张量可以记录对它们做过的运算，之后一次反向传播就能沿着这些记录从损失走回去。\n\n"
+        "- `w`：一个用 `requires_grad=True` 创建的张量，它的梯度会存进 `w.grad`，"
+        "供你在反向传播之后读取。")})
+
+    def shown(*lang: str) -> list[str]:
+        stdout = io.StringIO()
+        env = Environment(stdin=io.StringIO(), stdout=stdout, stderr=io.StringIO(),
+                          environ={"GRADTUTOR_HOME": str(tmp_path / "home")},
+                          stdin_tty=True, stdout_tty=True, width=60)
+        code = run(["show", "basics", "--step", "welcome", "--plain", "--lessons",
+                    str(folder), *lang], env)
+        assert code == 0
+        lines = [line.rstrip() for line in stdout.getvalue().splitlines()]
+        return lines[lines.index("") + 1:]  # the body, after the header
+
+    assert shown()[:5] == [
+        "Tensors can record the operations done on them, so that a",
+        "later backward pass can walk those records back from the",
+        "loss.",
+        "",
+        "- `w`: a tensor created with `requires_grad=True`, whose",
+    ]
+    assert shown()[5] == "  gradient lands in `w.grad`."
+    assert shown("--lang", "zh")[:5] == [
+        "张量可以记录对它们做过的运算，之后一次反向传播就能沿着这些记",
+        "录从损失走回去。",
+        "",
+        "- `w`：一个用 `requires_grad=True` 创建的张量，它的梯度会存",
+        "  进 `w.grad`，供你在反向传播之后读取。",
+    ]
