@@ -36,7 +36,8 @@ class Block(NamedTuple):
 
 def blocks(source: str) -> list[Block | None]:
     """The blocks of markdown source in order, None where a blank line parts two of them.
-    A paragraph's or list item's lines are joined by one space, as Markdown joins them."""
+    A paragraph's or list item's lines are joined by one space, as Markdown joins them
+    (by a new line after a hard break)."""
     found: list[Block | None] = []
     marker: str | None = None  # the open paragraph's or item's marker
     words: list[str] = []
@@ -46,8 +47,14 @@ def blocks(source: str) -> list[Block | None]:
     def close() -> None:
         nonlocal marker, words
         if marker is not None:
-            found.append(Block(marker, " ".join(words)))
+            found.append(Block(marker, "".join(words).strip()))
         marker, words = None, []
+
+    def add(line: str) -> None:
+        """A line of the open paragraph: a soft break is a space, a hard one (two spaces or
+        a backslash at the end) a new line."""
+        hard = line.endswith("  ") or line.endswith("\\")
+        words.append(line.strip().removesuffix("\\") + ("\n" if hard else " "))
 
     for line in source.splitlines():
         if fence is not None:
@@ -67,14 +74,15 @@ def blocks(source: str) -> list[Block | None]:
                 found.append(None)
         elif item:
             close()
-            marker, words = item.group(0), [line[item.end():].strip()]
+            marker = item.group(0)
+            add(line[item.end():])
         elif _HEADING.match(line):
             close()
             found.append(Block("", line.strip(), verbatim=True))
-        elif marker is not None:
-            words.append(line.strip())
         else:
-            marker, words = _item_indent(found, line), [line.strip()]
+            if marker is None:
+                marker = _item_indent(found, line)
+            add(line)
     if fence is not None:  # a fence left open runs to the end, as Markdown reads it
         found.append(Block("", "\n".join(fence), verbatim=True))
     close()
