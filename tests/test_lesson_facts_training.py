@@ -67,7 +67,8 @@ def test_the_core_path_teaches_the_whole_loop_and_ends_with_a_recap() -> None:
 
 
 def test_a_frozen_parameter_is_skipped_by_momentum_and_weight_decay() -> None:
-    assert "weight decay and momentum leave it alone" in text_of("freezing")
+    assert "the optimizer skips them (weight decay and momentum leave them alone too)" in \
+        text_of("freezing")
     torch.manual_seed(0)
     first = nn.Linear(2, 3)  # model[0]
     model = nn.Sequential(first, nn.ReLU(), nn.Linear(3, 1))
@@ -92,7 +93,8 @@ def test_a_grad_left_from_before_freezing_is_still_applied() -> None:
     """"a `.grad` that was `None` stays `None`... Clear first: a `.grad` left from before
     freezing would still be applied" (the slide and the exercise's why)."""
     assert "a `.grad` that was `None` stays `None`" in text_of("freezing")
-    assert "a `.grad` left from before freezing would still be applied" in text_of("freezing")
+    assert "Clear first: a `.grad` left from before freezing would still be applied" in \
+        text_of("freezing")
     assert "left from before freezing would still be applied: clear it first" in \
         text_of("freeze-layer")
     torch.manual_seed(0)
