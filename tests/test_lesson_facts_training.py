@@ -372,8 +372,8 @@ def test_a_model_and_a_batch_on_different_devices_do_not_mix() -> None:
 
 def test_a_working_loop_overfits_one_small_batch_and_a_broken_one_does_not() -> None:
     text = text_of("loss-curves")
-    assert "first train on one small batch alone: if its loss does not fall near zero, the " \
-        "loop has a bug" in text
+    assert "Before a long run, train on one small batch alone: if its loss does not fall near " \
+        "zero, the loop has a bug" in text
 
     def final_loss(targets_flat: bool) -> tuple[float, float]:
         """The loss after training on one batch, and its targets' variance."""
@@ -398,10 +398,10 @@ def test_a_working_loop_overfits_one_small_batch_and_a_broken_one_does_not() -> 
 
 
 def test_a_validation_loss_can_rise_while_the_training_loss_falls() -> None:
-    """"rising while the training loss falls, it means overfitting, memorising the training
-    data": a big model on 16 noisy examples."""
-    assert "Plot the validation loss too: rising while the training loss falls, it means " \
-        "overfitting" in text_of("loss-curves")
+    """"if it rises while the training loss falls, the model is overfitting": a big model on
+    16 noisy examples."""
+    assert "Plot the validation loss too: if it rises while the training loss falls, the " \
+        "model is overfitting, memorising its training data" in text_of("loss-curves")
     torch.manual_seed(0)
     def data(n: int) -> tuple[torch.Tensor, torch.Tensor]:
         x = torch.rand(n, 1) * 4 - 2
