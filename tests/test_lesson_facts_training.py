@@ -98,23 +98,24 @@ def test_a_grad_left_from_before_freezing_is_still_applied() -> None:
     assert "left from before freezing would still be applied: clear it first" in \
         text_of("freeze-layer")
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    first = nn.Linear(2, 3)  # model[0]
+    model = nn.Sequential(first, nn.ReLU(), nn.Linear(3, 1))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     x = torch.randn(4, 2)
     model(x).pow(2).mean().backward()  # layer 0 now holds a .grad
-    model[0].requires_grad_(False)  # frozen without clearing first
-    stale = grad_of(model[0].weight).clone()
-    frozen = model[0].weight.detach().clone()
+    first.requires_grad_(False)  # frozen without clearing first
+    stale = grad_of(first.weight).clone()
+    frozen = first.weight.detach().clone()
     model(x).pow(2).mean().backward()
-    assert torch.equal(grad_of(model[0].weight), stale)  # backward left it as it was
+    assert torch.equal(grad_of(first.weight), stale)  # backward left it as it was
     optimizer.step()
-    assert not torch.equal(model[0].weight, frozen)  # and the step applied it
+    assert not torch.equal(first.weight, frozen)  # and the step applied it
     # cleared first, the frozen layer stays put
     optimizer.zero_grad()
-    moved = model[0].weight.detach().clone()
+    moved = first.weight.detach().clone()
     model(x).pow(2).mean().backward()
     optimizer.step()
-    assert model[0].weight.grad is None and torch.equal(model[0].weight, moved)
+    assert first.weight.grad is None and torch.equal(first.weight, moved)
 
 
 def test_a_requires_grad_attribute_on_a_module_freezes_nothing() -> None:
