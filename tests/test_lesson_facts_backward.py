@@ -336,7 +336,6 @@ def test_a_gradient_penalty_needs_create_graph() -> None:
 def test_the_quiz_has_at_most_six_questions_each_choice_with_a_proof() -> None:
     quiz = lesson_text.step_of("backward", "quick-check")
     assert isinstance(quiz, Quiz) and len(quiz.questions) <= 6
-    assert "counts only when you pick exactly those" in text_of("quick-check")
     for question in quiz.questions:
         assert question.code, question.id
         assert all(getattr(c, "proof", None) is not None for c in question.choices), question.id
