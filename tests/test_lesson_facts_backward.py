@@ -277,7 +277,9 @@ def test_a_to_that_changes_nothing_returns_the_leaf_itself(
         same: Callable[[torch.Tensor], torch.Tensor]) -> None:
     body = text_of("not-a-leaf")
     assert "a `.to()` that changes the dtype or device" in body
-    assert "one that changes nothing returns `w` itself" in body
+    assert "a `.to()` that changes nothing returns `w` itself" in body
+    assert "`.double()` of a float32 `w`" in body
+    assert torch.rand(3, dtype=torch.float64, requires_grad=True).double().is_leaf  # no-op too
     w = torch.rand(3, requires_grad=True)  # float32, on the CPU
     assert same(w) is w and same(w).is_leaf
 
