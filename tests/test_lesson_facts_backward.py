@@ -61,14 +61,14 @@ def test_the_nudge_demo_moves_the_loss_by_about_grad_times_h() -> None:
     assert abs(float(change) - float(grad) * float(h)) <= 0.01 * float(grad) * float(h)
     assert f"{float(change) / float(h):.2f}" == "30.09" and "30.09" in body
     # the unrounded numbers agree too, and nudging only w[0] leaves w[1]'s slope out of it
-    loss_of, w = namespace["loss_of"], namespace["w"]
-    assert callable(loss_of) and isinstance(w, torch.Tensor) and w.grad is not None
-    exact = (loss_of(w + torch.tensor([0.01, 0.0])) - loss_of(w)).item()
+    loss, w = namespace["loss"], namespace["w"]
+    assert callable(loss) and isinstance(w, torch.Tensor) and w.grad is not None
+    exact = (loss(w + torch.tensor([0.01, 0.0])) - loss(w)).item()
     assert abs(exact - w.grad[0].item() * 0.01) <= 0.01 * w.grad[0].item() * 0.01
     # "a smaller h comes closer": the gap shrinks with h (float64, free of rounding)
     w64 = w.detach().double()
-    gaps = [abs((loss_of(w64 + torch.tensor([h, 0.0], dtype=torch.float64))
-                 - loss_of(w64)).item() / h - w.grad[0].item()) for h in (0.01, 0.001, 0.0001)]
+    gaps = [abs((loss(w64 + torch.tensor([h, 0.0], dtype=torch.float64))
+                 - loss(w64)).item() / h - w.grad[0].item()) for h in (0.01, 0.001, 0.0001)]
     assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < 0.001
 
 
