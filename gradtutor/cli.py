@@ -12,6 +12,7 @@ import contextlib
 import copy
 import dataclasses
 import errno
+import functools
 import os
 import re
 import sys
@@ -44,7 +45,7 @@ from gradtutor.lessons.course import (
     lesson_files,
     load_course,
 )
-from gradtutor.lessons.load import display_path
+from gradtutor.lessons.load import display_path, rule_problems
 from gradtutor.lessons.model import Exercise, Lesson, Parsons
 from gradtutor.store import ProgressStore
 from gradtutor.translate_cli import app as translate_app
@@ -962,8 +963,9 @@ def validate(
     found, problems = check_files(files, EXERCISE_RULES)
     reports, unmatched, broken = check_translations(found, only, whole_folder=target.is_dir(),
                                                     shown=display_path)
+    unproven = rule_problems(found)  # no run needed: said with or without --run
     if problems or broken:
-        raise LessonProblems(problems + broken)
+        raise LessonProblems(problems + broken + unproven)
     steps = sum(len(lesson.steps) for lesson, _ in found)
     proved = 0
     if run_code:
@@ -977,9 +979,12 @@ def validate(
                 problems = prove(found, _proof_progress(env, found, runs))
             finally:
                 env.status(None)
-            if problems:
-                raise LessonProblems(problems)
+            if problems or unproven:
+                raise LessonProblems(sorted(unproven + problems,
+                                            key=lambda p: (p.path, p.line, p.col)))
             proved = runs
+    if unproven:
+        raise LessonProblems(unproven)
     look = _look(env, env.plain())
     console = env.console(env.plain())
     count = len(found)
@@ -1096,10 +1101,14 @@ def _cli(tr: Translator) -> TyperGroup:
     options, arguments = tr(msg("Options")), tr(msg("Arguments"))
     for command in commands:
         # Click's own --help says "Show this message and exit." in English; one of ours, under
-        # the same names, takes its place.
+        # the same names, takes its place, and draws the help with Click's words said by `tr`.
         command.params.append(TyperOption(
             param_decls=["--help", "-h"], is_flag=True, expose_value=False, is_eager=True,
-            help=msg("Show this message and exit."), callback=_show_help))
+            help=msg("Show this message and exit."), callback=functools.partial(_show_help, tr)))
+        # the usage line's placeholders: `gradtutor check [OPTIONS] [EXERCISE] [FILE]`
+        command.options_metavar = tr(msg("[OPTIONS]"))
+        if hasattr(command, "subcommand_metavar"):
+            command.subcommand_metavar = tr(msg("COMMAND [ARGS]..."))
         command.help = tr(command.help) if command.help else command.help
         command.epilog = tr(command.epilog) if command.epilog else command.epilog
         command.short_help = tr(command.short_help) if command.short_help else None
@@ -1127,12 +1136,50 @@ def _commands(group: TyperGroup) -> list[Any]:
     return found
 
 
-def _show_help(ctx: typer.Context, _param: object, value: bool) -> None:
+def _show_help(tr: Translator, ctx: typer.Context, _param: object, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        with _chinese_wrapping():
+        with _chinese_wrapping(), _click_words(ctx, tr):
             help_text = ctx.get_help()
         typer.echo(help_text, color=ctx.color)
         ctx.exit()
+
+
+# Typer's own words in a help screen, by the name of the constant it keeps each in: their
+# templates for the catalog, `{}` where Typer puts the value.
+_TYPER_WORDS = (("DEFAULT_STRING", msg("[default: {value}]", value="{}")),
+                ("ENVVAR_STRING", msg("[env var: {name}]", name="{}")),
+                ("REQUIRED_LONG_STRING", msg("[required]")),
+                ("DEPRECATED_STRING", msg("(deprecated) ")))
+
+
+@contextlib.contextmanager
+def _click_words(ctx: typer.Context, tr: Translator) -> Iterator[None]:
+    """While --help is drawn, Click's and Typer's own words in it ("Usage:", "[required]",
+    "[env var: ...]") are said by `tr`. Both say them through gettext, which has no catalog
+    here. The usage line's prefix comes from the formatter this context makes, so the
+    context gets its own kind of formatter; Typer's words are module constants, swapped for
+    the drawing and put back after, as `_chinese_wrapping` does."""
+    from typer import rich_utils
+
+    base: Any = ctx.formatter_class
+    usage = tr(msg("Usage: "))
+
+    def write_usage(self: Any, prog: str, args: str = "", prefix: str | None = None) -> None:
+        base.write_usage(self, prog, args, usage if prefix is None else prefix)
+
+    said: Any = type("SaidFormatter", (base,), {"write_usage": write_usage})
+    ctx.formatter_class = said
+    original = {name: getattr(rich_utils, name) for name, _ in _TYPER_WORDS
+                if hasattr(rich_utils, name)}
+    for name, words in _TYPER_WORDS:
+        if name in original:
+            setattr(rich_utils, name, tr(words))
+    try:
+        yield
+    finally:
+        for name, value in original.items():
+            setattr(rich_utils, name, value)
+        ctx.formatter_class = base
 
 
 @contextlib.contextmanager
@@ -1271,6 +1318,7 @@ _CLICK_PROBLEMS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], .
      lambda m: msg("no command '{command}'; did you mean '{close}'?", **m.groupdict())),
     (re.compile(r"No such command '(?P<command>[^']+)'\."),
      lambda m: msg("no command '{command}'", **m.groupdict())),
+    (re.compile(r"Missing command\."), lambda m: msg("missing a command")),
     (re.compile(r"Got unexpected extra argument(?:\(s\)|s)? \((?P<extra>.+)\)"),
      lambda m: msg("too many arguments: {extra}", **m.groupdict())),
     (re.compile(r"Invalid value for (?P<name>.+?): (?P<problem>.+)"),

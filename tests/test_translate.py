@@ -399,6 +399,25 @@ def test_an_entry_for_a_code_field_is_unused_and_the_code_stays(grad: Lesson,
     assert isinstance(found, Exercise) and found.solution == exercise.solution
 
 
+def test_a_quiz_proof_is_code_kept_as_written_in_every_language() -> None:
+    keys = load_lesson(ROOT / "tests" / "fixtures" / "proofs" / "keys.yaml", EXERCISE_RULES)
+    assert [key for key, _ in lesson_texts(keys) if "proof" in key.path] == []
+    assert "proof" not in skeleton(keys, "zh-CN", None, "keys.yaml")
+    quiz = next(s for s in keys.steps if isinstance(s, Quiz))
+    choice = quiz.questions[0].choices[2]
+    assert choice.proof is not None
+    why = FieldKey(quiz.id, "questions.clip-returns.choices.c.why")
+    holds = FieldKey(quiz.id, "questions.clip-returns.choices.c.proof.holds")
+    entries = {why: Entry(fingerprint(choice.why), "没有哪个分量能大于范数，而范数现在是 1。"),
+               holds: Entry(fingerprint(choice.proof.holds), "biggest > 1.0")}
+    localized, report = localize(keys, Translation("zh-CN/keys.yaml", keys.id, "zh-CN", entries,
+                                                   {}), "zh-CN")
+    found = next(s for s in localized.steps if isinstance(s, Quiz)).questions[0].choices[2]
+    assert found.why == entries[why].text  # the choice's words are translated ...
+    assert found.proof == choice.proof  # ... its proof is not
+    assert [u.where for u in report.unused] == [str(holds)]
+
+
 def model_records() -> list[type]:
     return [obj for obj in vars(model).values()
             if isinstance(obj, type) and dataclasses.is_dataclass(obj)

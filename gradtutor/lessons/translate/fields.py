@@ -23,6 +23,7 @@ from gradtutor.lessons.model import (
     ParsonsLine,
     ParsonsRun,
     Predict,
+    Proof,
     Question,
     Quiz,
     Replacement,
@@ -91,6 +92,8 @@ KEPT: dict[type, tuple[str, ...]] = {
     Slide: ("kind", "id", "optional"),
     Quiz: ("kind", "id", "pass_mark"),
     Question: ("id", "answer"),
+    Choice: ("proof",),  # code the learner never sees, run by `gradtutor validate`
+    Proof: ("holds", "code"),
     Exercise: ("kind", "id", "checker", "function", "solution", "timeout", "optional",
                "inputs", "catches", "returns"),
     DeclaredCheck: ("id", "expect", "after", "table"),
