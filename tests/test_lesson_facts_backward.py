@@ -198,6 +198,16 @@ def test_steps_that_cut_the_graph_leave_none() -> None:
     assert "element 0 of tensors does not require grad and does not have a grad_fn" in body
 
 
+def test_numpy_needs_detach_first() -> None:
+    assert "`.detach()` (which `.numpy()` needs first)" in text_of("broken-graph")
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert "Use tensor.detach().numpy() instead" in raised(lambda: (w * 3).numpy())
+    values = (w * 3).detach().numpy()  # the detach is the cut
+    b = torch.tensor(0.5, requires_grad=True)
+    (torch.from_numpy(values) * b).sum().backward()  # type: ignore[no-untyped-call]
+    assert w.grad is None and b.grad is not None
+
+
 def test_torch_tensor_of_results_at_most_warns() -> None:
     body = text_of("broken-graph")
     assert "Usually nothing complains (`torch.tensor(...)` of results at most warns)" in body
