@@ -1,0 +1,104 @@
+"""The shipped course as one path (issue 22): short cores by the tutor's own estimate, every
+lesson ending with a recap, short quizzes that test more than recall of a slide, and the map of
+where each idea lives (docs/concepts.md) naming real steps and every core step."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Demo, Exercise, Lesson, Parsons, Predict, Quiz, Slide
+from gradtutor.lessons.timing import duration, is_optional
+
+ROOT = Path(__file__).resolve().parent.parent
+CONCEPTS = ROOT / "docs" / "concepts.md"
+CORE_MINUTES = {"grad": 15}  # the heart of the course; every other lesson: 10
+MAX_QUESTIONS = 6
+
+
+def lessons() -> tuple[Lesson, ...]:
+    return load_course(rules=EXERCISE_RULES).lessons
+
+
+@pytest.mark.parametrize("lesson", lessons(), ids=lambda lesson: lesson.id)
+def test_each_lesson_s_core_fits_its_minutes(lesson: Lesson) -> None:
+    assert lesson.minutes is None, "the estimate, not an author's figure, is held to the limit"
+    assert duration(lesson).core <= CORE_MINUTES.get(lesson.id, 10)
+
+
+@pytest.mark.parametrize("lesson", lessons(), ids=lambda lesson: lesson.id)
+def test_each_lesson_ends_with_a_core_recap(lesson: Lesson) -> None:
+    last = lesson.steps[-1]
+    assert isinstance(last, Slide) and last.id == "recap" and not last.optional
+
+
+@pytest.mark.parametrize("lesson", lessons(), ids=lambda lesson: lesson.id)
+def test_each_lesson_has_one_core_quiz_of_at_most_six_questions(lesson: Lesson) -> None:
+    quizzes = [s for s in lesson.steps if isinstance(s, Quiz)]
+    assert len(quizzes) == 1 and len(quizzes[0].questions) <= MAX_QUESTIONS
+
+
+def test_the_grad_lesson_keeps_at_most_two_core_exercises_and_its_ordering_step() -> None:
+    grad = next(lesson for lesson in lessons() if lesson.id == "grad")
+    core = [s for s in grad.steps if not is_optional(s)]
+    assert 1 <= sum(isinstance(s, Exercise) for s in core) <= 2
+    assert any(isinstance(s, Parsons) for s in core)
+
+
+def significant(code: str | None) -> list[str]:
+    """A sample's lines that say something: no blanks, comments or imports; spaces folded."""
+    out = []
+    for line in (code or "").splitlines():
+        line = " ".join(line.split("#", 1)[0].split())
+        if line and not line.startswith(("import ", "from ")):
+            out.append(line)
+    return out
+
+
+def test_no_quiz_question_reuses_the_code_of_a_step_before_it() -> None:
+    """A question tests understanding, not recall of a screen: most of its code's lines (and
+    at least two) are not lines one slide, demo or prediction of the course showed."""
+    shown: list[tuple[str, set[str]]] = []
+    reused = []
+    for lesson in lessons():
+        for step in lesson.steps:
+            if isinstance(step, (Slide, Demo, Predict)):
+                shown.append((f"{lesson.id} {step.id}", set(significant(step.code))))
+            elif isinstance(step, Quiz):
+                for question in step.questions:
+                    lines = significant(question.code)
+                    for where, seen in shown:
+                        same = [line for line in lines if line in seen]
+                        if len(same) >= 2 and len(same) >= 0.6 * len(lines):
+                            reused.append(f"{lesson.id} {question.id} repeats {where}: {same}")
+    assert reused == []
+
+
+def concept_tables() -> dict[str, set[str]]:
+    """The step ids docs/concepts.md names, by the lesson whose section names them."""
+    named: dict[str, set[str]] = {}
+    lesson = None
+    for line in CONCEPTS.read_text(encoding="utf-8").splitlines():
+        heading = re.match(r"## Lesson \d `([a-z-]+)`", line)
+        if heading:
+            lesson = heading.group(1)
+        elif lesson and line.startswith("| ") and not line.startswith("| idea"):
+            step_column = line.split("|")[2]
+            named.setdefault(lesson, set()).update(re.findall(r"`([a-z0-9-]+)`", step_column))
+    return named
+
+
+def test_the_concept_map_names_real_steps_and_every_core_step() -> None:
+    named = concept_tables()
+    course = {lesson.id: lesson for lesson in lessons()}
+    assert set(named) == set(course)
+    for lesson_id, ids in named.items():
+        steps = {s.id: s for s in course[lesson_id].steps}
+        assert ids <= set(steps), f"{lesson_id}: no such steps {sorted(ids - set(steps))}"
+        core = {s.id for s in steps.values()
+                if not is_optional(s) and not isinstance(s, Quiz) and s.id != "recap"}
+        assert core <= ids, f"{lesson_id}: core steps not in the map {sorted(core - ids)}"
