@@ -44,7 +44,7 @@ from gradtutor.lessons.course import (
     lesson_files,
     load_course,
 )
-from gradtutor.lessons.load import display_path
+from gradtutor.lessons.load import display_path, rule_problems
 from gradtutor.lessons.model import Exercise, Lesson, Parsons
 from gradtutor.store import ProgressStore
 from gradtutor.translate_cli import app as translate_app
@@ -962,8 +962,9 @@ def validate(
     found, problems = check_files(files, EXERCISE_RULES)
     reports, unmatched, broken = check_translations(found, only, whole_folder=target.is_dir(),
                                                     shown=display_path)
+    unproven = rule_problems(found)  # no run needed: said with or without --run
     if problems or broken:
-        raise LessonProblems(problems + broken)
+        raise LessonProblems(problems + broken + unproven)
     steps = sum(len(lesson.steps) for lesson, _ in found)
     proved = 0
     if run_code:
@@ -977,9 +978,12 @@ def validate(
                 problems = prove(found, _proof_progress(env, found, runs))
             finally:
                 env.status(None)
-            if problems:
-                raise LessonProblems(problems)
+            if problems or unproven:
+                raise LessonProblems(sorted(unproven + problems,
+                                            key=lambda p: (p.path, p.line, p.col)))
             proved = runs
+    if unproven:
+        raise LessonProblems(unproven)
     look = _look(env, env.plain())
     console = env.console(env.plain())
     count = len(found)

@@ -7,6 +7,7 @@ lines an author sees, so a wrong position or a reworded message fails here.
 from __future__ import annotations
 
 import dataclasses
+import re
 import textwrap
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
 from gradtutor.lessons.course import Course, lesson_files, load_course
 from gradtutor.lessons.exercise_rules import ExerciseRules
 from gradtutor.lessons.load import load_lesson, load_lesson_file
-from gradtutor.lessons.model import Demo, Exercise, Parsons, Predict, Quiz, Slide
+from gradtutor.lessons.model import Demo, Exercise, Parsons, Predict, Proof, Quiz, Slide
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
 KINDS = "slide, quiz, exercise, predict, parsons, demo"
@@ -343,6 +344,66 @@ def test_answer_in_a_list_out_of_range_points_at_the_letter() -> None:
     assert quiz_answer("[a, d]") == [
         "lesson.yaml:17:21: answer 'd' is out of range: there are 2 choices (a-b); "
         "point it at one of them"]
+
+
+PROVEN = HEAD + """\
+    steps:
+      - kind: quiz
+        id: check
+        title: Check
+        questions:
+          - id: q1
+            prompt: What is `x`?
+            code: x = [1, 2]
+            choices:
+              - text: a list of two
+                why: because
+                proof:
+                  holds: {holds}
+              - text: empty
+                why: because
+                proof:
+                  code: |
+                    n = len(x)
+                    {code}
+                  holds: n == 0
+            answer: a
+"""  # the first `holds` value is on line 17, column 22; the second proof's `code: |` on line 21
+
+
+def test_a_proof_loads_as_its_holds_and_its_code() -> None:
+    assert problems(PROVEN.format(holds="len(x) == 2", code="n = n")) == []
+    lesson = load_lesson(Path("lesson.yaml"), EXERCISE_RULES)
+    quiz = lesson.steps[0]
+    assert isinstance(quiz, Quiz)
+    first, second = quiz.questions[0].choices
+    assert first.proof == Proof(holds="len(x) == 2")
+    assert second.proof == Proof(holds="n == 0", code="n = len(x)\nn = n\n")
+
+
+def test_a_proof_whose_holds_is_not_an_expression_is_a_problem_at_its_line() -> None:
+    # Python's own words for the syntax error differ between versions; where and the hint do not
+    found = problems(PROVEN.format(holds="len(x) = 2", code="n = n"))
+    assert len(found) == 1 and re.fullmatch(
+        r"lesson\.yaml:17:22: the proof's 'holds' is not valid Python: .*invalid syntax.*; "
+        r"write one expression, such as `w\.grad is None`", found[0]), found
+    assert problems(PROVEN.format(holds="x != 'y = 2'", code="n = n")) == []  # an expression
+
+
+def test_a_proof_whose_code_does_not_parse_is_a_problem_at_its_line() -> None:
+    found = problems(PROVEN.format(holds="len(x) == 2", code="m = (n +"))
+    assert len(found) == 1 and re.fullmatch(
+        r"lesson\.yaml:21:21: the proof's 'code' is not valid Python: .+ \(line 2 of it\); it "
+        r"runs after the question's code, in the same namespace", found[0]), found
+
+
+def test_a_predict_choice_takes_no_proof() -> None:
+    text = (FIXTURE / "second.yaml").read_text().replace(
+        '        why: Two backwards each add 2.\n',
+        '        why: Two backwards each add 2.\n        proof:\n          holds: "True"\n')
+    assert problems(text) == [
+        "lesson.yaml:80:11: a predict step's choices take no 'proof': running its code and "
+        "`show` proves the answer key; remove it"]
 
 
 def test_predict_answer_out_of_range() -> None:

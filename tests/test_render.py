@@ -11,6 +11,7 @@ from narrowing import index_of, step_as, view_as
 from rich.console import Console
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
+from gradtutor.i18n import translator
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.model import Lesson, Quiz
@@ -107,6 +108,16 @@ What does `x.grad` hold after `(x * x).backward()` with x =
   ( ) c) None
 
 a-c choose | Enter submit | Left back | ? help | q quit"""
+
+
+def test_a_question_with_several_answers_says_it_scores_all_or_nothing(basics: Lesson) -> None:
+    quiz = step_as(basics, 3, Quiz)
+    several = next(q for q in quiz.questions if q.multiple)
+    header = text(render.question_body(several, 2, 2, frozenset(), PLAIN)).splitlines()[0]
+    assert header == "Question 2 of 2 (choose all that apply; all or nothing)"
+    zh = Look(plain=True, tr=translator("zh-CN"))
+    header = text(render.question_body(several, 2, 2, frozenset(), zh)).splitlines()[0]
+    assert header == "第 2 题，共 2 题（多选：选出所有正确的项，全对才得分）"
 
 
 def test_feedback_names_right_and_wrong_in_words(basics: Lesson) -> None:

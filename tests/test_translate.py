@@ -24,8 +24,9 @@ from gradtutor.i18n import Untranslated
 from gradtutor.lessons import model
 from gradtutor.lessons.course import lesson_files
 from gradtutor.lessons.load import load_lesson
-from gradtutor.lessons.model import Exercise, Lesson, Quiz, Slide
+from gradtutor.lessons.model import Demo, Exercise, Lesson, Predict, Quiz, Slide
 from gradtutor.lessons.translate import (
+    COMMENTED_CODE,
     ITEMS,
     KEPT,
     NESTED,
@@ -76,10 +77,10 @@ def fresh_entries(lesson: Lesson, translation: Translation) -> dict[FieldKey, tu
 
 
 def prose_entries(lesson: Lesson, translation: Translation) -> dict[FieldKey, tuple[str, str]]:
-    """`fresh_entries` that are markdown: not a starter, which is code with its comments
-    translated."""
+    """`fresh_entries` that are markdown: not code (a starter, a slide's code...), whose
+    comments alone are translated."""
     return {key: pair for key, pair in fresh_entries(lesson, translation).items()
-            if key.path != "starter"}
+            if key.path.rsplit(".", 1)[-1] not in ("starter", "code")}
 
 
 def text_at(lesson: Lesson, key: FieldKey) -> str:
@@ -249,8 +250,7 @@ def test_unknown_step_ids_and_field_paths_are_reported_where_they_are(
     assert [line for line in report_lines(report) if ": unused: " in line] == [
         "t.yaml:4:3: unused: the lesson has no text 'titel'; did you mean 'title'?",
         "t.yaml:8:5: unused: step recap has no text 'bdy'; did you mean 'body'?",
-        "t.yaml:9:5: unused: step recap has no text 'code'; it is code or an identifier, "
-        "which stays as written; delete the entry",
+        "t.yaml:9:5: unused: step recap has no text 'code'; delete the entry",
         "t.yaml:10:3: unused: lesson 'grad' has no step 'grad-atribute'; did you mean "
         "'grad-attribute'?",
         "t.yaml:12:3: unused: lesson 'grad' has no step 'no-such-step-at-all'; the step was "
@@ -303,7 +303,10 @@ def test_code_and_identifiers_never_change(grad: Lesson, zh: Translation) -> Non
 
     assert [kept(s) for s in localized.steps] == [kept(s) for s in grad.steps]
     for before, after in zip(grad.steps, localized.steps, strict=True):
-        assert getattr(after, "code", None) == getattr(before, "code", None)
+        code, shown = getattr(before, "code", None), getattr(after, "code", None)
+        assert (code is None) == (shown is None)
+        if code is not None:  # comments may differ
+            assert shown is not None and same_code(code, shown), before.id
         if isinstance(before, Exercise):
             assert isinstance(after, Exercise)
             assert (after.solution, after.checker, after.function) == (
@@ -339,6 +342,40 @@ def test_a_translated_starter_that_changes_the_code_is_shown_in_english(
                for line in lines)
 
 
+def with_entry(translation: Translation, key: FieldKey, english: str, text: str) -> Translation:
+    """`translation` with a fresh entry for `key`: `text`, translated from `english`."""
+    entry = next(iter(translation.entries.values()))._replace(source=fingerprint(english),
+                                                               text=text)
+    return translation._replace(entries={**translation.entries, key: entry})
+
+
+def test_shown_code_has_its_comments_translated_and_its_code_kept(grad: Lesson,
+                                                                  zh: Translation) -> None:
+    slide = next(s for s in grad.steps if isinstance(s, Slide) and s.code and "  # " in s.code)
+    assert slide.code is not None
+    key = FieldKey(slide.id, "code")
+    assert key in dict(lesson_texts(grad))  # a code sample with a comment is a text
+    chinese = "".join(line.split("  # ")[0] + "  # 中文注释\n" if "  # " in line else line
+                      for line in slide.code.splitlines(keepends=True))
+    localized, report = localize(grad, with_entry(zh, key, slide.code, chinese), "zh-CN")
+    shown = localized.steps[localized.index_of(slide.id) or 0]
+    assert isinstance(shown, Slide) and shown.code == chinese
+    assert not isinstance(shown.code, Untranslated) and key not in report.english
+
+    cheat = chinese.replace("import torch", "import torch, os", 1)
+    localized, report = localize(grad, with_entry(zh, key, slide.code, cheat), "zh-CN")
+    shown = localized.steps[localized.index_of(slide.id) or 0]
+    assert isinstance(shown, Slide) and shown.code == slide.code
+    assert isinstance(shown.code, Untranslated) and report.recoded == (key,)
+
+
+def test_code_without_a_comment_is_no_text_to_translate(grad: Lesson) -> None:
+    texts = dict(lesson_texts(grad))
+    coded = [s for s in grad.steps if isinstance(s, (Slide, Predict, Demo)) and s.code]
+    for step in coded:
+        assert (FieldKey(step.id, "code") in texts) == ("#" in (step.code or "")), step.id
+
+
 def test_same_code_ignores_comments_and_nothing_else() -> None:
     code = "def f(x):\n    y = x  # keep it\n    # then\n    return y\n"
     assert same_code(code, "def f(x):\n    y = x  # 保留\n    # 然后\n    # 返回\n    return y\n")
@@ -350,21 +387,35 @@ def test_same_code_ignores_comments_and_nothing_else() -> None:
 def test_an_entry_for_a_code_field_is_unused_and_the_code_stays(grad: Lesson,
                                                                 zh: Translation) -> None:
     slide = next(s for s in grad.steps if isinstance(s, Slide) and s.code)
+    grad = with_step(grad, slide.id, code="x = 1\nprint(x)\n")  # code with nothing to translate
     exercise = next(s for s in grad.steps if isinstance(s, Exercise))
-    quiz = next(s for s in grad.steps if isinstance(s, Quiz))
-    question = quiz.questions[0]
-    sneaky = {FieldKey(slide.id, "code"): Entry(fingerprint(slide.code or ""), "print('x')"),
-              FieldKey(exercise.id, "solution"): Entry(fingerprint(exercise.solution), "pass"),
-              FieldKey(quiz.id, f"questions.{question.id}.code"): Entry("0" * 12, "x = 1")}
+    sneaky = {FieldKey(slide.id, "code"): Entry(fingerprint("x = 1\nprint(x)\n"), "print('x')"),
+              FieldKey(exercise.id, "solution"): Entry(fingerprint(exercise.solution), "pass")}
     localized, report = localize(grad, zh._replace(entries={**zh.entries, **sneaky}), "zh-CN")
     assert {u.where for u in report.unused} == {str(key) for key in sneaky}
     found_slide = localized.steps[localized.index_of(slide.id) or 0]
-    assert isinstance(found_slide, Slide) and found_slide.code == slide.code
+    assert isinstance(found_slide, Slide) and found_slide.code == "x = 1\nprint(x)\n"
     found = localized.steps[localized.index_of(exercise.id) or 0]
     assert isinstance(found, Exercise) and found.solution == exercise.solution
-    found_quiz = localized.steps[localized.index_of(quiz.id) or 0]
-    assert isinstance(found_quiz, Quiz)
-    assert next(q for q in found_quiz.questions if q.id == question.id).code == question.code
+
+
+def test_a_quiz_proof_is_code_kept_as_written_in_every_language() -> None:
+    keys = load_lesson(ROOT / "tests" / "fixtures" / "proofs" / "keys.yaml", EXERCISE_RULES)
+    assert [key for key, _ in lesson_texts(keys) if "proof" in key.path] == []
+    assert "proof" not in skeleton(keys, "zh-CN", None, "keys.yaml")
+    quiz = next(s for s in keys.steps if isinstance(s, Quiz))
+    choice = quiz.questions[0].choices[2]
+    assert choice.proof is not None
+    why = FieldKey(quiz.id, "questions.clip-returns.choices.c.why")
+    holds = FieldKey(quiz.id, "questions.clip-returns.choices.c.proof.holds")
+    entries = {why: Entry(fingerprint(choice.why), "没有哪个分量能大于范数，而范数现在是 1。"),
+               holds: Entry(fingerprint(choice.proof.holds), "biggest > 1.0")}
+    localized, report = localize(keys, Translation("zh-CN/keys.yaml", keys.id, "zh-CN", entries,
+                                                   {}), "zh-CN")
+    found = next(s for s in localized.steps if isinstance(s, Quiz)).questions[0].choices[2]
+    assert found.why == entries[why].text  # the choice's words are translated ...
+    assert found.proof == choice.proof  # ... its proof is not
+    assert [u.where for u in report.unused] == [str(holds)]
 
 
 def model_records() -> list[type]:
@@ -379,7 +430,8 @@ def test_every_field_of_the_model_is_either_translated_or_kept() -> None:
     for record in model_records():
         name = record.__name__
         listed = (set(PROSE.get(record, ())) | set(ITEMS.get(record, {}))
-                  | set(NESTED.get(record, ())) | set(KEPT.get(record, ())))
+                  | set(NESTED.get(record, ())) | set(KEPT.get(record, ()))
+                  | set(COMMENTED_CODE.get(record, ())))
         unlisted += [f"{name}.{f.name}" for f in dataclasses.fields(record)
                      if f.name not in listed]
     assert unlisted == [], "list these in PROSE, ITEMS, NESTED or KEPT of translate/fields.py"

@@ -4,7 +4,8 @@
 fails on the check it names) and each snippet with an answer key. That code is the author's
 own, so it runs in one worker process after one torch import, not one process per run.
 Snippets run through `snippet.run_code`, exactly as a lesson runs them, so a demo's series
-are proved too: each result is {"shown", "series"} or {"error"}.
+are proved too: each result is {"shown", "series"} or {"error"}. A quiz choice's proof
+runs after its question's code (`snippet.run_proof`): {"holds"} or {"error", "in"}.
 
     python -m gradtutor.checking.batch JOBS.json [PID]  # {"ready": true}, then a line per job
 
@@ -25,7 +26,7 @@ from typing import Any
 def main() -> None:
     from gradtutor.checking import protocol
     from gradtutor.checking.lifetime import die_with
-    from gradtutor.checking.snippet import run_code
+    from gradtutor.checking.snippet import run_code, run_proof
     from gradtutor.checking.worker import evaluate, import_torch_quietly
 
     if len(sys.argv) > 2:
@@ -39,6 +40,9 @@ def main() -> None:
             with contextlib.redirect_stdout(io.StringIO()):
                 result: dict[str, Any] = run_code(job["code"], job.get("show"),
                                                   tuple(job.get("series", ())))
+        elif job["kind"] == "proof":  # a quiz choice's proof, after its question's code
+            with contextlib.redirect_stdout(io.StringIO()):
+                result = run_proof(job["code"], job["proof"], job["holds"])
         else:
             messages: list[protocol.ResultMessage] = []
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():

@@ -1,10 +1,11 @@
 """The author's safety net: prove every exercise and answer key by running it.
 
 For each exercise: the starter must not pass, the reference solution must pass, and each
-mutant must fail on the check it names. Quiz snippets must run, and a predict step's snippet
-must show the text of its correct choice. A demo's code must run and leave every series its
-chart names; a Parsons step's correct order (already proven by the loader's grading) must run
-as its assembled loop and leave its series. Deciding is pure (`problem_text`); running the
+mutant must fail on the check it names. Quiz snippets must run, and each quiz choice's proof
+must hold exactly when the answer key marks the choice correct. A predict step's snippet must
+show the text of its correct choice. A demo's code must run and leave every series its chart
+names; a Parsons step's correct order (already proven by the loader's grading) must run as
+its assembled loop and leave its series. Deciding is pure (`problem_text`); running the
 author's code happens in one batch worker process (`gradtutor.checking.batch`).
 """
 
@@ -31,8 +32,17 @@ from gradtutor.checking.outcome import case_error_check, judged, learner_error_c
 from gradtutor.checking.snippet import read_series
 from gradtutor.checking.verdict import Check, overall
 from gradtutor.errors import Problem
-from gradtutor.lessons.load import Loc, display_path, parse_yaml, read_lesson_text
-from gradtutor.lessons.model import LETTERS, Demo, Exercise, Lesson, Parsons, Predict, Quiz
+from gradtutor.lessons.load import Loc, locate
+from gradtutor.lessons.model import (
+    LETTERS,
+    Demo,
+    Exercise,
+    Lesson,
+    Parsons,
+    Predict,
+    Question,
+    Quiz,
+)
 from gradtutor.lessons.parsons import assembled, run_series
 
 SEEDS = (0, 1, 2)
@@ -57,6 +67,7 @@ class Job:
     step: str = ""  # the id of the step proved
     limit: float = PROOF_TIMES * SNIPPET_TIMEOUT_S  # seconds this run may take
     exercise: Exercise | None = None  # the exercise proved, whose judge decides
+    runs_first: Loc | None = None  # the run whose code this one runs first (a quiz proof's)
 
     def name(self) -> str:
         """Which proof this is, for a progress line: `square-grad: mutant 'no-backward'`."""
@@ -95,6 +106,8 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
                     yield Job(path, ("steps", i, "questions", q, "code"),
                               f"the code of question '{question.id}'", "runs",
                               {"kind": "snippet", "code": question.code}, step=step.id)
+                yield from _proof_jobs(lesson, path, step, ("steps", i, "questions", q),
+                                       question)
         elif isinstance(step, Predict):
             correct = step.choices[LETTERS.index(step.answer)].text
             yield Job(path, ("steps", i, "code"), f"the snippet of '{step.id}'", "shows",
@@ -111,6 +124,21 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
             yield Job(path, ("steps", i, "run"), f"the loop of '{step.id}' in its correct order",
                       "series", {"kind": "snippet", "code": assembled(step, step.solution_order),
                                  "series": list(names)}, series=names, step=step.id)
+
+
+def _proof_jobs(lesson: Lesson, path: Path, step: Quiz, loc: Loc,
+                question: Question) -> Iterator[Job]:
+    """One run per choice that has a proof: the question's code, then the proof's, then its
+    `holds`, which must be true exactly for the choices the answer key marks correct."""
+    for c, choice in enumerate(question.choices):
+        if choice.proof is None:
+            continue
+        yield Job(path, loc + ("choices", c, "proof"),
+                  f"lesson '{lesson.id}', question '{question.id}', choice {LETTERS[c]}: "
+                  f"its proof", "holds" if c in question.correct else "does-not-hold",
+                  {"kind": "proof", "code": question.code or "",
+                   "proof": choice.proof.code or "", "holds": choice.proof.holds},
+                  step=step.id, runs_first=loc + ("code",) if question.code else None)
 
 
 def checks_from(job: Job, messages: list[Any]) -> list[Check]:
@@ -140,6 +168,8 @@ def problem_text(job: Job, result: dict[str, Any]) -> str | None:
                  else f"{job.what} in step '{job.step}'")
         return (f"{where} did not finish within {job.limit:g} s "
                 f"({PROOF_TIMES} times its time limit); does it loop forever?")
+    if job.expect in ("holds", "does-not-hold"):
+        return _proof_problem(job, result)
     if job.expect in ("runs", "shows", "series"):
         if "error" in result:
             return f"{job.what} does not run: {result['error']}"
@@ -168,6 +198,24 @@ def problem_text(job: Job, result: dict[str, Any]) -> str | None:
     return None
 
 
+def _proof_problem(job: Job, result: dict[str, Any]) -> str | None:
+    """Why a quiz choice's proof disagrees with the answer key, or does not run."""
+    if "error" in result:
+        if result.get("in") == "code":
+            return None  # the question's own code failed: its run says so, once
+        return f"{job.what} does not run: {result['error']}"
+    held = result.get("holds")
+    if not isinstance(held, bool):
+        return f"{job.what} ran, but the batch worker sent back no verdict from it"
+    if held and job.expect == "does-not-hold":
+        return (f"{job.what} holds (True) but the answer key marks it wrong; fix the key or "
+                f"the choice")
+    if not held and job.expect == "holds":
+        return (f"{job.what} does not hold (False) but the answer key marks it right; fix the "
+                f"key or the choice")
+    return None
+
+
 def _series_problem(job: Job, found: Any) -> str | None:
     """Why the series a run left (`{name: [floats] or what it is instead}`) cannot be drawn:
     read as the tutor reads them, and, stricter than the tutor, none may be empty."""
@@ -188,17 +236,20 @@ Started = Callable[[int, Job], None]
 def run_jobs(jobs: list[Job], started: Started | None = None) -> list[dict[str, Any]]:
     """Run every job in a batch worker; one result per job. `started(n, job)` is told as
     each begins. A job that runs past its limit ends its worker with {"timeout": limit}; the
-    jobs after it go on in a new one, except the other seeds of the same proof."""
+    jobs after it go on in a new one, except the other seeds of the same proof and the runs
+    that run its code first (a quiz question's proofs)."""
     results: dict[int, dict[str, Any]] = {}
     pending = list(range(len(jobs)))
     while pending:
         stuck = _run_batch(jobs, pending, results, started or (lambda n, job: None))
         if stuck is None:
             break
-        same = (jobs[stuck].lesson_path, jobs[stuck].loc, jobs[stuck].what)
+        path, loc, what = jobs[stuck].lesson_path, jobs[stuck].loc, jobs[stuck].what
         pending = [n for n in pending if n not in results
-                   and (jobs[n].lesson_path, jobs[n].loc, jobs[n].what) != same]
-    # not run: another seed of the same proof ran past its limit, and that is said once
+                   and (jobs[n].lesson_path, jobs[n].loc, jobs[n].what) != (path, loc, what)
+                   and (jobs[n].lesson_path, jobs[n].runs_first) != (path, loc)]
+    # not run: another seed of the same proof, or the code this run runs first, ran past its
+    # limit, and that is said once
     return [results.get(n, {"skipped": True}) for n in range(len(jobs))]
 
 
@@ -306,19 +357,12 @@ def prove(lessons: list[tuple[Lesson, Path]], started: Started | None = None) ->
     told as the n-th (from 0) begins."""
     jobs = [job for lesson, path in lessons for job in jobs_for(lesson, path)]
     results = run_jobs(jobs, started)
-    positions: dict[Path, Any] = {}
-    problems: list[Problem] = []
+    found: list[tuple[Path, Loc, str]] = []
     seen: set[tuple[Path, Loc, str]] = set()
     for job, result in zip(jobs, results, strict=True):
         text = problem_text(job, result)
         if text is None or (job.lesson_path, job.loc, job.what) in seen:
             continue
         seen.add((job.lesson_path, job.loc, job.what))  # one line per thing, not per seed
-        if job.lesson_path not in positions:
-            source, _ = read_lesson_text(job.lesson_path)
-            parsed, _ = parse_yaml(source or "", display_path(job.lesson_path))
-            positions[job.lesson_path] = parsed
-        parsed = positions[job.lesson_path]
-        line, col = parsed.position(job.loc) if parsed else (1, 1)
-        problems.append(Problem(display_path(job.lesson_path), line, col, text))
-    return problems
+        found.append((job.lesson_path, job.loc, text))
+    return locate(found)

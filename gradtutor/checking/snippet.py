@@ -1,8 +1,9 @@
 """Lesson snippets (predict and demo steps): the author's code, run in a worker like a check.
 
 `run_code` is the worker's side, shared with `gradtutor validate`'s batch: it runs the code,
-then evaluates `show` and reads the named series, and returns plain data. `snippet_result` is
-the tutor's side, pure: it checks that data and returns a SnippetResult. No torch import here.
+then evaluates `show` and reads the named series, and returns plain data (`run_proof`, the
+batch's alone, runs a quiz choice's proof the same way). `snippet_result` is the tutor's
+side, pure: it checks that data and returns a SnippetResult. No torch import here.
 """
 
 from __future__ import annotations
@@ -48,6 +49,25 @@ def run_code(code: str, show: str | None, series: tuple[str, ...] = ()) -> dict[
     except BaseException as exc:  # noqa: BLE001 - every failure is reported as one line
         return {"error": one_line(exc)}
     return {"shown": shown, "series": found}
+
+
+def run_proof(code: str, proof: str, holds: str) -> dict[str, Any]:
+    """Run a quiz question's code, then one choice's proof code, in one namespace, and say
+    whether the proof's `holds` is true: {"holds": bool}, or {"error": "Type: message",
+    "in": "code" | "proof"}, "code" when the question's own code failed."""
+    namespace: dict[str, Any] = {"__name__": "__snippet__"}
+    part = "code"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(code, "<question>", "exec", dont_inherit=True), namespace)  # noqa: S102
+            part = "proof"
+            exec(compile(proof, "<proof>", "exec", dont_inherit=True), namespace)  # noqa: S102
+            expression = compile(holds.strip(), "<holds>", "eval", dont_inherit=True)
+            held = bool(eval(expression, namespace))  # noqa: S307 - the author's code
+    except BaseException as exc:  # noqa: BLE001 - every failure is reported as one line
+        return {"error": one_line(exc), "in": part}
+    return {"holds": held}
 
 
 def one_line(exc: BaseException) -> str:

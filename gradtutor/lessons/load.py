@@ -10,6 +10,7 @@ problem, never a call.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from collections.abc import Iterator, Mapping
@@ -23,7 +24,7 @@ from gradtutor.errors import LessonProblems, Problem
 from gradtutor.files import FileTooLarge, NotAFile, read_capped
 from gradtutor.lessons import cache
 from gradtutor.lessons.exercise_rules import ExerciseRules
-from gradtutor.lessons.model import LETTERS, STEP_KINDS, Exercise, Lesson, Parsons
+from gradtutor.lessons.model import LETTERS, STEP_KINDS, Exercise, Lesson, Parsons, Quiz
 from gradtutor.lessons.parsons import first_out_of_place, is_correct
 from gradtutor.lessons.schema import Issue, build
 
@@ -396,6 +397,7 @@ def _semantic_problems(data: Any, rules: ExerciseRules,
                         yield f"duplicate question id '{qid}'; make it unique", qloc + ("id",)
                     question_ids.add(qid)
                 yield from _answer_problems(question, qloc)
+                yield from _proof_problems(question, qloc, quiz=kind == "quiz")
         if step.get("kind") == "parsons" and isinstance(step.get("lines"), list):
             yield from _parsons_problems(step["lines"], ("steps", i, "lines"))
             yield from _parsons_solution_problems(step, ("steps", i))
@@ -418,6 +420,48 @@ def _answer_problems(question: dict[str, Any], loc: Loc) -> Iterator[tuple[str, 
                    f"(a-{last}); point it at one of them", where)
     if isinstance(answer, list) and len(set(map(str, answer))) != len(answer):
         yield "answer lists a letter twice; list each correct letter once", loc + ("answer",)
+
+
+def _proof_problems(question: dict[str, Any], loc: Loc, *,
+                    quiz: bool) -> Iterator[tuple[str, Loc]]:
+    """A quiz choice's proof is Python that parses: it runs only in `gradtutor validate`, so
+    a typo is reported here, where loading runs nothing. A predict step's choices carry none:
+    running its code and `show` already proves its answer key."""
+    choices = question.get("choices")
+    for c, choice in enumerate(choices if isinstance(choices, list) else []):
+        proof = choice.get("proof") if isinstance(choice, dict) else None
+        if not isinstance(proof, dict):
+            continue
+        where = loc + ("choices", c, "proof")
+        if not quiz:
+            yield ("a predict step's choices take no 'proof': running its code and `show` "
+                   "proves the answer key; remove it"), where
+            continue
+        for key, mode, hint in (
+                ("code", "exec", "it runs after the question's code, in the same namespace"),
+                ("holds", "eval", "write one expression, such as `w.grad is None`")):
+            source = proof.get(key)
+            if not isinstance(source, str) or not source.strip():
+                continue  # the schema reports a wrong type or empty text
+            error = _python_syntax_error(source, mode)
+            if error is not None:
+                yield (f"the proof's '{key}' is not valid Python: {error}; {hint}",
+                       where + (key,))
+
+
+def _python_syntax_error(source: str, mode: str) -> str | None:
+    """Why `source` does not parse as Python (`mode` "exec": statements, "eval": one
+    expression, its surrounding whitespace ignored), or None if it parses. Parsed only,
+    never run."""
+    try:
+        compile(source.strip() if mode == "eval" else source, "<proof>", mode,
+                flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        line = f" (line {exc.lineno} of it)" if exc.lineno and source.strip().count("\n") else ""
+        return f"{exc.msg}{line}"
+    except ValueError as exc:  # a NUL character
+        return str(exc)
+    return None
 
 
 def _exercise_problems(step: dict[str, Any], loc: Loc, rules: ExerciseRules,
@@ -593,6 +637,47 @@ def validate(parsed: Parsed, path: str,
         problems.append(Problem(path, line, col, message))
     unique = sorted(set(problems), key=lambda p: (p.line, p.col, p.message))
     return (lesson if not unique else None), unique
+
+
+def unproven_choices(lesson: Lesson) -> Iterator[tuple[str, Loc]]:
+    """The authoring rule on quiz proofs, as (message, where): in a question that shows
+    code, every choice says something about what that code does, so each needs a proof.
+    `gradtutor validate` holds authors to it; loading does not, so that a lesson still being
+    written runs."""
+    for i, step in enumerate(lesson.steps):
+        if not isinstance(step, Quiz):
+            continue
+        for q, question in enumerate(step.questions):
+            if not question.code:
+                continue
+            for c, choice in enumerate(question.choices):
+                if choice.proof is None:
+                    yield (f"lesson '{lesson.id}', question '{question.id}' shows code, so "
+                           f"each choice needs a proof of what that code does; choice "
+                           f"{LETTERS[c]} has none: add `proof:` with `holds:` (and `code:` "
+                           f"if it needs a few lines first)",
+                           ("steps", i, "questions", q, "choices", c))
+
+
+def rule_problems(lessons: list[tuple[Lesson, Path]]) -> list[Problem]:
+    """Every break of the authoring rules that only `validate` holds to, located."""
+    return locate([(path, loc, text) for lesson, path in lessons
+                   for text, loc in unproven_choices(lesson)])
+
+
+def locate(found: list[tuple[Path, Loc, str]]) -> list[Problem]:
+    """Each (lesson file, where in it, message) as a Problem at its line and column; each
+    file is read and parsed once, for its positions."""
+    positions: dict[Path, Parsed | None] = {}
+    problems: list[Problem] = []
+    for path, loc, text in found:
+        if path not in positions:
+            source, _ = read_lesson_text(path)
+            positions[path], _ = parse_yaml(source or "", display_path(path))
+        parsed = positions[path]
+        line, col = parsed.position(loc) if parsed else (1, 1)
+        problems.append(Problem(display_path(path), line, col, text))
+    return problems
 
 
 def display_path(path: Path) -> str:

@@ -23,11 +23,23 @@ def _items(low: int, high: int | None = None, **more: object) -> dict[str, objec
     return {**rules(min_items=low, max_items=high), **{k: v for k, v in more.items()}}
 
 @dataclass(frozen=True)
+class Proof:
+    """What a quiz choice says about code, as code the learner never sees: `code` (optional)
+    runs after the question's `code`, in the same namespace, then `holds`, a Python
+    expression, is evaluated; `gradtutor validate` requires `bool(holds)` to be true exactly
+    when the answer key marks the choice correct."""
+
+    holds: str = field(metadata=TEXT)
+    code: str | None = field(default=None, metadata=TEXT)
+
+@dataclass(frozen=True)
 class Choice:
-    """One answer a learner can pick, and why it is right or wrong."""
+    """One answer a learner can pick, and why it is right or wrong; in a quiz, optionally
+    the `proof`, never shown, that the answer key is right about it."""
 
     text: str = field(metadata=TEXT)
     why: str = field(metadata=TEXT)
+    proof: Proof | None = None
 
 @dataclass(frozen=True)
 class Question:

@@ -4,8 +4,9 @@ practice apart. Pure: a lesson in, minutes out.
 The model: prose is read at 200 words a minute, code at 4 seconds a line, and each kind of
 practice adds the time to do it (an exercise 2 minutes, ordering lines 1, a prediction or a
 quiz question half a minute). A quiz's explanations are read only for the choices picked, so
-they are not counted. A step marked `optional: true` counts towards the optional practice.
-An author who measured better may set `minutes` on the lesson: the core then takes that.
+they are not counted; nor is a choice's proof, which is never shown. A step marked
+`optional: true` counts towards the optional practice. An author who measured better may set
+`minutes` on the lesson: the core then takes that.
 """
 
 from __future__ import annotations

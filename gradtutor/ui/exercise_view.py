@@ -15,7 +15,7 @@ from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 from gradtutor.ui.check_view import verdict_view
 from gradtutor.ui.linebreak import Prose
-from gradtutor.ui.render import Look, code_block, english_mark, inline, markdown
+from gradtutor.ui.render import Look, code_block, inline, markdown
 from gradtutor.walk.exercise import ExerciseView
 
 
@@ -85,13 +85,10 @@ def status(exercise: Exercise, view: ExerciseView, look: Look) -> RenderableType
 
 def exercise_reading(exercise: Exercise, look: Look) -> RenderableType:
     """The exercise for reading: its task and starter, and how to check it from the shell."""
-    # str(): as `show` has always drawn them, the prompt and starter themselves untagged; a
-    # starter whose comments are not translated is marked once, below it
+    # str(): as `show` has always drawn it, the prompt itself untagged; a starter whose
+    # comments are not translated is marked once, below it (code_block)
     parts: list[RenderableType] = [markdown(str(exercise.prompt), look), Text(""),
-                                   code_block(str(exercise.starter), look)]
-    mark = english_mark(exercise.starter, look)
-    if mark is not None:
-        parts.append(mark)
+                                   code_block(exercise.starter, look)]
     how = msg("Try it: save the starter above as {id}.py, fill it in, and run "
               "`gradtutor check {id} {id}.py`.", id=exercise.id)
     parts += [Text(""), inline(look.tr(how), look, "italic")]

@@ -113,11 +113,13 @@ def title_text(title: str, look: Look, style: str = "") -> Text:
 
 def code_block(code: str, look: Look) -> RenderableType:
     """Code in a box (indented when plain); a line too long for the width continues on the
-    next row under its own indentation, behind a continuation mark."""
+    next row under its own indentation, behind a continuation mark. Code whose comments are
+    shown in English for want of a translation is followed by the `[EN]` mark."""
     block = CodeBlock(code, look.plain)
-    if look.plain:
-        return Padding(block, (0, 0, 0, 4))
-    return Panel(block, box=box.ROUNDED, border_style="grey50", expand=False)
+    boxed: RenderableType = (Padding(block, (0, 0, 0, 4)) if look.plain else
+                             Panel(block, box=box.ROUNDED, border_style="grey50", expand=False))
+    mark = english_mark(code, look)  # comments not translated: marked once, below the code
+    return boxed if mark is None else Group(boxed, mark)
 
 
 def rule(title: str, look: Look) -> RenderableType:
@@ -204,7 +206,8 @@ def asked(question: Question, look: Look) -> list[RenderableType]:
 def question_body(question: Question, number: int, total: int, selected: frozenset[int],
                   look: Look) -> RenderableType:
     """A question waiting for an answer, with the learner's current selection marked."""
-    how = (msg("Question {number} of {total} (choose all that apply)", number=number, total=total)
+    how = (msg("Question {number} of {total} (choose all that apply; all or nothing)",
+               number=number, total=total)
            if question.multiple else
            msg("Question {number} of {total} (choose one)", number=number, total=total))
     parts: list[RenderableType] = [

@@ -23,6 +23,7 @@ from gradtutor.lessons.model import (
     ParsonsLine,
     ParsonsRun,
     Predict,
+    Proof,
     Question,
     Quiz,
     Replacement,
@@ -30,6 +31,7 @@ from gradtutor.lessons.model import (
     Slide,
 )
 from gradtutor.lessons.schema import key_of
+from gradtutor.lessons.translate.shape import has_comment
 
 T = TypeVar("T")
 
@@ -77,16 +79,21 @@ ITEMS: dict[type, dict[str, Callable[[int, Any], str]]] = {
     Parsons: {"lines": _by_id},
 }
 # Code whose comments are translated: the translation must be the same code, token for token,
-# with only its comments changed (`same_code`); otherwise the English is shown.
-COMMENTED_CODE: dict[type, tuple[str, ...]] = {Exercise: ("starter",)}
+# with only its comments changed (`same_code`); otherwise the English is shown. A starter is
+# always a text to translate (its TODOs); shown code only when it has a comment to translate.
+COMMENTED_CODE: dict[type, tuple[str, ...]] = {
+    Exercise: ("starter",), Slide: ("code",), Predict: ("code",), Question: ("code",),
+    Demo: ("code",)}
 # A single record inside another that holds prose.
 NESTED: dict[type, tuple[str, ...]] = {Demo: ("chart",)}
 # Kept exactly as written in every language: code, identifiers, answer keys, settings.
 KEPT: dict[type, tuple[str, ...]] = {
     Lesson: ("id", "order", "steps", "minutes"),
-    Slide: ("kind", "id", "code", "optional"),
+    Slide: ("kind", "id", "optional"),
     Quiz: ("kind", "id", "pass_mark"),
-    Question: ("id", "answer", "code"),
+    Question: ("id", "answer"),
+    Choice: ("proof",),  # code the learner never sees, run by `gradtutor validate`
+    Proof: ("holds", "code"),
     Exercise: ("kind", "id", "checker", "function", "solution", "timeout", "optional",
                "inputs", "catches", "returns"),
     DeclaredCheck: ("id", "expect", "after", "table"),
@@ -94,11 +101,11 @@ KEPT: dict[type, tuple[str, ...]] = {
     Column: ("shows",),
     Mutant: ("id", "replace", "fails"),
     Replacement: ("find", "with_"),
-    Predict: ("kind", "id", "code", "show", "answer", "optional"),
+    Predict: ("kind", "id", "show", "answer", "optional"),
     Parsons: ("kind", "id", "solution", "run", "optional"),
     ParsonsLine: ("id", "code", "after"),
     ParsonsRun: ("setup", "record", "series", "repeat"),
-    Demo: ("kind", "id", "code", "optional"),
+    Demo: ("kind", "id", "optional"),
     Chart: ("series",),
 }
 
@@ -114,6 +121,15 @@ class FieldKey(NamedTuple):
         return f"lesson {self.path}" if self.step is None else f"step {self.step} {self.path}"
 
 
+def is_text(kind: type, name: str, value: Any) -> bool:
+    """Whether field `name` of a `kind` record, holding `value`, is a text to translate: prose,
+    or shown code with a comment in it."""
+    if not isinstance(value, str):
+        return False
+    return name in PROSE.get(kind, ()) or (name in COMMENTED_CODE.get(kind, ())
+                                           and has_comment(value))
+
+
 def texts_of(record: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
     """(field path, English text) of every translatable text in a step, or in a lesson's
     own fields (its steps are not included), in the order the fields are declared."""
@@ -121,7 +137,7 @@ def texts_of(record: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
     items = ITEMS.get(kind, {})
     for field in dataclasses.fields(record):
         name, value = field.name, getattr(record, field.name)
-        if name in PROSE.get(kind, ()) and isinstance(value, str):
+        if is_text(kind, name, value):
             yield prefix + key_of(field), value
         elif name in items:
             for index, item in enumerate(value):
@@ -152,7 +168,7 @@ def rebuild(record: T, prefix: str, pick: Callable[[str, str], str]) -> T:
     for field in dataclasses.fields(record):  # type: ignore[arg-type]
         name, value = field.name, getattr(record, field.name)
         new: Any = value
-        if name in PROSE.get(kind, ()) and isinstance(value, str):
+        if is_text(kind, name, value):
             new = pick(prefix + key_of(field), value)
         elif name in items:
             rebuilt = tuple(

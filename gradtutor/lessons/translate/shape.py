@@ -27,6 +27,18 @@ def same_code(english: str, translated: str) -> bool:
         return english == translated
 
 
+def has_comment(code: str) -> bool:
+    """Whether Python code holds a comment (a translator has something to translate in it)."""
+    import io
+    import tokenize
+
+    try:
+        return any(t.type == tokenize.COMMENT
+                   for t in tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return "#" in code
+
+
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.S)
 _LIST_ITEM = re.compile(r" {0,3}([-*+]|\d+[.)])\s")
 
