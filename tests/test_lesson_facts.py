@@ -213,7 +213,7 @@ def test_sgd_subtracts_lr_times_grad_and_never_clears_it() -> None:
 
 def test_clearing_first_frees_the_old_gradients_before_the_forward_pass() -> None:
     assert "Clearing first also frees the old gradients' memory" in text_of("right-order")
-    assert "frees the old gradient" in text_of("set-to-none")
+    assert "lets the old gradient be freed" in text_of("set-to-none")
     model = torch.nn.Linear(2, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     model(torch.ones(1, 2)).sum().backward()
