@@ -193,7 +193,7 @@ def test_a_second_loss_adds_the_gradient_of_the_total() -> None:
 
 
 def test_divided_micro_batches_give_the_whole_batch_gradient() -> None:
-    assert "`((w * x) ** 2).mean()` would make it" in text_of("why-accumulation")
+    assert "the gradient of the whole batch's loss, `((w * x) ** 2).mean()`" in text_of("why-accumulation")
     x = torch.tensor([1.0, 2.0, 3.0, 4.0])
     w = torch.tensor(0.5, requires_grad=True)
     ((w * x) ** 2).mean().backward()  # type: ignore[no-untyped-call]
