@@ -12,6 +12,7 @@ import contextlib
 import copy
 import dataclasses
 import errno
+import functools
 import os
 import re
 import sys
@@ -1100,10 +1101,14 @@ def _cli(tr: Translator) -> TyperGroup:
     options, arguments = tr(msg("Options")), tr(msg("Arguments"))
     for command in commands:
         # Click's own --help says "Show this message and exit." in English; one of ours, under
-        # the same names, takes its place.
+        # the same names, takes its place, and draws the help with Click's words said by `tr`.
         command.params.append(TyperOption(
             param_decls=["--help", "-h"], is_flag=True, expose_value=False, is_eager=True,
-            help=msg("Show this message and exit."), callback=_show_help))
+            help=msg("Show this message and exit."), callback=functools.partial(_show_help, tr)))
+        # the usage line's placeholders: `gradtutor check [OPTIONS] [EXERCISE] [FILE]`
+        command.options_metavar = tr(msg("[OPTIONS]"))
+        if hasattr(command, "subcommand_metavar"):
+            command.subcommand_metavar = tr(msg("COMMAND [ARGS]..."))
         command.help = tr(command.help) if command.help else command.help
         command.epilog = tr(command.epilog) if command.epilog else command.epilog
         command.short_help = tr(command.short_help) if command.short_help else None
@@ -1131,12 +1136,50 @@ def _commands(group: TyperGroup) -> list[Any]:
     return found
 
 
-def _show_help(ctx: typer.Context, _param: object, value: bool) -> None:
+def _show_help(tr: Translator, ctx: typer.Context, _param: object, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        with _chinese_wrapping():
+        with _chinese_wrapping(), _click_words(ctx, tr):
             help_text = ctx.get_help()
         typer.echo(help_text, color=ctx.color)
         ctx.exit()
+
+
+# Typer's own words in a help screen, by the name of the constant it keeps each in: their
+# templates for the catalog, `{}` where Typer puts the value.
+_TYPER_WORDS = (("DEFAULT_STRING", msg("[default: {value}]", value="{}")),
+                ("ENVVAR_STRING", msg("[env var: {name}]", name="{}")),
+                ("REQUIRED_LONG_STRING", msg("[required]")),
+                ("DEPRECATED_STRING", msg("(deprecated) ")))
+
+
+@contextlib.contextmanager
+def _click_words(ctx: typer.Context, tr: Translator) -> Iterator[None]:
+    """While --help is drawn, Click's and Typer's own words in it ("Usage:", "[required]",
+    "[env var: ...]") are said by `tr`. Both say them through gettext, which has no catalog
+    here. The usage line's prefix comes from the formatter this context makes, so the
+    context gets its own kind of formatter; Typer's words are module constants, swapped for
+    the drawing and put back after, as `_chinese_wrapping` does."""
+    from typer import rich_utils
+
+    base: Any = ctx.formatter_class
+    usage = tr(msg("Usage: "))
+
+    def write_usage(self: Any, prog: str, args: str = "", prefix: str | None = None) -> None:
+        base.write_usage(self, prog, args, usage if prefix is None else prefix)
+
+    said: Any = type("SaidFormatter", (base,), {"write_usage": write_usage})
+    ctx.formatter_class = said
+    original = {name: getattr(rich_utils, name) for name, _ in _TYPER_WORDS
+                if hasattr(rich_utils, name)}
+    for name, words in _TYPER_WORDS:
+        if name in original:
+            setattr(rich_utils, name, tr(words))
+    try:
+        yield
+    finally:
+        for name, value in original.items():
+            setattr(rich_utils, name, value)
+        ctx.formatter_class = base
 
 
 @contextlib.contextmanager
@@ -1275,6 +1318,7 @@ _CLICK_PROBLEMS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], .
      lambda m: msg("no command '{command}'; did you mean '{close}'?", **m.groupdict())),
     (re.compile(r"No such command '(?P<command>[^']+)'\."),
      lambda m: msg("no command '{command}'", **m.groupdict())),
+    (re.compile(r"Missing command\."), lambda m: msg("missing a command")),
     (re.compile(r"Got unexpected extra argument(?:\(s\)|s)? \((?P<extra>.+)\)"),
      lambda m: msg("too many arguments: {extra}", **m.groupdict())),
     (re.compile(r"Invalid value for (?P<name>.+?): (?P<problem>.+)"),

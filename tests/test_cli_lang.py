@@ -456,3 +456,90 @@ def test_bare_gradtutor_in_chinese(gt: Run, how: dict[str, Any]) -> None:
     assert "从这里开始：  gradtutor start" in out
     assert "  start     打开课程讲解，从你上次停下的地方继续。" in out
     assert out.splitlines()[-1] == "`gradtutor --help` 列出所有命令和选项。"
+
+
+def test_chinese_help_says_click_and_typer_words_in_chinese(gt: Run) -> None:
+    """Prior review P32: Click's and Typer's own words ("Usage:", "[OPTIONS]", "[required]",
+    "[env var: ...]") stayed English in a Chinese help; they stay English in an English one."""
+    from typer.testing import CliRunner
+
+    from gradtutor.cli import run
+
+    runner = CliRunner()
+
+    def helped(*argv: str) -> str:
+        env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+                          environ={"GRADTUTOR_HOME": str(gt.home)}, stdin_tty=False,
+                          stdout_tty=False, width=100)
+        with runner.isolation(env={"COLUMNS": "100"}) as streams:
+            code = run(list(argv), env)
+            said = streams[0].getvalue().decode("utf-8")
+        assert code == 0, argv
+        return said
+
+    check = helped("--lang", "zh", "check", "--help")
+    assert "用法：gradtutor check [选项] [EXERCISE] [FILE]" in check
+    assert "[环境变量：GRADTUTOR_WORKSPACE]" in check
+    show = helped("show", "--help", "--lang", "zh")
+    assert "[必填]" in show
+    validate = helped("--lang", "zh", "validate", "--help")
+    assert "[默认：run]" in validate
+    root = helped("--lang", "zh", "--help")
+    assert "用法：gradtutor [选项] 命令 [参数]..." in root
+    for output in (check, show, validate, root):
+        assert not re.search(r"Usage|OPTIONS|COMMAND|ARGS|env var|required|default:", output)
+    # English after Chinese: Typer's words were put back
+    english = helped("check", "--help")
+    assert "Usage: gradtutor check [OPTIONS] [EXERCISE] [FILE]" in english
+    assert "[env var: GRADTUTOR_WORKSPACE]" in english and not CJK.search(english)
+    assert "[required]" in helped("show", "--help")
+    code, _, err = gt("--lang", "zh", "translate")
+    assert code == 2 and err.startswith("gradtutor：错误：缺少命令（提示：")
+
+
+def test_show_plain_on_a_60_column_terminal_reflows_lesson_text(tmp_path: Path) -> None:
+    """Prior review P10 / P34: `show --plain` kept the lesson file's line breaks, then wrapped
+    each line again (ragged English), and a Chinese list item's next line began at column 0."""
+    from gradtutor.cli import run
+
+    folder = tmp_path / "course"
+    folder.mkdir()
+    source = (FIXTURES / "basics.yaml").read_text(encoding="utf-8")
+    body = ("      Tensors can record the operations done on them, so that a\n"
+            "      later backward pass can walk those records back from the loss.\n\n"
+            "      - `w`: a tensor created with `requires_grad=True`, whose\n"
+            "        gradient lands in `w.grad`.\n")
+    old = "      Tensors can record the operations done on them.\n"
+    assert old in source
+    (folder / "basics.yaml").write_text(source.replace(old, body), encoding="utf-8")
+    write_translation(folder, {FieldKey("welcome", "body"): (
+        "张量可以记录对它们做过的运算，之后一次反向传播就能沿着这些记录从损失走回去。\n\n"
+        "- `w`：一个用 `requires_grad=True` 创建的张量，它的梯度会存进 `w.grad`，"
+        "供你在反向传播之后读取。")})
+
+    def shown(*lang: str) -> list[str]:
+        stdout = io.StringIO()
+        env = Environment(stdin=io.StringIO(), stdout=stdout, stderr=io.StringIO(),
+                          environ={"GRADTUTOR_HOME": str(tmp_path / "home")},
+                          stdin_tty=True, stdout_tty=True, width=60)
+        code = run(["show", "basics", "--step", "welcome", "--plain", "--lessons",
+                    str(folder), *lang], env)
+        assert code == 0
+        lines = [line.rstrip() for line in stdout.getvalue().splitlines()]
+        return lines[lines.index("") + 1:]  # the body, after the header
+
+    assert shown()[:5] == [
+        "Tensors can record the operations done on them, so that a",
+        "later backward pass can walk those records back from the",
+        "loss.",
+        "",
+        "- `w`: a tensor created with `requires_grad=True`, whose",
+    ]
+    assert shown()[5] == "  gradient lands in `w.grad`."
+    assert shown("--lang", "zh")[:5] == [
+        "张量可以记录对它们做过的运算，之后一次反向传播就能沿着这些记",
+        "录从损失走回去。",
+        "",
+        "- `w`：一个用 `requires_grad=True` 创建的张量，它的梯度会存",
+        "  进 `w.grad`，供你在反向传播之后读取。",
+    ]

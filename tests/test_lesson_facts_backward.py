@@ -1,12 +1,15 @@
 """The facts the `backward` lesson states in words, each run against torch.
 
 The code samples prove their own `# -> ` claims (test_lesson_samples.py); these tests prove
-the sentences around them: what backward() says to a vector, which steps cut the graph, what
-a second backward needs, what makes a weight not a leaf, and what torch.autograd.grad leaves.
+the sentences around them: what a nudge says about a gradient, what backward() says to a
+vector, which steps cut the graph, what a second backward needs, what makes a weight not a
+leaf, and what torch.autograd.grad leaves.
 """
 
 from __future__ import annotations
 
+import io
+import re
 import warnings
 from collections.abc import Callable
 from functools import cache, partial
@@ -17,7 +20,7 @@ import torch
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Demo, Lesson
+from gradtutor.lessons.model import Demo, Lesson, Quiz, Slide
 
 
 @cache
@@ -35,6 +38,38 @@ def raised(action: Callable[[], object]) -> str:
     except RuntimeError as exc:
         return str(exc)
     return ""
+
+
+def test_the_nudge_demo_moves_the_loss_by_about_grad_times_h() -> None:
+    body = text_of("nudge")
+    assert "derivatives" in body and "all the calculus it needs" in body
+    assert "by about `w.grad[0] * h`" in body and "within 1% of 30" in body
+    demo = next(s for s in lesson().steps if s.id == "nudge")
+    assert isinstance(demo, Demo) and demo.chart is None  # it shows what it prints
+    assert lesson().steps[0] is demo  # first, before any other gradient
+    output = io.StringIO()
+    namespace: dict[str, object] = {
+        "print": lambda *a, **k: print(*a, **{**k, "file": output})}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exec(demo.code, namespace)  # noqa: S102 - the lesson's own demo
+    printed = re.fullmatch(r"(\S+) ~ (\S+) x (\S+)\n", output.getvalue())
+    assert printed is not None, output.getvalue()
+    change, grad, h = printed.groups()
+    assert (change, grad, h) == ("0.3009", "30", "0.01")  # the numbers the body quotes
+    # the printed change is within 1% of grad x h, and so its slope, 30.09, of w.grad
+    assert abs(float(change) - float(grad) * float(h)) <= 0.01 * float(grad) * float(h)
+    assert f"{float(change) / float(h):.2f}" == "30.09" and "30.09" in body
+    # the unrounded numbers agree too, and nudging only w[0] leaves w[1]'s slope out of it
+    loss, w = namespace["loss"], namespace["w"]
+    assert callable(loss) and isinstance(w, torch.Tensor) and w.grad is not None
+    exact = (loss(w + torch.tensor([0.01, 0.0])) - loss(w)).item()
+    assert abs(exact - w.grad[0].item() * 0.01) <= 0.01 * w.grad[0].item() * 0.01
+    # "a smaller h comes closer": the gap shrinks with h (float64, free of rounding)
+    w64 = w.detach().double()
+    gaps = [abs((loss(w64 + torch.tensor([h, 0.0], dtype=torch.float64))
+                 - loss(w64)).item() / h - w.grad[0].item()) for h in (0.01, 0.001, 0.0001)]
+    assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < 0.001
 
 
 def test_the_chain_rule_by_hand_is_what_backward_computes() -> None:
@@ -80,6 +115,10 @@ def test_backward_on_a_vector_wants_a_gradient_of_its_shape() -> None:
 
 def test_a_second_backward_needs_retain_graph_on_the_earlier_call() -> None:
     assert "retain_graph=True` to the *earlier* call" in text_of("graph-freed")
+    # the quiz question does not reuse the slide's loss
+    slide = lesson_text.step_of("backward", "graph-freed")
+    assert isinstance(slide, Slide) and slide.code is not None
+    assert "(w ** 2).sum()" in slide.code and "(w ** 2).sum()" not in text_of("quick-check")
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     loss = (w ** 2).sum()
     loss.backward()  # type: ignore[no-untyped-call]
@@ -99,6 +138,37 @@ def test_a_second_backward_needs_retain_graph_on_the_earlier_call() -> None:
     assert square.grad_fn._saved_self is w  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(("forward", "saves"), [
+    (lambda w: (3 * w).sum(), True), (lambda w: (w ** 2).sum(), True),
+    (lambda w: (w * w).sum(), True), (lambda w: w.exp().sum(), True),
+    (lambda w: w.sum(), False), (lambda w: (w + 1).mean(), False)])
+def test_a_second_backward_raises_only_when_the_graph_saved_tensors(
+        forward: Callable[[torch.Tensor], torch.Tensor], saves: bool) -> None:
+    body = text_of("graph-freed")
+    assert "if the graph saved any (most do; `w.sum()` saves none)" in body
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = forward(w)
+    loss.backward()  # type: ignore[no-untyped-call]
+    said = raised(loss.backward)
+    assert said.startswith("Trying to backward through the graph a second time") == saves
+
+
+def test_every_forward_pass_records_a_new_graph() -> None:
+    body = text_of("graph-freed")
+    assert "Every forward pass records a new graph" in body and "*dynamic*" in body
+    assert "the usual fix is a fresh forward pass" in body
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    first, second = (w ** 2).sum(), (w ** 2).sum()
+    assert first.grad_fn is not second.grad_fn  # the same code, a new graph
+    first.backward()  # type: ignore[no-untyped-call]
+    second.backward()  # type: ignore[no-untyped-call]  # the fresh graph is whole: no error
+    assert w.grad is not None and torch.equal(w.grad, torch.tensor([4.0, 8.0]))
+    # dynamic: plain Python decides, on each pass, which operations the graph holds
+    for cube, name in ((True, "PowBackward0"), (False, "MulBackward0")):
+        h = w ** 3 if cube else w * 3
+        assert h.grad_fn is not None and type(h.grad_fn).__name__ == name
+
+
 def test_steps_that_cut_the_graph_leave_none() -> None:
     body = text_of("broken-graph")
     for named in (".detach()", ".item()", ".tolist()", "torch.tensor(...)", "torch.no_grad()"):
@@ -112,9 +182,11 @@ def test_steps_that_cut_the_graph_leave_none() -> None:
     for name, cut in cuts.items():
         w = torch.tensor([1.0, 2.0], requires_grad=True)
         b = torch.tensor(0.5, requires_grad=True)
-        h = cut(w * 3)
-        assert h.is_leaf and not h.requires_grad, name  # a new leaf with no history
-        (h * b).sum().backward()  # type: ignore[no-untyped-call]  # nothing complains
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # "usually nothing complains": no warning either
+            h = cut(w * 3)
+            assert h.is_leaf and not h.requires_grad, name  # a new leaf with no history
+            (h * b).sum().backward()  # type: ignore[no-untyped-call]
         assert w.grad is None and b.grad is not None, name
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     with torch.no_grad():
@@ -124,6 +196,28 @@ def test_steps_that_cut_the_graph_leave_none() -> None:
     assert ("element 0 of tensors does not require grad and does not have a grad_fn"
             in raised(lambda: (h ** 2).sum().backward()))  # type: ignore[no-untyped-call]
     assert "element 0 of tensors does not require grad and does not have a grad_fn" in body
+
+
+def test_numpy_needs_detach_first() -> None:
+    assert "`.detach()` (which `.numpy()` needs first)" in text_of("broken-graph")
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert "Use tensor.detach().numpy() instead" in raised(lambda: (w * 3).numpy())
+    values = (w * 3).detach().numpy()  # the detach is the cut
+    b = torch.tensor(0.5, requires_grad=True)
+    (torch.from_numpy(values) * b).sum().backward()  # type: ignore[no-untyped-call]
+    assert w.grad is None and b.grad is not None
+
+
+def test_torch_tensor_of_results_at_most_warns() -> None:
+    body = text_of("broken-graph")
+    assert "Usually nothing complains (`torch.tensor(...)` of results at most warns)" in body
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    a, b = w.sum(), (w ** 2).sum()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        joined = torch.tensor([a, b])
+    assert [type(warning.message) for warning in seen] == [UserWarning]
+    assert joined.is_leaf and not joined.requires_grad  # a warning, and still cut
 
 
 def test_the_predict_step_loss_still_requires_grad_through_b() -> None:
@@ -173,7 +267,8 @@ def test_the_demo_cut_by_item_never_moves_w() -> None:
 def test_a_step_after_requires_grad_makes_a_non_leaf(
         after: Callable[[torch.Tensor], torch.Tensor]) -> None:
     body = text_of("not-a-leaf")
-    assert "`.to()`" in body and "`* 0.01`" in body and ".double()" in body
+    assert "Lesson 1 showed the trap" in body and "`* 0.01`" in body
+    assert "`.grad` only on leaves" in body and "(reading it warns)" in body
     w = after(torch.rand(3, requires_grad=True))
     assert not w.is_leaf
     (w * 2).sum().backward()  # type: ignore[no-untyped-call]
@@ -181,9 +276,20 @@ def test_a_step_after_requires_grad_makes_a_non_leaf(
         warnings.simplefilter("always")
         assert w.grad is None
     assert any("not a leaf Tensor" in str(warning.message) for warning in seen)
-    assert "with a warning" in body
     fixed = after(torch.rand(3)).requires_grad_()
     assert fixed.is_leaf
+
+
+@pytest.mark.parametrize("same", [
+    lambda t: t.to("cpu"), lambda t: t.to(torch.float32), lambda t: t.float(),
+    lambda t: t.to("cpu", torch.float32)])
+def test_a_to_that_changes_nothing_returns_the_leaf_itself(
+        same: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    # only "a `.to()` that really converts" makes a non-leaf (the parametrized test above)
+    assert "a `.to()` that really converts" in text_of("not-a-leaf")
+    assert torch.rand(3, dtype=torch.float64, requires_grad=True).double().is_leaf  # no-op too
+    w = torch.rand(3, requires_grad=True)  # float32, on the CPU
+    assert same(w) is w and same(w).is_leaf
 
 
 def test_retain_grad_must_come_before_backward() -> None:
@@ -218,3 +324,56 @@ def test_autograd_grad_returns_a_tuple_and_leaves_grad_alone() -> None:
     torch.autograd.grad(loss, w)
     assert w.grad is not None and before is not None and torch.equal(w.grad, before)
     assert raised(loss.backward).startswith("Trying to backward through the graph")
+
+
+def test_a_gradient_penalty_needs_create_graph() -> None:
+    body = text_of("autograd-grad")
+    assert "to log its size" in body and "that needs `create_graph=True`" in body
+    w = torch.tensor([2.0, 3.0], requires_grad=True)
+    # logging: the norm is a plain value, and .grad stays untouched
+    (g,) = torch.autograd.grad((w ** 2).sum(), w)
+    assert g.norm().item() == pytest.approx(52 ** 0.5) and w.grad is None
+    # without create_graph the gradient has no graph: a penalty on it cannot be backpropagated
+    assert not g.requires_grad
+    penalty = (g ** 2).sum()
+    assert "does not require grad" in raised(penalty.backward)
+    # with it, the penalty (g ** 2).sum() = 4 * (w ** 2).sum() backpropagates to 8 * w
+    (g,) = torch.autograd.grad((w ** 2).sum(), w, create_graph=True)
+    (g ** 2).sum().backward()  # type: ignore[no-untyped-call]
+    assert w.grad is not None and torch.equal(w.grad, torch.tensor([16.0, 24.0]))
+
+
+def test_the_quiz_has_at_most_six_questions_each_choice_with_a_proof() -> None:
+    quiz = lesson_text.step_of("backward", "quick-check")
+    assert isinstance(quiz, Quiz) and len(quiz.questions) <= 6
+    for question in quiz.questions:
+        assert question.code, question.id
+        assert all(getattr(c, "proof", None) is not None for c in question.choices), question.id
+
+
+def test_the_quiz_mean_answers() -> None:
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    mean_grad = torch.autograd.grad((w ** 3).mean(), w)[0]
+    torch.testing.assert_close(mean_grad, w.detach() ** 2)
+    y = w ** 3
+    assert raised(y.backward) == "grad can be implicitly created only for scalar outputs"
+    y.backward(gradient=torch.ones(3) / 3)  # type: ignore[no-untyped-call]
+    assert w.grad is not None
+    torch.testing.assert_close(w.grad, mean_grad)
+    w.grad = None
+    (w ** 3).backward(gradient=torch.ones(3))  # type: ignore[no-untyped-call]
+    torch.testing.assert_close(w.grad, 3 * mean_grad)  # the sum's: three times the mean's
+
+
+def test_the_quiz_second_pass_answers() -> None:
+    w = torch.tensor([1.0, -2.0], requires_grad=True)
+    loss = ((w - 1) ** 2).sum()
+    loss.backward()  # type: ignore[no-untyped-call]
+    assert raised(loss.backward).startswith("Trying to backward")
+    w.grad = None  # clearing .grad brings no graph back
+    assert raised(loss.backward).startswith("Trying to backward")
+    assert raised(lambda: loss.backward(retain_graph=True)).startswith(  # type: ignore[no-untyped-call]
+        "Trying to backward")
+    loss = ((w - 1) ** 2).sum()  # a fresh forward pass
+    loss.backward()  # type: ignore[no-untyped-call]
+    assert w.grad is not None and torch.equal(w.grad, torch.tensor([0.0, -6.0]))

@@ -6,9 +6,11 @@ the sentences around them, the quiz's explanations and the words of the exercise
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import warnings
+import weakref
 from functools import partial
 
 import lesson_text
@@ -56,29 +58,64 @@ def test_dtype_comes_from_the_numbers() -> None:
 
 
 def test_only_floating_point_tensors_can_require_grad() -> None:
-    assert "Only floating-point tensors can require grad" in text_of("requires-grad")
+    assert "Only floating-point (and complex) tensors can require grad" in text_of("requires-grad")
     with pytest.raises(RuntimeError, match="floating point"):
         torch.tensor([1, 2], requires_grad=True)
     assert torch.tensor([1, 2], dtype=torch.float32, requires_grad=True).requires_grad
-    # the quiz: "Only floating-point (and complex) tensors"
-    assert "(and complex)" in text_of("quick-check")
     assert torch.tensor([1j], requires_grad=True).requires_grad
 
 
-def test_results_require_grad_and_only_leaves_keep_gradients() -> None:
+def test_backward_follows_the_record_and_stores_each_weights_gradient() -> None:
+    """The one sentence of payoff: lesson 2's backward() puts the gradient on the weight."""
+    assert ("`backward()` follows that record back and stores each weight's gradient in its "
+            "`.grad`") in text_of("requires-grad")
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert w.grad is None
+    (w * 3).sum().backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is untyped
+    assert w.grad is not None and w.grad.tolist() == [3.0, 3.0]
+
+
+def test_non_leaves_require_grad_and_only_leaves_keep_gradients() -> None:
     text = text_of("leaves")
-    assert "it requires grad too, but it is not a leaf" in text
+    assert "is a **non-leaf**: it requires grad too" in text
     assert "Gradients are kept only on leaves" in text
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     h = w * 3
     assert h.requires_grad and not h.is_leaf
-    (h ** 2).sum().backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is untyped
+    (h ** 2).sum().backward()  # type: ignore[no-untyped-call]
     assert w.grad is not None
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # reading a result's .grad warns
+        warnings.simplefilter("ignore")  # reading a non-leaf's .grad warns
         assert h.grad is None
-    trap = torch.randn(3, requires_grad=True) * 0.01  # "is a result"
+    assert "`torch.randn(3, requires_grad=True) * 0.01` is a non-leaf" in text
+    trap = torch.randn(3, requires_grad=True) * 0.01
     assert not trap.is_leaf and trap.grad_fn is not None
+
+
+def test_every_tensor_that_does_not_require_grad_is_a_leaf_even_a_computed_one() -> None:
+    assert ("A tensor you create is a *leaf*, and so is every tensor that does not require "
+            "grad, even a computed one.") in text_of("leaves")
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    x = torch.tensor([3.0, 4.0])
+    with torch.no_grad():
+        under_no_grad = w * 2
+    for computed in (x * 2, torch.zeros(3) + 1, w.detach() * 2, under_no_grad):
+        assert not computed.requires_grad and computed.is_leaf and computed.grad_fn is None
+
+
+def test_a_real_conversion_makes_a_non_leaf_and_a_to_that_changes_nothing_returns_w() -> None:
+    text = text_of("leaves")
+    assert "`w.to(torch.float64)` is a non-leaf" in text
+    assert "a `.to()` that changes neither dtype nor device returns `w` itself" in text
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    converted = w.to(torch.float64)
+    assert not converted.is_leaf and converted.grad_fn is not None
+    assert converted.grad_fn.name() == "ToCopyBackward0"
+    assert w.double().is_leaf is False
+    assert w.to(torch.float32) is w and w.to("cpu") is w and w.to(w.device, w.dtype) is w
+    # a copy that keeps dtype and device is an operation too: only a no-op .to() returns w
+    assert w.to(torch.float32, copy=True) is not w
+    assert not w.to(torch.float32, copy=True).is_leaf
 
 
 def test_the_graph_leads_back_to_a_node_that_holds_the_leaf() -> None:
@@ -106,25 +143,6 @@ def test_no_grad_leaves_w_tracked_and_recording_resumes() -> None:
     assert (w * 2).grad_fn is not None  # recording resumed after the block
 
 
-def test_model_eval_does_not_stop_recording() -> None:
-    assert "`model.eval()` does not stop recording" in text_of("no-grad")
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.5))
-    model.eval()
-    out = model(torch.ones(1, 2))
-    assert out.requires_grad and out.grad_fn is not None
-
-
-def test_dropout_behaves_differently_in_eval() -> None:
-    """`model.eval()` "changes how layers such as dropout behave"."""
-    torch.manual_seed(0)
-    dropout = torch.nn.Dropout(0.5)
-    x = torch.ones(1000)
-    assert (dropout(x) == 0).any()  # training: some entries dropped
-    dropout.eval()
-    assert torch.equal(dropout(x), x)  # evaluation: passed through
-
-
 def test_a_bare_no_grad_switches_nothing_off_and_set_grad_enabled_lasts() -> None:
     help_text = next(c.help for c in step_as(lesson(), "no-grad-predict", Exercise).checks
                      if c.id == "no-record")
@@ -142,8 +160,17 @@ def test_a_bare_no_grad_switches_nothing_off_and_set_grad_enabled_lasts() -> Non
         torch.set_grad_enabled(True)
 
 
+def test_item_gives_a_plain_python_number_of_the_tensors_kind() -> None:
+    assert ("a plain Python number (a `float` from a float tensor, an `int` from an int one)"
+            in text_of("item"))
+    assert type(torch.tensor(2.5).item()) is float
+    assert type(torch.tensor([1.0, 2.0]).sum().item()) is float
+    assert type(torch.tensor(3).item()) is int
+    assert type(torch.tensor([4, 0, 7]).sum().item()) is int
+
+
 def test_item_gives_a_python_float_and_a_tensor_total_holds_every_loss() -> None:
-    assert "`total` is a result whose graph holds every loss added in" in text_of("item")
+    assert "`total` is a non-leaf whose graph holds every loss added in" in text_of("item")
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     losses = [((w - k) ** 2).mean() for k in range(3)]
     assert all(type(loss.item()) is float for loss in losses)
@@ -161,6 +188,30 @@ def test_item_gives_a_python_float_and_a_tensor_total_holds_every_loss() -> None
     assert all(loss.grad_fn in reachable for loss in losses)
 
 
+def test_a_total_keeps_its_graphs_in_memory_only_while_the_caller_keeps_it() -> None:
+    """log-losses: "if the caller keeps the totals, say in a list for a plot, every step's
+    graphs stay in memory"; a total the caller drops frees its graph."""
+    assert ("if the caller keeps the totals, say in a list for a plot, every step's graphs "
+            "stay in memory") in text_of("log-losses")
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+
+    def one_step(kept: list[torch.Tensor] | None) -> bool:
+        """A total of one step; whether a tensor its graph saved is still alive after."""
+        diff = w - 1.0
+        saved = weakref.ref(diff)  # (diff ** 2) saves diff for backward
+        total = 0.0 + ((diff ** 2).mean())
+        del diff
+        if kept is not None:
+            kept.append(total)
+        del total
+        gc.collect()
+        return saved() is not None
+
+    assert one_step(None) is False  # printed and dropped: the graph is freed
+    plot: list[torch.Tensor] = []
+    assert all(one_step(plot) for _ in range(3))  # kept in a list: every graph stays
+
+
 def test_detach_shares_memory_and_clone_copies() -> None:
     text = text_of("detach")
     assert "no `grad_fn`, no `requires_grad`" in text and "shares `t`'s memory" in text
@@ -176,7 +227,8 @@ def test_detach_shares_memory_and_clone_copies() -> None:
 
 def test_torch_tensor_of_results_copies_their_numbers_and_warns() -> None:
     text = text_of("new-leaf")
-    assert "it reads their numbers as `.item()` would (PyTorch warns)" in text
+    assert ("Given non-leaves, as in `torch.tensor([a, b])`, it reads their numbers as "
+            "`.item()` would (PyTorch warns)") in text
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     a, b = w.sum(), (w ** 2).sum()
     with warnings.catch_warnings():
@@ -209,25 +261,37 @@ def test_stack_keeps_the_graph_and_cat_cannot_join_one_number_tensors() -> None:
         torch.cat([a, b])
 
 
+def test_the_quiz_which_run_choices_are_what_torch_says() -> None:
+    counts = torch.tensor([4, 0, 7])
+    assert counts.dtype == torch.int64
+    made = counts.float().requires_grad_()  # a: runs
+    assert made.dtype == torch.float32 and made.requires_grad and made.is_leaf
+    with pytest.raises(RuntimeError, match="floating point"):  # b: raises before .float()
+        torch.tensor([4, 0, 7], requires_grad=True).float()
+    one_decimal = torch.tensor([4.0, 0, 7], requires_grad=True)  # c: "one decimal is enough"
+    assert one_decimal.dtype == torch.float32
+    with pytest.raises(RuntimeError, match="3 elements cannot be converted"):  # d
+        torch.tensor([4, 0, 7]).item()
+
+
 def test_the_quiz_leaf_choices_are_what_torch_says() -> None:
-    w = torch.tensor([1.0, 2.0], requires_grad=True)
-    a = torch.zeros(3, requires_grad=True)
-    b = torch.zeros(3, requires_grad=True) + 1
-    c = (torch.zeros(3) + 1).requires_grad_()
-    d = w.detach()
-    assert [t.is_leaf and t.requires_grad for t in (a, b, c, d)] == [True, False, True, False]
-    assert b.grad_fn is not None and d.is_leaf
+    w = torch.randn(3, requires_grad=True)
+    x = torch.randn(3)
+    assert [t.is_leaf for t in (x * 2, w.clone(), w[0], w.to("cpu"))] == [True, False, False,
+                                                                          True]
+    clone, picked = w.clone().grad_fn, w[0].grad_fn
+    assert clone is not None and clone.name() == "CloneBackward0"  # "recorded like any other"
+    assert picked is not None and picked.name() == "SelectBackward0"  # "indexing is an operation"
+    assert w.to("cpu") is w  # "returns `w` itself"
 
 
-def test_the_quiz_running_total_choices_are_what_torch_says() -> None:
+def test_the_quiz_loss_history_choices_are_what_torch_says() -> None:
     w = torch.tensor([1.0, 2.0], requires_grad=True)
-    loss = (w ** 2).sum()
-    assert type(0.0 + loss.item()) is float
-    assert (0.0 + loss).grad_fn is not None
-    assert (0.0 + loss.detach()).grad_fn is None
-    clone = 0.0 + loss.clone()
-    node = first_next(clone.grad_fn)  # the clone's node, then the loss's
-    assert node.name() == "CloneBackward0" and first_next(node) is loss.grad_fn
+    loss = ((w - 3) ** 2).mean()
+    assert type(loss.item()) is float
+    assert loss.detach().grad_fn is None and loss.detach().is_leaf
+    clone = loss.clone()
+    assert clone.grad_fn is not None and first_next(clone.grad_fn) is loss.grad_fn
 
 
 def test_the_demo_shows_a_graph_that_grows_and_a_float_that_holds_none() -> None:

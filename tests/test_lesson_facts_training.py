@@ -25,7 +25,7 @@ from torch import nn
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Demo, Exercise, Lesson, Rule, Step
+from gradtutor.lessons.model import Demo, Exercise, Lesson, Rule, Slide, Step
 from gradtutor.lessons.timing import duration
 
 
@@ -56,8 +56,19 @@ def test_the_core_path_takes_five_to_ten_minutes() -> None:
     assert 5 <= duration(lesson()).core <= 10
 
 
+def test_the_core_path_teaches_the_whole_loop_and_ends_with_a_recap() -> None:
+    core = [step.id for step in lesson().steps if not getattr(step, "optional", False)]
+    for step_id in ("loss-functions", "optimizer-step", "whole-loop", "train-eval",
+                    "loss-curves", "training-check", "recap"):
+        assert step_id in core
+    assert core[-1] == "recap"
+    # the optimizer page points back to lesson 3 instead of teaching SGD again
+    assert text_of("optimizer-step").startswith("Lesson 3 showed SGD's step, `p -= lr * grad`.")
+
+
 def test_a_frozen_parameter_is_skipped_by_momentum_and_weight_decay() -> None:
-    assert "weight decay and momentum leave it alone" in text_of("freezing")
+    assert "the optimizer skips them (weight decay and momentum leave them alone too)" in \
+        text_of("freezing")
     torch.manual_seed(0)
     first = nn.Linear(2, 3)  # model[0]
     model = nn.Sequential(first, nn.ReLU(), nn.Linear(3, 1))
@@ -76,6 +87,35 @@ def test_a_frozen_parameter_is_skipped_by_momentum_and_weight_decay() -> None:
     first.weight.grad = torch.zeros_like(first.weight)
     optimizer.step()
     assert not torch.equal(first.weight, frozen)
+
+
+def test_a_grad_left_from_before_freezing_is_still_applied() -> None:
+    """"a `.grad` that was `None` stays `None`... Clear first: a `.grad` left from before
+    freezing would still be applied" (the slide and the exercise's why)."""
+    assert "a `.grad` that was `None` stays `None`" in text_of("freezing")
+    assert "Clear first: a `.grad` left from before freezing would still be applied" in \
+        text_of("freezing")
+    assert "left from before freezing would still be applied: clear it first" in \
+        text_of("freeze-layer")
+    torch.manual_seed(0)
+    first = nn.Linear(2, 3)  # model[0]
+    model = nn.Sequential(first, nn.ReLU(), nn.Linear(3, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(4, 2)
+    model(x).pow(2).mean().backward()  # layer 0 now holds a .grad
+    first.requires_grad_(False)  # frozen without clearing first
+    stale = grad_of(first.weight).clone()
+    frozen = first.weight.detach().clone()
+    model(x).pow(2).mean().backward()
+    assert torch.equal(grad_of(first.weight), stale)  # backward left it as it was
+    optimizer.step()
+    assert not torch.equal(first.weight, frozen)  # and the step applied it
+    # cleared first, the frozen layer stays put
+    optimizer.zero_grad()
+    moved = first.weight.detach().clone()
+    model(x).pow(2).mean().backward()
+    optimizer.step()
+    assert first.weight.grad is None and torch.equal(first.weight, moved)
 
 
 def test_a_requires_grad_attribute_on_a_module_freezes_nothing() -> None:
@@ -97,12 +137,16 @@ def test_eval_mode_does_not_freeze() -> None:
 
 
 def test_cross_entropy_takes_logits_and_softmax_first_gives_other_gradients() -> None:
-    assert "It applies softmax itself" in text_of("loss-functions")
+    text = text_of("loss-functions")
+    assert "It applies log-softmax itself, then `nn.NLLLoss`" in text
+    assert "(minus the right class's log-probability, averaged)" in text
     torch.manual_seed(0)
     logits = torch.randn(4, 3, requires_grad=True)
     labels = torch.tensor([0, 2, 1, 2])
     loss = nn.CrossEntropyLoss()(logits, labels)
     assert torch.allclose(loss, nn.NLLLoss()(torch.log_softmax(logits, dim=1), labels))
+    log_probability = torch.log_softmax(logits, dim=1)[range(4), labels]
+    assert torch.allclose(loss, -log_probability.mean())
     (right,) = torch.autograd.grad(loss, logits)
     twice = nn.CrossEntropyLoss()(logits.softmax(dim=1), labels)
     (wrong,) = torch.autograd.grad(twice, logits)
@@ -141,10 +185,38 @@ def test_sgd_momentum_and_adam_step_as_the_lesson_says() -> None:
         expected.append(-0.1 * buf)
     assert momentum == pytest.approx(expected)
     assert momentum[0] < momentum[1] < momentum[2]  # "steps grow while the gradient keeps its sign"
-    # Adam: "about lr per entry, whatever the gradient's size"
-    for grad in (-1e-3, -2.0, -1e3):
+    assert "**Momentum** multiplies a buffer by 0.9, adds the new gradient" in text
+    assert "gradients of 1000, 1 or 0.001 give the same first step, `lr`" in text
+    assert "Each step is at most about `lr` per entry, less if the sign flips" in text
+    # Adam's step does not scale with the gradient's size: the same first steps
+    for grad in (-1e-3, -1.0, -1e3):
         assert steps(lambda p: torch.optim.Adam(p, lr=0.1), grad=grad) == pytest.approx(
             [0.1, 0.1, 0.1], rel=1e-3)
+
+
+def test_adams_steps_are_at_most_about_lr_and_smaller_when_the_sign_changes() -> None:
+    lr = 0.1
+    # a gradient that flips its sign every step: every step after the first is far below lr
+    w = torch.tensor([0.0], requires_grad=True)
+    optimizer = torch.optim.Adam([w], lr=lr)
+    moves = []
+    for i in range(20):
+        optimizer.zero_grad()
+        ((1.0 if i % 2 == 0 else -1.0) * w).sum().backward()  # type: ignore[no-untyped-call]
+        before = w.item()
+        optimizer.step()
+        moves.append(abs(w.item() - before))
+    assert moves[0] == pytest.approx(lr, rel=1e-3)
+    assert all(move < 0.5 * lr for move in moves[1:])
+    # "at most about lr": 100 steady steps, then a gradient 100 times bigger, moves ~1.06 lr
+    w = torch.tensor([0.0], requires_grad=True)
+    optimizer = torch.optim.Adam([w], lr=lr)
+    for grad in [1.0] * 100 + [100.0]:
+        optimizer.zero_grad()
+        (grad * w).sum().backward()  # type: ignore[no-untyped-call]
+        before = w.item()
+        optimizer.step()
+    assert lr < abs(w.item() - before) < 1.1 * lr
 
 
 def test_the_adam_predicts_wrong_choices_are_what_they_say() -> None:
@@ -186,7 +258,9 @@ def test_clip_grad_norm_measures_one_total_norm_and_scales_by_one_factor() -> No
 
 def test_train_and_eval_switch_dropout_and_batch_norm_and_not_gradients() -> None:
     text = text_of("train-eval")
-    assert "batch norm normalises with each batch's statistics, updating its running" in text
+    assert "two independent switches. `model.eval()` turns dropout off and makes batch norm " \
+        "use its running averages. It does not stop recording: lesson 1's `torch.no_grad()` " \
+        "does" in text
     torch.manual_seed(0)
     linear, norm = nn.Linear(3, 4), nn.BatchNorm1d(4)  # model[0], model[1]
     model = nn.Sequential(linear, norm, nn.Dropout(0.5))
@@ -210,7 +284,7 @@ def test_train_and_eval_switch_dropout_and_batch_norm_and_not_gradients() -> Non
 
 
 def test_the_learning_rate_demo_shows_what_its_text_says() -> None:
-    assert "with 0.18 every step overshoots and the loss climbs" in text_of(
+    assert "with 0.18 the steps overshoot: after the first step, the loss climbs" in text_of(
         "learning-rate-demo")
     namespace: dict[str, Any] = {}
     exec(step_as(lesson(), "learning-rate-demo", Demo).code, namespace)
@@ -218,7 +292,8 @@ def test_the_learning_rate_demo_shows_what_its_text_says() -> None:
     assert small[0] == good[0] == high[0]  # the same start
     assert all(b < a for a, b in pairwise(small)) and small[-1] > 0.01 * small[0]  # slowly
     assert good[5] < 0.01 * good[0]  # "nears zero within a few steps"
-    assert all(b > a for a, b in pairwise(high[1:]))  # climbs
+    assert high[1] < high[0]  # the first step still lowers the loss
+    assert all(b > a for a, b in pairwise(high[1:]))  # after it, the loss climbs
     # higher still and for longer, the loss becomes inf, then nan, as the quiz says
     torch.manual_seed(0)
     model = nn.Linear(2, 1)
@@ -264,3 +339,132 @@ def test_every_exercise_has_a_ladder_mutants_and_a_why() -> None:
     for step in exercises:
         assert len(step.hints) >= 3 and len(step.mutants) >= 4 and step.why
         assert step.inputs is not None  # declared on a family, no Python of its own
+
+
+def test_the_whole_loop_learns_and_the_data_loader_reshuffles_every_epoch() -> None:
+    text = text_of("whole-loop")
+    assert "with `shuffle=True` in a new random order each epoch" in text
+    assert "`.to(device)` moves the model and each batch to the same device" in text
+    code = step_as(lesson(), "whole-loop", Slide).code
+    assert code is not None
+    torch.manual_seed(0)
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)
+    model, x = namespace["model"], namespace["x"]
+    with torch.no_grad():  # "learns to add"
+        assert nn.functional.mse_loss(model(x), x.sum(1, keepdim=True)).item() < 1e-4
+    # "4 batches, shuffled": four batches of 16, in a new order each epoch
+    loader = namespace["loader"]
+    orders = [torch.cat([xb for xb, _ in loader]) for _ in range(2)]
+    assert len(list(loader)) == 4 and all(len(xb) == 16 for xb, _ in loader)
+    assert not torch.equal(orders[0], orders[1])
+    assert torch.equal(orders[0].sort(dim=0).values, x.sort(dim=0).values)  # the same data
+
+
+def test_a_model_and_a_batch_on_different_devices_do_not_mix() -> None:
+    """"`.to(device)` moves the model and every batch to the same device": a model moved
+    alone no longer takes the batch (the meta device stands in for a GPU)."""
+    model = nn.Linear(2, 1).to("meta")
+    assert model.weight.device.type == "meta"
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        model(torch.ones(3, 2))
+    assert model(torch.ones(3, 2).to("meta")).device.type == "meta"
+
+
+def test_a_working_loop_overfits_one_small_batch_and_a_broken_one_does_not() -> None:
+    text = text_of("loss-curves")
+    assert "Before a long run, train on one small batch alone: if its loss does not fall near " \
+        "zero, the loop has a bug" in text
+
+    def final_loss(targets_flat: bool) -> tuple[float, float]:
+        """The loss after training on one batch, and its targets' variance."""
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 1))
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+        xb, yb = torch.randn(8, 2), torch.randn(8, 1)
+        target = yb.view(-1) if targets_flat else yb  # (8,) against outputs shaped (8, 1)
+        for _ in range(1000):
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(model(xb), target)
+            loss.backward()  # type: ignore[no-untyped-call]
+            optimizer.step()
+        return loss.item(), yb.var(unbiased=False).item()
+
+    assert final_loss(targets_flat=False)[0] < 0.01
+    # a classic bug: the shapes broadcast to (8, 8), every output is compared with every
+    # target, and the loss cannot fall below the targets' variance
+    with pytest.warns(UserWarning, match="target size"):
+        loss, floor = final_loss(targets_flat=True)
+    assert loss >= floor - 1e-4 and floor > 0.1
+
+
+def test_a_validation_loss_can_rise_while_the_training_loss_falls() -> None:
+    """"if it rises while the training loss falls, the model is overfitting": a big model on
+    16 noisy examples."""
+    assert "Plot the validation loss too: if it rises while the training loss falls, the " \
+        "model is overfitting, memorising its training data" in text_of("loss-curves")
+    torch.manual_seed(0)
+    def data(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.rand(n, 1) * 4 - 2
+        return x, torch.sin(x) + 0.3 * torch.randn(n, 1)
+    (x, y), (xv, yv) = data(16), data(200)
+    model = nn.Sequential(nn.Linear(1, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
+                          nn.Linear(64, 1))
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    train, valid = [], []
+    for _ in range(800):
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()  # type: ignore[no-untyped-call]
+        optimizer.step()
+        train.append(loss.item())
+        with torch.no_grad():
+            valid.append(nn.functional.mse_loss(model(xv), yv).item())
+    best = min(range(len(valid)), key=valid.__getitem__)
+    assert valid[-1] > 1.5 * valid[best]  # the validation loss rose again ...
+    assert train[-1] < 0.5 * train[best]  # ... while the training loss kept falling
+
+
+def test_the_clip_question_is_what_clip_grad_norm_does() -> None:
+    model = nn.Linear(2, 1)
+    model.weight.grad = torch.tensor([[6.0, 0.0]])
+    model.bias.grad = torch.tensor([8.0])
+    total = nn.utils.clip_grad_norm_(model.parameters(), max_norm=2.0)
+    assert total.item() == pytest.approx(10.0)  # before clipping, returned
+    assert grad_of(model.bias).item() == pytest.approx(1.6)  # one factor 2 / 10, not 2
+    assert grad_of(model.weight)[0].tolist() == pytest.approx([1.2, 0.0])
+    # every entry within [-max_norm, max_norm]: |entry| <= the total norm, always
+    torch.manual_seed(0)
+    big = nn.Sequential(nn.Linear(3, 50), nn.ReLU(), nn.Linear(50, 4))
+    big(torch.randn(7, 3) * 100).pow(2).sum().backward()
+    assert nn.utils.clip_grad_norm_(big.parameters(), max_norm=1.0) > 1.0
+    assert max(grad_of(p).abs().max().item() for p in big.parameters()) <= 1.0
+
+
+def test_every_quiz_proof_agrees_with_its_key() -> None:
+    """Each quiz choice's proof, run after its question's code, holds exactly when the choice
+    is keyed true (read from the YAML, as `validate` does once it runs quiz proofs)."""
+    import yaml
+
+    from gradtutor.lessons.course import default_lessons_dir
+
+    raw = yaml.safe_load((default_lessons_dir() / "training.yaml").read_text(encoding="utf-8"))
+    (quiz,) = [step for step in raw["steps"] if step["kind"] == "quiz"]
+    assert len(quiz["questions"]) <= 6
+    proven = 0
+    for question in quiz["questions"]:
+        key = question["answer"]
+        keyed = {key} if isinstance(key, str) else set(key)
+        for letter, choice in zip("abcdefgh", question["choices"], strict=False):
+            proof = choice.get("proof")
+            if question.get("code"):
+                assert proof is not None, (question["id"], letter)
+            if proof is None:
+                continue
+            namespace: dict[str, Any] = {}
+            exec(question.get("code") or "", namespace)
+            exec(proof.get("code") or "", namespace)
+            holds = bool(eval(proof["holds"], namespace))
+            assert holds == (letter in keyed), (question["id"], letter)
+            proven += 1
+    assert proven == 16

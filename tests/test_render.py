@@ -45,6 +45,53 @@ def grad() -> Lesson:
     return load_course(rules=EXERCISE_RULES).find("grad")
 
 
+# A lesson file's line breaks inside a paragraph are soft, as in Markdown (prior review P10):
+# the plain look must not keep them and then wrap each line again.
+SOFT_BROKEN = """\
+The parameters' `.grad` may still hold gradients from before the
+call. Take one optimizer step per batch, each using only that batch's
+gradient, and return the batch losses (each one computed before its
+step) as a list of floats.
+
+- `loss_fn`: a loss, called as `loss_fn(prediction, target)`, that
+  averages over the rows of its batch;
+- `batches`: a list of `(x, y)` pairs.
+
+```python
+loss.backward()
+```
+"""
+
+
+def test_plain_markdown_reflows_a_paragraph_at_60_columns() -> None:
+    assert text(render.markdown(SOFT_BROKEN, PLAIN), 60) == (
+        "The parameters' `.grad` may still hold gradients from before\n"
+        "the call. Take one optimizer step per batch, each using only\n"
+        "that batch's gradient, and return the batch losses (each one\n"
+        "computed before its step) as a list of floats.\n"
+        "\n"
+        "- `loss_fn`: a loss, called as `loss_fn(prediction,\n"
+        "  target)`, that averages over the rows of its batch;\n"
+        "- `batches`: a list of `(x, y)` pairs.\n"
+        "\n"
+        "```python\n"
+        "loss.backward()\n"
+        "```")
+    # the fancy look joined the lines already: both break the paragraph at the same words
+    fancy = text(render.markdown(SOFT_BROKEN.replace("`", ""), FANCY), 60).splitlines()
+    plain = text(render.markdown(SOFT_BROKEN.replace("`", ""), PLAIN), 60).splitlines()
+    assert fancy[:4] == plain[:4]
+
+
+def test_plain_markdown_keeps_its_english_mark_at_the_end() -> None:
+    from gradtutor.i18n import Untranslated
+
+    shown = text(render.markdown(Untranslated("One line\nand its rest."), PLAIN), 60)
+    assert shown == "One line and its rest. [EN]"
+    shown = text(render.markdown(Untranslated("Code:\n\n```\nx = 1\n```"), PLAIN), 60)
+    assert shown == "Code:\n\n```\nx = 1\n```\n[EN]"
+
+
 def test_progress_bar_plain_and_fancy() -> None:
     assert str(render.progress_bar(4, 16, 60, PLAIN)) == (
         "[##########------------------------------] step 4 of 16")

@@ -431,3 +431,21 @@ def test_the_marker_follows_the_last_words_of_an_english_body(plain: bool) -> No
     ends_in_list = render(markdown(Untranslated("Steps:\n\n- zero\n- backward"), look), 60)
     assert ends_in_list[-1].strip() in (EN_MARK, f"- backward {EN_MARK}")
     assert EN_MARK not in "\n".join(render(markdown("First.\n\n- zero", look), 60))
+
+
+def test_a_plain_chinese_list_item_wraps_under_its_text_at_60_columns() -> None:
+    """Prior review P34: in the plain look a list item's second line started at column 0."""
+    from gradtutor.ui.render import markdown
+
+    body = ("参数的 `.grad` 里可能还留着调用之前的梯度。\n\n"
+            "- `loss_fn`：一个损失函数，调用方式为 `loss_fn(prediction, target)`，"
+            "它对本批次的各行取平均；\n"
+            "- `batches`：一个由 `(x, y)` 对组成的列表。")
+    assert render(markdown(body, Look(True, zh())), 60) == [
+        "参数的 `.grad` 里可能还留着调用之前的梯度。",
+        "",
+        "- `loss_fn`：一个损失函数，调用方式为",
+        "  `loss_fn(prediction, target)`，它对本批次的各行取平均；",
+        "- `batches`：一个由 `(x, y)` 对组成的列表。",
+    ]
+

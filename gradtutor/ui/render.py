@@ -27,6 +27,7 @@ from gradtutor.lessons.timing import duration, is_optional
 from gradtutor.progress import LessonProgress, exercises_solved, quiz_passed
 from gradtutor.ui.codeblock import CodeBlock
 from gradtutor.ui.linebreak import Prose, ProseMarkdown
+from gradtutor.ui.plain_markdown import PlainMarkdown
 
 if TYPE_CHECKING:
     from gradtutor.walk.quiz import AnswerMarks, Marked, QuizResult
@@ -87,9 +88,10 @@ def tagged(text: Text, source: str, look: Look) -> Text:
 
 
 def markdown(body: str, look: Look) -> RenderableType:
-    # Plain look shows the markdown source: it is already readable text, and it pipes well.
+    # Plain look shows the markdown source: it is already readable text, and it pipes well;
+    # its paragraphs and list items reflow as the fancy look's do.
     if look.plain:
-        return tagged(Prose(body.strip()), body, look)
+        return PlainMarkdown(body.strip(), tail=english_mark(body, look))
     return ProseMarkdown(body.strip(), tail=english_mark(body, look))
 
 
