@@ -129,7 +129,7 @@ def test_texts_without_translation_are_the_steps_added_since(grad: Lesson,
 
 def test_the_lesson_title_and_summary_are_translated(grad: Lesson, zh: Translation) -> None:
     localized, _ = localize(grad, zh, "zh-CN")
-    assert localized.title == "读取与清零 .grad"
+    assert localized.title == "读取与清空 .grad"
     assert CJK.search(localized.summary)
     assert (localized.id, localized.order, localized.minutes) == (grad.id, grad.order,
                                                                  grad.minutes)
