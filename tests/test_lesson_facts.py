@@ -16,6 +16,8 @@ import lesson_text
 import pytest
 import torch
 
+from gradtutor.lessons.model import Exercise
+
 text_of = partial(lesson_text.text_of, "grad")  # every English text of a step, joined
 
 
@@ -102,7 +104,8 @@ def test_unequal_micro_batches_need_a_sum_over_all_rows() -> None:
 
 def test_the_generators_loss_fills_the_discriminators_grad() -> None:
     text = text_of("zero-grad-scope")
-    assert "the generator's loss passes through the discriminator and fills the discriminator's `.grad`" in text
+    assert ("the generator's loss passes through the discriminator and fills the "
+            "discriminator's `.grad`") in text
     torch.manual_seed(0)
     generator, discriminator = torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)
     g_optimizer = torch.optim.SGD(generator.parameters(), lr=0.1)
@@ -193,7 +196,8 @@ def test_a_second_loss_adds_the_gradient_of_the_total() -> None:
 
 
 def test_divided_micro_batches_give_the_whole_batch_gradient() -> None:
-    assert "the gradient of the whole batch's loss, `((w * x) ** 2).mean()`" in text_of("why-accumulation")
+    text = text_of("why-accumulation")
+    assert "the gradient of the whole batch's loss, `((w * x) ** 2).mean()`" in text
     x = torch.tensor([1.0, 2.0, 3.0, 4.0])
     w = torch.tensor(0.5, requires_grad=True)
     ((w * x) ** 2).mean().backward()  # type: ignore[no-untyped-call]
@@ -217,30 +221,34 @@ def test_clearing_first_frees_the_old_gradients_before_the_forward_pass() -> Non
     model = torch.nn.Linear(2, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     model(torch.ones(1, 2)).sum().backward()
-    old = weakref.ref(model.weight.grad)  # type: ignore[arg-type]
+    assert model.weight.grad is not None
+    old = weakref.ref(model.weight.grad)
     optimizer.zero_grad()  # the default, set_to_none=True
     assert old() is None  # nothing holds the old gradient any more: its memory is free
     model(torch.ones(1, 2)).sum().backward()
-    kept = weakref.ref(model.weight.grad)  # type: ignore[arg-type]
+    assert model.weight.grad is not None
+    kept = weakref.ref(model.weight.grad)
     optimizer.zero_grad(set_to_none=False)
     assert kept() is model.weight.grad  # zeros, in the same tensor: the memory stays taken
     assert model.weight.grad is not None and not model.weight.grad.any()
 
 
 def test_a_kept_loss_tensor_is_a_tensor_whose_saved_values_are_gone() -> None:
-    mutant = next(m for m in lesson_text.step_of("grad", "fix-the-loop").mutants  # type: ignore[attr-defined]
-                  if m.id == "keeps-loss-tensors")
+    exercise = lesson_text.step_of("grad", "fix-the-loop")
+    assert isinstance(exercise, Exercise)
+    mutant = next(m for m in exercise.mutants if m.id == "keeps-loss-tensors")
     assert "backward() has already freed what each graph saved" in mutant.mistake
     assert "every batch's graph alive" not in mutant.mistake
     w = torch.randn(512, 1000, requires_grad=True)
     loss = (w ** 2).mean()
     assert loss.grad_fn is not None
     square = loss.grad_fn.next_functions[0][0]  # PowBackward0: it saved w, 512 x 1000
-    assert square._saved_self.shape == (512, 1000)  # held before backward
+    assert square is not None
+    assert square._saved_self.shape == (512, 1000)  # type: ignore[attr-defined]  # held before backward
     loss.backward()  # type: ignore[no-untyped-call]
     assert isinstance(loss, torch.Tensor) and loss.grad_fn is not None  # history attached
     with pytest.raises(RuntimeError, match="after they have already been freed"):
-        square._saved_self  # noqa: B018  # ...but what it saved is gone
+        square._saved_self  # type: ignore[attr-defined]  # noqa: B018  # ...but it is gone
 
 
 def test_the_quiz_keys_hold_on_torch() -> None:
