@@ -331,7 +331,7 @@ ADDED_SLIDES = ("optimizer-step", "several-losses", "zero-grad-scope")
 def test_the_slides_that_fill_the_lesson_s_gaps_fit_an_80x24_screen_unscrolled(grad: Lesson,
                                                                                tmp_path: Path,
                                                                                lang: str) -> None:
-    """The optimizer, several-losses and which-zero_grad slides: all of each in view at once."""
+    """The optimizer, why-backward-adds and which-zero_grad slides: all of each in view at once."""
     term = Term(["start", "grad", "--lang", lang], tmp_path, 80, 24)
     last = max(index_of(grad, step_id) for step_id in ADDED_SLIDES)
     for index, step in enumerate(grad.steps[: last + 1]):
@@ -345,8 +345,9 @@ def test_the_slides_that_fill_the_lesson_s_gaps_fit_an_80x24_screen_unscrolled(g
             term.pump()
             body = "\n".join(term.lines)
             assert "▼" not in body and "▲" not in body, (step.id, body)
-            assert isinstance(step, Slide) and step.code is not None
-            assert step.code.splitlines()[-1].strip() in body
+            assert isinstance(step, Slide)
+            if step.code is not None:  # the code's last line too (optimizer-step has none)
+                assert step.code.splitlines()[-1].strip() in body
         term.send(RIGHT)
     term.send("q")
     assert term.end() == 0

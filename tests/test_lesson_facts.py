@@ -8,12 +8,15 @@ updates, micro-batches of unequal size, which zero_grad() clears what, `.data`, 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from functools import partial
 
 import lesson_text
 import pytest
 import torch
+
+from gradtutor.lessons.model import Exercise
 
 text_of = partial(lesson_text.text_of, "grad")  # every English text of a step, joined
 
@@ -31,7 +34,7 @@ def backward_twice(make_loss: Callable[[torch.Tensor], torch.Tensor]) -> bool:
 
 
 def test_a_second_backward_raises_only_when_the_graph_saved_values() -> None:
-    assert "if it saved any" in text_of("grad-accumulates")
+    # lesson 2 teaches the freed graph; this lesson's predict step relies on it (choice d)
     assert backward_twice(lambda w: (w * w).sum())
     assert backward_twice(lambda w: (3 * w).sum())  # the predict step's loss, choice d
     assert "as `3 * w` does" in text_of("predict-two-backwards")
@@ -78,7 +81,7 @@ def test_piled_up_gradients_keep_pushing_where_earlier_batches_pointed() -> None
 
 
 def test_unequal_micro_batches_need_a_sum_over_all_rows() -> None:
-    assert 'reduction="sum"' in text_of("why-accumulation")
+    assert 'reduction="sum"' in text_of("accumulate-micro-batches")
     torch.manual_seed(0)
     x, y = torch.randn(5, 2), torch.randn(5)
     w_all = torch.tensor([1.0, -1.0], requires_grad=True)
@@ -99,15 +102,21 @@ def test_unequal_micro_batches_need_a_sum_over_all_rows() -> None:
     assert torch.allclose(by_rows, w_all.grad)  # sum over rows / total rows: exact
 
 
-def test_the_discriminators_backward_fills_the_generators_grad() -> None:
-    assert "GAN" in text_of("zero-grad-scope")
+def test_the_generators_loss_fills_the_discriminators_grad() -> None:
+    text = text_of("zero-grad-scope")
+    assert ("the generator's loss passes through the discriminator and fills the "
+            "discriminator's `.grad`") in text
     torch.manual_seed(0)
     generator, discriminator = torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)
-    d_optimizer = torch.optim.SGD(discriminator.parameters(), lr=0.1)
-    d_optimizer.zero_grad()
-    discriminator(generator(torch.randn(4, 2))).mean().backward()  # the discriminator's loss
-    d_optimizer.zero_grad()  # clears D only
-    assert generator.weight.grad is not None  # G's .grad was filled and is still there
+    g_optimizer = torch.optim.SGD(generator.parameters(), lr=0.1)
+    g_optimizer.zero_grad()
+    discriminator(generator(torch.randn(4, 2))).mean().backward()  # the generator's loss
+    g_optimizer.zero_grad()  # clears G only
+    assert discriminator.weight.grad is not None  # D's .grad was filled and is still there
+    # the discriminator's own step, with the fake batch detached as usual, leaves G alone
+    generator.zero_grad()
+    discriminator(generator(torch.randn(4, 2)).detach()).mean().backward()
+    assert generator.weight.grad is None
 
 
 def test_dot_data_lets_a_change_autograd_should_refuse_go_unnoticed() -> None:
@@ -148,7 +157,118 @@ def test_nan_compares_as_the_lesson_says() -> None:
 
 
 def test_the_zero_grad_docs_describe_what_the_lesson_says_they_do() -> None:
-    assert "skip-versus-zero-step difference" in text_of("set-to-none")
+    assert "skip-versus-zero-step difference" in text_of("momentum-demo")
     doc = " ".join((torch.optim.Optimizer.zero_grad.__doc__ or "").split())
     assert "skips the step altogether" in doc
     assert "momentum" not in doc.lower()  # so the lesson does not credit the docs with it
+
+
+def test_a_nudge_moves_the_loss_by_about_slope_times_nudge() -> None:
+    assert "moves the loss by about slope × nudge" in text_of("grad-attribute")
+    w = torch.tensor([2.0, 3.0], requires_grad=True)
+    (w ** 2).sum().backward()  # type: ignore[no-untyped-call]
+    assert w.grad is not None
+    nudged = torch.tensor([2.0 + 1e-3, 3.0])
+    change = ((nudged ** 2).sum() - (w.detach() ** 2).sum()).item()
+    assert change == pytest.approx(w.grad[0].item() * 1e-3, rel=1e-2)
+
+
+def test_grad_is_none_until_a_backward_reaches_it_and_inputs_keep_none() -> None:
+    text = text_of("start-as-none")
+    assert "fails with an `AttributeError`" in text and "input data's `.grad` stays `None`" in text
+    w = torch.tensor([2.0, 3.0], requires_grad=True)
+    with pytest.raises(AttributeError):
+        w.grad.sum()  # type: ignore[union-attr]
+    x = torch.tensor([1.0, 2.0])  # input data: does not require grad
+    (w * x).sum().backward()  # type: ignore[no-untyped-call]
+    assert x.grad is None and w.grad is not None
+
+
+def test_a_second_loss_adds_the_gradient_of_the_total() -> None:
+    assert "the gradient of the two losses' total" in text_of("several-losses")
+    w = torch.tensor([1.0, -2.0], requires_grad=True)
+    (w ** 2).sum().backward()  # type: ignore[no-untyped-call]
+    (3 * w).sum().backward()  # type: ignore[no-untyped-call]
+    total = torch.tensor([1.0, -2.0], requires_grad=True)
+    ((total ** 2).sum() + (3 * total).sum()).backward()  # type: ignore[no-untyped-call]
+    assert w.grad is not None and total.grad is not None
+    assert torch.equal(w.grad, total.grad)
+
+
+def test_divided_micro_batches_give_the_whole_batch_gradient() -> None:
+    text = text_of("why-accumulation")
+    assert "the gradient of the whole batch's loss, `((w * x) ** 2).mean()`" in text
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    w = torch.tensor(0.5, requires_grad=True)
+    ((w * x) ** 2).mean().backward()  # type: ignore[no-untyped-call]
+    assert w.grad is not None and w.grad.item() == 7.5  # the slide's micro-batches print 7.5
+
+
+def test_sgd_subtracts_lr_times_grad_and_never_clears_it() -> None:
+    text = text_of("optimizer-step")
+    assert "`w -= lr * w.grad`" in text and "it never clears it" in text
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    optimizer = torch.optim.SGD([w], lr=0.1)
+    (5 * w).sum().backward()  # type: ignore[no-untyped-call]
+    optimizer.step()
+    assert w.tolist() == pytest.approx([0.5, 1.5])
+    assert w.grad is not None and w.grad.tolist() == [5.0, 5.0]
+
+
+def test_clearing_first_frees_the_old_gradients_before_the_forward_pass() -> None:
+    assert "Clearing first also frees the old gradients' memory" in text_of("right-order")
+    assert "lets the old gradient be freed" in text_of("set-to-none")
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.ones(1, 2)).sum().backward()
+    assert model.weight.grad is not None
+    old = weakref.ref(model.weight.grad)
+    optimizer.zero_grad()  # the default, set_to_none=True
+    assert old() is None  # nothing holds the old gradient any more: its memory is free
+    model(torch.ones(1, 2)).sum().backward()
+    assert model.weight.grad is not None
+    kept = weakref.ref(model.weight.grad)
+    optimizer.zero_grad(set_to_none=False)
+    assert kept() is model.weight.grad  # zeros, in the same tensor: the memory stays taken
+    assert model.weight.grad is not None and not model.weight.grad.any()
+
+
+def test_a_kept_loss_tensor_is_a_tensor_whose_saved_values_are_gone() -> None:
+    exercise = lesson_text.step_of("grad", "fix-the-loop")
+    assert isinstance(exercise, Exercise)
+    mutant = next(m for m in exercise.mutants if m.id == "keeps-loss-tensors")
+    assert "backward() has already freed what each graph saved" in mutant.mistake
+    assert "every batch's graph alive" not in mutant.mistake
+    w = torch.randn(512, 1000, requires_grad=True)
+    loss = (w ** 2).mean()
+    assert loss.grad_fn is not None
+    square = loss.grad_fn.next_functions[0][0]  # PowBackward0: it saved w, 512 x 1000
+    assert square is not None
+    assert square._saved_self.shape == (512, 1000)  # type: ignore[attr-defined]  # held before backward
+    loss.backward()  # type: ignore[no-untyped-call]
+    assert isinstance(loss, torch.Tensor) and loss.grad_fn is not None  # history attached
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        square._saved_self  # type: ignore[attr-defined]  # noqa: B018  # ...but it is gone
+
+
+def test_the_quiz_keys_hold_on_torch() -> None:
+    """The quick check's keys, run: two paths sum; an unused head's .grad after zero_grad() and
+    backward; an alias after zero_grad(set_to_none=False) and with the default."""
+    b = torch.tensor(3.0, requires_grad=True)
+    (b * 4 + b ** 2).backward()  # type: ignore[no-untyped-call]
+    assert b.grad is not None and b.grad.item() == 10.0
+    shared, head_a, head_b = (torch.ones(2, requires_grad=True) for _ in range(3))
+    optimizer = torch.optim.SGD([shared, head_a, head_b], lr=0.1)
+    ((shared * head_a).sum() + (shared * head_b).sum()).backward()  # type: ignore[no-untyped-call]
+    optimizer.zero_grad()
+    (shared * head_a).sum().backward()  # type: ignore[no-untyped-call]
+    assert head_b.grad is None
+    for set_to_none, expected in ((False, [5.0]), (True, [2.0])):
+        w = torch.tensor([1.0], requires_grad=True)
+        optimizer = torch.optim.SGD([w], lr=0.1)
+        (2 * w).sum().backward()  # type: ignore[no-untyped-call]
+        g = w.grad
+        optimizer.zero_grad(set_to_none=set_to_none)
+        (5 * w).sum().backward()  # type: ignore[no-untyped-call]
+        assert g is not None and g.tolist() == expected
+        assert (g is w.grad) is not set_to_none

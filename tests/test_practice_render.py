@@ -452,7 +452,7 @@ def test_every_practice_step_of_grad_fits_the_width(grad: Lesson, width: int, lo
     bodies = practice_bodies(grad, width, look)
     assert {step_id for step_id, _ in bodies} == {
         "predict-two-backwards", "predict-zero-grad", "order-the-loop", "hidden-bug-demo",
-        "momentum-demo"}
+        "momentum-demo", "dead-relu"}
     for step_id, body in bodies:
         shown = text(body, width)
         assert max(len(line) for line in shown.splitlines()) <= width, step_id

@@ -193,8 +193,9 @@ Enter next question | b back | ? help | q quit"""
 
 
 def test_feedback_keeps_the_code_the_question_asked_about() -> None:
-    quiz = next(s for s in load_course(rules=EXERCISE_RULES).find("grad").steps if s.kind == "quiz")
-    question = next(q for q in quiz.questions if q.code)
+    quiz, question = next((s, q) for lesson in load_course(rules=EXERCISE_RULES).lessons
+                          for s in lesson.steps if isinstance(s, Quiz)
+                          for q in s.questions if q.code)
     shown = text(render.feedback_body(question, 1, len(quiz.questions),
                                       mark_answer(question, frozenset({0})), PLAIN))
     assert question.code is not None and question.code.strip().splitlines()[-1] in shown

@@ -289,7 +289,7 @@ FALLBACKS = [
     ("grad-attribute", "body", "open"),
     ("read-grad", "prompt", "open"),
     ("read-grad", "hints.1", "hint 1"),
-    ("leaf-tensors", "notes", "open"),
+    ("no-optimizer", "notes", "open"),
     ("predict-two-backwards", "prompt", "open"),
     ("predict-two-backwards", "choices.a.text", "open"),
     ("predict-two-backwards", "choices.a.why", "shown"),

@@ -129,7 +129,7 @@ def test_texts_without_translation_are_the_steps_added_since(grad: Lesson,
 
 def test_the_lesson_title_and_summary_are_translated(grad: Lesson, zh: Translation) -> None:
     localized, _ = localize(grad, zh, "zh-CN")
-    assert localized.title == "读取与清零 .grad"
+    assert localized.title == "读取与清空 .grad"
     assert CJK.search(localized.summary)
     assert (localized.id, localized.order, localized.minutes) == (grad.id, grad.order,
                                                                  grad.minutes)
@@ -137,11 +137,11 @@ def test_the_lesson_title_and_summary_are_translated(grad: Lesson, zh: Translati
 
 def test_every_kind_of_text_in_grad_is_translated(grad: Lesson, zh: Translation) -> None:
     localized, _ = localize(grad, zh, "zh-CN")
-    slide = next(s for s in localized.steps if isinstance(s, Slide) and s.id == "leaf-tensors")
+    slide = next(s for s in localized.steps if isinstance(s, Slide) and s.id == "no-optimizer")
     exercise = next(s for s in localized.steps if isinstance(s, Exercise)
                     and s.id == "read-grad")
     quiz = next(s for s in localized.steps if isinstance(s, Quiz))
-    question = next(q for q in quiz.questions if q.id == "loop-order")
+    question = next(q for q in quiz.questions if q.id == "alias-after-zeros")
     texts = [slide.title, slide.body, slide.notes or "", exercise.title, exercise.prompt,
              exercise.why, *exercise.hints, *(m.mistake for m in exercise.mutants),
              quiz.title, quiz.intro or "", question.prompt,
