@@ -272,3 +272,79 @@ def test_the_quiz_keys_hold_on_torch() -> None:
         (5 * w).sum().backward()  # type: ignore[no-untyped-call]
         assert g is not None and g.tolist() == expected
         assert (g is w.grad) is not set_to_none
+
+
+def said(step: str) -> str:
+    """A step's English text, its line breaks folded, for a sentence to be found in it."""
+    return " ".join(text_of(step).split())
+
+
+def test_clipping_tames_a_huge_gradient_but_cannot_mend_inf_or_nan() -> None:
+    assert "lesson 4's clipping tames them (`inf` or `nan` it cannot mend" in said("debug-grads")
+    for bad, expected in ((1e6, [0.0, 1.0, 0.0]), (math.inf, None), (math.nan, None)):
+        w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (w * torch.tensor([1.0, bad, 100.0])).sum().backward()  # type: ignore[no-untyped-call]
+        torch.nn.utils.clip_grad_norm_([w], max_norm=1.0)
+        assert w.grad is not None
+        if expected is None:  # the nan spreads, or the finite entries are zeroed
+            assert not bool(torch.isfinite(w.grad).all())
+        else:
+            assert w.grad.tolist() == pytest.approx(expected, abs=1e-3)
+
+
+def test_a_dead_relu_layer_passes_no_gradient_back_and_zeroes_the_next_weight() -> None:
+    assert "no gradient flows back through them to that layer's weight and bias" in said(
+        "dead-relu")
+    torch.manual_seed(0)
+    first, last = torch.nn.Linear(2, 4), torch.nn.Linear(4, 1)
+    with torch.no_grad():
+        first.bias.fill_(-100.0)  # every ReLU outputs 0
+    hidden = torch.relu(first(torch.randn(8, 2)))
+    hidden.retain_grad()
+    ((last(hidden) - 1) ** 2).mean().backward()
+    for grad in (first.weight.grad, first.bias.grad, last.weight.grad):
+        assert grad is not None and not bool(grad.any())
+    assert hidden.grad is not None and bool(hidden.grad.any())  # the ReLUs' outputs get one
+    assert last.bias.grad is not None and bool(last.bias.grad.any())  # the last bias learns
+
+
+def test_only_create_graph_makes_backward_write_a_new_grad_tensor() -> None:
+    assert "Only `backward(create_graph=True)`" in said("grad-in-place")
+    w = torch.tensor([2.0, 3.0], requires_grad=True)
+    (w ** 2).sum().backward()  # type: ignore[no-untyped-call]
+    g = w.grad
+    (w ** 2).sum().backward()  # type: ignore[no-untyped-call]
+    assert g is w.grad
+    with pytest.warns(UserWarning, match="reference cycle"):  # PyTorch's own caution
+        (w ** 2).sum().backward(create_graph=True)  # type: ignore[no-untyped-call]
+    assert g is not w.grad and g is not None and g.tolist() == [8.0, 12.0]
+
+
+def test_weight_decay_moves_a_weight_whose_gradient_is_zero() -> None:
+    assert "or weight decay, a zero step can still move the weight" in said("momentum-demo")
+    w = torch.tensor([1.0], requires_grad=True)
+    optimizer = torch.optim.SGD([w], lr=0.1, weight_decay=0.1)
+    w.grad = torch.zeros(1)
+    optimizer.step()
+    assert w.item() == pytest.approx(0.99)
+
+
+def test_a_parameter_that_does_not_require_grad_keeps_a_none_gradient() -> None:
+    assert "or the parameter has `requires_grad=False`" in said("none-grad-clue")
+    model = torch.nn.Linear(2, 1)
+    model.bias.requires_grad_(False)
+    model(torch.ones(1, 2)).sum().backward()
+    assert model.bias.grad is None and model.weight.grad is not None
+
+
+def test_an_in_place_update_of_a_leaf_is_refused_while_recording() -> None:
+    assert ("PyTorch refuses an in-place change to a leaf that requires grad while it records"
+            in said("no-optimizer"))
+    w = torch.tensor([2.0, 3.0], requires_grad=True)
+    (w ** 2).sum().backward()  # type: ignore[no-untyped-call]
+    assert w.grad is not None
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        w -= 0.1 * w.grad
+    with torch.no_grad():
+        w -= 0.1 * w.grad
+    assert w.tolist() == pytest.approx([1.6, 2.4])

@@ -228,7 +228,7 @@ def test_detach_shares_memory_and_clone_copies() -> None:
 def test_torch_tensor_of_results_copies_their_numbers_and_warns() -> None:
     text = text_of("new-leaf")
     assert ("Given non-leaves, as in `torch.tensor([a, b])`, it reads their numbers as "
-            "`.item()` would (PyTorch warns)") in text
+            "`.item()` would (PyTorch warns, once a run)") in text
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     a, b = w.sum(), (w ** 2).sum()
     with warnings.catch_warnings():
@@ -247,6 +247,13 @@ def test_torch_tensor_of_results_copies_their_numbers_and_warns() -> None:
     done = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
                           text=True, timeout=120, check=False)
     assert done.returncode != 0 and "requires_grad=True to a scalar" in done.stderr
+    # "once a run": a second such call in the same process says nothing
+    twice = code + ("import warnings\nwith warnings.catch_warnings(record=True) as seen:\n"
+                    "    warnings.simplefilter('always')\n"
+                    "    torch.tensor([w.sum(), (w ** 2).sum()])\nprint(len(seen))\n")
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", twice], capture_output=True,
+                          text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "0"
 
 
 def test_stack_keeps_the_graph_and_cat_cannot_join_one_number_tensors() -> None:
@@ -314,3 +321,14 @@ def test_the_predict_step_shows_its_answers_text() -> None:
     exec(step.code, namespace)
     answer = step.choices[ord(step.answer) - ord("a")].text
     assert str(eval(step.show, namespace)) == answer  # noqa: S307 - the lesson's own code
+
+
+def test_only_a_float_tensor_computed_while_recording_is_a_non_leaf() -> None:
+    assert "A float tensor computed from one that requires grad is a **non-leaf**" in " ".join(
+        text_of("leaves").split())
+    w = torch.tensor([1.0, -2.0], requires_grad=True)
+    assert not (w * 2).is_leaf and (w * 2).requires_grad
+    for computed in (w.argmax(), w > 0, w.long()):  # not float: no gradient, so a leaf
+        assert computed.is_leaf and not computed.requires_grad
+    with torch.no_grad():
+        assert (w * 2).is_leaf

@@ -184,10 +184,12 @@ def test_sgd_momentum_and_adam_step_as_the_lesson_says() -> None:
         buf = 0.9 * buf + -2
         expected.append(-0.1 * buf)
     assert momentum == pytest.approx(expected)
-    assert momentum[0] < momentum[1] < momentum[2]  # "steps grow while the gradient keeps its sign"
-    assert "**Momentum** multiplies a buffer by 0.9, adds the new gradient" in text
+    assert momentum[0] < momentum[1] < momentum[2]  # steps grow: the same gradient keeps coming
+    assert "steps grow while the same gradient keeps coming" in " ".join(text.split())
+    assert "**Momentum** (`momentum=0.9`) multiplies a buffer by 0.9, adds the new gradient" in text
     assert "gradients of 1000, 1 or 0.001 give the same first step, `lr`" in text
-    assert "Each step is at most about `lr` per entry, less if the sign flips" in text
+    assert ("Steps stay near `lr` per entry or below (less if the sign flips); a spike after "
+            "tiny gradients can reach about 3 `lr`") in " ".join(text.split())
     # Adam's step does not scale with the gradient's size: the same first steps
     for grad in (-1e-3, -1.0, -1e3):
         assert steps(lambda p: torch.optim.Adam(p, lr=0.1), grad=grad) == pytest.approx(
@@ -217,6 +219,23 @@ def test_adams_steps_are_at_most_about_lr_and_smaller_when_the_sign_changes() ->
         before = w.item()
         optimizer.step()
     assert lr < abs(w.item() - before) < 1.1 * lr
+    # "a spike after tiny gradients can reach about 3 lr": 1000 zero gradients, then 1
+    w = torch.tensor([0.0], requires_grad=True)
+    optimizer = torch.optim.Adam([w], lr=lr)
+    for grad in [0.0] * 1000 + [1.0]:
+        optimizer.zero_grad()
+        (grad * w).sum().backward()  # type: ignore[no-untyped-call]
+        before = w.item()
+        optimizer.step()
+    assert 2 * lr < abs(w.item() - before) < 3.2 * lr
+
+
+def test_adams_first_step_is_lr_unless_the_gradient_is_tiny() -> None:
+    assert "whatever the gradient's size (unless it is below about 1e-8)" in " ".join(
+        text_of("predict-adam-step").split())
+    assert steps(lambda p: torch.optim.Adam(p, lr=0.1), grad=-1e-3)[0] == pytest.approx(0.1,
+                                                                                       rel=1e-3)
+    assert steps(lambda p: torch.optim.Adam(p, lr=0.1), grad=-1e-9)[0] < 0.02
 
 
 def test_the_adam_predicts_wrong_choices_are_what_they_say() -> None:
@@ -468,3 +487,9 @@ def test_every_quiz_proof_agrees_with_its_key() -> None:
             assert holds == (letter in keyed), (question["id"], letter)
             proven += 1
     assert proven == 16
+
+
+def test_a_models_parameters_are_leaves_that_require_grad() -> None:
+    assert "*parameters*: leaf tensors with `requires_grad=True`" in text_of("model-parameters")
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    assert all(p.is_leaf and p.requires_grad for p in model.parameters())
