@@ -93,4 +93,4 @@ def test_list_shows_the_minutes_and_what_they_mean(cli: Cli) -> None:
     time = duration(grad())
     _, out, _ = cli("list", "--plain")
     assert f"{time.core} +{time.optional}" in out
-    assert "optional practice, which `n` skips" in " ".join(out.split())
+    assert "optional practice, each of which n skips" in " ".join(out.split())

@@ -347,7 +347,7 @@ def minutes_text(lesson: Lesson) -> str:
 def minutes_note(look: Look) -> str:
     """What `list`'s minutes column means."""
     return look.tr(msg("minutes: the core path, estimated from its text and exercises; "
-                       "+ the steps marked optional practice, which `n` skips"))
+                       "+ the steps marked optional practice, each of which n skips"))
 
 
 def status_text(lesson: Lesson, state: LessonProgress, look: Look) -> str:
