@@ -348,7 +348,8 @@ def list_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = Fals
     plain = env.plain(plain)
     look = _look(env, plain)
     console = env.console(plain)
-    console.print(render.lessons_table(course.lessons, dict(saved.lessons), look))
+    console.print(render.lessons_table(course.lessons, dict(saved.lessons), look,
+                                       course.estimate))
     console.print(render.minutes_note(look))
     if not all(saved.of(lesson.id).finished for lesson in course.lessons):
         upcoming = prog.next_lesson(course.lessons, saved)
@@ -475,7 +476,8 @@ def progress_(ctx: typer.Context, lessons: LessonsOpt = None, plain: PlainOpt = 
     look = _look(env, plain)
     console = env.console(plain)
     for lesson in course.lessons:
-        console.print(render.lesson_progress(lesson, saved.of(lesson.id), look))
+        console.print(render.lesson_progress(lesson, saved.of(lesson.id), look,
+                                             course.estimate(lesson)))
     console.print(Text(env.tr(msg("Saved in {path}", path=store.path)), style="grey50"))
 
 

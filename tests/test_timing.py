@@ -94,3 +94,16 @@ def test_list_shows_the_minutes_and_what_they_mean(cli: Cli) -> None:
     _, out, _ = cli("list", "--plain")
     assert f"{time.core} +{time.optional}" in out
     assert "optional practice, each of which n skips" in " ".join(out.split())
+
+
+def test_a_translated_course_shows_the_minutes_of_its_english(cli: Cli) -> None:
+    """Chinese puts no spaces between words: counted as English is, a zh lesson would seem
+    to take a fraction of the time. The estimate is the English lesson's in every language."""
+    minutes = [line.split()[-2:] for line in cli("list", "--plain")[1].splitlines()[1:5]]
+    zh = [line.split()[-2:] for line in cli("--lang", "zh", "list", "--plain")[1].splitlines()[1:5]]
+    assert zh == minutes and len(minutes) == 4
+    grad_zh = load_course(rules=EXERCISE_RULES, lang="zh-CN").find("grad")
+    assert duration(grad_zh).core < duration(grad()).core  # what counting zh words would say
+    _, progress, _ = cli("--lang", "zh", "progress", "--plain")
+    time = duration(grad())
+    assert f"约 {time.core} 分钟，选做练习另需约 {time.optional} 分钟" in progress

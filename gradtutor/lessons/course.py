@@ -13,6 +13,7 @@ from gradtutor.i18n import ENGLISH_CODE, Msg, msg
 from gradtutor.lessons.exercise_rules import ExerciseRules
 from gradtutor.lessons.load import display_path, load_lesson_file
 from gradtutor.lessons.model import Exercise, Lesson, Parsons
+from gradtutor.lessons.timing import Duration, duration
 
 LESSON_SUFFIXES = (".yaml", ".yml")
 
@@ -35,6 +36,15 @@ class Course:
     lang: str = ENGLISH_CODE
     # Warnings for the learner: translations that could not be used, so English is shown.
     notes: tuple[Msg, ...] = ()
+    # The lessons as written, in English, when `lessons` are translations of them.
+    english: tuple[Lesson, ...] = ()
+
+    def estimate(self, lesson: Lesson) -> Duration:
+        """How long a lesson takes, estimated from its English in every language: a
+        translation says the same, and counting words of Chinese, which puts no spaces
+        between them, would say it takes a fraction of the time."""
+        source = next((english for english in self.english if english.id == lesson.id), lesson)
+        return duration(source)
 
     def find(self, lesson_id: str) -> Lesson:
         """The lesson with this id, or an error that suggests the closest id."""
@@ -162,4 +172,5 @@ def load_course(folder: Path | None = None, lang: str = ENGLISH_CODE, *,
                              "used, so it is shown in English: {problem} (`gradtutor validate` "
                              "lists every problem)", lang=lang, lesson=lesson.id,
                              problem=str(broken[0])))
-    return Course(folder, tuple(lessons), lang, tuple(notes))
+    return Course(folder, tuple(lessons), lang, tuple(notes),
+                  tuple(lesson for lesson, _ in found))

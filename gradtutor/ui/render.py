@@ -7,7 +7,7 @@ on colour alone: pass and fail always carry a word and a symbol.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,7 +23,7 @@ from rich.text import Text
 from gradtutor.checking.feedback import listed
 from gradtutor.i18n import ENGLISH, Translator, Untranslated, msg
 from gradtutor.lessons.model import LETTERS, Choice, Lesson, Question, Quiz, Slide
-from gradtutor.lessons.timing import duration, is_optional
+from gradtutor.lessons.timing import Duration, duration, is_optional
 from gradtutor.progress import LessonProgress, exercises_solved, quiz_passed
 from gradtutor.ui.codeblock import CodeBlock
 from gradtutor.ui.linebreak import Prose, ProseMarkdown
@@ -320,8 +320,9 @@ def quiz_overview(quiz: Quiz, look: Look) -> RenderableType:
 
 
 def lessons_table(lessons: tuple[Lesson, ...], states: dict[str, LessonProgress],
-                  look: Look) -> Table:
-    """The course with the learner's progress in each lesson."""
+                  look: Look, estimate: Callable[[Lesson], Duration] = duration) -> Table:
+    """The course with the learner's progress in each lesson; `estimate` says how long each
+    takes (the course's, which reads it from the English)."""
     table = Table(box=None if look.plain else box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("#", justify="right")
     table.add_column(Text(look.tr(msg("lesson"))))
@@ -334,13 +335,12 @@ def lessons_table(lessons: tuple[Lesson, ...], states: dict[str, LessonProgress]
         table.add_row(str(position), Text(lesson.id, overflow="fold"),
                       title_text(lesson.title, look),
                       Text(status_text(lesson, state, look)), quiz_text(lesson, state),
-                      minutes_text(lesson))
+                      minutes_text(estimate(lesson)))
     return table
 
 
-def minutes_text(lesson: Lesson) -> str:
-    """The lesson's estimated minutes: the core path, then `+` the optional practice."""
-    time = duration(lesson)
+def minutes_text(time: Duration) -> str:
+    """A lesson's estimated minutes: the core path, then `+` the optional practice."""
     return f"{time.core} +{time.optional}" if time.optional else str(time.core)
 
 
@@ -360,13 +360,14 @@ def status_text(lesson: Lesson, state: LessonProgress, look: Look) -> str:
     return look.tr(msg("step {position} of {total}", position=position, total=len(lesson.steps)))
 
 
-def lesson_progress(lesson: Lesson, state: LessonProgress, look: Look) -> RenderableType:
+def lesson_progress(lesson: Lesson, state: LessonProgress, look: Look,
+                    time: Duration | None = None) -> RenderableType:
     """One lesson in `gradtutor progress`: its id and title, then one short line each for the
     place, the exercises solved and the quiz, so that it reads well in a narrow terminal."""
     title = Prose.assemble((lesson.id, "bold"), "  ")
     title.append_text(title_text(lesson.title, look))
     seen = len(state.seen & {step.id for step in lesson.steps})
-    time = duration(lesson)
+    time = time or duration(lesson)
     lines = [(2, status_text(lesson, state, look) + look.tr(msg(
         "; {seen} of {total} steps seen", seen=seen, total=len(lesson.steps)))),
              (2, look.tr(msg("about {core} minutes, and {optional} more for the optional "
