@@ -137,7 +137,7 @@ def header(lesson: Lesson, index: int, width: int, look: Look,
     step = lesson.steps[index]
     title = title_text(step.title, look, "bold")
     if is_optional(step):
-        title.append(f"  ({look.tr(msg('optional practice'))})", style="" if look.plain else "dim")
+        title.append("  " + look.tr(msg("(optional practice)")), style="" if look.plain else "dim")
     name = lesson.title
     if place is not None and place[1] > 1:
         name = look.tr(msg("Lesson {position} of {total}: {title}", position=place[0],
