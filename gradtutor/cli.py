@@ -700,7 +700,7 @@ def missing_verdict(exercise_id: str, folder: Path, seed: int) -> Verdict:
     return Verdict(exercise_id, "error", (Check(
         "file", "error", msg("there is no file {path}", path=folder / (exercise_id + ".py")),
         msg("write your solution there, or point --workspace at your folder")),), seed, 0,
-        ran=False)
+        ran=False, missing=True)
 
 
 @app.command(help=msg(
