@@ -926,7 +926,7 @@ def watch(
     plain = env.plain(plain)
     folder = workspace_dir(env, workspace)
     alone = dataclasses.replace(lesson, steps=(exercise,))
-    run(alone, 0, env, store, plain, keep_place=False, folder=folder)
+    run(alone, 0, env, store, plain, keep_place=False, folder=folder, watching=True)
     # soft_wrap: a long path stays one piece to copy, whatever the terminal's width
     env.console(plain).print(env.tr(msg("Stopped watching {path}.",
                                            path=folder / (exercise.id + ".py"))),
