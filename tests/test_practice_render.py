@@ -195,7 +195,7 @@ Put the step in order.
 > 3. opt.zero_grad()
   4. opt.step()
 
-[X] Not yet: `loss.backward()` comes before
+[X] Not yet: You put `loss.backward()` before
 `opt.zero_grad()`: backward needs the loss, and clearing
 must come first.
   hint: `loss.backward()` must come after `opt.zero_grad()`
