@@ -576,3 +576,17 @@ def test_check_all_says_a_file_not_there_is_not_written_yet(cli: Cli, tmp_path: 
     (tmp_path / "square-grad.py").write_text("raise ValueError('oops')\n")
     code, out, _ = cli("check", "--all", "--workspace", str(tmp_path), "--lang", lang, *COURSE)
     assert code == 1 and out.splitlines()[0] == crashed
+
+
+def test_the_taught_fix_typed_into_the_no_grad_predict_starter_passes(cli: Cli,
+                                                                      tmp_path: Path) -> None:
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
+    from gradtutor.lessons.course import load_course
+
+    starter = load_course(rules=EXERCISE_RULES).find_exercise("no-grad-predict").starter
+    fixed = starter.replace("    return 3 * w + 1",
+                            "    with torch.no_grad():\n        return 3 * w + 1")
+    assert fixed != starter
+    (tmp_path / "no-grad-predict.py").write_text(fixed)
+    code, out, _ = cli("check", "no-grad-predict", "--workspace", str(tmp_path))
+    assert code == 0, out

@@ -4,6 +4,7 @@ where each idea lives (docs/concepts.md) naming real steps and every core step."
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -102,3 +103,23 @@ def test_the_concept_map_names_real_steps_and_every_core_step() -> None:
         core = {s.id for s in steps.values()
                 if not is_optional(s) and not isinstance(s, Quiz) and s.id != "recap"}
         assert core <= ids, f"{lesson_id}: core steps not in the map {sorted(core - ids)}"
+
+
+def imported(code: str) -> set[str]:
+    """The names a file binds by importing (`import torch`, `from torch import nn`)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {alias.asname or alias.name for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_every_starter_imports_what_its_solution_imports(lang: str) -> None:
+    # else the fix the lesson teaches (`with torch.no_grad():`) fails with a NameError
+    missing = {step.id: sorted(imported(step.solution) - imported(step.starter))
+               for lesson in load_course(lang=lang, rules=EXERCISE_RULES).lessons
+               for step in lesson.steps if isinstance(step, Exercise)}
+    assert {exercise: names for exercise, names in missing.items() if names} == {}
