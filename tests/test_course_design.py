@@ -123,3 +123,34 @@ def test_every_starter_imports_what_its_solution_imports(lang: str) -> None:
                for lesson in load_course(lang=lang, rules=EXERCISE_RULES).lessons
                for step in lesson.steps if isinstance(step, Exercise)}
     assert {exercise: names for exercise, names in missing.items() if names} == {}
+
+
+# what speaks of an exercise's starter as if it were on screen
+SPEAKS_OF_STARTER = {"en": re.compile(r"\bstarter\b|\bbelow\b", re.IGNORECASE),
+                     "zh-CN": re.compile(r"起始代码|下面|下方")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_an_exercise_whose_text_speaks_of_its_starter_shows_it(lang: str) -> None:
+    import io
+
+    from rich.console import Console
+
+    from gradtutor.i18n import translator
+    from gradtutor.ui.exercise_view import exercise_body
+    from gradtutor.ui.render import Look
+    from gradtutor.walk.kinds import rules_for
+
+    look = Look(True, translator(lang))
+    unseen = []
+    for lesson in load_course(lang=lang, rules=EXERCISE_RULES).lessons:
+        for step in lesson.steps:
+            if not isinstance(step, Exercise) or not SPEAKS_OF_STARTER[lang].search(step.prompt):
+                continue
+            out = io.StringIO()
+            Console(width=100, file=out, color_system=None).print(
+                exercise_body(step, rules_for(step).open(step), Path("x.py"), look))
+            first_line = step.starter.strip().splitlines()[0]
+            if first_line not in out.getvalue():
+                unseen.append(step.id)
+    assert unseen == []
