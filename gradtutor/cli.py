@@ -700,7 +700,7 @@ def missing_verdict(exercise_id: str, folder: Path, seed: int) -> Verdict:
     return Verdict(exercise_id, "error", (Check(
         "file", "error", msg("there is no file {path}", path=folder / (exercise_id + ".py")),
         msg("write your solution there, or point --workspace at your folder")),), seed, 0,
-        ran=False)
+        ran=False, missing=True)
 
 
 @app.command(help=msg(
@@ -926,7 +926,7 @@ def watch(
     plain = env.plain(plain)
     folder = workspace_dir(env, workspace)
     alone = dataclasses.replace(lesson, steps=(exercise,))
-    run(alone, 0, env, store, plain, keep_place=False, folder=folder)
+    run(alone, 0, env, store, plain, keep_place=False, folder=folder, watching=True)
     # soft_wrap: a long path stays one piece to copy, whatever the terminal's width
     env.console(plain).print(env.tr(msg("Stopped watching {path}.",
                                            path=folder / (exercise.id + ".py"))),

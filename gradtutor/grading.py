@@ -94,7 +94,7 @@ def missing_verdict(exercise_id: str, seed: int) -> Verdict:
     """A student with no file for an exercise: failed, with one check saying so."""
     return Verdict(exercise_id, "error", (Check(
         "file", "error", msg("no file {file}", file=f"{exercise_id}.py")),), seed, 0,
-        ran=False)
+        ran=False, missing=True)
 
 
 def unreadable_verdict(exercise_id: str, seed: int, why: str) -> Verdict:

@@ -8,6 +8,7 @@ import io
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from narrowing import step_as
@@ -29,6 +30,9 @@ from gradtutor.walk.machine import begin, screen_kind
 from gradtutor.walk.parsons import ParsonsView
 from gradtutor.walk.quiz import QuizView
 from gradtutor.walk.state import WalkState
+
+if TYPE_CHECKING:
+    from conftest import Cli
 
 README = Path(__file__).parent.parent / "README.md"
 NAMES_TO_KEYS = {name: key for key, name in KEY_NAMES.items() if not key.startswith("wheel")}
@@ -170,6 +174,21 @@ def test_the_legend_takes_one_line_at_80_columns_and_keeps_help_and_quit(width: 
             assert legend[-1].rstrip().endswith(f"q {quit_word}"), kind
             if kind != "help" and len(legend) == 1:
                 assert f"? {help_word}" in legend[0], kind
+
+
+@pytest.mark.parametrize(("plain", "lang"), [(False, "en"), (True, "en"), (True, "zh-CN")])
+def test_no_legend_says_a_word_twice(plain: bool, lang: str) -> None:
+    look = Look(plain, translator(lang))
+    for kind in KINDS:
+        for keys in (True, False):
+            line = " ".join(render(Legend(entries(kind, keys, "d", True), look), 200))
+            twice = re.search(r"(?<!\S)(\S+) \1(?!\S)", line)
+            assert twice is None, f"{kind}, keys={keys}: {line!r}"
+
+
+def test_the_pipe_legend_of_a_quiz_question_names_back_once(cli: Cli) -> None:
+    _, out, _ = cli("quiz", "tensors", stdin="a\n\nq\n")
+    assert "a-d answer | back | ? help | q quit" in out.splitlines()
 
 
 def test_the_help_lists_every_binding_of_its_screen() -> None:

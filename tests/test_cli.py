@@ -561,3 +561,32 @@ def test_an_update_through_dot_data_passes_with_a_note(cli: Cli, tmp_path: Path)
     assert len(notes) == 1 and "`with torch.no_grad():` is the safe way" in notes[0]
     code, out, _ = cli("--plain", "check", "manual-sgd", "--workspace", str(tmp_path), width=200)
     assert code == 0 and "note: Your updates went through w.data" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(("lang", "missing", "crashed"), [
+    ("en", "[X] square-grad: not written yet", "[X] square-grad: Your code did not run to the end"),
+    ("zh", "[X] square-grad：还没有写", "[X] square-grad：你的代码没有运行完"),
+], ids=["en", "zh"])
+def test_check_all_says_a_file_not_there_is_not_written_yet(cli: Cli, tmp_path: Path, lang: str,
+                                                            missing: str, crashed: str) -> None:
+    code, out, _ = cli("check", "--all", "--workspace", str(tmp_path), "--lang", lang, *COURSE)
+    assert code == 1 and out.splitlines()[0] == missing and crashed not in out
+    code, out, _ = cli("check", "--all", "--workspace", str(tmp_path), "--json", *COURSE)
+    assert json.loads(out)["exercises"][0]["status"] == "error"  # scripts see what they did
+    (tmp_path / "square-grad.py").write_text("raise ValueError('oops')\n")
+    code, out, _ = cli("check", "--all", "--workspace", str(tmp_path), "--lang", lang, *COURSE)
+    assert code == 1 and out.splitlines()[0] == crashed
+
+
+def test_the_taught_fix_typed_into_the_no_grad_predict_starter_passes(cli: Cli,
+                                                                      tmp_path: Path) -> None:
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
+    from gradtutor.lessons.course import load_course
+
+    starter = load_course(rules=EXERCISE_RULES).find_exercise("no-grad-predict").starter
+    fixed = starter.replace("    return 3 * w + 1",
+                            "    with torch.no_grad():\n        return 3 * w + 1")
+    assert fixed != starter
+    (tmp_path / "no-grad-predict.py").write_text(fixed)
+    code, out, _ = cli("check", "no-grad-predict", "--workspace", str(tmp_path))
+    assert code == 0, out

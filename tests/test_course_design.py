@@ -4,6 +4,7 @@ where each idea lives (docs/concepts.md) naming real steps and every core step."
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -102,3 +103,54 @@ def test_the_concept_map_names_real_steps_and_every_core_step() -> None:
         core = {s.id for s in steps.values()
                 if not is_optional(s) and not isinstance(s, Quiz) and s.id != "recap"}
         assert core <= ids, f"{lesson_id}: core steps not in the map {sorted(core - ids)}"
+
+
+def imported(code: str) -> set[str]:
+    """The names a file binds by importing (`import torch`, `from torch import nn`)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {alias.asname or alias.name for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_every_starter_imports_what_its_solution_imports(lang: str) -> None:
+    # else the fix the lesson teaches (`with torch.no_grad():`) fails with a NameError
+    missing = {step.id: sorted(imported(step.solution) - imported(step.starter))
+               for lesson in load_course(lang=lang, rules=EXERCISE_RULES).lessons
+               for step in lesson.steps if isinstance(step, Exercise)}
+    assert {exercise: names for exercise, names in missing.items() if names} == {}
+
+
+# what speaks of an exercise's starter as if it were on screen
+SPEAKS_OF_STARTER = {"en": re.compile(r"\bstarter\b|\bbelow\b", re.IGNORECASE),
+                     "zh-CN": re.compile(r"起始代码|下面|下方")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_an_exercise_whose_text_speaks_of_its_starter_shows_it(lang: str) -> None:
+    import io
+
+    from rich.console import Console
+
+    from gradtutor.i18n import translator
+    from gradtutor.ui.exercise_view import exercise_body
+    from gradtutor.ui.render import Look
+    from gradtutor.walk.kinds import rules_for
+
+    look = Look(True, translator(lang))
+    unseen = []
+    for lesson in load_course(lang=lang, rules=EXERCISE_RULES).lessons:
+        for step in lesson.steps:
+            if not isinstance(step, Exercise) or not SPEAKS_OF_STARTER[lang].search(step.prompt):
+                continue
+            out = io.StringIO()
+            Console(width=100, file=out, color_system=None).print(
+                exercise_body(step, rules_for(step).open(step), Path("x.py"), look))
+            first_line = step.starter.strip().splitlines()[0]
+            if first_line not in out.getvalue():
+                unseen.append(step.id)
+    assert unseen == []

@@ -258,7 +258,7 @@ def test_a_line_out_of_place_is_named_in_chinese_with_its_code() -> None:
     order = ("zero", "forward", "loss", "step", "backward")
     failed = grade(step, order).checks[1]
     said = ZH(failed.message)
-    assert said.startswith("`optimizer.step()` 排在了 `loss.backward()` 前面：")
+    assert said.startswith("你把 `optimizer.step()` 排在了 `loss.backward()` 前面：")
     assert ZH(failed.help) == "`optimizer.step()` 必须排在 `loss.backward()` 之后"
     assert failed.evidence is not None
     assert [say(ZH, cell) for cell in failed.evidence.rows[3]] == ["4", "optimizer.step()",

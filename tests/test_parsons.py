@@ -130,7 +130,7 @@ def test_every_order_of_the_loop_is_graded_by_its_constraints(loop: Parsons,
         assert (verdict.status, verdict.checks[1].status) == ("fail", "fail")
         assert verdict.extra["out_of_place"] == wrong
         code = loop.line(wrong).code
-        assert verdict.checks[1].message.startswith(f"`{code}` comes before `")
+        assert verdict.checks[1].message.startswith(f"You put `{code}` before `")
         assert verdict.checks[1].message.endswith(" ".join(loop.line(wrong).why.split()))
         evidence = verdict.checks[1].evidence
         assert evidence is not None
@@ -148,16 +148,16 @@ def test_the_message_names_the_line_and_every_line_it_needs_that_is_below_it(loo
     verdict = grade(loop, ("backward", "zero", "forward", "loss", "step"))
     order = verdict.checks[1]
     assert order.message == (
-        "`loss.backward()` comes before `optimizer.zero_grad()` and `loss = loss_fn(pred, y)`: "
+        "You put `loss.backward()` before `optimizer.zero_grad()` and `loss = loss_fn(pred, y)`: "
         + BACKWARD_WHY)
     assert order.help == ("`loss.backward()` must come after `optimizer.zero_grad()` and "
                           "`loss = loss_fn(pred, y)`")
     verdict = grade(loop, ("forward", "loss", "backward", "zero", "step"))
     assert verdict.checks[1].message == (
-        "`loss.backward()` comes before `optimizer.zero_grad()`: " + BACKWARD_WHY)
+        "You put `loss.backward()` before `optimizer.zero_grad()`: " + BACKWARD_WHY)
     verdict = grade(loop, ("zero", "loss", "forward", "backward", "step"))
     assert verdict.checks[1].message == (
-        "`loss = loss_fn(pred, y)` comes before `pred = model(x)`: the loss compares the "
+        "You put `loss = loss_fn(pred, y)` before `pred = model(x)`: the loss compares the "
         "prediction with y, so the forward pass must make pred first.")
 
 
@@ -366,7 +366,7 @@ def test_check_fails_a_wrong_order_and_says_why(cli: Cli, tmp_path: Path) -> Non
     assert (code, err) == (1, "")
     flat = " ".join(out.split())
     assert "[X] order-the-loop: Not yet" in flat
-    assert ("`loss.backward()` comes before `optimizer.zero_grad()`: backward() adds this "
+    assert ("You put `loss.backward()` before `optimizer.zero_grad()`: backward() adds this "
             "batch's gradient to what .grad holds" in flat)
     assert "Clearing between backward() and step() leaves step() no gradient" in flat
     assert "hint: `loss.backward()` must come after" in flat

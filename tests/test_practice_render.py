@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -195,7 +196,7 @@ Put the step in order.
 > 3. opt.zero_grad()
   4. opt.step()
 
-[X] Not yet: `loss.backward()` comes before
+[X] Not yet: You put `loss.backward()` before
 `opt.zero_grad()`: backward needs the loss, and clearing
 must come first.
   hint: `loss.backward()` must come after `opt.zero_grad()`
@@ -225,6 +226,15 @@ def test_a_right_order_runs_and_shows_each_value() -> None:
   3, 2.1, 1.47, 1.03, 0.72, 0.504, 0.353, 0.247, 0.173,
   0.121, 0.0847, 0.0593
   it fell from 3 to 0.0593""")
+
+
+def test_the_readme_says_what_shows_after_the_ordering_step() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    bullet = readme.split("- **Order the loop**", 1)[1].split("\n- **", 1)[0]
+    # the run shows as in the test above: a line of values and its trend, no chart
+    assert "curve" not in bullet and "chart" not in bullet
+    assert "its loss after each pass shows as a list of numbers, with whether it fell" in (
+        " ".join(bullet.split()))
 
 
 def test_a_right_order_while_it_runs_and_when_it_fails() -> None:

@@ -474,6 +474,18 @@ def test_next_skips_an_unsolved_exercise(second: Lesson) -> None:
     assert effects == [Visit(second.steps[EXERCISE + 1].id)]
 
 
+def test_watching_an_exercise_alone_right_and_left_stay_on_it_and_say_how_to_stop(
+        second: Lesson) -> None:
+    alone = replace(second, steps=(second.steps[EXERCISE],))
+    watched = replace(begin(alone, 0), watching=True)
+    for key in ("right", "left"):
+        state, effects = drive(alone, watched, key_event(alone, watched, key))
+        assert (state.outcome, state.index, effects) == (None, 0, [])
+        assert state.notice == "This is the only step here: q stops watching."
+        assert exercise_on_screen(alone, state) is not None  # its file is still watched
+    assert drive(alone, watched, "quit")[0].outcome == "quit"
+
+
 @pytest.mark.parametrize(("key", "expected"), [
     ("e", "edit"), ("c", "check"), ("h", "hint"), ("s", "solution"), ("n", "next"),
     ("right", "next"), ("enter", "next"), ("b", "back"), ("left", "back"), ("?", "help"),

@@ -229,6 +229,20 @@ def test_watch_opens_the_first_exercise_not_passed_and_q_stops(cli: Cli, course_
     assert (folder / "square-grad.py").is_file()
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_next_in_watch_stays_watching_as_on_the_walkthroughs_exercise_screen(
+        cli: Cli, course_dir: Path, tmp_path: Path, lang: str) -> None:
+    folder = tmp_path / "ws"
+    code, out, err = cli("watch", "--lessons", str(course_dir), "--workspace", str(folder),
+                         "--lang", lang, stdin="n\nh\nq\n", environ={"GRADTUTOR_WARM": "0"})
+    assert (code, err) == (0, "")
+    only = {"en": "This is the only step here: q stops watching.",
+            "zh": "这里只有这一步：按 q 停止监视。"}[lang]
+    assert only in out
+    hint = {"en": "Hint 1 of 3", "zh": "提示 1/3"}[lang]
+    assert out.index(only) < out.index(hint)  # still watching: h after n shows a hint
+
+
 def test_watch_names_an_unknown_exercise_with_a_hint(cli: Cli, course_dir: Path) -> None:
     code, out, err = cli("watch", "sqare-grad", "--lessons", str(course_dir))
     assert code == 2

@@ -31,7 +31,8 @@ def grade(step: Parsons, order: Sequence[str]) -> Verdict:
     """The verdict on `order`, line ids in the learner's order.
 
     Check `lines`: every line exactly once. Check `order`: no line comes before a line it
-    needs; on failure it names the first line out of place and why it must come later,
+    needs; on failure it says where the learner put the first line out of place (before
+    which lines it needs) and why it must come later,
     and `extra["out_of_place"]` holds that line's id for the walkthrough to mark."""
     lines = _lines_check(step, order)
     if lines.status != "pass":
@@ -51,7 +52,7 @@ def grade(step: Parsons, order: Sequence[str]) -> Verdict:
     # the lesson's own words (already in the learner's language): data to this message
     why = " ".join(line.why.split())
     failed = Check("order", "fail",
-                   msg("`{code}` comes before {lines}: {why}", code=line.code, lines=before,
+                   msg("You put `{code}` before {lines}: {why}", code=line.code, lines=before,
                        why=why),
                    help=msg("`{code}` must come after {lines}", code=line.code, lines=needs),
                    evidence=Table(("#", msg("your order"), ""), rows))

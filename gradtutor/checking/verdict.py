@@ -53,6 +53,9 @@ class Verdict:
     # False when nothing ran (an order of lines graded as written, a missing file): the seed
     # and the time are then not worth showing.
     ran: bool = True
+    # True when there is no file for the exercise at all: not written yet, so nothing of the
+    # learner's failed (the status stays "error" for scripts, as docs/check-format.md says).
+    missing: bool = False
 
     @property
     def passed(self) -> bool:

@@ -130,7 +130,8 @@ def verdict_view(verdict: Verdict, look: Look) -> RenderableType:
     verdict = neutralise_verdict(verdict)
     symbol, style = _symbol(verdict.status, look)
     title = tr(msg("{exercise}: {title}", exercise=verdict.exercise,
-                   title=_TITLES[verdict.status]))
+                   title=msg("not written yet") if verdict.missing
+                   else _TITLES[verdict.status]))
     timing = (msg("seed {seed}, {ms} ms", seed=verdict.seed, ms=verdict.duration_ms) if look.plain
               else msg("seed {seed} · {ms} ms", seed=verdict.seed, ms=verdict.duration_ms))
     parts: list[RenderableType] = [

@@ -78,8 +78,7 @@ class Legend:
         return [(k, w) for k, w, _ in kept]
 
     def _width(self, pairs: list[tuple[str, str, int]]) -> int:
-        tr = self.look.tr
-        words = [f"{render.key_text(k, self.look)} {tr(w)}" for k, w, _ in pairs]
+        words = ["".join(render.legend_entry(k, w, self.look)) for k, w, _ in pairs]
         return sum(cell_len(w) for w in words) + 3 * max(0, len(words) - 1)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

@@ -163,6 +163,14 @@ def key_text(key: str, look: Look) -> str:
     return key
 
 
+def legend_entry(key: str, what: str, look: Look) -> tuple[str, str]:
+    """One legend entry as written: its key and its word, said in the learner's language. A
+    word typed in a pipe that is itself the entry's word (`back` to go back) is written once,
+    not as `back back`."""
+    key, what = key_text(key, look), look.tr(what)
+    return key, "" if what == key else f" {what}"
+
+
 def legend(keys: Iterable[tuple[str, str]], look: Look) -> RenderableType:
     """The key legend at the foot of a screen: `n/→/Enter next · b/← back · ...`. Keys and
     their words are messages, said in the learner's language; an entry is never broken."""
@@ -170,13 +178,12 @@ def legend(keys: Iterable[tuple[str, str]], look: Look) -> RenderableType:
     parts = Prose()
     entries = []
     for i, (key, what) in enumerate(keys):
-        key = key_text(key, look)
+        key, what = legend_entry(key, what, look)
         if i:
             parts.append(sep, style="grey50")
-        what = look.tr(what)
         parts.append(key, style="bold")
-        parts.append(f" {what}")
-        entries.append(f"{key} {what}")
+        parts.append(what)
+        entries.append(key + what)
     parts.keep = tuple(entries)
     return Group(Text(""), parts)
 

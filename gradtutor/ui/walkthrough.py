@@ -11,6 +11,7 @@ shows the moment it arrives, without a key press.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,14 +52,15 @@ if TYPE_CHECKING:  # the practice machinery loads after the first screen, when i
 
 def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plain: bool,
         keep_place: bool = True, folder: Path | None = None,
-        place: tuple[int, int] | None = None) -> WalkState:
+        place: tuple[int, int] | None = None, watching: bool = False) -> WalkState:
     """Walk through `lesson` from step `start` until the learner quits or finishes.
 
     Every change is saved as it happens, so nothing is lost on Ctrl-C or a closed terminal.
     With `keep_place` False (a quiz taken alone, an exercise watched alone) the place is not
     saved, only scores and how exercises went. Exercise files live in `folder` (default: the
     workspace in the learner's data folder). `place` (position, total) is the lesson's in
-    its course, shown in the header.
+    its course, shown in the header. `watching`: `lesson` is one exercise watched alone, left
+    only by quitting.
     """
     look = Look(plain, env.tr)
     if folder is None:
@@ -66,7 +68,7 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
 
         folder = default_folder(env.home)
     with make_io(env, plain, look) as io:
-        state = _walk(lesson, start, env, store, io, look, folder, keep_place, place)
+        state = _walk(lesson, start, env, store, io, look, folder, keep_place, place, watching)
     if not io.keys:
         io.console.print()
     return state
@@ -74,9 +76,10 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
 
 def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io: Io,
           look: Look, folder: Path, keep_place: bool,
-          place: tuple[int, int] | None) -> WalkState:
+          place: tuple[int, int] | None, watching: bool = False) -> WalkState:
     shell = _Shell(lesson, env, store, io, folder, keep_place)
     state, opened = enter(lesson, start)
+    state = replace(state, watching=watching)
 
     def show(follow: bool) -> None:
         io.show(screen(lesson, state, io.console.width, io.keys, look, folder, place), follow)

@@ -38,18 +38,31 @@ def enter(lesson: Lesson, index: int) -> tuple[WalkState, list[Effect]]:
     return state, [Visit(step.id), *rules_for(step).arrive(step)]
 
 
+_ONLY_STEP = msg("This is the only step here: q stops watching.")
+
+
 def go_forward(lesson: Lesson, state: WalkState) -> tuple[WalkState, list[Effect]]:
-    """On to the next step, or the end of the lesson after the last."""
+    """On to the next step, or the end of the lesson after the last; when watching, a move
+    never ends the walk (as on the walkthrough's exercise screen): a notice says so."""
     if state.index + 1 >= len(lesson.steps):
+        if state.watching:
+            return replace(state, notice=_ONLY_STEP), []
         return replace(state, outcome="finished", notice=""), [Finished()]
-    return enter(lesson, state.index + 1)
+    return _moved(lesson, state, state.index + 1)
 
 
 def go_back(lesson: Lesson, state: WalkState) -> tuple[WalkState, list[Effect]]:
     """Back to the previous step; on the first, a notice says so."""
     if state.index == 0:
-        return replace(state, notice=msg("This is the first step.")), []
-    return enter(lesson, state.index - 1)
+        return replace(state, notice=_ONLY_STEP if state.watching
+                       else msg("This is the first step.")), []
+    return _moved(lesson, state, state.index - 1)
+
+
+def _moved(lesson: Lesson, state: WalkState, index: int) -> tuple[WalkState, list[Effect]]:
+    """Step `index` opened, in the same walk as `state` (watching or not)."""
+    moved, effects = enter(lesson, index)
+    return replace(moved, watching=state.watching), effects
 
 
 def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, list[Effect]]:

@@ -24,10 +24,13 @@ if TYPE_CHECKING:  # each kind's view is loaded with its rules (`gradtutor.walk.
 class WalkState:
     """Step `index` of the lesson is on screen, the learner at `view` of it; `help` shows the
     keys over it; `notice` is one line for the learner (a message, `msg`, translated by the
-    shell); `outcome` says how the walk ended, once it has."""
+    shell); `outcome` says how the walk ended, once it has. `watching`: an exercise watched
+    alone (`gradtutor watch`), where there is no step to go on or back to, and only quitting
+    ends the walk."""
 
     index: int
     view: StepView
     help: bool = False
     notice: str = ""
     outcome: Literal["quit", "finished"] | None = None
+    watching: bool = False
