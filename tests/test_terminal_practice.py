@@ -255,7 +255,8 @@ def test_the_first_check_says_it_loads_pytorch_and_counts_the_seconds_until_the_
            "GT_TEST_GATE": str(gate)}
     path = short_tmp / "workspace" / f"{exercise.id}.py"
     tutor = (start(short_tmp, **env) if command == "start" else
-             Tutor(["watch", exercise.id, "--lessons", str(FIXTURES)], short_tmp, **env))
+             Tutor(["watch", exercise.id, "--lessons", str(FIXTURES)], short_tmp, shell=False,
+                   **env))
     on_exercise(tutor, path)
 
     save_like_an_editor(path, WRONG)
