@@ -633,3 +633,22 @@ def test_check_on_a_terminal_shows_a_status_line_while_it_works_and_none_in_a_pi
                                      lang=lang)
         assert code == 1 and "square-grad" in out
         assert "\x1b" not in err and "PyTorch" not in err and "\r" not in err
+
+
+@pytest.mark.parametrize(("stdout_tty", "stderr_tty", "term", "shown"), [
+    (True, True, "xterm", True),
+    (False, True, "xterm", False),  # output to a pipe or a file: the status would not be seen
+    (True, False, "xterm", False),  # stderr to a log: no "\r" and escapes in it
+    (True, True, "dumb", False),
+])
+def test_a_status_line_needs_stdout_and_stderr_on_a_real_terminal(
+    stdout_tty: bool, stderr_tty: bool, term: str, shown: bool,
+) -> None:
+    import io
+
+    from gradtutor.env import Environment
+
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+                      environ={"TERM": term}, stdin_tty=False, stdout_tty=stdout_tty,
+                      stderr_tty=stderr_tty)
+    assert env.status_line is shown
