@@ -549,19 +549,41 @@ def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
 
 
 def _check_all(env: Environment, course: Course, folder: Path, seed: int,
-               timeout: float | None, exercises: list[Exercise]) -> list[Verdict]:
+               timeout: float | None, exercises: list[Exercise],
+               status: bool = False) -> list[Verdict]:
     """The workspace file of each of `exercises`, on one warm worker: torch is imported once
     for them all, not once per exercise (GRADTUTOR_WARM=0: each cold, as before). As
     `grade`'s workers, it does not warm up the next check's child: the checks come back to
-    back, and each would wait for it (8 checks: 490-680 ms with it, 308-375 ms without)."""
+    back, and each would wait for it (8 checks: 490-680 ms with it, 308-375 ms without).
+    With `status`, a status line names the check running and counts its seconds."""
     from gradtutor.checking.warm import WarmWorker, warm_enabled
+    from gradtutor.ui.status import counting
 
+    verdicts: list[Verdict] = []
     with contextlib.ExitStack() as stack:
         warm = (stack.enter_context(WarmWorker(warm_up=False)) if warm_enabled(env.environ)
                 else None)
-        return [_check_one(eid, folder / f"{eid}.py", course, seed, timeout, warm)
-                if (folder / f"{eid}.py").is_file() else missing_verdict(eid, folder, seed)
-                for eid in (exercise.id for exercise in exercises)]
+        for number, exercise in enumerate(exercises, start=1):
+            path = folder / f"{exercise.id}.py"
+            if not path.is_file():
+                verdicts.append(missing_verdict(exercise.id, folder, seed))
+                continue
+            line = functools.partial(_checking_line, exercise.id, number, len(exercises),
+                                     warm is None or warm.loading())
+            with counting(env, status, line):
+                verdicts.append(_check_one(exercise.id, path, course, seed, timeout, warm))
+    return verdicts
+
+
+def _checking_line(exercise_id: str, number: int, total: int, loading: bool,
+                   seconds: int) -> str:
+    """`check --all`'s status line: which check runs, and whether it loads PyTorch first."""
+    if loading:
+        return msg("checking {exercise} ({number} of {total}): loading PyTorch first, a few "
+                   "seconds ({seconds} s so far)", exercise=exercise_id, number=number,
+                   total=total, seconds=seconds)
+    return msg("checking {exercise} ({number} of {total}): {seconds} s so far",
+               exercise=exercise_id, number=number, total=total, seconds=seconds)
 
 
 @app.command(help=msg(
@@ -614,7 +636,8 @@ def check(
             raise GradtutorError(msg("--all and --lesson check workspace files"),
                                  msg("leave out EXERCISE and FILE, or drop --all and --lesson"))
         verdicts = _check_all(env, course, folder, seed, timeout,
-                              _chosen_exercises(course, lesson_ids or [], []))
+                              _chosen_exercises(course, lesson_ids or [], []),
+                              status=env.status_line and not as_json)
     else:
         if exercise_id is None:
             raise GradtutorError(msg("name the exercise to check"),
@@ -639,7 +662,14 @@ def check(
             elif file is not None:
                 missing = msg("no such file: {path}", path=path)
             raise GradtutorError(missing, hint)
-        verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
+        from gradtutor.ui.status import counting
+
+        # on a terminal, the wait is told while it lasts: a cold check loads PyTorch first
+        with counting(env, env.status_line and not as_json and not ordering,
+                      lambda seconds: msg("checking {exercise}: loading PyTorch first, a few "
+                                          "seconds ({seconds} s so far)",
+                                          exercise=exercise_id, seconds=seconds)):
+            verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
     _sandbox_notice(env, verdicts)
     passed = all(v.passed for v in verdicts)
     if as_json:

@@ -91,6 +91,12 @@ class Environment:
         """Single key presses are possible: both ends are a real terminal."""
         return self.stdin_tty and self.stdout_tty and self.environ.get("TERM") != "dumb"
 
+    @property
+    def status_line(self) -> bool:
+        """A status line on stderr is seen where the output will come: stdout and stderr
+        are both a terminal (not a dumb one). A pipe or a file gets no status text."""
+        return self.stdout_tty and self.stderr_tty and self.environ.get("TERM") != "dumb"
+
     def plain(self, asked: bool = False) -> bool:
         """No colour and no box drawing: asked for (here or by --plain anywhere on the line),
         NO_COLOR set, a dumb terminal, an output that is not a terminal (a pipe or a file), or

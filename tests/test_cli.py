@@ -590,3 +590,65 @@ def test_the_taught_fix_typed_into_the_no_grad_predict_starter_passes(cli: Cli,
     (tmp_path / "no-grad-predict.py").write_text(fixed)
     code, out, _ = cli("check", "no-grad-predict", "--workspace", str(tmp_path))
     assert code == 0, out
+
+
+def check_where(home: Path, *argv: str, stdout_tty: bool,
+                lang: str = "en") -> tuple[int, str, str]:
+    """`gradtutor check ARGV` with stderr on a terminal and stdout on one or in a pipe: its
+    exit code, stdout and stderr."""
+    import io
+
+    from gradtutor.cli import run
+    from gradtutor.env import Environment
+
+    out, err = io.StringIO(), io.StringIO()
+    env = Environment(stdin=io.StringIO(), stdout=out, stderr=err,
+                      environ={"GRADTUTOR_HOME": str(home), "GRADTUTOR_LANG": lang,
+                               "TERM": "xterm"},
+                      stdin_tty=False, stdout_tty=stdout_tty, stderr_tty=True, width=100)
+    code = run(["check", *argv, *COURSE], env)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("argv", "lang", "status"), [
+    (["square-grad"], "en", "checking square-grad: loading PyTorch first, a few seconds "
+                            "(0 s so far)"),
+    (["--all"], "en", "checking square-grad (1 of 1): loading PyTorch first, a few seconds "
+                      "(0 s so far)"),
+    (["--all"], "zh", "正在检查 square-grad（第 1 个，共 1 个）：要先加载 PyTorch，需要几秒钟"
+                      "（已等 0 秒）"),
+])
+def test_check_on_a_terminal_shows_a_status_line_while_it_works_and_none_in_a_pipe_or_json(
+    tmp_path: Path, argv: list[str], lang: str, status: str,
+) -> None:
+    (tmp_path / "square-grad.py").write_text("def read_grad(w, loss_fn):\n    return None\n")
+    argv = [*argv, "--workspace", str(tmp_path)]
+    code, out, err = check_where(tmp_path / "home", *argv, stdout_tty=True, lang=lang)
+    assert code == 1 and "square-grad" in out
+    assert err.startswith("\r\x1b[K" + status)  # at once, before the check's first second
+    assert err.endswith("\r\x1b[K")  # and cleared before the verdict is printed
+    for stdout_tty, extra in ((False, []), (True, ["--json"])):
+        code, out, err = check_where(tmp_path / "home", *argv, *extra, stdout_tty=stdout_tty,
+                                     lang=lang)
+        assert code == 1 and "square-grad" in out
+        assert "\x1b" not in err and "PyTorch" not in err and "\r" not in err
+
+
+@pytest.mark.parametrize(("stdout_tty", "stderr_tty", "term", "shown"), [
+    (True, True, "xterm", True),
+    (False, True, "xterm", False),  # output to a pipe or a file: the status would not be seen
+    (True, False, "xterm", False),  # stderr to a log: no "\r" and escapes in it
+    (True, True, "dumb", False),
+])
+def test_a_status_line_needs_stdout_and_stderr_on_a_real_terminal(
+    stdout_tty: bool, stderr_tty: bool, term: str, shown: bool,
+) -> None:
+    import io
+
+    from gradtutor.env import Environment
+
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+                      environ={"TERM": term}, stdin_tty=False, stdout_tty=stdout_tty,
+                      stderr_tty=stderr_tty)
+    assert env.status_line is shown

@@ -412,3 +412,25 @@ def test_the_exercise_screen_speaks_chinese(tmp_path: Path) -> None:
         assert words in out
     asking = shown(exercise_body(step, ExerciseView(confirming=True), tmp_path / "f.py", look))
     assert "显示参考答案？" in asking
+
+
+@pytest.mark.parametrize(("tr", "words"), [
+    (ENGLISH, "loading PyTorch for the first check: a few seconds (7 s so far)"),
+    (ZH, "第一次检查要先加载 PyTorch，需要几秒钟（已等 7 秒）"),
+])
+def test_a_check_waiting_for_pytorch_says_so_with_its_seconds(tr: Any, words: str,
+                                                              tmp_path: Path) -> None:
+    from gradtutor.ui.exercise_view import exercise_body
+
+    step = load_course(rules=EXERCISE_RULES).find_exercise("read-grad")
+    assert isinstance(step, Exercise)
+    look = Look(plain=True, tr=tr)
+    path = tmp_path / "read-grad.py"
+    waiting = shown(exercise_body(step, ExerciseView(checking=True, loading=7), path, look), 100)
+    checking = tr(msg("checking ..."))
+    assert words in waiting and waiting.index(checking) < waiting.index(words)
+    # before the shell says the check waits, and once it has ended: no word of it
+    for view in (ExerciseView(checking=True), ExerciseView(loading=7, verdict=failing_verdict())):
+        out = shown(exercise_body(step, view, path, look), 100)
+        assert "PyTorch" not in out.split(tr(msg("Your file:")))[-1]
+

@@ -229,6 +229,58 @@ def test_gradtutor_watch_checks_each_save_until_ctrl_c(exercise: Exercise,
     assert lesson["step"] is None  # watching an exercise does not move the walkthrough's place
 
 
+# On the module path of a test's tutor (and so of its workers): the fork server, and only it,
+# waits before it imports torch until the test's gate file exists. The first check then
+# waits for the server as long as the test likes, however fast the machine.
+HELD_SERVER = """\
+import os, sys, time
+if "--serve" in sys.argv and os.environ.get("GT_TEST_GATE"):
+    deadline = time.monotonic() + 120
+    while not os.path.exists(os.environ["GT_TEST_GATE"]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["start", "watch"])
+def test_the_first_check_says_it_loads_pytorch_and_counts_the_seconds_until_the_verdict(
+    command: str, exercise: Exercise, short_tmp: Path,
+) -> None:
+    pyte = pytest.importorskip("pyte")
+    held = short_tmp / "held"
+    held.mkdir()
+    (held / "sitecustomize.py").write_text(HELD_SERVER, encoding="utf-8")
+    gate = short_tmp / "gate"
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(held), os.environ.get("PYTHONPATH")])),
+           "GT_TEST_GATE": str(gate)}
+    path = short_tmp / "workspace" / f"{exercise.id}.py"
+    tutor = (start(short_tmp, **env) if command == "start" else
+             Tutor(["watch", exercise.id, "--lessons", str(FIXTURES)], short_tmp, shell=False,
+                   **env))
+    on_exercise(tutor, path)
+
+    save_like_an_editor(path, WRONG)
+    tutor.expect("checking ...", "loading PyTorch for the first check: a few seconds "
+                 "(0 s so far)")
+    tutor.expect("(1 s so far)", timeout=CHECK_S)  # counted in place, while it waits
+    gate.touch()  # the server may import torch now
+    tutor.expect("Not yet", timeout=CHECK_S)
+    tutor.expect_re(LEGEND_END, "the key legend")
+    screen = pyte.Screen(100, 40)
+    pyte.Stream(screen).feed(tutor.text)
+    shown = "\n".join(screen.display)
+    assert "Not yet" in shown and "PyTorch" not in shown and "checking ..." not in shown
+
+    checked = len(tutor.text)
+    save_like_an_editor(path, exercise.solution)  # the next check waits for nothing
+    tutor.expect("Passed", timeout=CHECK_S)
+    tutor.expect_re(LEGEND_END, "the key legend")
+    assert "PyTorch" not in tutor.text[checked:]
+    tutor.send("q")
+    assert tutor.end() == 0
+    assert "Traceback" not in tutor.text
+
+
 UP, DOWN, RIGHT = "\x1b[A", "\x1b[B", "\x1b[C"
 
 

@@ -19,6 +19,7 @@ from gradtutor.walk.events import (
     Answer,
     CheckDone,
     CheckFailed,
+    CheckWaiting,
     Choose,
     Effect,
     Event,
@@ -346,6 +347,23 @@ def test_a_save_starts_a_check_and_its_verdict_is_shown_and_recorded(second: Les
     assert effects == [RecordCheck("square-grad", passed=False)]
     assert not exercise_view(state).checking and not busy(state)
     assert exercise_view(state).verdict == a_verdict(False)
+
+
+def test_a_check_waiting_for_pytorch_counts_its_seconds_until_the_verdict(
+    second: Lesson,
+) -> None:
+    state, _ = drive(second, begin(second, EXERCISE), FileSaved("square-grad", "d1"))
+    assert exercise_view(state).loading is None  # until the shell says the check waits
+    state, effects = drive(second, state, CheckWaiting("square-grad", 0))
+    assert (exercise_view(state).loading, effects) == (0, [])
+    state, effects = drive(second, state, CheckWaiting("square-grad", 3))
+    assert (exercise_view(state).loading, effects) == (3, []) and busy(state)
+    state, _ = drive(second, state, CheckDone("square-grad", a_verdict(False)))
+    assert exercise_view(state).loading is None
+    assert drive(second, state, CheckWaiting("square-grad", 4))[0] == state  # late: nothing
+    state, _ = drive(second, state, "check", CheckWaiting("square-grad", 1),
+                     CheckFailed("square-grad", "Could not check: there is no file x.py."))
+    assert exercise_view(state).loading is None and not exercise_view(state).checking
 
 
 def test_a_save_with_unchanged_content_is_not_checked_again(second: Lesson) -> None:

@@ -224,6 +224,24 @@ def test_start_returns_at_once_and_close_is_idempotent() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("fork", [True, False])
+def test_loading_says_whether_a_check_now_would_wait_for_torch(folder: Path,
+                                                                fork: bool) -> None:
+    """What the exercise screen tells the learner on the first check of a session."""
+    worker = WarmWorker(fork=fork)
+    assert worker.loading()  # not even started: a check would start it and wait
+    worker.start()
+    assert worker.loading()  # importing torch
+    assert worker.wait_ready()
+    # a fork server says it is ready; a pre-started worker never does, until it has served
+    assert worker.loading() is (not (fork and FORK_SERVER))
+    assert worker.check(exercise(), folder / "correct.py", seed=1).passed
+    assert not worker.loading()
+    worker.close()
+    assert not worker.loading()  # closed: no check will wait for anything
+
+
+@pytest.mark.slow
 def test_warm_and_cold_verdicts_agree(warm: WarmWorker, tmp_path: Path) -> None:
     course = load_course(rules=EXERCISE_RULES)
     files: list[tuple[Exercise, Path]] = []

@@ -154,6 +154,9 @@ class Failing:
     def start(self) -> None:
         pass
 
+    def loading(self) -> bool:
+        return False
+
     def check(self, *args: Any, **kwargs: Any) -> Any:
         raise self.error
 

@@ -21,6 +21,11 @@ class Checker(Protocol):
 
     def start(self) -> None: ...
 
+    def loading(self) -> bool:
+        """Whether a check asked for now would first wait for a worker still importing
+        torch (the first check of a session). Asked between checks, never during one."""
+        ...
+
     def check(self, exercise: Exercise, path: Path, *, seed: int,
               timeout: float | None = None) -> Verdict: ...
 
@@ -41,6 +46,10 @@ class ColdChecker:
 
     def start(self) -> None:
         pass
+
+    def loading(self) -> bool:
+        """False: every check loads torch here, none waits for a worker started earlier."""
+        return False
 
     def check(self, exercise: Exercise, path: Path, *, seed: int,
               timeout: float | None = None) -> Verdict:

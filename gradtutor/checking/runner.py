@@ -223,7 +223,8 @@ class Engine(Protocol):
     engine's other runs (and the other engines of its `Workers`) still run. `close` ends what
     it runs now (each such run ends as stopped) and what it keeps waiting, and refuses later
     runs. `start` begins readying a warm worker in the background; `wait_ready` waits for it
-    (whether one is ready); `pid` is its process, if one is running."""
+    (whether one is ready); `loading` says at once whether a request now would wait for it;
+    `pid` is its process, if one is running."""
 
     @property
     def pid(self) -> int | None: ...
@@ -231,6 +232,8 @@ class Engine(Protocol):
     def start(self) -> None: ...
 
     def wait_ready(self) -> bool: ...
+
+    def loading(self) -> bool: ...
 
     def run(self, request: protocol.Request, timeout: float) -> Outcome: ...
 
@@ -499,6 +502,9 @@ class ColdEngine:
 
     def wait_ready(self) -> bool:
         return True
+
+    def loading(self) -> bool:
+        return False  # each request imports torch in its own worker: none waits for another
 
     def run(self, request: protocol.Request, timeout: float) -> Outcome:
         with self._lock:

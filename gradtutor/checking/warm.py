@@ -108,6 +108,14 @@ class WarmWorker:
         """Start the worker in the background; returns at once. Idempotent."""
         self._engine.start()
 
+    def loading(self) -> bool:
+        """Whether a check asked for now would first wait for the worker to import torch:
+        it is starting, or has not yet said it is ready (a fork server), or has run no
+        request yet (a pre-started worker, which never says). Returns at once; asked
+        between two checks, never from a second thread during one."""
+        with self._lock:
+            return self._engine.loading()
+
     def wait_ready(self) -> bool:
         """Wait until the worker can take a check at once (it started, if need be, and its
         server is ready, or its pre-started worker waits); whether it can."""
@@ -521,6 +529,7 @@ class _WarmEngine(Generic[R, P]):
         self._current: P | None = None  # the process of the request running now
         self._closed = False
         self._broken = False  # no worker can be made: every request runs cold
+        self._served = False  # a request has run (in a worker of this engine's, or cold)
 
     def start(self) -> None:
         with self._state:
@@ -563,6 +572,7 @@ class _WarmEngine(Generic[R, P]):
             refuse_if(self._closed)
             return self._cold.run(request, timeout)
         finally:
+            self._served = True
             self._after_run()
 
     def _running(self, process: P | None) -> None:
@@ -589,6 +599,13 @@ class _WarmEngine(Generic[R, P]):
             if late:
                 self._workers.stop([current.pid])
             self._reap(current)  # at exit, its own thread will not
+
+    def loading(self) -> bool:
+        """Whether a request now would first wait for a worker to import torch. Here: none
+        has run yet, and none will run cold; a subclass that can tell readiness says more
+        exactly."""
+        with self._state:
+            return not (self._served or self._closed or self._broken)
 
     # what a subclass says
     def _make(self) -> R:
@@ -674,6 +691,20 @@ class _ForkEngine(_WarmEngine[_Server, _Forked]):
 
     def wait_ready(self) -> bool:
         return self._take() is not None
+
+    def loading(self) -> bool:
+        """Whether a request now would first wait for a server to import torch: one is being
+        started, or the one there has not said it is ready (asked of it at once, without
+        waiting), or it is gone and must be started again. Between requests only: it reads
+        the server's socket, which a running request reads too."""
+        with self._state:
+            if self._closed or self._broken:
+                return False  # a request runs cold, or not at all: nothing to wait for
+            starting = self._starting is not None and self._starting.is_alive()
+            server = self._ready
+        if starting or server is None:
+            return True
+        return not (server.alive() and server.wait_ready(0.0))
 
     def clone_server(self) -> _Server | None:
         """A clone of this engine's server, once it is ready (`_Server.clone`); the caller

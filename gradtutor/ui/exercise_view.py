@@ -66,6 +66,8 @@ def status(exercise: Exercise, view: ExerciseView, look: Look) -> RenderableType
     parts: list[RenderableType] = []
     if view.checking:
         parts.append(Prose(tr(msg("checking ...")), style="bold cyan"))
+        if view.loading is not None:
+            parts.append(Prose(tr(loading_line(view.loading)), style="cyan"))
     if view.verdict is not None:
         if view.checking:
             parts += [Prose(tr(msg("the result before:")), style="grey50")]
@@ -81,6 +83,12 @@ def status(exercise: Exercise, view: ExerciseView, look: Look) -> RenderableType
         parts.append(Prose(tr(msg("Not checked yet: save your file (or c checks it now).")),
                            style="grey50"))
     return Group(*parts)
+
+
+def loading_line(seconds: int) -> str:
+    """Why the first check of a session takes its time, and how long it has taken so far."""
+    return msg("loading PyTorch for the first check: a few seconds ({seconds} s so far)",
+               seconds=seconds)
 
 
 def exercise_reading(exercise: Exercise, look: Look) -> RenderableType:

@@ -27,6 +27,7 @@ from gradtutor.ui.step_screens import screen_for
 from gradtutor.ui.terminal import Io, ignoring_interrupts, make_io
 from gradtutor.ui.walk_screen import screen
 from gradtutor.walk.events import (
+    CheckWaiting,
     Effect,
     Event,
     FileReady,
@@ -105,8 +106,10 @@ def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io
             state = shell.apply(state, effects)
             if state.outcome is None:
                 # what changed is scrolled into view, except where nothing was asked for:
-                # a demo's run arriving must not pull the reader away from the text
-                show(follow=screen_for(lesson.steps[state.index]).follow)
+                # a demo's run arriving must not pull the reader away from the text, nor
+                # does a wait's count of seconds, once it is shown
+                ticked = isinstance(event, CheckWaiting) and event.seconds > 0
+                show(follow=screen_for(lesson.steps[state.index]).follow and not ticked)
     except KeyboardInterrupt:
         state = handle(lesson, state, "quit")[0]
     finally:
@@ -136,7 +139,8 @@ class _Shell:
         if self.background is None:
             from gradtutor.walk.background import Background
 
-            self.background = Background(self.io.post, self.env.environ)
+            # the wait for PyTorch is told on a screen redrawn in place, not in a transcript
+            self.background = Background(self.io.post, self.env.environ, waits=self.io.keys)
         return self.background
 
     def apply(self, state: WalkState, effects: list[Effect]) -> WalkState:

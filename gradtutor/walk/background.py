@@ -10,6 +10,7 @@ from __future__ import annotations
 import queue
 import secrets
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,14 @@ from gradtutor.checking.checker import Checker, make_checker
 from gradtutor.errors import GradtutorError
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
-from gradtutor.walk.events import CheckDone, CheckFailed, News, SnippetDone, SnippetFailed
+from gradtutor.walk.events import (
+    CheckDone,
+    CheckFailed,
+    CheckWaiting,
+    News,
+    SnippetDone,
+    SnippetFailed,
+)
 
 
 @dataclass(frozen=True)
@@ -35,15 +43,47 @@ class SnippetJob:
     series: tuple[str, ...]
 
 
+class Ticker:
+    """Calls `tick` with the whole seconds since `start` (0 at once, then 1, 2, ...) in a
+    thread of its own, until `stop`, after which it calls it no more."""
+
+    def __init__(self, tick: Callable[[int], None]) -> None:
+        self._tick = tick
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="gradtutor-ticker", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _run(self) -> None:
+        began = time.monotonic()
+        seconds = 0
+        while not self._stopped.is_set():
+            self._tick(seconds)
+            seconds += 1
+            # on each whole second since the start, however long `tick` took
+            if self._stopped.wait(max(0.0, began + seconds - time.monotonic())):
+                return
+
+
 class Background:
     """One thread that runs jobs in order and hands each result to `post` (as news). The
-    checker is made from `environ` by `checker`, when the thread starts."""
+    checker is made from `environ` by `checker`, when the thread starts. With `waits`, a
+    check that must wait for the worker to load PyTorch is announced first, and each second
+    while it waits (CheckWaiting): for a screen redrawn in place, not for a transcript."""
 
     def __init__(self, post: Callable[[News], None], environ: Mapping[str, str],
-                 checker: Callable[[Mapping[str, str]], Checker] = make_checker) -> None:
+                 checker: Callable[[Mapping[str, str]], Checker] = make_checker,
+                 waits: bool = False) -> None:
         self._post = post
         self._environ = environ
         self._make_checker = checker
+        self._waits = waits
         self._checker: Checker | None = None
         self._jobs: queue.Queue[CheckJob | SnippetJob | None] = queue.Queue()
         self._thread: threading.Thread | None = None
@@ -77,9 +117,7 @@ class Background:
 
     def _run(self) -> None:
         while (job := self._jobs.get()) is not None and not self._closed.is_set():
-            event = self._do(job)
-            if not self._closed.is_set():
-                self._post(event)
+            self._news(self._do(job))
 
     def _do(self, job: CheckJob | SnippetJob) -> News:
         assert self._checker is not None
@@ -91,6 +129,10 @@ class Background:
                                                       error=_error(exc)))
             return SnippetDone(job.step_id, result)
         exercise_id = job.exercise.id
+        ticker = None
+        if self._waits and self._checker.loading():
+            ticker = Ticker(lambda seconds: self._news(CheckWaiting(exercise_id, seconds)))
+            ticker.start()
         try:
             verdict = self._checker.check(job.exercise, job.path, seed=secrets.randbelow(2**31))
         except GradtutorError as exc:
@@ -101,7 +143,14 @@ class Background:
             return CheckFailed(exercise_id, msg(
                 "The check itself failed ({error}); c tries again, `gradtutor check` shows "
                 "more.", error=_error(exc)))
+        finally:
+            if ticker is not None:
+                ticker.stop()  # before the verdict is posted: no tick comes after it
         return CheckDone(exercise_id, verdict)
+
+    def _news(self, news: News) -> None:
+        if not self._closed.is_set():
+            self._post(news)
 
 
 def _error(exc: Exception) -> str:

@@ -90,6 +90,15 @@ class FileSaved(News):
 
 
 @dataclass(frozen=True)
+class CheckWaiting(News):
+    """The check asked for waits for the worker to load PyTorch (the first of a session);
+    it has waited `seconds` whole seconds so far. Posted again each second until the check
+    ends."""
+
+    seconds: int
+
+
+@dataclass(frozen=True)
 class CheckDone(News):
     verdict: Verdict
 

@@ -13,6 +13,7 @@ from gradtutor.lessons.model import Exercise
 from gradtutor.walk.events import (
     CheckDone,
     CheckFailed,
+    CheckWaiting,
     Effect,
     Event,
     FileReady,
@@ -63,14 +64,17 @@ class RecordSolution(Record):
 
 @dataclass(frozen=True)
 class ExerciseView:
-    """Where the learner is on an exercise. `checking` while a check runs; `again` when the
-    file changed during it, so it is checked once more after; `digest` names the content
-    last saved or checked, so a save that changed nothing is not checked twice."""
+    """Where the learner is on an exercise. `checking` while a check runs; `loading`, the
+    seconds it has waited so far for the worker to load PyTorch (None while it does not wait
+    for that); `again` when the file changed during it, so it is checked once more after;
+    `digest` names the content last saved or checked, so a save that changed nothing is not
+    checked twice."""
 
     hints: int = 0
     confirming: bool = False
     solution: bool = False
     checking: bool = False
+    loading: int | None = None
     again: bool = False
     verdict: Verdict | None = None
     digest: str | None = None
@@ -128,15 +132,18 @@ class ExerciseRules(StepRules[Exercise, ExerciseView]):
             if news.digest == view.digest:
                 return Stay(view)
             return _start_check(step, replace(view, digest=news.digest))
+        if isinstance(news, CheckWaiting):
+            return Stay(replace(view, loading=news.seconds) if view.checking else view)
         notice: str | None = None
         if isinstance(news, CheckDone):
-            view = _count_stuck(replace(view, checking=False, verdict=news.verdict))
+            view = _count_stuck(replace(view, checking=False, loading=None,
+                                        verdict=news.verdict))
             if view.stuck and view.stuck % STUCK_AFTER == 0 and view.hints < len(step.hints):
                 notice = msg("This check has failed {times} times in a row: h shows a hint "
                              "({seen} of {total} seen so far).", times=view.stuck,
                              seen=view.hints, total=len(step.hints))
         elif isinstance(news, CheckFailed):
-            view = replace(view, checking=False)
+            view = replace(view, checking=False, loading=None)
             notice = news.message
         else:
             return Stay(view)
