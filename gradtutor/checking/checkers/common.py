@@ -113,4 +113,5 @@ def _nested(values: Any, digits: int) -> str:
 
 
 def grad_table(w: Any, expected: Any, got: Any) -> Table:
-    return Table(("w", "expected gradient", "yours"), ((fmt(w), fmt(expected), fmt(got)),))
+    return Table(("w", "expected gradient", "yours"), ((fmt(w), fmt(expected), fmt(got)),),
+                 frozenset({0}))  # the case that failed
