@@ -347,7 +347,8 @@ def test_to_json_says_messages_in_the_learners_language_and_keeps_names_and_stat
     zh_check = chinese_["checks"][1]
     assert zh_check["message"] == "你返回的是一个全零张量，而不是梯度。"
     assert zh_check["evidence"] == {"columns": ["w", "loss_fn(w)", "梯度", "你返回的"],
-                                    "rows": [["[1, 2]", "(w ** 2).sum()", "[2, 4]", "[0, 0]"]]}
+                                    "rows": [["[1, 2]", "(w ** 2).sum()", "[2, 4]", "[0, 0]"]],
+                                    "failing": 1}
     assert chinese_["checks"][2]["message"] == "未判定：要等 returns-grad 通过后再判定"
     for key in ("exercise", "passed", "status", "seed", "duration_ms", "output"):
         assert chinese_[key] == english[key]

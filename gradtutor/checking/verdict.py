@@ -22,6 +22,14 @@ class Table:
 
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    # indexes into `rows` of the cases that show the mistake; `rows` keeps the run's order
+    failing: frozenset[int] = frozenset()
+
+    def failing_first(self) -> tuple[tuple[str, ...], ...]:
+        """The rows as the learner reads them: the failing ones first, so the mistake is on
+        screen before the cases that passed; each part keeps the run's order."""
+        return (tuple(row for i, row in enumerate(self.rows) if i in self.failing)
+                + tuple(row for i, row in enumerate(self.rows) if i not in self.failing))
 
 
 @dataclass(frozen=True)
@@ -91,10 +99,7 @@ def to_json(verdict: Verdict, tr: Translator = ENGLISH) -> dict[str, Any]:
                 "status": c.status,
                 "message": say(tr, c.message),
                 **({"help": say(tr, c.help)} if c.help else {}),
-                **({"evidence": {"columns": [say(tr, col) for col in c.evidence.columns],
-                                 "rows": [[say(tr, cell) for cell in r]
-                                          for r in c.evidence.rows]}}
-                   if c.evidence else {}),
+                **({"evidence": _evidence_json(c.evidence, tr)} if c.evidence else {}),
                 **({"note": say(tr, c.note)} if c.note else {}),
             }
             for c in verdict.checks
@@ -104,3 +109,10 @@ def to_json(verdict: Verdict, tr: Translator = ENGLISH) -> dict[str, Any]:
         "seed": verdict.seed,
         "duration_ms": verdict.duration_ms,
     }
+
+
+def _evidence_json(table: Table, tr: Translator) -> dict[str, Any]:
+    """A table as the learner reads it: its failing rows first, and how many they are."""
+    return {"columns": [say(tr, column) for column in table.columns],
+            "rows": [[say(tr, cell) for cell in row] for row in table.failing_first()],
+            "failing": len(table.failing)}

@@ -44,7 +44,8 @@ def check_line(check: Check, look: Look) -> RenderableType:
         parts.append(Padding(body, (0, 0, 0, 2)))
     if check.evidence is not None:
         columns = tuple(say(tr, column) for column in check.evidence.columns)
-        rows = tuple(tuple(say(tr, cell) for cell in row) for row in check.evidence.rows)
+        rows = tuple(tuple(say(tr, cell) for cell in row)
+                     for row in check.evidence.failing_first())
         parts.append(Padding(Evidence(columns, rows, look.plain), (0, 0, 0, 2)))
     if check.help and check.status != "pass":
         # the label carries its own spacing: "hint: " in English, none after "：" in Chinese

@@ -72,8 +72,8 @@ def _field(value: Any) -> Any:
 def _table(table: Table | None) -> Table | None:
     if table is None:
         return None
-    return Table(tuple(neutralise(c) for c in table.columns),
-                 tuple(tuple(neutralise(cell) for cell in row) for row in table.rows))
+    return replace(table, columns=tuple(neutralise(c) for c in table.columns),
+                   rows=tuple(tuple(neutralise(cell) for cell in row) for row in table.rows))
 
 
 def neutralise_verdict(verdict: Verdict) -> Verdict:

@@ -139,4 +139,5 @@ def uncalled_lines_words(names: list[str]) -> str:
 
 
 def grad_table(w: Any, expected: Any, got: Any) -> Table:
-    return Table(("w", "expected gradient", "yours"), ((fmt(w), fmt(expected), fmt(got)),))
+    return Table(("w", "expected gradient", "yours"), ((fmt(w), fmt(expected), fmt(got)),),
+                 frozenset({0}))  # the case that failed

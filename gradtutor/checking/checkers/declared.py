@@ -329,7 +329,7 @@ def _evidence(columns: Sequence[Column], run: Case) -> Table:
                  else run.facts.get(column.shows))
         shown.append(value if isinstance(value, str) else fmt(value))
     return Table(titles + tuple(Msg(column.title) for column in columns),
-                 (cells + tuple(shown),))
+                 (cells + tuple(shown),), frozenset({0}))  # the failing case
 
 
 # ---- validate -------------------------------------------------------------------------------

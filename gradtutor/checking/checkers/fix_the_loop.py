@@ -132,7 +132,9 @@ def _order_problem(window: list[dict[str, Any]]) -> str:
 def _step_table(rows: list[tuple[int, Vector | None, Vector]]) -> Table:
     """Per step: the gradient it used next to the one it should have used."""
     return Table((msg("step"), msg("gradient it used"), msg("gradient of its batch")),
-                 tuple((str(k + 1), fmt(used), fmt(ref)) for k, used, ref in rows))
+                 tuple((str(k + 1), fmt(used), fmt(ref)) for k, used, ref in rows),
+                 frozenset(i for i, (_, used, ref) in enumerate(rows)
+                           if used is None or not close(used, ref)))
 
 
 def _analyse(case: dict[str, Any], exp: dict[str, Any],
@@ -170,7 +172,8 @@ def _analyse(case: dict[str, Any], exp: dict[str, Any],
                     msg("clear the gradients at the start of every step, before its backward pass"),
                     per_param_table(names, (msg("leftover .grad before your call"),
                                             msg("step 1 used"), msg("gradient of batch 1")),
-                                    exp["leftovers"], step["grads"], ref["grads"]))
+                                    exp["leftovers"], step["grads"], ref["grads"],
+                                    against=(1, 2)))
                 if c is not None and near(c, 1.0):
                     break  # batch 1's own gradient was right; the trajectory now differs
                 used = sub(used, leftovers)
@@ -270,7 +273,7 @@ def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
                  msg("record each batch's loss right after computing it, before its step"),
                  Table((msg("batch"), msg("you returned"), msg("its loss")),
                        tuple((str(k + 1), fmt(losses[k]), fmt(ref[k]))
-                             for k in range(min(comparable, count)))))
+                             for k in range(min(comparable, count))), frozenset(wrong)))
 
 
 def _step_count(cases: list[dict[str, Any]], found: dict[int, dict[str, Any]]) -> Check:

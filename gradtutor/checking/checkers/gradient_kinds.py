@@ -388,6 +388,7 @@ def classification_table(case: dict[str, Any], reference: dict[str, Any],
                          observed: dict[str, Any]) -> Table:
     """Each misclassified parameter: its gradient in words, its class, and the report's."""
     entries = observed.get("report", {}).get("entries", {})
+    wrong = _wrong(reference, entries)
     return Table((msg("parameter"), msg("its gradient"), msg("should be"), msg("yours")),
                  tuple((name, describe(info, case["max_norm"]), info["class"], got)
-                       for name, info, got in _wrong(reference, entries)))
+                       for name, info, got in wrong), frozenset(range(len(wrong))))

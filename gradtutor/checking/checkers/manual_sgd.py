@@ -231,6 +231,11 @@ def _updates(case: dict[str, Any], exp: dict[str, Any],
     return None, None, rows
 
 
+def _table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
+    """A case's updates up to the one that went wrong, which `_updates` leaves last."""
+    return Table(columns, tuple(rows), frozenset({len(rows) - 1}) if rows else frozenset())
+
+
 def _backward_problem(case: dict[str, Any], obs: dict[str, Any]) -> str | None:
     """Unless exactly one real backward pass filled w.grad for each batch. Only autograd's
     own accumulation makes these events: a replaced Tensor.backward that writes w.grad
@@ -315,7 +320,7 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         i = batch[0]
         message, help_ = found[i][0]  # type: ignore[misc]
         checks.append(Check("per-batch-gradient", "fail", message, help_,
-                            Table(columns, tuple(found[i][2]))))
+                            _table(columns, found[i][2])))
     elif judged:
         checks.append(Check("per-batch-gradient", "pass",
                             msg("each update used only its own batch's gradient")))
@@ -333,7 +338,7 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     elif update:
         i = update[0]
         message, help_ = found[i][1]  # type: ignore[misc]
-        checks.append(Check("update", "fail", message, help_, Table(columns, tuple(found[i][2]))))
+        checks.append(Check("update", "fail", message, help_, _table(columns, found[i][2])))
     elif judged:
         through_data = any(observed[i].get("version") == 0 for i in judged)
         checks.append(Check(

@@ -237,13 +237,15 @@ def parameters_table(case: dict[str, Any], reference: dict[str, Any],
     """Each parameter: whether it still requires grad, whether it should, and what a training
     step then did (its .grad, whether it moved)."""
     solution = reference.get("solution", observed)
+    failing = frozenset(i for i, (mine, meant) in enumerate(zip(
+        observed["requires_grad"], solution["requires_grad"], strict=True)) if mine != meant)
     rows = tuple(
         (name, str(mine), str(meant), "None" if none else msg("a tensor"), _yes(moved))
         for name, mine, meant, none, moved in zip(
             observed["names"], observed["requires_grad"], solution["requires_grad"],
             observed["grad_none"], observed["moved"], strict=True))
     return Table((msg("parameter"), msg("requires_grad (yours)"), msg("should be"),
-                  msg(".grad after a step"), msg("moved")), rows)
+                  msg(".grad after a step"), msg("moved")), rows, failing)
 
 
 # ---- clip-step: fn(model, optimizer, loss_fn, x, y, max_norm) --------------------------------
@@ -414,7 +416,7 @@ def norms_table(case: dict[str, Any], reference: dict[str, Any],
                    _short(_norm(observed["step_grads"])),
                    _short(min(reference["norm"], reference["max_norm"])),
                    _short(returned) if returned is not None else
-                   str(_kind(observed["returned"]))),))
+                   str(_kind(observed["returned"]))),), frozenset({0}))
 
 
 # ---- evaluation: fn(model, loss_fn, batches) on a model with batch norm and dropout -----------

@@ -178,15 +178,18 @@ def _moved(reference: dict[str, Any], observed: dict[str, Any]) -> list[tuple[in
 
 def grads_table(reference: dict[str, Any], observed: dict[str, Any]) -> Table:
     """Every parameter's .grad before and after the function, group by group."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
+    failing: set[int] = set()
     for g, (got, want) in enumerate(zip(observed["grads"], reference["grads"], strict=True)):
         for p, (after, before) in enumerate(zip(got, want, strict=True)):
+            if after is not None:  # a .grad the function left: the mistake
+                failing.add(len(rows))
             rows.append((msg("group {group}", group=g + 1),
                          msg("{parameter}: shape {shape}", parameter=p + 1,
                              shape=str(list(shape(before)))),
                          fmt(before), fmt(after)))
     return Table((msg("param group"), msg("parameter"), msg(".grad before"),
-                  msg(".grad after your function")), tuple(rows))
+                  msg(".grad after your function")), tuple(rows), frozenset(failing))
 
 
 def weights_table(reference: dict[str, Any], observed: dict[str, Any]) -> Table:
@@ -195,4 +198,4 @@ def weights_table(reference: dict[str, Any], observed: dict[str, Any]) -> Table:
                   fmt(reference["weights"][g][p]), fmt(observed["weights"][g][p]))
                  for g, p in _moved(reference, observed))
     return Table((msg("param group"), msg("parameter"), msg("weight before"), msg("after")),
-                 rows)
+                 rows, frozenset(range(len(rows))))  # every weight here moved: each is wrong

@@ -180,12 +180,25 @@ def ordinal(i: int) -> str:
 
 
 def per_param_table(names: list[str], columns: tuple[str, ...],
-                    *grads: dict[str, Any] | None) -> Table:
+                    *grads: dict[str, Any] | None,
+                    against: tuple[int, int] | None = None) -> Table:
     """One row per parameter: its name, then each gradient in short form. `columns` are
-    messages."""
-    rows = tuple((name, *(fmt(g.get(name) if g is not None else None) for g in grads))
-                 for name in names)
-    return Table((msg("parameter"), *columns), rows)
+    messages. With `against` (i, j), a parameter whose gradient in `grads[i]` is not that of
+    `grads[j]` is a failing row."""
+    def value(g: dict[str, Any] | None, name: str) -> Any:
+        return g.get(name) if g is not None else None
+
+    rows = tuple((name, *(fmt(value(g, name)) for g in grads)) for name in names)
+    failing: frozenset[int] = frozenset()
+    if against is not None:
+        i, j = against
+        failing = frozenset(k for k, name in enumerate(names)
+                            if not _same(value(grads[i], name), value(grads[j], name)))
+    return Table((msg("parameter"), *columns), rows, failing)
+
+
+def _same(got: Any, want: Any) -> bool:
+    return got is not None and want is not None and close(got, want)
 
 
 def first_failure(found: list[Check | None]) -> Check | None:
@@ -341,7 +354,7 @@ def step_table(case: dict[str, Any], reference: dict[str, Any],
     """Per parameter: the gradient the step used, and the whole-batch mean gradient."""
     return per_param_table(reference["names"], (msg("your step used"),
                                                 msg("mean gradient of the whole batch")),
-                           _step_grads(observed), reference["mean"])
+                           _step_grads(observed), reference["mean"], against=(0, 1))
 
 
 def leftovers_table(case: dict[str, Any], reference: dict[str, Any],
@@ -349,4 +362,5 @@ def leftovers_table(case: dict[str, Any], reference: dict[str, Any],
     """Per parameter: the leftover .grad, the gradient the step used, and the right one."""
     return per_param_table(reference["names"], (msg("leftover .grad before your call"),
                                                 msg("your step used"), msg("should have used")),
-                           reference["leftovers"], _step_grads(observed), reference["mean"])
+                           reference["leftovers"], _step_grads(observed), reference["mean"],
+                           against=(1, 2))
