@@ -201,6 +201,19 @@ STYLES: dict[str, dict[str, str]] = {
 # Real mistakes beyond the lesson's mutants: (checker, source, the check that fails, words its
 # message must contain).
 MISTAKES: dict[str, tuple[str, str, str, str]] = {
+    "read-grad/clone-not-called": ("read-grad", """
+        def read_grad(w, loss_fn):
+            loss_fn(w).backward()
+            return w.grad.clone
+    """, "returns-grad", r"You returned `clone` itself, a function or method that was never "
+                         r"called: without parentheses"),
+    "read-grad/backward-not-called": ("read-grad", """
+        def read_grad(w, loss_fn):
+            loss = loss_fn(w)
+            loss.backward
+            return w.grad
+    """, "runs-backward", r"never ran backward.*A line of your function names `loss.backward` "
+                         r"without calling it, so that line does nothing"),
     "read-grad/tolist": ("read-grad", """
         def read_grad(w, loss_fn):
             loss_fn(w).backward()

@@ -21,6 +21,7 @@ import pytest
 
 from gradtutor.checking.checkers import request_checker, worker_checker
 from gradtutor.checking.checkers.common import close
+from gradtutor.checking.checkers.declared import holds
 from gradtutor.checking.checkers.families import FAMILIES
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.protocol import CheckerRef
@@ -102,6 +103,16 @@ FILES: dict[str, tuple[str, str]] = {
             model.eval()
             losses = [loss_fn(model(x), y) for x, y in batches]
             return losses[-1]
+        """),
+    "eval:tensor": ("evaluate-without-grad", """
+        import torch
+
+        def evaluate(model, loss_fn, batches):
+            model.eval()
+            with torch.no_grad():
+                losses = torch.stack([loss_fn(model(x), y) for x, y in batches])
+            model.train()
+            return losses.mean()
         """),
     "eval:stays": ("evaluate-without-grad", """
         import torch
@@ -320,6 +331,18 @@ def test_eval_without_no_grad_records_a_graph(facts: Found) -> None:
         assert case["graph-built"] and not case["forward-in-train-mode"]
         assert case["mode-after"] == "eval"
         assert close(case["returned"], case["last-batch-loss"])  # a tensor of one number
+
+
+def test_a_one_number_tensor_is_seen_as_a_tensor_where_a_float_is_asked_for(
+        facts: Found) -> None:
+    step = exercise("evaluate-without-grad")
+    check = next(c for c in step.checks if c.id == "returns-mean")
+    for case in every(facts, "eval:tensor"):
+        assert close(case["returned"], case["mean-loss"]) and case["returned-kind"] == "tensor"
+        assert not all(holds(condition, case, {}) for condition in check.expect)
+    for case in every(facts, "eval:solution"):
+        assert case["returned-kind"] is None
+        assert all(holds(condition, case, {}) for condition in check.expect)
 
 
 def test_a_model_left_in_eval_mode_is_seen(facts: Found) -> None:

@@ -11,8 +11,13 @@ import torch
 
 from gradtutor.checking import trace
 from gradtutor.checking.checkers import tensor_facts
-from gradtutor.checking.checkers.declared import holds
+from gradtutor.checking.checkers.common import uncalled
+from gradtutor.checking.checkers.declared import Case, holds, judge_checks
 from gradtutor.checking.checkers.families import FAMILIES
+from gradtutor.checking.exercise_rules import EXERCISE_RULES
+from gradtutor.checking.verdict import Check
+from gradtutor.lessons.course import load_course
+from gradtutor.lessons.model import Exercise
 
 CASE = {"w": [[0.5, -1.25], [2.0, 0.75]]}
 
@@ -178,3 +183,75 @@ def test_cases_are_the_same_for_a_seed() -> None:
     assert tensor_facts.leaf_cases(3) == tensor_facts.leaf_cases(3)
     assert tensor_facts.values_cases(3) == tensor_facts.values_cases(3)
     assert tensor_facts.values_cases(3) != tensor_facts.values_cases(4)
+
+
+def exercise(exercise_id: str) -> Exercise:
+    step = load_course(rules=EXERCISE_RULES).find_exercise(exercise_id)
+    assert isinstance(step, Exercise)
+    return step
+
+
+def judged(exercise_id: str, fn: Callable[[Any], Any]) -> dict[str, Check]:
+    """The exercise's declared checks, judged on one case of `fn` against its solution."""
+    step = exercise(exercise_id)
+    namespace: dict[str, Any] = {}
+    exec(compile(step.solution, "<solution>", "exec"), namespace)  # noqa: S102 - the lesson's
+    run = Case(leaf_fn(fn), leaf_fn(namespace[step.function]), tensor_facts.leaf_columns(CASE))
+    return {c.name: c for c in judge_checks(step.checks, [run], FAMILIES["leaf-fn"])}
+
+
+def test_a_method_returned_uncalled_is_seen_by_its_name() -> None:
+    facts = leaf_fn(lambda w: (w * 2).sum().item)
+    assert facts["returned"] == {"not_a_tensor": "builtin_function_or_method",
+                                 "uncalled": "item"}
+    assert facts["returned-kind"] == "builtin_function_or_method"  # conditions read it as before
+    assert uncalled(facts["returned"]) == "item"
+    assert "uncalled" not in leaf_fn(lambda w: (w * 2).sum().item())["returned"]
+    assert "uncalled" not in leaf_fn(lambda w: ...)["returned"]
+
+
+def test_log_losses_names_the_missing_call_not_the_type() -> None:
+    def total_loss(w: torch.Tensor) -> Any:
+        total = torch.zeros(())
+        for target in (1.0, 2.0, 3.0):
+            total = total + ((w - target) ** 2).mean()
+        return total.item
+
+    check = judged("log-losses", total_loss)["returns-float"]
+    assert check.status == "fail"
+    assert check.message.startswith("You returned `item` itself, a function or method that "
+                                    "was never called: without parentheses after its name")
+    assert "builtin_function_or_method" not in check.message
+    assert "item()" not in check.message  # the mistake named, not the fix's code
+
+
+def test_no_grad_predict_fails_when_w_itself_is_changed_in_place() -> None:
+    def predict(w: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            w.mul_(3)
+            return w + 1
+
+    checks = judged("no-grad-predict", predict)
+    assert [checks[n].status for n in ("returns-tensor", "right-values", "no-record")] == [
+        "pass", "pass", "pass"]  # the answer is right and unrecorded ...
+    assert checks["w-unchanged"].status == "fail"  # ... but w is not what it was
+    assert "changed w itself" in checks["w-unchanged"].message
+    assert judged("no-grad-predict", lambda w: (3 * w + 1).detach())["w-unchanged"].status == (
+        "pass")
+
+
+def test_a_line_that_only_names_a_method_is_read_from_the_bytecode() -> None:
+    def evaluate(model: Any, loss_fn: Any, batches: Any) -> Any:
+        model.eval  # noqa: B018 - the mistake under test
+        for x, _ in batches:
+            pred = model(x)
+            pred.retain_grad  # noqa: B018
+            torch.no_grad  # noqa: B018
+            x.grad  # noqa: B018 - data, not a method: not reported
+        model.train()
+        return (model.eval, len(batches))
+
+    assert trace.uncalled_lines(evaluate) == ["model.eval", "pred.retain_grad",
+                                              "torch.no_grad"]
+    assert trace.uncalled_lines(lambda w: w.detach()) == []
+    assert trace.uncalled_lines(len) == []  # not a Python function: nothing to read

@@ -30,6 +30,7 @@ state can still change it: docs/isolation.md says what remains.
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import torch  # this module only ever runs in the checking worker
@@ -57,6 +58,11 @@ _TYPE = type
 _ISSUBCLASS = issubclass
 _VARS = vars
 _RUNTIME_ERROR = RuntimeError
+# The types of a function or method that was named but not called (`total.item`, `model.eval`,
+# `len`), whose `__name__` names what the learner wrote.
+_CALLABLES = (types.BuiltinFunctionType, types.MethodType, types.FunctionType,
+              types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType)
+_STR = str
 
 # The kinds of event the trace records itself; a checker's `note` may not add these.
 RECORDED = frozenset({"backward", "zero_grad", "forward", "before_step", "step", "accumulate"})
@@ -82,6 +88,59 @@ def _overrides_dispatch(kind: type) -> bool:
     return any("__torch_dispatch__" in _VARS(base) and
                _VARS(base)["__torch_dispatch__"] is not _DEFAULT_DISPATCH
                for base in kind.__mro__ if base is not _BASE)
+
+
+def uncalled(value: Any) -> dict[str, str]:
+    """For a function or method handed back instead of called (`return total.item`), its name
+    as `{"uncalled": "item"}` (a lambda's is `<lambda>`); for anything else, nothing."""
+    if _TYPE(value) not in _CALLABLES:
+        return {}
+    try:  # a bound method's name is its function's, which may be any object's
+        name = value.__name__
+    except Exception:  # noqa: BLE001 - a name that cannot be read is not reported
+        return {}
+    return {"uncalled": name[:40]} if _TYPE(name) is _STR else {}
+
+
+def uncalled_lines(fn: Any) -> list[str]:
+    """The methods and functions a line of `fn` only names, without calling them (`model.eval`
+    or `pred.retain_grad` on a line of its own), read from its bytecode: an attribute loaded
+    and at once thrown away, as `model.eval` (`.eval` when what it is read from has no
+    name). Only names of torch's functions or of a tensor's, module's or optimizer's
+    methods count, so a line that names data (`x.grad`) is not taken for one. What a helper
+    function that `fn` calls does is not read."""
+    import dis
+
+    def read(code: Any, depth: int = 0) -> list[str]:
+        found: list[str] = []
+        ops = list(dis.get_instructions(code))
+        for at in range(1, len(ops) - 1):
+            op, before = ops[at], ops[at - 1]
+            if (op.opname in ("LOAD_ATTR", "LOAD_METHOD") and ops[at + 1].opname == "POP_TOP"
+                    and _TYPE(op.argval) is _STR and _torch_callable(op.argval)):
+                owner = (f"{before.argval}." if before.opname in _NAMED
+                         and _TYPE(before.argval) is _STR else ".")
+                found.append(owner + op.argval)
+        for const in code.co_consts:  # a nested def or a comprehension's own code
+            if _TYPE(const) is types.CodeType and depth < 3:
+                found += read(const, depth + 1)
+        return found
+
+    if _TYPE(fn) is not types.FunctionType:  # its __code__ is then Python's own attribute
+        return []
+    try:
+        return list(dict.fromkeys(read(fn.__code__)))[:5]
+    except Exception:  # noqa: BLE001 - odd bytecode is simply not read
+        return []
+
+
+_NAMED = ("LOAD_FAST", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF")  # `model` in `model.eval`
+
+
+def _torch_callable(name: str) -> bool:
+    return not name.startswith("_") and any(
+        callable(getattr(owner, name, None))
+        for owner in (_TENSOR, torch.nn.Module, torch.optim.Optimizer, torch))
 
 
 class Trace:
@@ -120,12 +179,16 @@ class Trace:
         if value is None:
             return None
         if not self.is_tensor(value):
-            return {"not_a_tensor": _TYPE(value).__name__}
+            return {"not_a_tensor": _TYPE(value).__name__, **uncalled(value)}
         kind = _TYPE(value)
         if kind is not _TENSOR and kind is not _PARAMETER and _overrides_dispatch(kind):
             return {"not_a_tensor": kind.__name__, "tensor_subclass": True}
         with _PLAIN():
             return _TOLIST(_DOUBLE(_CLONE(_DETACH(value))))
+
+    def uncalled(self, value: Any) -> dict[str, str]:
+        """`uncalled(value)`: for a checker that describes a returned value its own way."""
+        return uncalled(value)
 
     def watch(self, named: dict[str, torch.Tensor]) -> None:
         """Record every gradient accumulated into these leaf tensors, by name.

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gradtutor.checking.verdict import Table
+from gradtutor.i18n import msg
 
 if TYPE_CHECKING:
     import random
@@ -96,7 +97,9 @@ def fmt(values: Any, digits: int = 4) -> str:
     if values is None:
         return "None"
     if isinstance(values, dict):
-        return f"<{values.get('not_a_tensor', 'object')}>"
+        name = uncalled(values)
+        return (msg("<{name}, not called>", name=name) if name is not None
+                else f"<{values.get('not_a_tensor', 'object')}>")
     numbers = flat(values)
     if numbers is None:
         return str(values)[:40]
@@ -110,6 +113,29 @@ def _nested(values: Any, digits: int) -> str:
     if isinstance(values, list):
         return "[" + ", ".join(_nested(v, digits) for v in values) + "]"
     return f"{values:.{digits}g}"
+
+
+def uncalled(value: Any) -> str | None:
+    """The name of the function or method a value is, when the learner's code handed it back
+    instead of calling it (`return total.item`); None for anything else."""
+    if isinstance(value, dict) and isinstance(value.get("uncalled"), str):
+        return str(value["uncalled"])
+    return None
+
+
+def uncalled_words(name: str) -> str:
+    """The one way every checker says a function or method was named but never called."""
+    return msg("You returned `{name}` itself, a function or method that was never called: "
+               "without parentheses after its name, Python hands back the function instead "
+               "of running it.", name=name)
+
+
+def uncalled_lines_words(names: list[str]) -> str:
+    """The words for lines of the learner's function that name a method or function without
+    calling it: what the observation shows, whichever check it made fail."""
+    return msg("A line of your function names {names} without calling it, so that line does "
+               "nothing: a function or method runs only with parentheses after its name.",
+               names=", ".join(f"`{name[:40]}`" for name in names[:5]))
 
 
 def grad_table(w: Any, expected: Any, got: Any) -> Table:

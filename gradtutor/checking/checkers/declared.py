@@ -27,10 +27,18 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from gradtutor.checking.checkers.common import close, flat, fmt, shape
+from gradtutor.checking.checkers.common import (
+    close,
+    flat,
+    fmt,
+    shape,
+    uncalled,
+    uncalled_lines_words,
+    uncalled_words,
+)
 from gradtutor.checking.checkers.families import CATCHABLE, FAMILIES, Facts, Family
 from gradtutor.checking.verdict import Check, Table
 from gradtutor.i18n import Msg, msg, placeholders
@@ -187,9 +195,25 @@ def judge_exercise(exercise: Exercise) -> Callable[[list[Any], list[Any], list[A
                 for case, ref, seen in zip(cases, expected, observed, strict=True)]
         # the case that shows the most first, where the family knows which that is
         runs.sort(key=lambda run: family.order(run.facts))
-        return judge_checks(exercise.checks, runs, family)
+        return named_uncalled_lines(judge_checks(exercise.checks, runs, family), observed)
 
     return judge
+
+
+def named_uncalled_lines(checks: list[Check], observed: list[Any]) -> list[Check]:
+    """The checks, the first failing one also naming the lines of the learner's function that
+    name a method or function without calling it (`model.eval` alone): such a line does
+    nothing, whichever check its missing call made fail."""
+    names = next((seen["uncalled_lines"] for seen in observed
+                  if isinstance(seen, dict) and seen.get("uncalled_lines")), None)
+    failing = next((i for i, check in enumerate(checks) if check.status == "fail"), None)
+    if not isinstance(names, list) or failing is None:
+        return checks
+    words = uncalled_lines_words([str(name) for name in names])
+    out = list(checks)
+    out[failing] = replace(out[failing], message=msg("{said} {also}", said=out[failing].message,
+                                                      also=words))
+    return out
 
 
 def judge_checks(checks: Sequence[DeclaredCheck], runs: Sequence[Case],
@@ -236,8 +260,12 @@ def _judge_one(check: DeclaredCheck, runs: Sequence[Case], family: Family,
              else _evidence(check.evidence, failing) if check.evidence else None)
     if table is not None and not table.rows:
         table = None  # nothing of this case to show
-    return Check(check.id, "fail", _say(rule, failing, family),
-                 words(rule.help or check.help or "", failing), table)
+    said = _say(rule, failing, family)
+    if not rule.when:  # the lesson's words for any failure: a function never called is named
+        named_uncalled = next((name for fact in expected_facts(check)
+                               if (name := uncalled(failing.facts.get(fact))) is not None), None)
+        said = uncalled_words(named_uncalled) if named_uncalled is not None else said
+    return Check(check.id, "fail", said, words(rule.help or check.help or "", failing), table)
 
 
 def expected_facts(check: DeclaredCheck) -> list[str]:
@@ -427,4 +455,7 @@ class WorkerChecker:
         return {**self.family.reference(case), "solution": solution}
 
     def observe(self, case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
-        return self.family.observe(case, fn, trace, self.catches)
+        from gradtutor.checking.trace import uncalled_lines
+
+        return {**self.family.observe(case, fn, trace, self.catches),
+                "uncalled_lines": uncalled_lines(fn)}

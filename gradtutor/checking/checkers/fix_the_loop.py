@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradtutor.checking.checkers.common import close, fmt
+from gradtutor.checking.checkers.common import close, fmt, uncalled_words
 from gradtutor.checking.checkers.training import (
     Vector,
     add,
@@ -71,7 +71,7 @@ def expected(case: dict[str, Any]) -> dict[str, Any]:
 def plain_losses(value: Any, trace: Any) -> Any:
     """The returned losses as plain data: a list of floats, or a description of what it was."""
     if type(value) is not list:
-        return {"not_a_list": type(value).__name__}
+        return {"not_a_list": type(value).__name__, **trace.uncalled(value)}
     out: list[Any] = []
     for item in value:
         if isinstance(item, float):
@@ -240,7 +240,9 @@ def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
     count = case["batches"]
     if isinstance(losses, dict):
         kind = losses["not_a_list"]
-        message = (msg("You returned None: collect loss.item() for each batch in a list and "
+        name = losses.get("uncalled")
+        message = (uncalled_words(str(name)) if name is not None else
+                   msg("You returned None: collect loss.item() for each batch in a list and "
                        "return it.") if kind == "NoneType" else
                    msg("You returned a {kind}, not a list of the batch losses.", kind=kind))
         return Check("returns-losses", "fail", message,

@@ -20,6 +20,8 @@ from gradtutor.checking.checkers.common import (
     nest,
     seeded_values,
     shape,
+    uncalled,
+    uncalled_words,
 )
 from gradtutor.i18n import msg
 
@@ -152,6 +154,8 @@ def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[
                    subject=subject)
     if isinstance(value, dict):
         kind = value.get("not_a_tensor", "object")
+        if (name := uncalled(value)) is not None:
+            return uncalled_words(name)
         if kind == "ellipsis":
             return msg("{subject} `...`, the starter's placeholder: replace it with your code.",
                        subject=subject)

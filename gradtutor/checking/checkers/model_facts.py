@@ -490,7 +490,8 @@ def observe_eval(case: dict[str, Any], fn: Any, trace: Any,
     finally:
         handle.remove()
     modes = {vars(m).get("training") is True for m in modules}
-    return {"returned": _returned(trace, returned), "forwards": forwards,
+    return {"returned": _returned(trace, returned), "returned_tensor": trace.is_tensor(returned),
+            "forwards": forwards,
             "mode_after": "train" if modes == {True} else "eval" if modes == {False}
             else "mixed",
             "stats_changed": not (torch.equal(norm.running_mean, stats[0])
@@ -513,7 +514,8 @@ def eval_facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[s
         "mean-loss": sum(losses) / len(losses), "loss-sum": sum(losses),
         "last-batch-loss": losses[-1],
         "returned": _number(returned) if _number(returned) is not None else returned,
-        "returned-kind": _kind(returned),
+        # a one-number tensor reads as its number; the prompt asks for a Python float
+        "returned-kind": "tensor" if observed.get("returned_tensor") else _kind(returned),
     }
 
 
