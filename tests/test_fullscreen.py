@@ -13,6 +13,7 @@ import re
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -349,5 +350,118 @@ def test_the_slides_that_fill_the_lesson_s_gaps_fit_an_80x24_screen_unscrolled(g
             if step.code is not None:  # the code's last line too (optimizer-step has none)
                 assert step.code.splitlines()[-1].strip() in body
         term.send(RIGHT)
+    term.send("q")
+    assert term.end() == 0
+
+
+QUIZ_SIZES = [(80, 24), (60, 20)]
+LESSONS = [lesson.id for lesson in load_course(None, rules=EXERCISE_RULES).lessons]
+
+
+def _words(markdown: str) -> str:
+    """The first words of a choice's explanation as the screen shows them."""
+    return " ".join(re.sub(r"[`*]", "", markdown).split()[:3])
+
+
+def _read(lines: list[str]) -> str:
+    """The screen's rows read as one text, so words wrapped apart read together."""
+    return " ".join(" ".join(lines).split())
+
+
+def _question_open(lines: list[str], heading: str, choices: int) -> bool:
+    """The question is on screen with its `choices` in view, or the marker of more below."""
+    from gradtutor.lessons.model import LETTERS
+
+    body = "\n".join(lines)
+    return (heading in body and bool(LEGEND.search(lines[-1]))
+            and ("more lines below" in body
+                 or all(re.search(rf"[\])] {LETTERS[i]}\)", body) for i in range(choices))))
+
+
+def _answer_shown(lines: list[str], why: str) -> bool:
+    """A wrong answer's verdict and the words on the learner's pick are on screen."""
+    return (any("Not quite: the answer is" in line for line in lines)
+            and all(t in _read(lines) for t in ("(you chose it; wrong)", why))
+            and bool(LEGEND.search(lines[-1])))
+
+
+@pytest.mark.parametrize(("columns", "rows"), QUIZ_SIZES,
+                         ids=[f"{c}x{r}" for c, r in QUIZ_SIZES])
+@pytest.mark.parametrize("lesson_id", LESSONS)
+def test_every_quiz_question_shows_its_choices_then_the_verdict_on_the_learner_s_pick(
+    tmp_path: Path, lesson_id: str, columns: int, rows: int,
+) -> None:
+    """At each size, every question of the lesson's quiz opens with its choices in view (or
+    the marker saying they are below), and after a wrong answer the verdict and the words on
+    the chosen choice are on screen together, without scrolling."""
+    from gradtutor.lessons.model import LETTERS
+
+    lesson = load_course(None, rules=EXERCISE_RULES).find(lesson_id)
+    at = next(i for i, s in enumerate(lesson.steps) if isinstance(s, Quiz))
+    quiz = lesson.steps[at]
+    assert isinstance(quiz, Quiz)
+    term = Term(["start", lesson_id], tmp_path, columns, rows)
+    term.shows("step 1 of")
+    term.send(RIGHT * at)
+    total = len(quiz.questions)
+    for number, question in enumerate(quiz.questions, start=1):
+        term.wait(f"question {number} and its choices or the marker",
+                  partial(_question_open, heading=f"Question {number} of {total} (",
+                          choices=len(question.choices)))
+        wrong = next(i for i in range(len(question.choices)) if i not in question.correct)
+        term.send(LETTERS[wrong] + "\r")
+        why = _words(question.choices[wrong].why)
+        term.wait(f"question {number}'s verdict and the words on choice {LETTERS[wrong]}",
+                  partial(_answer_shown, why=why))
+        term.send("\r")
+    term.shows("Your score")
+    term.send("q")
+    assert term.end() == 0
+
+
+def _verdict_in_view(lines: list[str]) -> bool:
+    return (any("Not quite: the answer is" in line for line in lines)
+            and bool(LEGEND.search(lines[-1])))
+
+
+def test_help_and_a_resize_keep_the_place_and_the_verdict_in_view(grad: Lesson,
+                                                                  tmp_path: Path) -> None:
+    from gradtutor.lessons.model import LETTERS
+
+    at = next(i for i, s in enumerate(grad.steps) if isinstance(s, Quiz))
+    quiz = grad.steps[at]
+    assert isinstance(quiz, Quiz)
+    term = Term(["start", "grad"], tmp_path, 60, 20)
+    # a long slide, scrolled down: closing the help comes back to the same lines
+    term.shows("step 1 of")
+    term.wait("a marker of more below", lambda lines: any("more lines below" in line
+                                                          for line in lines))
+    term.send(PGDN)
+    term.wait("the slide scrolled", lambda lines: any("more lines above" in line
+                                                      for line in lines))
+    scrolled = term.lines
+    term.send("?")
+    term.wait("the help", lambda lines: lines != scrolled and bool(LEGEND.search(lines[-1])))
+    term.send(ESC)
+    term.wait("the same lines as before the help", lambda lines: lines == scrolled)
+    # a verdict in view stays in view across the help and a resize there and back
+    term.send(RIGHT * at)
+    term.shows(f"Question 1 of {len(quiz.questions)} (")
+    question = quiz.questions[0]
+    wrong = next(i for i in range(len(question.choices)) if i not in question.correct)
+    term.send(LETTERS[wrong] + "\r")
+    term.wait("the verdict", _verdict_in_view)
+    answered = term.lines
+    term.send("?")
+    term.wait("the help", lambda lines: not _verdict_in_view(lines)
+              and bool(LEGEND.search(lines[-1])))
+    term.send(ESC)
+    term.wait("the verdict again, where it was", lambda lines: lines == answered)
+    term.resize(120, 40)
+    term.wait("the wide layout", lambda lines: max(len(line) for line in lines) > 60
+              and _verdict_in_view(lines))
+    term.resize(60, 20)
+    term.wait("the verdict after resizing back", lambda lines: len(lines) == 20
+              and max(len(line) for line in lines) <= 60 and _verdict_in_view(lines))
     term.send("q")
     assert term.end() == 0

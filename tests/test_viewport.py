@@ -84,3 +84,74 @@ def test_what_changed_is_what_lies_between_the_lines_both_share() -> None:
     assert changed(old, new) == (2, 4)
     assert changed(new, new) == (5, 5)  # nothing: an empty range
     assert changed([], new) == (0, 5)
+
+
+@given(totals, rows, st.integers(min_value=0, max_value=200), st.data())
+def test_a_kept_focus_is_in_view_and_a_reader_s_place_otherwise_stays(
+    total: int, height: int, offset: int, data: st.DataObject,
+) -> None:
+    start = data.draw(st.integers(min_value=0, max_value=max(0, total - 1)))
+    end = data.draw(st.integers(min_value=min(total, start + 1), max_value=total))
+    kept = viewport.settle(offset, total, height, (start, end), True)
+    if height >= 3 and start < end:
+        assert viewport.in_view(start, end, total, height, kept)
+    assert viewport.settle(offset, total, height, (start, end), False) == max(
+        0, min(offset, viewport.max_offset(total, height)))
+
+
+def test_a_focus_in_view_does_not_move_the_screen() -> None:
+    assert viewport.settle(10, 100, 20, (15, 20), True) == 10
+    assert viewport.settle(10, 100, 20, (40, 45), True) > 10
+    assert viewport.settle(50, 100, 20, (15, 20), True) == 15
+
+
+def _screen(page: object, lines: int, focus: tuple[int, int] | None = None) -> object:
+    from rich.text import Text
+
+    from gradtutor.ui.render import Look
+    from gradtutor.ui.screen import Screen
+
+    parts = [Text(f"line {n}") for n in range(lines)]
+    return Screen(Text("head"), list(parts), "", "slide", True, Look(True), "", page, focus)
+
+
+def test_the_full_screen_keeps_the_place_under_the_help_and_across_a_resize() -> None:
+    import io
+
+    from rich.console import Console
+
+    from gradtutor.ui.fullscreen import FullScreen
+    from gradtutor.ui.render import Look
+    from gradtutor.ui.screen import Screen
+
+    size = [60, 20]
+    full = FullScreen(Console(file=io.StringIO(), force_terminal=False, width=60),
+                      lambda: (size[0], size[1]), Look(True))
+
+    def top() -> int:
+        return full.place.offset(full.starts, len(full.body))
+
+    step = _screen("step", 60)
+    assert isinstance(step, Screen)
+    full.show(step, follow=False)
+    full.scroll("page-down")
+    scrolled = top()
+    assert scrolled > 0
+    help_page = _screen("help", 10)
+    assert isinstance(help_page, Screen)
+    full.show(help_page, follow=False)
+    full.show(step, follow=False)
+    assert top() == scrolled  # closing the help returns to the same line
+    size[:] = [120, 80]
+    assert full.resized()
+    size[:] = [60, 20]
+    assert full.resized()
+    assert top() == scrolled  # a body that fit the big screen did not lose the place
+    # a focus that appears is brought into view, and stays there across a resize
+    answered = _screen("step", 60, focus=(40, 42))
+    assert isinstance(answered, Screen)
+    full.show(answered, follow=True)
+    assert viewport.in_view(40, 42, len(full.body), full.rows, top())
+    size[:] = [60, 14]
+    assert full.resized()
+    assert viewport.in_view(40, 42, len(full.body), full.rows, top())

@@ -3,8 +3,10 @@ legend at the foot, and the step's body in a viewport between them that scrolls.
 
 The arithmetic of what shows is `gradtutor.ui.viewport`'s; this module only lays the
 rendered lines out and writes them. A step opens at its top; when something new appears on
-the same step (a verdict, a hint, a prediction's result), the changed lines are scrolled into
-view. A resize keeps the text that was at the top.
+the same step (a verdict, a hint, a prediction's result), the screen's focus (what matters
+most), or else the changed lines, is scrolled into view. A resize keeps the text that was at
+the top, and a focus that was in view stays in view; closing the help returns to the place
+the reader left.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class FullScreen:
         self.size = size
         self.look = look
         self.place = viewport.Place()
+        self.behind = viewport.Place()  # the place on the page before this one
+        self.focus_seen = False  # the screen's focus was in view in the last frame
         self.screen: Screen | None = None
         self.body: list[str] = []  # the body's lines as text, to see what changed
         self.starts: list[int] = []
@@ -108,6 +112,7 @@ class FullScreen:
         offset = self.place.offset(self.starts, total)
         new = viewport.scroll(action, total, self.rows, offset)
         self.place = viewport.place_at(new, self.starts, total, self.place.seen)
+        self.focus_seen = False  # the reader moved: the focus no longer holds the screen
         self._draw(follow=False)
 
     def at_end(self) -> bool:
@@ -139,9 +144,11 @@ class FullScreen:
             head = head[:-1]
         space = max(1, rows - len(head) - len(foot))
         text = ["".join(s.text for s in line).rstrip() for line in body]
-        offset = self._offset(screen.page, text, starts, space, follow)
-        self.place = viewport.place_at(offset, starts, len(body), screen.page)
+        focus = _lines(screen.focus, starts, len(text))
+        offset = self._offset(screen.page, text, starts, space, follow, focus)
         self.body, self.starts, self.rows = text, starts, space
+        self.focus_seen = focus is not None and viewport.in_view(*focus, len(text), space,
+                                                                  offset)
 
         shown = viewport.window(len(body), space, offset)
         middle: Lines = []
@@ -160,16 +167,30 @@ class FullScreen:
         self.clear = False
 
     def _offset(self, page: object, text: list[str], starts: list[int], space: int,
-                follow: bool) -> int:
+                follow: bool, focus: tuple[int, int] | None) -> int:
+        """The first body line of this frame; it updates the reader's place where the reader
+        did not put it (a new page, or something new brought into view). A place only
+        clamped to a short body stays as it was, so a resize there and back keeps it."""
+        total = len(text)
         if page != self.place.seen:
-            return 0  # a new step (or question, or the help): from its top
-        offset = self.place.offset(starts, len(text))
-        if not follow:
-            return max(0, min(offset, viewport.max_offset(len(text), space)))
-        first, last = changed(self.body, text)
-        if first >= last:
-            return max(0, min(offset, viewport.max_offset(len(text), space)))
-        return viewport.reveal(first, last, len(text), space, offset)
+            # a new page opens at its top, except the one just left (the step under `?`)
+            self.behind, self.place = self.place, (
+                self.behind if page == self.behind.seen else viewport.Place(seen=page))
+            offset = viewport.settle(self.place.offset(starts, total), total, space, None,
+                                     False)
+        elif not follow:
+            offset = viewport.settle(self.place.offset(starts, total), total, space, focus,
+                                     self.focus_seen)
+        else:
+            offset = self.place.offset(starts, total)
+            first, last = focus if focus is not None else changed(self.body, text)
+            if first >= last:
+                return viewport.settle(offset, total, space, None, False)
+            offset = viewport.reveal(first, last, total, space, offset)
+        if offset != viewport.settle(self.place.offset(starts, total), total, space, None,
+                                     False):
+            self.place = viewport.place_at(offset, starts, total, page)
+        return offset
 
     def _marker(self, kind: Kind, count: int, up: bool) -> Text:
         """The row that stands for `count` lines out of view, and the keys that bring them."""
@@ -196,3 +217,11 @@ def changed(old: list[str], new: list[str]) -> tuple[int, int]:
         tail += 1
     return first, len(new) - tail
 
+
+def _lines(parts: tuple[int, int] | None, starts: list[int], total: int
+           ) -> tuple[int, int] | None:
+    """The body lines [first, last) of the parts [first, last), if any."""
+    if parts is None or not starts:
+        return None
+    first, last = parts
+    return starts[first], (starts[last] if last < len(starts) else total)

@@ -234,6 +234,15 @@ def question_body(question: Question, number: int, total: int, selected: frozens
     return Group(*parts)
 
 
+class Focused(Group):
+    """A body with the parts [first, last) that matter most (a verdict and the words on the
+    learner's own answer): a full screen keeps them in view when they appear."""
+
+    def __init__(self, parts: list[RenderableType], focus: tuple[int, int]) -> None:
+        super().__init__(*parts)
+        self.focus = focus
+
+
 def _hanging() -> Table:
     """Two columns, label and text, so wrapped text keeps its indent."""
     grid = Table.grid(padding=(0, 1, 0, 0))
@@ -279,11 +288,21 @@ def feedback_body(question: Question, number: int, total: int, marks: AnswerMark
         verdict,
         Text(""),
     ]
-    grid = _hanging()
-    for i, (choice, mark) in enumerate(zip(question.choices, marks.choices, strict=True)):
-        grid.add_row(*_feedback_line(choice, i, mark, look))
-    parts.append(Padding(grid, (0, 0, 0, 2)))
-    return Group(*parts)
+    # the learner's own picks first, right under the verdict, so on a short screen the
+    # verdict and the words on the pick are in view together; one grid a choice, so the
+    # screen can tell those parts from the rest
+    verdict_part = len(parts) - 2
+    rows = [(_feedback_line(choice, i, mark, look), mark.chosen)
+            for i, (choice, mark) in enumerate(zip(question.choices, marks.choices, strict=True))]
+    rows.sort(key=lambda row: not row[1])
+    labels = max(label.cell_len for (label, _), _ in rows)
+    for (label, text), _ in rows:
+        grid = _hanging()
+        grid.columns[0].min_width = labels  # the texts line up as in one table
+        grid.add_row(label, text)
+        parts.append(Padding(grid, (0, 0, 0, 2)))
+    picks = sum(chosen for _, chosen in rows)
+    return Focused(parts, (verdict_part, verdict_part + 2 + picks))
 
 
 def score_body(quiz: Quiz, result: QuizResult, lesson_id: str, look: Look) -> RenderableType:

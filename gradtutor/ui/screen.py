@@ -18,10 +18,13 @@ class Screen:
     a notice, and the key legend of its kind of screen. Drawn as one column it is the
     screen of a pipe (and of tests); the full screen pins the header and the footer and
     scrolls the parts. `page` names what the body is a page of: another page opens at its
-    top."""
+    top. `focus`, if any, is the parts [first, last) that matter most (a verdict and the
+    words on the learner's answer): the full screen brings them into view when they appear
+    and keeps them there across a resize."""
 
     def __init__(self, header: RenderableType, parts: list[RenderableType], notice: str,
-                 kind: Kind, keys: bool, look: Look, last_letter: str, page: object) -> None:
+                 kind: Kind, keys: bool, look: Look, last_letter: str, page: object,
+                 focus: tuple[int, int] | None = None) -> None:
         self.header = header
         self.parts = parts
         self.notice = notice
@@ -30,6 +33,7 @@ class Screen:
         self.look = look
         self.last_letter = last_letter
         self.page = page
+        self.focus = focus
 
     def footer(self, scrollable: bool) -> RenderableType:
         """The notice, if any, and the legend; with `scrollable`, the legend says how to

@@ -91,6 +91,23 @@ def reveal(start: int, end: int, total: int, rows: int, offset: int) -> int:
     return new
 
 
+def in_view(start: int, end: int, total: int, rows: int, offset: int) -> bool:
+    """Lines [start, end) are all on screen (or, when they cannot all fit, the first rows'
+    worth of them is)."""
+    shown = window(total, rows, offset)
+    return shown.start <= start < shown.end and (end <= shown.end or start == shown.start)
+
+
+def settle(offset: int, total: int, rows: int, focus: tuple[int, int] | None,
+           keep_focus: bool) -> int:
+    """The first line to show for a reader at `offset`: their place, within the body, and
+    with `keep_focus` the lines [focus) brought into view with the least movement."""
+    offset = max(0, min(offset, max_offset(total, rows)))
+    if focus is None or not keep_focus:
+        return offset
+    return reveal(focus[0], focus[1], total, rows, offset)
+
+
 @dataclass(frozen=True)
 class Place:
     """Where the reader is: the body line at the top, kept as the part of the body it falls

@@ -33,5 +33,6 @@ def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
         body = drawn.body(step, state.view, Frame(lesson.id, width, look, folder or Path()))
     parts = list(body.renderables) if isinstance(body, Group) else [body]
     page = (state.index, state.help, drawn.page(state.view))
+    focus = body.focus if isinstance(body, render.Focused) else None
     return Screen(render.header(lesson, state.index, width, look, place), parts, state.notice,
-                  screen_kind(lesson, state), keys, look, last_letter, page)
+                  screen_kind(lesson, state), keys, look, last_letter, page, focus)
