@@ -534,6 +534,13 @@ def _seconds(value: float | None) -> float | None:
         msg("for example `--timeout 30`; leave it out for the exercise's own limit"))
 
 
+# The one --timeout of every command that runs learner code, checked by one validator.
+TimeoutOpt = Annotated[float | None, typer.Option(
+    "--timeout", metavar="SECONDS", callback=_seconds,
+    help=msg("Wall-clock limit for the code checked, per exercise, from 0.1 to 600 seconds; "
+             "default: the exercise's own."))]
+
+
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
                timeout: float | None, warm: WarmWorker | None = None) -> Verdict:
     from gradtutor.checking.runner import check_order_file, run_check
@@ -613,9 +620,7 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help=msg("Print one JSON object."))] = False,
     seed: Annotated[int | None, typer.Option(
         "--seed", min=0, help=msg("Reproduce a run: the inputs come from this seed."))] = None,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", metavar="SECONDS", callback=_seconds,
-        help=msg("Wall-clock limit for your code, from 0.1 to 600 seconds."))] = None,
+    timeout: TimeoutOpt = None,
     workspace: WorkspaceOpt = None,
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
@@ -735,19 +740,20 @@ def missing_verdict(exercise_id: str, folder: Path, seed: int) -> Verdict:
 
 @app.command(help=msg(
     "Grade a class: check every student's every exercise, several at once.\n\n"
-    "SUBMISSIONS is a folder holding one folder per student, or the students' folders "
-    "themselves; each holds the student's files named as in a workspace (`read-grad.py`, "
-    "...). Each student's files are copied to a private folder and checked there on warm "
-    "workers, `--jobs` at a time. One seed for the whole run, printed: `--seed` grades the "
-    "same inputs again. A summary table is shown; `--json`, `--csv` and `--junit` write the "
-    "results for scripts, spreadsheets and CI. Exit code 0 when grading worked, whatever "
-    "the scores; 70 when the grader itself could not check.\n\n"
+    "SUBMISSIONS is a folder holding a folder or a .zip per student (or a Canvas or Moodle "
+    "bulk download), or the students' folders themselves; each holds the student's files "
+    "named as in a workspace (`read-grad.py`, ...). Each student's files are copied to a "
+    "private folder and checked there on warm workers, `--jobs` at a time. One seed for the "
+    "whole run, printed: `--seed` grades the same inputs again. A summary table is shown; "
+    "`--json`, `--csv` and `--junit` write the results for scripts, spreadsheets and CI. "
+    "Exit code 0 when grading worked, whatever the scores; 70 when the grader itself could "
+    "not check.\n\n"
     "Example: `gradtutor grade submissions/ --jobs 4 --csv grades.csv --junit grades.xml`"))
 def grade(
     ctx: typer.Context,
     submissions: Annotated[list[Path], typer.Argument(
-        metavar="SUBMISSIONS...", help=msg("A folder of student folders, or students' "
-                                           "folders."), show_default=False)],
+        metavar="SUBMISSIONS...", help=msg("A folder of student folders or zips, or "
+                                           "students' folders."), show_default=False)],
     lesson_ids: Annotated[list[str] | None, typer.Option(
         "--lesson", metavar="ID", help=msg("Only this lesson's exercises (repeatable)."),
         autocompletion=_complete_lesson, show_default=False)] = None,
@@ -760,10 +766,7 @@ def grade(
         show_default=False)] = None,
     seed: Annotated[int | None, typer.Option(
         "--seed", min=0, help=msg("Reproduce a run: the inputs come from this seed."))] = None,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", min=0.1, max=600.0, metavar="SECONDS",
-        help=msg("Wall-clock limit for each student's code, per exercise; default: the "
-                 "exercise's own."))] = None,
+    timeout: TimeoutOpt = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help=msg("Print one JSON object: every student's results."))] = False,
     csv_file: Annotated[str | None, typer.Option(
@@ -784,6 +787,7 @@ def grade(
 
     from gradtutor import grading
     from gradtutor.checking.pool import grade_class
+    from gradtutor.submissions import Submission, find_submissions
     from gradtutor.ui import grade_view
 
     env = _env(ctx)
@@ -793,7 +797,10 @@ def grade(
                              msg("write the CSV to a file: --csv FILE"))
     exercises = _chosen_exercises(course, lesson_ids or [], exercise_ids or [])
     ids = [e.id for e in exercises]
-    students = grading.find_submissions(submissions, course.exercises())
+    students = find_submissions(submissions, course.exercises())
+    for report in (Path(csv_file) if csv_file not in (None, "-") else None, junit_file):
+        if report is not None:
+            _writable(report)
     seed = secrets.randbelow(2**31) if seed is None else seed
     jobs = jobs or os.cpu_count() or 1
     env.error(env.tr(msg("Grading: students {students}, exercises {exercises}, checks at a "
@@ -804,7 +811,7 @@ def grade(
     done: dict[str, int] = {}
     bar = _grading_bar(env, len(students) * len(ids))
 
-    def on_check(student: grading.Submission, verdict: Verdict) -> None:
+    def on_check(student: Submission, verdict: Verdict) -> None:
         with lock:
             done[student.name] = done.get(student.name, 0) + 1
             if bar is not None:
@@ -860,6 +867,22 @@ def _chosen_exercises(course: Course, lesson_ids: list[str],
                                  lessons=", ".join(lesson_ids) or "the course"),
                              msg("`gradtutor list` shows the lessons"))
     return chosen
+
+
+def _writable(path: Path) -> None:
+    """A report's path that grading could write at its end, checked before it starts: its
+    folder exists and takes files, and it is not a folder itself."""
+    folder = path.parent if str(path.parent) else Path(".")
+    problem = (msg("it is a folder") if path.is_dir()
+               else msg("there is no folder {folder}", folder=folder) if not folder.is_dir()
+               else msg("it cannot be written") if not os.access(
+                   path if path.exists() else folder, os.W_OK)
+               else None)
+    if problem is not None:
+        raise GradtutorError(msg("cannot write a report to {path}: {problem}", path=path,
+                                 problem=problem),
+                             msg("choose a file in a folder you can write to; nothing was "
+                                 "graded yet"))
 
 
 def _write_report(path: Path, text: str) -> None:

@@ -11,14 +11,14 @@ import csv
 import io
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from gradtutor.checking.verdict import Check, Verdict, say, to_json
 from gradtutor.errors import ExitCode, GradtutorError
 from gradtutor.i18n import ENGLISH, Translator, msg
+from gradtutor.submissions import Submission
 
 # Checks that mean the grader failed, not the student: the checker could not start (the
 # student's code never ran), or the grader stopped the check itself.
@@ -39,14 +39,6 @@ class GradingInterrupted(GradtutorError):
 
 
 @dataclass(frozen=True)
-class Submission:
-    """One student: a name for the reports and the folder holding their exercise files."""
-
-    name: str
-    folder: Path
-
-
-@dataclass(frozen=True)
 class StudentResult:
     student: Submission
     verdicts: tuple[Verdict, ...]  # one per exercise, in course order
@@ -58,36 +50,6 @@ class StudentResult:
     @property
     def total(self) -> int:
         return len(self.verdicts)
-
-
-def find_submissions(paths: Sequence[Path], exercise_ids: Iterable[str]) -> list[Submission]:
-    """The students named by `paths`: a folder that holds an exercise file (`ID.py`), or no
-    folder at all, is one student; any other folder holds one folder per student (hidden
-    ones skipped). Sorted by name; GradtutorError for a path that is not a folder, or two
-    students of one name."""
-    files = {f"{eid}.py" for eid in exercise_ids}
-    found: list[Submission] = []
-    for path in paths:
-        if not path.is_dir():
-            raise GradtutorError(msg("{path} is not a folder", path=str(path)),
-                                 msg("name a folder of student folders, or students' folders"))
-        students = [child for child in sorted(path.iterdir())
-                    if child.is_dir() and not child.name.startswith(".")]
-        if not students or any((path / name).exists() or (path / name).is_symlink()
-                               for name in files):
-            found.append(Submission(_name_of(path), path))  # nothing handed in is one student
-        else:
-            found.extend(Submission(child.name, child) for child in students)
-    names = [s.name for s in found]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise GradtutorError(msg("two student folders are named {name}", name=twice[0]),
-                             msg("rename one: the reports name students by their folder"))
-    return sorted(found, key=lambda s: s.name)
-
-
-def _name_of(path: Path) -> str:
-    return path.resolve().name or str(path)
 
 
 def missing_verdict(exercise_id: str, seed: int) -> Verdict:
@@ -125,11 +87,22 @@ def report_json(results: Sequence[StudentResult], exercise_ids: Sequence[str], s
 def report_csv(results: Sequence[StudentResult], exercise_ids: Sequence[str]) -> str:
     """A row per student: their name, 1 or 0 per exercise, and how many passed."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
     writer.writerow(["student", *exercise_ids, "total"])
     for r in results:
-        writer.writerow([r.student.name, *(int(v.passed) for v in r.verdicts), r.passed_count])
+        writer.writerow([spreadsheet_cell(r.student.name), *(int(v.passed) for v in r.verdicts),
+                         r.passed_count])
     return out.getvalue()
+
+
+# What a spreadsheet runs as a formula when a cell starts with it (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def spreadsheet_cell(text: str) -> str:
+    """A text cell no spreadsheet runs: one that starts like a formula is prefixed with a
+    quote (OWASP's rule), which Excel, LibreOffice and Google Sheets show as text."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 # Characters XML 1.0 cannot hold, even escaped: a student's output may print any of them.
@@ -151,31 +124,51 @@ def failure_message(verdict: Verdict, tr: Translator = ENGLISH) -> str:
 
 def report_junit(results: Sequence[StudentResult], seed: int,
                  tr: Translator = ENGLISH) -> str:
-    """JUnit XML: a testsuite per student, a testcase per exercise, a failure (with the
-    verdict's message, and every check in its text) for each that did not pass."""
+    """JUnit XML: a testsuite per student, a testcase per exercise. An exercise whose code
+    crashed or ran out of time is an `<error>`, any other that did not pass (a wrong answer, a
+    file not handed in) a `<failure>`, each with the verdict's message and every check in its
+    text; the counts of each suite and of the whole say the same."""
+    counts = [_junit_counts(r) for r in results]
     suites = ET.Element("testsuites", name="gradtutor",
                         tests=str(sum(r.total for r in results)),
-                        failures=str(sum(r.total - r.passed_count for r in results)))
-    for r in results:
+                        failures=str(sum(f for f, _ in counts)),
+                        errors=str(sum(e for _, e in counts)))
+    for r, (failures, errors) in zip(results, counts, strict=True):
         suite = ET.SubElement(suites, "testsuite", name=_xml_text(r.student.name),
-                              tests=str(r.total), failures=str(r.total - r.passed_count),
-                              errors="0", skipped="0",
+                              tests=str(r.total), failures=str(failures), errors=str(errors),
+                              skipped="0",
                               time=_seconds(sum(v.duration_ms for v in r.verdicts)))
         properties = ET.SubElement(suite, "properties")
         ET.SubElement(properties, "property", name="seed", value=str(seed))
         for v in r.verdicts:
             case = ET.SubElement(suite, "testcase", name=v.exercise,
-                                 classname=_xml_text(r.student.name),
+                                 classname=_junit_class(r.student.name),
                                  time=_seconds(v.duration_ms))
             if not v.passed:
-                failure = ET.SubElement(case, "failure", type=v.status,
-                                        message=_xml_text(failure_message(v, tr)))
-                failure.text = _xml_text("\n".join(
+                outcome = ET.SubElement(case, "error" if _is_error(v) else "failure",
+                                        type=v.status, message=_xml_text(failure_message(v, tr)))
+                outcome.text = _xml_text("\n".join(
                     f"{c.name}: {c.status}: {say(tr, c.message)}" for c in v.checks))
             if v.output:
                 ET.SubElement(case, "system-out").text = _xml_text(v.output)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _is_error(verdict: Verdict) -> bool:
+    """The student's code crashed or ran out of time (a missing file is a failure)."""
+    return verdict.status in ("error", "timeout") and not verdict.missing
+
+
+def _junit_counts(result: StudentResult) -> tuple[int, int]:
+    errors = sum(_is_error(v) for v in result.verdicts)
+    return result.total - result.passed_count - errors, errors
+
+
+def _junit_class(name: str) -> str:
+    """The student's name as a JUnit class name: Jenkins splits a class name at its dots into
+    packages, so a dot becomes ONE DOT LEADER (U+2024), which reads the same."""
+    return _xml_text(name.replace(".", "\u2024"))
 
 
 def _seconds(ms: int) -> str:

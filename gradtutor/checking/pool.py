@@ -33,13 +33,13 @@ from gradtutor.errors import GradtutorError
 from gradtutor.grading import (
     GradingFailed,
     StudentResult,
-    Submission,
     grader_problem,
     missing_verdict,
     unreadable_verdict,
 )
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
+from gradtutor.submissions import Submission, stage
 
 OnCheck = Callable[[Submission, Verdict], None]
 
@@ -65,6 +65,11 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     root = Path(tempfile.mkdtemp(prefix=owned_prefix(kind=GRADE_PREFIX)))
     root.chmod(0o300)  # entries can be made and reached, but not listed
     try:
+        # zips and loose LMS files first become folders of the grader's own, unreadable to
+        # every student as the copies are
+        handed_in = root / "handed-in"
+        handed_in.mkdir(mode=0o700)
+        students = stage(students, [e.id for e in exercises], handed_in)
         copies = [copy_student(student, exercises, root) for student in students]
     except BaseException:
         _remove(root)
@@ -145,7 +150,10 @@ Copies = dict[str, tuple[Path | None, str | None]]  # exercise id: (the copy, or
 
 
 def copy_student(student: Submission, exercises: Sequence[Exercise], root: Path) -> Copies:
-    """Copy a student's exercise files into a fresh folder of their own in `root`."""
+    """Copy a student's exercise files into a fresh folder of their own in `root` (none when
+    the student's work could not be read at all: each exercise then says why)."""
+    if student.problem is not None:
+        return {e.id: (None, student.problem) for e in exercises}
     private = Path(tempfile.mkdtemp(dir=root))
     return {e.id: _copy_in(student.folder, private, e.id) for e in exercises}
 
