@@ -20,6 +20,7 @@ from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.errors import GradtutorError
 from gradtutor.grading import StudentResult
+from gradtutor.i18n import msg
 from gradtutor.lessons.course import load_course
 from gradtutor.submissions import Submission, find_submissions, shown_name, stage
 from gradtutor.workspace import MAX_FILE_BYTES
@@ -179,7 +180,7 @@ def test_copies_of_an_unreadable_zip_say_why_for_each_exercise(tmp_path: Path) -
     from gradtutor.checking.pool import copy_student
 
     exercises = [load_course(rules=EXERCISE_RULES).exercises()[eid] for eid in IDS]
-    student = Submission("bad", tmp_path, problem=grading.msg("cannot read bad.zip: no"))
+    student = Submission("bad", tmp_path, problem=msg("cannot read bad.zip: no"))
     copies = copy_student(student, exercises, tmp_path)
     assert copies == {eid: (None, student.problem) for eid in IDS}
 
@@ -265,5 +266,5 @@ def test_a_class_of_zips_lms_files_and_hostile_names_is_graded_into_every_report
     assert "\x1b" not in err + out
     rows = list(csv.reader(io.StringIO((tmp_path / "g.csv").read_text(encoding="utf-8"))))
     assert sorted(row[0] for row in rows[1:]) == ["'" + shown, "amy", "smithjane"]
-    suites = [s.get("name") for s in ET.parse(tmp_path / "g.xml").getroot().iter("testsuite")]
+    suites = [s.get("name", "") for s in ET.parse(tmp_path / "g.xml").getroot().iter("testsuite")]
     assert sorted(suites) == sorted([shown, "amy", "smithjane"])
