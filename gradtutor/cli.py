@@ -803,6 +803,7 @@ def grade(
             _writable(report)
     seed = secrets.randbelow(2**31) if seed is None else seed
     jobs = jobs or os.cpu_count() or 1
+    _walls_warning(env)
     env.error(env.tr(msg("Grading: students {students}, exercises {exercises}, checks at a "
                          "time {jobs}; seed {seed} (--seed {seed} grades the same inputs "
                          "again).", students=len(students), exercises=len(ids), jobs=jobs,
@@ -850,6 +851,18 @@ def grade(
         for part in grade_view.summary(results, ids, _look(env, plain), console.width):
             console.print(part)
         console.print(grading.class_line(results, env.tr))
+
+
+def _walls_warning(env: Environment) -> None:
+    """Before a class is graded, one warning naming what students' code is not walled from
+    on this system, why, and what a teacher can do."""
+    from gradtutor.checking.sandbox import landlock_abi, sandbox_enabled
+    from gradtutor.grading import missing_walls
+
+    walls = missing_walls(sys.platform, landlock_abi(), sandbox_enabled(env.environ))
+    env.error(env.tr(msg("Warning: a student's code can reach {reachable} ({why}); {hint}.",
+                         reachable=_listed(env.tr(w) for w in walls.reachable),
+                         why=env.tr(walls.why), hint=env.tr(walls.hint))))
 
 
 def _chosen_exercises(course: Course, lesson_ids: list[str],

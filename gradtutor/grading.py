@@ -17,7 +17,7 @@ from typing import Any
 
 from gradtutor.checking.verdict import Check, Verdict, say, to_json
 from gradtutor.errors import ExitCode, GradtutorError
-from gradtutor.i18n import ENGLISH, Translator, msg
+from gradtutor.i18n import ENGLISH, Msg, Translator, msg
 from gradtutor.submissions import Submission
 
 # Checks that mean the grader failed, not the student: the checker could not start (the
@@ -67,6 +67,48 @@ def unreadable_verdict(exercise_id: str, seed: int, why: str) -> Verdict:
 def grader_problem(verdict: Verdict) -> Check | None:
     """The check that says the grader failed on this verdict, if one does."""
     return next((c for c in verdict.checks if c.name in GRADER_CHECKS), None)
+
+
+# ---- what a class's code is not walled from -------------------------------------------------
+
+# Linux 6.12 brought Landlock ABI 6 (signal and abstract-socket scoping): with it, every wall of
+# docs/isolation.md holds. Network connections are not walled on any system yet.
+KERNEL_HINT = msg("to wall students in, grade on Linux 6.12 or newer, or in a container or "
+                  "virtual machine of its own with no network (docs/isolation.md)")
+NETWORK_HINT = msg("to keep them off it, grade in a container with no network, such as "
+                   "`docker run --network none` (docs/isolation.md)")
+
+
+@dataclass(frozen=True)
+class Walls:
+    """What a student's code could reach in a grading run on this system, why, and what a
+    teacher can do: the one warning `grade` shows before it starts."""
+
+    reachable: tuple[Msg, ...]
+    why: Msg
+    hint: Msg
+
+
+def missing_walls(platform: str, abi: int, sandboxed: bool) -> Walls:
+    """The walls missing on `platform` (`sys.platform`) with a kernel of Landlock ABI `abi`
+    and the sandbox on or off (GRADTUTOR_SANDBOX)."""
+    files = msg("other students' files and yours, to read and to write")
+    signals = msg("your other processes, to signal")
+    network = msg("the network")
+    if platform == "darwin" or platform.startswith(("win", "cygwin")):
+        return Walls((files, signals, network),
+                     msg("{system} has no Landlock",
+                         system="macOS" if platform == "darwin" else "Windows"), KERNEL_HINT)
+    if not sandboxed:
+        return Walls((files, signals, network), msg("GRADTUTOR_SANDBOX=0"), KERNEL_HINT)
+    if abi <= 0:
+        return Walls((files, signals, network), msg("this Linux kernel has no Landlock"),
+                     KERNEL_HINT)
+    if abi < 6:
+        return Walls((signals, network),
+                     msg("this kernel's Landlock is version {abi}; signals are walled from "
+                         "version 6", abi=abi), KERNEL_HINT)
+    return Walls((network,), msg("nothing here walls the network yet"), NETWORK_HINT)
 
 
 # ---- the reports ------------------------------------------------------------------------------

@@ -220,6 +220,25 @@ def test_junit_keeps_a_dotted_name_whole_and_counts_errors_apart() -> None:
     assert (root.get("failures"), root.get("errors")) == ("1", "1")
 
 
+@pytest.mark.parametrize(("platform", "abi", "sandboxed", "reachable", "why"), [
+    ("linux", 7, True, ["the network"], "nothing here walls the network yet"),
+    ("linux", 6, True, ["the network"], "nothing here walls the network yet"),
+    ("linux", 4, True, ["signal", "the network"], "Landlock is version 4"),
+    ("linux", 0, True, ["read and to write", "signal", "the network"], "has no Landlock"),
+    ("linux", 7, False, ["read and to write", "signal", "the network"], "GRADTUTOR_SANDBOX=0"),
+    ("darwin", 0, True, ["read and to write", "signal", "the network"], "macOS has no"),
+    ("win32", 0, True, ["read and to write", "signal", "the network"], "Windows has no"),
+])
+def test_the_grading_warning_names_each_missing_wall_and_why(
+    platform: str, abi: int, sandboxed: bool, reachable: list[str], why: str,
+) -> None:
+    walls = grading.missing_walls(platform, abi, sandboxed)
+    assert len(walls.reachable) == len(reachable)
+    assert all(part in str(wall) for part, wall in zip(reachable, walls.reachable, strict=True))
+    assert why in str(walls.why)
+    assert ("6.12" in str(walls.hint)) == (reachable != ["the network"])
+
+
 # ---- the whole command ---------------------------------------------------------------------
 
 def test_a_report_path_that_cannot_be_written_is_refused_before_grading(
@@ -259,6 +278,9 @@ def test_a_class_of_zips_lms_files_and_hostile_names_is_graded_into_every_report
                              "--json", "--csv", str(tmp_path / "g.csv"), "--junit",
                              str(tmp_path / "g.xml"), "--seed", "4")
     assert code == 0, err
+    # what is not walled on this system is said once, before grading starts
+    warning = err.index("Warning: a student's code can reach")
+    assert warning < err.index("Grading:") and err.count("Warning:") == 1
     report = json.loads(out)
     passed = {s["student"]: s["passed"] for s in report["students"]}
     shown = "=cmd\\x1b]0;owned\\x07\\xff"
