@@ -1,5 +1,5 @@
 """The keys of every kind of screen, as one table each: the single source from which the key
-handler, the key legend, the `?` help and the README's key list are made. Pure data.
+handler, the key legend, the `?` help and docs/using.md's key list are made. Pure data.
 
 A binding names an action: an event the walkthrough's state machine handles ("next",
 "check", ...), or a view action the shell does itself (scrolling). Keys are the names

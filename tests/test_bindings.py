@@ -1,5 +1,5 @@
 """The tables of keys: each screen's keys are handled, named in its legend and help, never
-shared by two actions, and never quit by surprise; the README's key list is made from them.
+shared by two actions, and never quit by surprise; the key list of docs/using.md is made from them.
 Escape sequences decode to the keys a learner pressed."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from gradtutor.walk.state import WalkState
 if TYPE_CHECKING:
     from conftest import Cli
 
-README = Path(__file__).parent.parent / "README.md"
+GUIDE = Path(__file__).parent.parent / "docs" / "using.md"
 NAMES_TO_KEYS = {name: key for key, name in KEY_NAMES.items() if not key.startswith("wheel")}
 
 
@@ -200,12 +200,12 @@ def test_the_help_lists_every_binding_of_its_screen() -> None:
                 assert " ".join(binding.help.split()) in text, (kind, binding.help)
 
 
-def test_the_readme_key_list_is_made_from_the_tables() -> None:
-    readme = README.read_text(encoding="utf-8")
+def test_the_guides_key_list_is_made_from_the_tables() -> None:
+    readme = GUIDE.read_text(encoding="utf-8")
     block = re.search(r"<!-- keys -->\n(.*?)<!-- /keys -->", readme, re.S)
-    assert block is not None, "README.md has no <!-- keys --> block"
+    assert block is not None, "docs/using.md has no <!-- keys --> block"
     assert block.group(1) == key_reference(), (
-        "README.md's key list differs from the tables; paste python -c "
+        "docs/using.md's key list differs from the tables; paste python -c "
         "'from gradtutor.ui.legend import key_reference; print(key_reference(), end=\"\")'")
 
 

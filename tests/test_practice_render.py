@@ -228,8 +228,8 @@ def test_a_right_order_runs_and_shows_each_value() -> None:
   it fell from 3 to 0.0593""")
 
 
-def test_the_readme_says_what_shows_after_the_ordering_step() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+def test_the_guide_says_what_shows_after_the_ordering_step() -> None:
+    readme = (Path(__file__).parent.parent / "docs" / "using.md").read_text(encoding="utf-8")
     bullet = readme.split("- **Order the loop**", 1)[1].split("\n- **", 1)[0]
     # the run shows as in the test above: a line of values and its trend, no chart
     assert "curve" not in bullet and "chart" not in bullet

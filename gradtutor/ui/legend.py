@@ -120,7 +120,7 @@ _KIND_TITLES: dict[Kind, str] = {
 
 
 def key_reference() -> str:
-    """The README's list of keys, made from the tables (in English, as the README is)."""
+    """docs/using.md's list of keys, made from the tables (in English, as the guide is)."""
     out = []
     for kind in KINDS:
         rows = []
