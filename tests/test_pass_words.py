@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import replace
 from textwrap import dedent
 
 import pytest
 import test_backward_exercises
 import test_checkers_basic
 import test_checkers_loops
-from checker_batch import checks_from, lesson_catalog, run_in_batch
+from checker_batch import checks_from, lesson_catalog, run_in_batch, untranslated
 
 from gradtutor.checking.checkers import judge_of, request_checker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
@@ -359,6 +360,8 @@ def test_an_answer_is_told_what_its_own_run_did(judged: dict[str, list[Check]],
     assert failed is not None and failed.name == name, said
     assert re.search(says, failed.message), said
     tr, _ = chinese()
+    # its words are said in Chinese too (the evidence's columns are code: w, x, y)
+    assert untranslated([replace(failed, evidence=None)], dict(tr.catalog)) == []
     for text in (failed.message, failed.help):
         assert not re.search(never, text), said
         assert not re.search(never, say(tr, text)), say(tr, text)

@@ -35,12 +35,12 @@ import weakref
 from typing import Any
 
 import torch  # this module only ever runs in the checking worker
-from torch.overrides import TorchFunctionMode
 from torch.nn.modules.module import register_module_forward_hook
 from torch.optim.optimizer import (
     register_optimizer_step_post_hook,
     register_optimizer_step_pre_hook,
 )
+from torch.overrides import TorchFunctionMode
 
 # Taken when this module is imported, before any learner code exists: a learner who later
 # replaces Tensor.tolist or adds a `grad` property cannot change what the trace reports.
@@ -254,7 +254,7 @@ class Calls(TorchFunctionMode):
                 self._note(func, result)
         return out
 
-    def _note(self, func: Any, result: torch.Tensor) -> None:
+    def _note(self, func: Any, result: Any) -> None:
         with _PLAIN():
             node = _GRAD_FN(result)
         name = _TYPE(node).__name__ if node is not None else None
