@@ -86,6 +86,17 @@ def test_by_hand_backward_and_autograd_grad_are_told_apart(case: dict[str, Any])
     seen = facts_of(autograd_grad, case)
     assert (seen["autograd-count"], seen["backward-count"]) == (1, 0)
     assert seen["grad-after"] is None and seen["returned-scale"] == 1
+    # the calls of torch.autograd.grad are counted, those for pred alone too
+    assert (seen["autograd-grad-count"], seen["backward-from-size"]) == (1, None)
+    assert (by_hand["autograd-grad-count"], facts_of(backward, case)["autograd-grad-count"]) == (
+        0, 0)
+
+    def pred_grad(w: Any, x: Any, y: Any) -> Any:
+        pred = w * x
+        return torch.autograd.grad(((pred - y) ** 2).sum(), pred)[0]
+
+    seen = facts_of(pred_grad, case)
+    assert (seen["autograd-grad-count"], seen["autograd-count"]) == (1, 0)
 
 
 def test_a_hook_called_by_hand_is_not_counted(case: dict[str, Any]) -> None:

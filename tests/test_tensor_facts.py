@@ -132,6 +132,35 @@ def test_no_grad_records_nothing_and_leaves_w_tracked() -> None:
     assert facts["w-requires-grad-after"] is True and facts["grad-enabled-after"] is True
 
 
+def test_what_was_recorded_while_the_function_ran_is_seen_even_when_cut_off() -> None:
+    def predict(w: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return 3 * w + 1
+
+    def inference(w: torch.Tensor) -> torch.Tensor:
+        with torch.inference_mode():
+            return 3 * w + 1
+
+    assert leaf_fn(predict)["recorded"] is None and leaf_fn(inference)["recorded"] is None
+    assert leaf_fn(lambda w: w.detach() * 3 + 1)["recorded"] is None  # w left first: no graph
+    detached = leaf_fn(lambda w: (3 * w + 1).detach())
+    assert detached["requires-grad"] is False and detached["grad-fn"] is None
+    assert detached["recorded"] == "MulBackward0, AddBackward0"  # recorded, then cut off
+    assert holds("recorded is not none", detached, {})
+
+
+def test_the_call_that_made_the_returned_tensor_is_named() -> None:
+    with pytest.warns(UserWarning, match="requires_grad=True to a scalar"):  # torch's own
+        assert leaf_fn(lambda w: torch.tensor([w.sum(), (w ** 2).sum()]))["made-by"] == "tensor"
+    stacked = leaf_fn(lambda w: torch.stack([w.sum(), (w ** 2).sum()]))
+    assert stacked["made-by"] == "stack" and stacked["grad-fn"] == "StackBackward0"
+    assert leaf_fn(lambda w: torch.stack([w.sum(), w.sum()]).detach())["made-by"] == "detach"
+    # the call that first made it, not one that handed the same tensor back (in place)
+    assert leaf_fn(lambda w: torch.tensor([1.0, 2.0]).requires_grad_())["made-by"] == "tensor"
+    assert leaf_fn(lambda w: w)["made-by"] is None  # no call of the function made w
+    assert holds("made-by is 'detach'", leaf_fn(lambda w: w.sum().detach()), {})
+
+
 def test_grad_mode_left_off_is_seen_and_switched_back_on() -> None:
     def left_off(w: torch.Tensor) -> torch.Tensor:
         torch.set_grad_enabled(False)

@@ -31,6 +31,7 @@ state can still change it: docs/isolation.md says what remains.
 from __future__ import annotations
 
 import types
+import weakref
 from typing import Any
 
 import torch  # this module only ever runs in the checking worker
@@ -39,6 +40,7 @@ from torch.optim.optimizer import (
     register_optimizer_step_post_hook,
     register_optimizer_step_pre_hook,
 )
+from torch.overrides import TorchFunctionMode
 
 # Taken when this module is imported, before any learner code exists: a learner who later
 # replaces Tensor.tolist or adds a `grad` property cannot change what the trace reports.
@@ -52,6 +54,8 @@ _GRAD = vars(_BASE)["grad"].__get__  # the C attribute itself, not any Python ov
 _PARAMETER = torch.nn.Parameter
 _PLAIN = torch._C.DisableTorchFunctionSubclass  # a subclass's __torch_function__ is not asked
 _DEFAULT_DISPATCH = vars(_BASE).get("__torch_dispatch__", torch._C._disabled_torch_dispatch_impl)
+_GRAD_FN = vars(_BASE)["grad_fn"].__get__
+_AUTOGRAD_GRAD = torch.autograd.grad  # the real one, whatever learner code rebinds later
 _GRADIENT_EDGE = torch.autograd.graph.get_gradient_edge
 _ENGINE_RUNS = torch._C._will_engine_execute_node  # raises outside a backward pass
 _TYPE = type
@@ -221,6 +225,52 @@ class Trace:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+
+
+class Calls(TorchFunctionMode):
+    """What a function did with torch while it ran, entered around one call of it: the graph
+    nodes its operations recorded (`recorded`: the `grad_fn` names of their results, each
+    once, in order), how often it called `torch.autograd.grad` (`autograd_grads`), and which
+    torch function or method first made a given tensor (`made_by`). A torch function mode, so
+    it sees every operator, method and function of torch's, at any depth of the learner's
+    code; what it keeps is names and counts, and a weak reference per result."""
+
+    KEPT = 10_000  # results remembered for `made_by`; a longer run forgets the later ones
+    NAMED = 8  # recorded nodes named
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recorded: list[str] = []
+        self.autograd_grads = 0
+        self._made: dict[int, tuple[str, Any]] = {}
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        if func is _AUTOGRAD_GRAD:
+            self.autograd_grads += 1
+        for result in (out if _TYPE(out) in (tuple, list) else (out,)):
+            if isinstance(result, _BASE):
+                self._note(func, result)
+        return out
+
+    def _note(self, func: Any, result: Any) -> None:
+        with _PLAIN():
+            node = _GRAD_FN(result)
+        name = _TYPE(node).__name__ if node is not None else None
+        if name is not None and name not in self.recorded and len(self.recorded) < self.NAMED:
+            self.recorded.append(name)
+        made = self._made.get(id(result))
+        if (made is None or made[1]() is None) and len(self._made) < self.KEPT:
+            called = getattr(func, "__name__", None)
+            self._made[id(result)] = (called[:40] if _TYPE(called) is _STR else "?",
+                                      weakref.ref(result))
+
+    def made_by(self, value: Any) -> str | None:
+        """The name of the torch function or method whose result `value` first was (`tensor`,
+        `detach`, `stack`), or None for a value no torch call made while this was entered."""
+        made = self._made.get(id(value))
+        return made[0] if made is not None and made[1]() is value else None
 
 
 _current: list[Trace] = []

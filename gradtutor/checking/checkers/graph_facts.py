@@ -38,7 +38,7 @@ NAMES = frozenset({
     "w", "x", "y", "gradient", "outer-slope", "inner-slope", "errors", "loss", "size",
     "backward-count", "ran", "autograd-count", "error", "error-kind", "returned",
     "returned-kind", "returned-is-grad", "returned-scale", "grad-after", "grad-after-kind",
-    "grad-after-scale", "backward-from-size"})
+    "grad-after-scale", "backward-from-size", "autograd-grad-count"})
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
@@ -95,11 +95,12 @@ def observe(case: dict[str, Any], fn: Any, trace: Any, catches: tuple[str, ...]
             ) -> dict[str, Any]:
     """Call `fn(w, x, y)`; what it returned, `w.grad` afterwards, the backward passes that
     reached `w` (the trace's hook) and every gradient autograd computed for `w` (a hook of
-    our own, which `torch.autograd.grad` sets off too). Every error of `GRAPH_ERRORS` is
-    caught, whatever `catches` says: in this family they are the mistakes to name."""
+    our own, which `torch.autograd.grad` sets off too), and how often the function called
+    `torch.autograd.grad` (`trace.Calls`). Every error of `GRAPH_ERRORS` is caught, whatever
+    `catches` says: in this family they are the mistakes to name."""
     import torch
 
-    from gradtutor.checking.trace import real_grad
+    from gradtutor.checking.trace import Calls, real_grad
 
     w, x, y = _inputs(case)
     trace.watch({"w": w})
@@ -111,8 +112,10 @@ def observe(case: dict[str, Any], fn: Any, trace: Any, catches: tuple[str, ...]
             computed.append(1)
 
     w.register_hook(count)
+    calls = Calls()
     try:
-        returned = fn(w, x, y)
+        with calls:
+            returned = fn(w, x, y)
     except RuntimeError as exc:
         said = str(exc)
         kind = next((name for name, part in GRAPH_ERRORS.items() if part in said), None)
@@ -121,11 +124,12 @@ def observe(case: dict[str, Any], fn: Any, trace: Any, catches: tuple[str, ...]
         first = said.strip().splitlines()[0]
         end = first.find(". ")
         return {"caught": kind, "said": first[:end + 1] if end > 0 else first,
-                "events": list(trace.events), "computed": len(computed)}
+                "events": list(trace.events), "computed": len(computed),
+                "autograd_grads": calls.autograd_grads}
     return {"returned": plain(trace, returned),
             "returned_is_grad": returned is not None and returned is real_grad(w),
             "grad_after": trace.values(real_grad(w)), "events": list(trace.events),
-            "computed": len(computed)}
+            "computed": len(computed), "autograd_grads": calls.autograd_grads}
 
 
 def scale(values: Any, grad: Any) -> float | None:
@@ -150,6 +154,7 @@ def facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, A
         "errors": reference["errors"], "loss": reference["loss"],
         "size": len(flat(case["w"]) or ()),
         "backward-count": runs, "ran": ran(runs), "autograd-count": observed["computed"],
+        "autograd-grad-count": observed.get("autograd_grads", 0),
         "backward-from-size": next((e.get("entries") for e in observed["events"]
                                     if e.get("event") == "backward"), None),
         "error-kind": caught,

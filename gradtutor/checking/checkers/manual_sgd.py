@@ -342,9 +342,10 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
     elif judged:
         through_data = any(observed[i].get("version") == 0 for i in judged)
         checks.append(Check(
-            "update", "pass", msg("each update was w -= lr * grad, in place"),
+            "update", "pass", msg("each update moved w by -lr * grad, in place"),
             note=msg("Your updates went through w.data: that works, but .data hides the "
-                     "change from autograd's checks; `with torch.no_grad():` is the safe way.")
+                     "change from autograd's checks; switching recording off (for instance "
+                     "with `with torch.no_grad():`) is the safe way.")
             if through_data else ""))
     else:
         checks.append(Check("update", "skip", not_judged))

@@ -119,13 +119,17 @@ def _reaches(node: Any, target: Any) -> bool:
     return False
 
 
-def _call(fn: Any, argument: Any) -> tuple[Any, bool]:
-    """fn(argument), and whether grad mode was still on afterwards; grad mode is switched
-    back on either way, so one case's mistake does not leak into the next."""
+def _call(fn: Any, argument: Any, calls: Any = None) -> tuple[Any, bool]:
+    """fn(argument), with `calls` (a `trace.Calls`) entered around it if given, and whether
+    grad mode was still on afterwards; grad mode is switched back on either way, so one
+    case's mistake does not leak into the next."""
+    import contextlib
+
     import torch
 
     try:
-        returned = fn(argument)
+        with calls if calls is not None else contextlib.nullcontext():
+            returned = fn(argument)
         return returned, bool(torch.is_grad_enabled())
     finally:
         torch.set_grad_enabled(True)
@@ -133,16 +137,19 @@ def _call(fn: Any, argument: Any) -> tuple[Any, bool]:
 
 def observe_leaf_fn(case: dict[str, Any], fn: Any, trace: Any,
                     catches: tuple[str, ...] = ()) -> dict[str, Any]:
-    """fn(w) on a fresh leaf w: the returned value described, and w afterwards."""
+    """fn(w) on a fresh leaf w: the returned value described, what the function recorded
+    and which call made the value (`trace.Calls`), and w afterwards."""
     import torch
 
-    from gradtutor.checking.trace import real_grad
+    from gradtutor.checking.trace import Calls, real_grad
 
     w = leaf(case)
     trace.watch({"w": w})
     w_node = torch.autograd.graph.get_gradient_edge(w).node
-    returned, grad_enabled = _call(fn, w)
+    calls = Calls()
+    returned, grad_enabled = _call(fn, w, calls)
     return {**described(trace, returned, w, w_node), "grad_enabled_after": grad_enabled,
+            "recorded": list(calls.recorded), "made_by": calls.made_by(returned),
             "w_after": trace.values(w),
             "w_requires_grad_after": bool(_read(w, "requires_grad")),
             "grad_after": trace.values(real_grad(w)), "events": list(trace.events)}
@@ -167,7 +174,7 @@ RETURNED_FACTS = frozenset({
     "is-leaf", "grad-fn", "next-functions", "grad-enabled-after"})
 LEAF_FN_FACTS = RETURNED_FACTS | {
     "w", "shares-memory", "reaches-w", "w-after", "w-requires-grad-after", "grad-after",
-    "backward-count"}
+    "backward-count", "recorded", "made-by"}
 VALUES_FN_FACTS = RETURNED_FACTS | {"values"}
 
 
@@ -201,7 +208,11 @@ def leaf_fn_facts(case: dict[str, Any], reference: dict[str, Any], observed: dic
             "w-after": observed["w_after"],
             "w-requires-grad-after": observed["w_requires_grad_after"],
             "grad-after": observed["grad_after"],
-            "backward-count": count(observed["events"], "accumulate")}
+            "backward-count": count(observed["events"], "accumulate"),
+            # the graph nodes recorded while the function ran, as words ("MulBackward0,
+            # AddBackward0"), or None when it recorded nothing
+            "recorded": ", ".join(observed.get("recorded") or ()) or None,
+            "made-by": observed.get("made_by")}
 
 
 def values_fn_facts(case: dict[str, Any], reference: dict[str, Any],
