@@ -205,8 +205,8 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
         def read_grad(w, loss_fn):
             loss_fn(w).backward()
             return w.grad.clone
-    """, "returns-grad", r"You returned `clone` itself, a function or method that was never "
-                         r"called: without parentheses"),
+    """, "returns-grad", r"You returned `w\.grad\.clone` itself, a function or method that was "
+                         r"never called: without parentheses"),
     "read-grad/backward-not-called": ("read-grad", """
         def read_grad(w, loss_fn):
             loss = loss_fn(w)

@@ -12,7 +12,14 @@ import torch
 from gradtutor.checking import trace
 from gradtutor.checking.checkers import tensor_facts
 from gradtutor.checking.checkers.common import uncalled
-from gradtutor.checking.checkers.declared import Case, holds, judge_checks
+from gradtutor.checking.checkers.declared import (
+    Case,
+    WorkerChecker,
+    holds,
+    judge_checks,
+    judge_exercise,
+    worker_spec,
+)
 from gradtutor.checking.checkers.families import FAMILIES
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check
@@ -217,12 +224,49 @@ def test_log_losses_names_the_missing_call_not_the_type() -> None:
             total = total + ((w - target) ** 2).mean()
         return total.item
 
-    check = judged("log-losses", total_loss)["returns-float"]
+    check = checked("log-losses", total_loss)["returns-float"]
     assert check.status == "fail"
-    assert check.message.startswith("You returned `item` itself, a function or method that "
-                                    "was never called: without parentheses after its name")
+    assert check.message.startswith("You returned `total.item` itself, a function or method "
+                                    "that was never called: without parentheses after its name")
     assert "builtin_function_or_method" not in check.message
     assert "item()" not in check.message  # the mistake named, not the fix's code
+
+
+def checked(exercise_id: str, fn: Callable[..., Any], seed: int = 1) -> dict[str, Check]:
+    """The exercise's checks of `fn` on the first case of `seed`, as a real check decides
+    them: observed through the worker's own `observe`, judged by the exercise's judge."""
+    worker = WorkerChecker(worker_spec(exercise(exercise_id)))
+    case = worker.cases(seed)[0]
+    reference = worker.expected(case)
+    case_trace = trace.start()
+    try:
+        observed = worker.observe(case, fn, case_trace)
+    finally:
+        case_trace.close()
+    checks = judge_exercise(exercise(exercise_id))([case], [reference], [observed])
+    return {c.name: c for c in checks}
+
+
+def test_grad_health_names_the_missing_call_with_what_the_learner_wrote() -> None:
+    def grad_report(model: Any, max_norm: float) -> Any:
+        report = {name: "ok" for name, _ in model.named_parameters()}
+        return report.items
+
+    check = checked("grad-health", grad_report)["returns-dict"]
+    assert check.status == "fail"
+    assert check.message.startswith("You returned `report.items` itself, a function or method "
+                                    "that was never called")
+    assert "builtin_function_or_method" not in check.message
+    returned_list = checked("grad-health", lambda model, max_norm: [])["returns-dict"]
+    assert returned_list.message == "You returned a list, not a dict."  # the lesson's words
+
+
+def test_a_method_read_from_an_unnamed_value_is_named_alone() -> None:
+    assert trace.uncalled_returns(lambda w: (w * 2).sum().item) == {}
+    assert trace.uncalled_returns(lambda w: w.item) == {"item": "w.item"}
+    assert trace.uncalled_returns(lambda w: w.grad.clone) == {"clone": "w.grad.clone"}
+    assert checked("log-losses", lambda w: (w * 2).sum().item)["returns-float"].message.startswith(
+        "You returned `item` itself")
 
 
 def test_no_grad_predict_fails_when_w_itself_is_changed_in_place() -> None:

@@ -197,7 +197,7 @@ def observe(case: dict[str, Any], fn: Any, trace: Any,
         except Exception:
             raise exc from None
         return {"crashed_on_none": f"{type(exc).__name__}: {str(exc)[:200]}"}
-    return {"report": plain_report(returned)}
+    return {"report": {**plain_report(returned), **trace.uncalled(returned)}}
 
 
 # --- judge: plain data only ---------------------------------------------------------------
@@ -236,8 +236,8 @@ def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> tuple[str
     if kind in ("above", "huge"):
         return "above", msg("'{name}' has a gradient norm of {norm}, above max_norm "
                             "{max_norm:g}: it is exploding. Look at which norm your function "
-                            "compares with max_norm: each parameter's own 2-norm counts.", name=name, norm=norm,
-                            max_norm=max_norm)
+                            "compares with max_norm: each parameter's own 2-norm counts.",
+                            name=name, norm=norm, max_norm=max_norm)
     if kind == "sum-zero" and got == "dead":
         return "sum-zero", msg("The entries of the gradient of '{name}' add up to zero, but "
                                "they are not all zero: it is ok. Look at how your function "
@@ -299,7 +299,9 @@ def _dict_problem(exp: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]
     if "not_a_dict" in report:
         kind = report["not_a_dict"]
         return {"dict-problem": "none" if kind == "NoneType" else "not-a-dict",
-                "returned-type": kind}
+                "returned-type": kind,
+                "returned": {"not_a_tensor": kind, **({"uncalled": report["uncalled"]}
+                                                      if "uncalled" in report else {})}}
     if report["bad_keys"]:
         return {"dict-problem": "bad-keys", "key-type": report["bad_keys"][0]}
     names = list(exp["params"])
@@ -343,7 +345,7 @@ def facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, A
 
 
 NAMES = frozenset({"max-norm", "crashed-on-none", "unused-names", "wrong-count",
-                   "total-norm-used", "dict-problem", "returned-type", "key-type",
+                   "total-norm-used", "dict-problem", "returned-type", "returned", "key-type",
                    "missing-names", "extra-names", "bad-values"})
 
 
