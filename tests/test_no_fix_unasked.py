@@ -242,16 +242,6 @@ def static_texts() -> list[Text]:
 # "Why it works" texts that show solution code: issue 23's deliverable 2 rewords them.
 WHY_PENDING = frozenset({"no-grad-predict", "keep-intermediate", "grad-without-backward",
                          "read-grad", "manual-sgd", "evaluate-without-grad"})
-# Failure texts that still name fix code, not reworded yet (beyond the newcomer review's
-# cases, all reworded): each must be reworded, then taken off this list (strict xfail).
-PENDING = frozenset({
-    "no-grad-predict/no-record/help", "no-grad-predict/w-still-tracked/fail[0].say",
-    "no-grad-predict/recording-resumes/fail[0].say", "chain-by-hand/returns-gradient/help",
-    "keep-intermediate/returns-pred-grad/fail[1].say",
-    "manual-sgd/mutant in-place-outside-no-grad/mistake",
-    "clear-grads/all-none/fail[1].say", "clear-grads/all-none/fail[6].say",
-    "save-checkpoint/loads/fail[1].say", "save-checkpoint/saves-model/fail[0].say",
-    "save-checkpoint/saves-optimizer/fail[2].say"})
 
 
 def test_the_walk_reaches_every_kind_of_text() -> None:
@@ -306,13 +296,10 @@ def test_no_static_text_hands_over_the_fix(text: Text) -> None:
     said = problems(text, text.wrote)
     if text.where.endswith("/why") and text.exercises[0] in WHY_PENDING and said:
         pytest.xfail("'why it works' is reworded by issue 23 deliverable 2")
-    if text.where in PENDING and said:
-        pytest.xfail("not reworded yet")
     assert said == [], text.text
 
 
-def test_every_pending_text_still_fails() -> None:
-    """A text reworded comes off the pending lists."""
+def test_every_pending_why_still_fails() -> None:
+    """A "why it works" reworded comes off the pending list."""
     failing = {text.where for text in STATIC if problems(text, text.wrote)}
-    assert failing >= PENDING
     assert {f"{e}/why" for e in WHY_PENDING} <= failing
