@@ -250,7 +250,7 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
             loss = loss_fn(w)
             return loss.backward()
     """, "returns-grad", r"^You returned None, which is what backward\(\) returns: .*Look at "
-                         r"what your function returns\.$"),
+                         r"what your function returns after the backward call\.$"),
     "read-grad/returns-backward-of-the-call": ("read-grad", """
         def read_grad(w, loss_fn):
             return loss_fn(w).backward()

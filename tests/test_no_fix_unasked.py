@@ -170,9 +170,10 @@ def problems(text: Text, wrote: str = "") -> list[str]:
     them to write it), or a literal to paste. Code the learner's file `wrote` is theirs."""
     said, told = squashed(text.text), instructions(text.text)
     theirs = {squashed(piece) for piece in fragments(wrote)}
+    mine = squashed(wrote)  # a traceback quotes the learner's own lines
     out = [f"shows fix code `{piece}` of {exercise_id}"
            for exercise_id in text.exercises for piece in sorted(fix_code(exercise_id))
-           if piece not in theirs and (
+           if piece not in theirs and piece not in mine and (
                any(piece in clause for clause in told) if piece in prompt_shows(exercise_id)
                else piece in said)]
     known = numbers(wrote).union(*(numbers(prompt_of(e)) for e in text.exercises))
@@ -303,3 +304,190 @@ def test_every_pending_why_still_fails() -> None:
     """A "why it works" reworded comes off the pending list."""
     failing = {text.where for text in STATIC if problems(text, text.wrote)}
     assert {f"{e}/why" for e in WHY_PENDING} <= failing
+
+
+# ---- the texts of real runs -----------------------------------------------------------------
+
+# Files a newcomer wrote for the exercises (the review of 2026-12-04, F4 and F9), beside the
+# lessons' mutants and the checker tests' realistic mistakes.
+NEWCOMER: dict[str, tuple[str, str]] = {
+    "read-grad/returns-backward": ("read-grad", """
+        def read_grad(w, loss_fn):
+            return loss_fn(w).backward()
+    """),
+    "two-backwards/same-loss-twice": ("two-backwards", """
+        def grad_after_two_backwards(w, loss_fn):
+            loss = loss_fn(w)
+            loss.backward()
+            loss.backward()
+            return w.grad
+    """),
+    "grad-health/misses-nan": ("grad-health", """
+        def grad_report(model, max_norm):
+            report = {}
+            for name, p in model.named_parameters():
+                if p.grad is None or (p.grad == 0).all():
+                    report[name] = "dead"
+                elif p.grad.norm() > max_norm:
+                    report[name] = "exploding"
+                else:
+                    report[name] = "ok"
+            return report
+    """),
+    "grad-health/returns-items": ("grad-health", """
+        def grad_report(model, max_norm):
+            report = {name: "ok" for name, _ in model.named_parameters()}
+            return report.items
+    """),
+    "freeze-layer/module-flag": ("freeze-layer", """
+        def freeze_first_layer(model):
+            first = model[0]
+            first.requires_grad = False
+    """),
+    "evaluate-without-grad/no-train": ("evaluate-without-grad", """
+        import torch
+
+
+        def evaluate(model, loss_fn, batches):
+            model.eval()
+            total = 0.0
+            with torch.no_grad():
+                for x, y in batches:
+                    total += loss_fn(model(x), y).item()
+            return total / len(batches)
+    """),
+    "accumulate-micro-batches/one-backward": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            optimizer.zero_grad()
+            loss = sum(loss_fn(model(x), y) for x, y in micro_batches)
+            loss.backward()
+            optimizer.step()
+    """),
+    "accumulate-micro-batches/not-divided": ("accumulate-micro-batches", """
+        def accumulated_step(model, optimizer, loss_fn, micro_batches):
+            optimizer.zero_grad()
+            for x, y in micro_batches:
+                loss_fn(model(x), y).backward()
+            optimizer.step()
+    """),
+    "clip-and-step/per-parameter": ("clip-and-step", """
+        from torch import nn
+
+
+        def train_step(model, optimizer, loss_fn, x, y, max_norm):
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            norms = [nn.utils.clip_grad_norm_([p], max_norm) for p in model.parameters()]
+            optimizer.step()
+            return sum(n ** 2 for n in norms) ** 0.5
+    """),
+    "log-losses/item-not-called": ("log-losses", """
+        def total_loss(w):
+            total = 0.0
+            for target in (1.0, 2.0, 3.0):
+                total = total + ((w - target) ** 2).mean()
+            return total.item
+    """),
+}
+RUN_SEEDS = (0, 1)  # two seeds: a number a run fills in (micro-batches, steps) differs
+
+
+def learner_files() -> list[tuple[str, str, str]]:
+    """(label, exercise, source) of every file run: each exercise's starter and mutants, the
+    realistic mistakes of the checker tests and the newcomer's files."""
+    from textwrap import dedent
+
+    import test_checkers_basic
+    import test_checkers_loops
+    import test_model_facts
+
+    files = []
+    for step in exercises():
+        files.append((f"starter:{step.id}", step.id, step.starter))
+        files += [(f"mutant:{step.id}/{mutant.id}", step.id, mutant_source(step, index))
+                  for index, mutant in enumerate(step.mutants)]
+    files += [(f"mistake:{label}", test_checkers_basic.CHECKER_OF[checker][0], dedent(source))
+              for label, (checker, source, _, _) in test_checkers_basic.MISTAKES.items()]
+    files += [(f"mistake:{label}", exercise_id, dedent(source))
+              for label, (exercise_id, source, _, _) in test_checkers_loops.MISTAKES.items()]
+    files += [(f"model-facts:{label}", exercise_id, dedent(source))
+              for label, (exercise_id, source) in test_model_facts.FILES.items()
+              if source != "SOLUTION"]
+    files += [(f"newcomer:{label}", exercise_id, dedent(source))
+              for label, (exercise_id, source) in NEWCOMER.items()]
+    return files
+
+
+@pytest.fixture(scope="module")
+def run_texts(tmp_path_factory: pytest.TempPathFactory) -> list[Text]:
+    """Every message, hint and note of every check that failed, errored or was skipped (and
+    every note) in the runs of the learner files, as the tutor decides them after a real
+    check, said in English and in Chinese."""
+    import checker_batch
+
+    from gradtutor.checking.checkers import judge_of, request_checker
+    from gradtutor.checking.mistakes import name_known_mistake
+    from gradtutor.i18n import ENGLISH, Translator
+
+    steps = {step.id: step for step in exercises()}
+    files = learner_files()
+    jobs = [{"checker": request_checker(steps[exercise_id]),
+             "function": steps[exercise_id].function, "source": source, "seed": seed}
+            for _, exercise_id, source in files for seed in RUN_SEEDS]
+    answers = checker_batch.run_in_batch(jobs, tmp_path_factory.mktemp("no-fix-runs"))
+    zh = Translator("zh-CN", {**load_catalog("zh-CN"), **checker_batch.lesson_catalog("zh-CN")})
+    texts = []
+    for number, messages in enumerate(answers):
+        label, exercise_id, source = files[number // len(RUN_SEEDS)]
+        step = steps[exercise_id]
+        checks = name_known_mistake(step, source, tuple(checker_batch.checks_from(
+            judge_of(step), step.function, messages)))
+        for check in checks:
+            parts = (("note", check.note),) + ((("message", check.message),
+                                                ("help", check.help))
+                                               if check.status != "pass" else ())
+            for part, said in parts:
+                texts += [Text(f"{label} seed {RUN_SEEDS[number % len(RUN_SEEDS)]}: "
+                               f"{check.name}={check.status} {part}", (exercise_id,), lang,
+                               tr(said), source)
+                          for lang, tr in (("en", ENGLISH), ("zh-CN", zh)) if said]
+    return texts
+
+
+@pytest.mark.slow
+def test_no_text_of_a_real_run_hands_over_the_fix(run_texts: list[Text]) -> None:
+    found = [f"{text.lang} {text.where}: {problem}\n    {text.text}"
+             for text in run_texts for problem in problems(text, text.wrote)]
+    assert found == []
+    shown = {(text.exercises[0], text.where.split(":")[0]) for text in run_texts}
+    for step in exercises():  # every exercise's starter and mutants were said something of
+        assert (step.id, "mutant") in shown and (step.id, "starter") in shown, step.id
+    print(f"texts of real runs walked: en {sum(t.lang == 'en' for t in run_texts)}, "
+          f"zh-CN {sum(t.lang == 'zh-CN' for t in run_texts)} "
+          f"({len({(t.lang, t.text) for t in run_texts})} distinct)")
+
+
+@pytest.mark.slow
+def test_the_newcomers_files_get_the_reworded_words(run_texts: list[Text]) -> None:
+    """The review's cases fail, each with words that name the mistake and where to look."""
+    def said(label: str) -> str:
+        return " ".join(text.text for text in run_texts
+                        if text.lang == "en" and text.where.startswith(f"newcomer:{label} "))
+
+    assert "Look at what your function returns after the backward call" in said(
+        "read-grad/returns-backward")
+    assert "look at where your second pass gets its loss from" in said(
+        "two-backwards/same-loss-twice")
+    assert "Look at how your function tests for nan and inf" in said("grad-health/misses-nan")
+    assert "`report.items` itself" in said("grad-health/returns-items")
+    assert "look at what your function set it on" in said("freeze-layer/module-flag")
+    assert "Look at the mode your function leaves the model in" in said(
+        "evaluate-without-grad/no-train")
+    assert "needs a backward pass of its own" in said("accumulate-micro-batches/one-backward")
+    assert "divide each micro-batch's loss by the number of micro-batches" in said(
+        "accumulate-micro-batches/not-divided")
+    per_parameter = said("clip-and-step/per-parameter")
+    assert "look at how many times your function clips" in per_parameter
+    assert "clear first" not in per_parameter  # the generic hint that did not fit
+    assert "`total.item` itself" in said("log-losses/item-not-called")

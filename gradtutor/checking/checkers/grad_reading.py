@@ -146,7 +146,7 @@ def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[
         if returned_backward:
             return msg("{subject} None, which is what backward() returns: backward() stores "
                        "the gradient in .grad and hands back nothing. Look at what your "
-                       "function returns.", subject=subject)
+                       "function returns after the backward call.", subject=subject)
         if returned:
             return msg("{subject} None: w.grad was read before backward filled it, or the "
                        "function has no `return`.", subject=subject)
