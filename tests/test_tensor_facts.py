@@ -217,21 +217,6 @@ def test_a_method_returned_uncalled_is_seen_by_its_name() -> None:
     assert "uncalled" not in leaf_fn(lambda w: ...)["returned"]
 
 
-def test_log_losses_names_the_missing_call_not_the_type() -> None:
-    def total_loss(w: torch.Tensor) -> Any:
-        total = torch.zeros(())
-        for target in (1.0, 2.0, 3.0):
-            total = total + ((w - target) ** 2).mean()
-        return total.item
-
-    check = checked("log-losses", total_loss)["returns-float"]
-    assert check.status == "fail"
-    assert check.message.startswith("You returned `total.item` itself, a function or method "
-                                    "that was never called: without parentheses after its name")
-    assert "builtin_function_or_method" not in check.message
-    assert "item()" not in check.message  # the mistake named, not the fix's code
-
-
 def checked(exercise_id: str, fn: Callable[..., Any], seed: int = 1) -> dict[str, Check]:
     """The exercise's checks of `fn` on the first case of `seed`, as a real check decides
     them: observed through the worker's own `observe`, judged by the exercise's judge."""
@@ -247,18 +232,35 @@ def checked(exercise_id: str, fn: Callable[..., Any], seed: int = 1) -> dict[str
     return {c.name: c for c in checks}
 
 
-def test_grad_health_names_the_missing_call_with_what_the_learner_wrote() -> None:
-    def grad_report(model: Any, max_norm: float) -> Any:
-        report = {name: "ok" for name, _ in model.named_parameters()}
-        return report.items
+def total_loss_item(w: torch.Tensor) -> Any:
+    total = torch.zeros(())
+    for target in (1.0, 2.0, 3.0):
+        total = total + ((w - target) ** 2).mean()
+    return total.item
 
-    check = checked("grad-health", grad_report)["returns-dict"]
-    assert check.status == "fail"
-    assert check.message.startswith("You returned `report.items` itself, a function or method "
-                                    "that was never called")
-    assert "builtin_function_or_method" not in check.message
+
+def grad_report_items(model: Any, max_norm: float) -> Any:
+    report = {name: "ok" for name, _ in model.named_parameters()}
+    return report.items
+
+
+@pytest.mark.parametrize(("exercise_id", "check", "fn", "written"), [
+    ("log-losses", "returns-float", total_loss_item, "total.item"),
+    ("grad-health", "returns-dict", grad_report_items, "report.items"),
+])
+def test_a_method_returned_without_its_parentheses_is_named_as_written(
+        exercise_id: str, check: str, fn: Callable[..., Any], written: str) -> None:
+    said = checked(exercise_id, fn)[check]
+    assert said.status == "fail"
+    assert said.message.startswith(f"You returned `{written}` itself, a function or method "
+                                   "that was never called: without parentheses after its name")
+    assert "builtin_function_or_method" not in said.message
+    assert f"{written}()" not in said.message  # the mistake named, not the fix's code
+
+
+def test_grad_health_keeps_its_own_words_for_a_value_that_is_no_function() -> None:
     returned_list = checked("grad-health", lambda model, max_norm: [])["returns-dict"]
-    assert returned_list.message == "You returned a list, not a dict."  # the lesson's words
+    assert returned_list.message == "You returned a list, not a dict."
 
 
 def test_a_method_read_from_an_unnamed_value_is_named_alone() -> None:
