@@ -14,12 +14,15 @@ What is walked, from the real sources:
   checker tests, on seeds where the numbers differ, said in both languages.
 
 Fix code is any call or statement of the exercise's solution, or of the code its last hint
-shows, that is not already in its starter or its prompt (`w.grad.zero_()`, `w.grad = None`,
-`torch.isfinite(grad).all()`, `.requires_grad_(False)`); code is compared with layout, case
-and backquotes aside. A pasteable literal is a number, or a field that a run fills with one,
-put where the learner would type it: after "divide/multiply/scale ... by", as a fraction
-`1/n`, or after "除以/乘以". Only the hint ladder's last rung and the confirmed solution show
-code; neither is walked.
+shows, that is not already in its starter (`w.grad.zero_()`, `w.grad = None`,
+`torch.isfinite(grad).all()`, `.requires_grad_(False)`), compared with layout, case and
+backquotes aside. Code the prompt itself shows (`loss_fn(w)`, `optimizer.step()`) counts only
+in a clause that tells the learner to write it ("compute the loss again, with loss_fn(w)");
+code the learner's own file holds is theirs to be told about. A pasteable literal is a number,
+or a field that a run fills with one, put where the learner would type it: after
+"divide/multiply/scale ... by", as a fraction `1/n`, or after "除以/乘以"; a number the
+prompt gives or the file holds is not one. The hint ladder is asked for, not shown by a
+failure, and is not walked; nor is the confirmed solution.
 """
 
 from __future__ import annotations
