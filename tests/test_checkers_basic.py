@@ -205,8 +205,8 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
         def read_grad(w, loss_fn):
             loss_fn(w).backward()
             return w.grad.clone
-    """, "returns-grad", r"You returned `clone` itself, a function or method that was never "
-                         r"called: without parentheses"),
+    """, "returns-grad", r"You returned `w\.grad\.clone` itself, a function or method that was "
+                         r"never called: without parentheses"),
     "read-grad/backward-not-called": ("read-grad", """
         def read_grad(w, loss_fn):
             loss = loss_fn(w)
@@ -249,12 +249,12 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
         def read_grad(w, loss_fn):
             loss = loss_fn(w)
             return loss.backward()
-    """, "returns-grad", r"^You returned None: backward\(\) returns None .*Return w\.grad after "
-                         r"the backward call\.$"),
+    """, "returns-grad", r"^You returned None, which is what backward\(\) returns: .*Look at "
+                         r"what your function returns after the backward call\.$"),
     "read-grad/returns-backward-of-the-call": ("read-grad", """
         def read_grad(w, loss_fn):
             return loss_fn(w).backward()
-    """, "returns-grad", r"^You returned None: backward\(\) returns None"),
+    """, "returns-grad", r"^You returned None, which is what backward\(\) returns"),
     "read-grad/autograd-grad": ("read-grad", """
         import torch
 
@@ -270,7 +270,7 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
             loss.backward()
             return w.grad
     """, "graph-freed", r"already freed: backward\(\) frees the tensors its graph saved.*"
-                        r"compute the loss again, with loss_fn\(w\), for the second pass\.$"),
+                        r"look at where your second pass gets its loss from\.$"),
     "none-before-backward/single-value": ("none-before-backward", """
         def grad_before_and_after(w, loss_fn):
             loss_fn(w).backward()

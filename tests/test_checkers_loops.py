@@ -313,7 +313,7 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
             for p in model.parameters():
                 p.grad /= n
             optimizer.step()
-    """, "step-gradient", r"[2-5]× too small: it was divided by [2-5] twice"),
+    """, "step-gradient", r"[2-5]× too small: the micro-batches' losses were scaled down twice"),
     "accumulate/clears-after-backward": ("accumulate-micro-batches", """
         def accumulated_step(model, optimizer, loss_fn, micro_batches):
             n = len(micro_batches)
@@ -378,8 +378,9 @@ MISTAKES: dict[str, tuple[str, str, str, str]] = {
                 (loss_fn(model(x), y) / len(micro_batches)).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 0.01)
             optimizer.step()
-    """, "step-gradient", r"^The step used [0-9.e-]+× the whole-batch mean gradient; with [2-5] "
-                          r"equal micro-batches, each mean loss should count 1/[2-5]\.$"),
+    """, "step-gradient", r"^The step used [0-9.e-]+× the whole-batch mean gradient: look at "
+                          r"how much each micro-batch's loss counts; together they should make "
+                          r"one batch's mean\.$"),
     "accumulate/first-micro-batch-only": ("accumulate-micro-batches", """
         def accumulated_step(model, optimizer, loss_fn, micro_batches):
             optimizer.zero_grad()
@@ -1194,8 +1195,13 @@ def test_an_update_through_dot_data_passes_with_a_note_that_no_grad_is_the_safe_
         assert passed(checks), describe(checks)
         update = next(c for c in checks if c.name == "update")
         assert update.note == ("Your updates went through w.data: that works, but .data hides "
+<<<<<<< ours
                                "the change from autograd's checks; switching recording off (for "
                                "instance with `with torch.no_grad():`) is the safe way.")
+=======
+                               "the change from autograd's checks; an in-place update with "
+                               "recording off, as the lesson shows, is the safe way.")
+>>>>>>> theirs
     for checks in checks_of(results, "style:manual-sgd/sub-in-place"):
         assert passed(checks) and not any(c.note for c in checks)
 

@@ -12,7 +12,14 @@ import torch
 from gradtutor.checking import trace
 from gradtutor.checking.checkers import tensor_facts
 from gradtutor.checking.checkers.common import uncalled
-from gradtutor.checking.checkers.declared import Case, holds, judge_checks
+from gradtutor.checking.checkers.declared import (
+    Case,
+    WorkerChecker,
+    holds,
+    judge_checks,
+    judge_exercise,
+    worker_spec,
+)
 from gradtutor.checking.checkers.families import FAMILIES
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check
@@ -239,19 +246,58 @@ def test_a_method_returned_uncalled_is_seen_by_its_name() -> None:
     assert "uncalled" not in leaf_fn(lambda w: ...)["returned"]
 
 
-def test_log_losses_names_the_missing_call_not_the_type() -> None:
-    def total_loss(w: torch.Tensor) -> Any:
-        total = torch.zeros(())
-        for target in (1.0, 2.0, 3.0):
-            total = total + ((w - target) ** 2).mean()
-        return total.item
+def checked(exercise_id: str, fn: Callable[..., Any], seed: int = 1) -> dict[str, Check]:
+    """The exercise's checks of `fn` on the first case of `seed`, as a real check decides
+    them: observed through the worker's own `observe`, judged by the exercise's judge."""
+    worker = WorkerChecker(worker_spec(exercise(exercise_id)))
+    case = worker.cases(seed)[0]
+    reference = worker.expected(case)
+    case_trace = trace.start()
+    try:
+        observed = worker.observe(case, fn, case_trace)
+    finally:
+        case_trace.close()
+    checks = judge_exercise(exercise(exercise_id))([case], [reference], [observed])
+    return {c.name: c for c in checks}
 
-    check = judged("log-losses", total_loss)["returns-float"]
-    assert check.status == "fail"
-    assert check.message.startswith("You returned `item` itself, a function or method that "
-                                    "was never called: without parentheses after its name")
-    assert "builtin_function_or_method" not in check.message
-    assert "item()" not in check.message  # the mistake named, not the fix's code
+
+def total_loss_item(w: torch.Tensor) -> Any:
+    total = torch.zeros(())
+    for target in (1.0, 2.0, 3.0):
+        total = total + ((w - target) ** 2).mean()
+    return total.item
+
+
+def grad_report_items(model: Any, max_norm: float) -> Any:
+    report = {name: "ok" for name, _ in model.named_parameters()}
+    return report.items
+
+
+@pytest.mark.parametrize(("exercise_id", "check", "fn", "written"), [
+    ("log-losses", "returns-float", total_loss_item, "total.item"),
+    ("grad-health", "returns-dict", grad_report_items, "report.items"),
+])
+def test_a_method_returned_without_its_parentheses_is_named_as_written(
+        exercise_id: str, check: str, fn: Callable[..., Any], written: str) -> None:
+    said = checked(exercise_id, fn)[check]
+    assert said.status == "fail"
+    assert said.message.startswith(f"You returned `{written}` itself, a function or method "
+                                   "that was never called: without parentheses after its name")
+    assert "builtin_function_or_method" not in said.message
+    assert f"{written}()" not in said.message  # the mistake named, not the fix's code
+
+
+def test_grad_health_keeps_its_own_words_for_a_value_that_is_no_function() -> None:
+    returned_list = checked("grad-health", lambda model, max_norm: [])["returns-dict"]
+    assert returned_list.message == "You returned a list, not a dict."
+
+
+def test_a_method_read_from_an_unnamed_value_is_named_alone() -> None:
+    assert trace.uncalled_returns(lambda w: (w * 2).sum().item) == {}
+    assert trace.uncalled_returns(lambda w: w.item) == {"item": "w.item"}
+    assert trace.uncalled_returns(lambda w: w.grad.clone) == {"clone": "w.grad.clone"}
+    assert checked("log-losses", lambda w: (w * 2).sum().item)["returns-float"].message.startswith(
+        "You returned `item` itself")
 
 
 def test_no_grad_predict_fails_when_w_itself_is_changed_in_place() -> None:

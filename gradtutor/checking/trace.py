@@ -141,6 +141,46 @@ def uncalled_lines(fn: Any) -> list[str]:
 _NAMED = ("LOAD_FAST", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF")  # `model` in `model.eval`
 
 
+def uncalled_returns(fn: Any) -> dict[str, str]:
+    """For each method `fn` returns without calling it, read from its bytecode, the expression
+    as written: `return total.item` gives {"item": "total.item"}, `return w.grad.clone` gives
+    {"clone": "w.grad.clone"}. A method read from something without a name (`return (w *
+    2).sum().item`) is not listed; neither is what a helper function that `fn` calls
+    returns."""
+    import dis
+
+    if _TYPE(fn) is not types.FunctionType:
+        return {}
+    try:
+        ops = list(dis.get_instructions(fn.__code__))
+    except Exception:  # noqa: BLE001 - odd bytecode is simply not read
+        return {}
+    found: dict[str, str] = {}
+    for at in range(1, len(ops) - 1):
+        if not (ops[at].opname in ("LOAD_ATTR", "LOAD_METHOD")
+                and ops[at + 1].opname == "RETURN_VALUE"):
+            continue
+        start = at  # back along `a.b.c` to the name it starts from
+        while start > 0 and ops[start - 1].opname == "LOAD_ATTR":
+            start -= 1
+        chain = [op.argval for op in ops[max(start - 1, 0):at + 1]]
+        if (start > 0 and ops[start - 1].opname in _NAMED
+                and all(_TYPE(part) is _STR for part in chain)):
+            found.setdefault(chain[-1], ".".join(chain)[:40])
+    return found
+
+
+def named_uncalled(observed: Any, written: dict[str, str]) -> Any:
+    """`observed` with each function named as never called (`{"uncalled": "item"}`) named by
+    the expression the learner wrote for it (`total.item`), where `written` has it."""
+    if _TYPE(observed) is dict:
+        return {key: (written.get(value, value) if key == "uncalled" and _TYPE(value) is _STR
+                      else named_uncalled(value, written)) for key, value in observed.items()}
+    if _TYPE(observed) is list:
+        return [named_uncalled(item, written) for item in observed]
+    return observed
+
+
 def _torch_callable(name: str) -> bool:
     return not name.startswith("_") and any(
         callable(getattr(owner, name, None))

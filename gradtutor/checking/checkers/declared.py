@@ -261,11 +261,22 @@ def _judge_one(check: DeclaredCheck, runs: Sequence[Case], family: Family,
     if table is not None and not table.rows:
         table = None  # nothing of this case to show
     said = _say(rule, failing, family)
-    if not rule.when:  # the lesson's words for any failure: a function never called is named
-        named_uncalled = next((name for fact in expected_facts(check)
-                               if (name := uncalled(failing.facts.get(fact))) is not None), None)
-        said = uncalled_words(named_uncalled) if named_uncalled is not None else said
+    named_uncalled = _uncalled_return(check, rule, failing)
+    said = uncalled_words(named_uncalled) if named_uncalled is not None else said
     return Check(check.id, "fail", said, words(rule.help or check.help or "", failing), table)
+
+
+def _uncalled_return(check: DeclaredCheck, rule: Rule, run: Case) -> str | None:
+    """The function or method the case's value is, handed back without being called, when
+    the rule says what was returned: the lesson's words for any failure (a rule with no
+    `when`), or a rule that names the returned value's type or kind (`{returned-type}`)."""
+    facts = expected_facts(check)
+    if rule.when:
+        if not any(name.startswith("returned-") for name in placeholders(rule.say or "")):
+            return None
+        facts.append("returned")
+    return next((name for fact in facts
+                 if (name := uncalled(run.facts.get(fact))) is not None), None)
 
 
 def expected_facts(check: DeclaredCheck) -> list[str]:
@@ -455,7 +466,8 @@ class WorkerChecker:
         return {**self.family.reference(case), "solution": solution}
 
     def observe(self, case: dict[str, Any], fn: Any, trace: Any) -> dict[str, Any]:
-        from gradtutor.checking.trace import uncalled_lines
+        from gradtutor.checking.trace import named_uncalled, uncalled_lines, uncalled_returns
 
-        return {**self.family.observe(case, fn, trace, self.catches),
+        observed = self.family.observe(case, fn, trace, self.catches)
+        return {**named_uncalled(observed, uncalled_returns(fn)),
                 "uncalled_lines": uncalled_lines(fn)}

@@ -144,9 +144,9 @@ def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[
                        "PyTorch creates .grad only when a backward pass reaches w.",
                        subject=subject)
         if returned_backward:
-            return msg("{subject} None: backward() returns None (it stores the gradient in "
-                       "w.grad instead), so returning what backward() gave returns None. Return "
-                       "w.grad after the backward call.", subject=subject)
+            return msg("{subject} None, which is what backward() returns: backward() stores "
+                       "the gradient in .grad and hands back nothing. Look at what your "
+                       "function returns after the backward call.", subject=subject)
         if returned:
             return msg("{subject} None: w.grad was read before backward filled it, or the "
                        "function has no `return`.", subject=subject)
@@ -163,8 +163,9 @@ def not_the_grad(subject: str, value: Any, case: dict[str, Any], expected: dict[
             return msg("{subject} the loss as a Python {kind}, not its gradient: the gradient "
                        "is the tensor in w.grad.", subject=subject, kind=kind)
         if kind in ("float", "int", "list"):
-            return msg("{subject} a Python {kind}, not a tensor: return w.grad itself, "
-                       "without `.item()` or `.tolist()`.", subject=subject, kind=kind)
+            return msg("{subject} a Python {kind}, not a tensor: the gradient was turned into "
+                       "plain numbers on its way out. Look at what your function does to it "
+                       "before it returns.", subject=subject, kind=kind)
         return msg("{subject} an object of type {kind}, not the gradient tensor w.grad.",
                    subject=subject, kind=kind)
     k = multiple_of(value, expected["grad"])

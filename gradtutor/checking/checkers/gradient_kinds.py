@@ -197,7 +197,7 @@ def observe(case: dict[str, Any], fn: Any, trace: Any,
         except Exception:
             raise exc from None
         return {"crashed_on_none": f"{type(exc).__name__}: {str(exc)[:200]}"}
-    return {"report": plain_report(returned)}
+    return {"report": {**plain_report(returned), **trace.uncalled(returned)}}
 
 
 # --- judge: plain data only ---------------------------------------------------------------
@@ -221,7 +221,8 @@ def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> tuple[str
     norm = f"{info['norm']:.6g}" if info["norm"] is not None else ""
     if kind == "nan":
         return "nan", msg("'{name}' has nan entries, so it is exploding: its norm is nan, and "
-                          "nan > max_norm is False. Check torch.isfinite(grad).all() as well.",
+                          "nan > max_norm is False, so a test of the norm alone misses it. Look at "
+                          "how your function tests for nan and inf.",
                           name=name)
     if kind == "inf":
         return "inf", msg("'{name}' has an inf entry, so it is exploding.", name=name)
@@ -230,24 +231,27 @@ def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> tuple[str
                            "dead.", name=name)
     if kind == "zero":
         return "zero", msg("'{name}' has a gradient of all zeros: it is dead. A zero gradient "
-                           "is a tensor, not None, so test (grad == 0).all() too.", name=name)
+                           "is a tensor, not None: look at how your function tells a tensor of "
+                           "zeros from None.", name=name)
     if kind in ("above", "huge"):
         return "above", msg("'{name}' has a gradient norm of {norm}, above max_norm "
-                            "{max_norm:g}: it is exploding. Compare each parameter's own "
-                            "2-norm, grad.norm(), with max_norm.", name=name, norm=norm,
-                            max_norm=max_norm)
+                            "{max_norm:g}: it is exploding. Look at which norm your function "
+                            "compares with max_norm: each parameter's own 2-norm counts.",
+                            name=name, norm=norm, max_norm=max_norm)
     if kind == "sum-zero" and got == "dead":
         return "sum-zero", msg("The entries of the gradient of '{name}' add up to zero, but "
-                               "they are not all zero: it is ok. Test every entry: "
-                               "(grad == 0).all(), not grad.sum() == 0.", name=name)
+                               "they are not all zero: it is ok. Look at how your function "
+                               "decides that a gradient is all zeros: a sum of zero is not "
+                               "enough.", name=name)
     if kind in ("tiny", "vanishing") and got == "dead":
         return "tiny", msg("'{name}' has a tiny gradient (norm {norm}), but not a zero one: it "
                            "is ok. Dead means every entry is exactly zero.", name=name, norm=norm)
     if got == "exploding" and info["norm"] is not None:
         return "below", msg("'{name}' has a gradient norm of {norm}, not above max_norm "
-                            "{max_norm:g}: it is ok. Use each parameter's own 2-norm, "
-                            "grad.norm(): not the largest entry, the sum of absolute values, "
-                            "or a total over all parameters.", name=name, norm=norm,
+                            "{max_norm:g}: it is ok. Look at which norm your function "
+                            "compares with max_norm: each parameter's own 2-norm counts, not "
+                            "the largest entry, the sum of absolute values, or a total over "
+                            "all parameters.", name=name, norm=norm,
                             max_norm=max_norm)
     return f"{kind}-{got}", msg("'{name}' is {right}, not {got}.", name=name, right=right,
                                 got=got)
@@ -283,8 +287,8 @@ def as_if_total(exp: dict[str, Any], entries: dict[str, Any],
     return set(finite), msg(
         "Every parameter with a finite, nonzero gradient got the same answer, '{got}', as if "
         "you compared one total norm of all the gradients ({total}) with max_norm "
-        "{max_norm:g}. Compare each parameter's own 2-norm, grad.norm(), with max_norm: "
-        "'{name}' has {norm}, so it is {right}.", got=got, total=shown, max_norm=max_norm,
+        "{max_norm:g}. Each parameter's own 2-norm counts: '{name}' has {norm}, so it is "
+        "{right}.", got=got, total=shown, max_norm=max_norm,
         name=wrong[0], norm=f"{info['norm']:.6g}", right=info["class"])
 
 
@@ -295,7 +299,9 @@ def _dict_problem(exp: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]
     if "not_a_dict" in report:
         kind = report["not_a_dict"]
         return {"dict-problem": "none" if kind == "NoneType" else "not-a-dict",
-                "returned-type": kind}
+                "returned-type": kind,
+                "returned": {"not_a_tensor": kind, **({"uncalled": report["uncalled"]}
+                                                      if "uncalled" in report else {})}}
     if report["bad_keys"]:
         return {"dict-problem": "bad-keys", "key-type": report["bad_keys"][0]}
     names = list(exp["params"])
@@ -339,7 +345,7 @@ def facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, A
 
 
 NAMES = frozenset({"max-norm", "crashed-on-none", "unused-names", "wrong-count",
-                   "total-norm-used", "dict-problem", "returned-type", "key-type",
+                   "total-norm-used", "dict-problem", "returned-type", "returned", "key-type",
                    "missing-names", "extra-names", "bad-values"})
 
 

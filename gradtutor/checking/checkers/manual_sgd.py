@@ -153,7 +153,7 @@ def _leaf_problem(obs: dict[str, Any]) -> str | None:
             return msg("loss_fn was called with something that is not the tensor w.")
         if not call["requires_grad"]:
             return msg("After your first update, w no longer requires grad: `w = w - ...` "
-                       "inside torch.no_grad() makes a new tensor, which autograd does not "
+                       "with recording off makes a new tensor, which autograd does not "
                        "track, and points your function's local name w at it. The caller's w "
                        "never changes. Change the tensor w itself, in place.")
         if not call["is_leaf"]:
@@ -167,8 +167,8 @@ def _leaf_problem(obs: dict[str, Any]) -> str | None:
     if not obs["final_requires_grad"]:
         return msg("w no longer requires grad after your function: leave requires_grad alone.")
     if not obs["final_leaf"]:
-        return msg("w is no longer a leaf after your function: update it inside "
-                   "torch.no_grad().")
+        return msg("w is no longer a leaf after your function: your update was recorded in "
+                   "a graph. Look at where your function updates w.")
     return None
 
 
@@ -248,8 +248,8 @@ def _backward_problem(case: dict[str, Any], obs: dict[str, Any]) -> str | None:
     counts = [sum(1 for e in events[a:b] if e.get("event") == "accumulate")
               for a, b in zip(bounds, bounds[1:], strict=False)]
     if not any(e.get("event") == "accumulate" for e in events):
-        return msg("backward() never filled w.grad: call loss.backward() on each batch's loss, "
-                   "then read the gradient from w.grad.")
+        return msg("backward() never filled w.grad: no backward pass reached w. Look at what "
+                   "your function does with each batch's loss.")
     for k, count in enumerate(counts):
         if count != 1:
             return msg("backward reached w {count} times for batch {batch}: run it once per "
@@ -344,8 +344,13 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         checks.append(Check(
             "update", "pass", msg("each update moved w by -lr * grad, in place"),
             note=msg("Your updates went through w.data: that works, but .data hides the "
+<<<<<<< ours
                      "change from autograd's checks; switching recording off (for instance "
                      "with `with torch.no_grad():`) is the safe way.")
+=======
+                     "change from autograd's checks; an in-place update with recording off, "
+                     "as the lesson shows, is the safe way.")
+>>>>>>> theirs
             if through_data else ""))
     else:
         checks.append(Check("update", "skip", not_judged))
