@@ -1195,13 +1195,8 @@ def test_an_update_through_dot_data_passes_with_a_note_that_no_grad_is_the_safe_
         assert passed(checks), describe(checks)
         update = next(c for c in checks if c.name == "update")
         assert update.note == ("Your updates went through w.data: that works, but .data hides "
-<<<<<<< ours
-                               "the change from autograd's checks; switching recording off (for "
-                               "instance with `with torch.no_grad():`) is the safe way.")
-=======
                                "the change from autograd's checks; an in-place update with "
                                "recording off, as the lesson shows, is the safe way.")
->>>>>>> theirs
     for checks in checks_of(results, "style:manual-sgd/sub-in-place"):
         assert passed(checks) and not any(c.note for c in checks)
 

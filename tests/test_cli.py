@@ -558,12 +558,8 @@ def test_an_update_through_dot_data_passes_with_a_note(cli: Cli, tmp_path: Path)
     code, out, _ = cli("check", "manual-sgd", "--workspace", str(tmp_path), "--json")
     assert code == 0
     notes = [c["note"] for c in json.loads(out)["checks"] if "note" in c]
-<<<<<<< ours
-    assert len(notes) == 1 and "`with torch.no_grad():`) is the safe way" in notes[0]
-=======
     assert len(notes) == 1 and ("an in-place update with recording off, as the lesson shows, "
                                 "is the safe way") in notes[0]
->>>>>>> theirs
     code, out, _ = cli("--plain", "check", "manual-sgd", "--workspace", str(tmp_path), width=200)
     assert code == 0 and "note: Your updates went through w.data" in " ".join(out.split())
 

@@ -344,13 +344,8 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         checks.append(Check(
             "update", "pass", msg("each update moved w by -lr * grad, in place"),
             note=msg("Your updates went through w.data: that works, but .data hides the "
-<<<<<<< ours
-                     "change from autograd's checks; switching recording off (for instance "
-                     "with `with torch.no_grad():`) is the safe way.")
-=======
                      "change from autograd's checks; an in-place update with recording off, "
                      "as the lesson shows, is the safe way.")
->>>>>>> theirs
             if through_data else ""))
     else:
         checks.append(Check("update", "skip", not_judged))
