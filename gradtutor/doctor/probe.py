@@ -1,0 +1,585 @@
+"""The doctor's probe: runs the learner's training script in this process, as `python SCRIPT
+ARGS` would, and tells the parent what it does to gradients, as plain events on a private pipe.
+
+    python -m gradtutor.doctor.probe FD STEPS SCRIPT [ARGS...]
+
+It judges nothing (judge.py does, in the parent). torch is imported only when the script
+imports it: a finder on sys.meta_path installs the observers the moment torch is loaded. They
+are global hooks torch offers (optimizer step pre/post hooks, module forward hooks) and thin
+wrappers of `torch.autograd.backward`, `Optimizer.zero_grad` and `Module.zero_grad`. After
+STEPS optimizer steps (or STEPS backward passes, when the script has no optimizer) the probe
+sends its last events and stops the script with an exception of its own, so that the script's
+`with` and `finally` blocks still run. A fault of the probe's own never stops the script: it
+is sent as an event and observing ends.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import runpy
+import sys
+import traceback
+import types
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+MAX_EVENTS = 100_000
+PENDING = 8  # forward graphs kept per module until a backward pass goes through one  # a script that loops forever without stepping must not fill memory
+SAMPLE = 64  # entries of a parameter compared to see an update made through `.data`
+
+
+class StopScript(BaseException):
+    """Raised into the script once enough has been seen; a BaseException, so that the
+    script's `except Exception:` does not swallow it."""
+
+
+class Leaf:
+    """What the probe keeps of one tensor whose `.grad` a backward pass fills."""
+
+    __slots__ = ("contrib", "pid", "sample", "tensor", "updated", "version")
+
+    def __init__(self, pid: int, tensor: Any) -> None:
+        self.pid = pid
+        self.tensor = tensor
+        self.contrib: list[int] = []  # the backward passes summed in .grad since it was clear
+        self.updated = -1  # the event number of the last update of the tensor's values
+        self.version = tensor._version
+        self.sample: Any = None
+
+
+class Recorder:
+    """Observes the script: keeps the leaves, modules and optimizers it meets, and writes one
+    JSON event a line to `out`."""
+
+    def __init__(self, out: Any, steps: int, script: str) -> None:
+        self.out = out
+        self.steps_wanted = steps
+        self.script = os.path.realpath(script)
+        self.folder = os.path.dirname(self.script)
+        self.seq = 0
+        self.leaves: dict[int, Leaf] = {}
+        self.modules: dict[int, Any] = {}
+        self.optimizers: dict[int, int] = {}
+        self.ran: dict[int, Any] = {}
+        self.alive: dict[int, Any] = {}  # per parameter: which units ever got a gradient  # modules run with grad on since the last backward
+        self.depth = 0
+        self.busy = False
+        self.steps = 0
+        self.backwards = 0
+        self.stopped = False
+        self.broken = False
+        self.torch: Any = None
+        # the graphs top-level forward passes built, by module, until a backward goes through
+        self.pending: dict[int, list[tuple[Any, int, str | None]]] = {}
+        self.top_line: str | None = None
+        self.last_backward = 0
+        self._user_files: dict[str, bool] = {}
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if self.seq >= MAX_EVENTS and event.get("e") not in ("end", "names"):
+            return
+        self.seq += 1
+        event["n"] = self.seq
+        self.out.write(json.dumps(event, separators=(",", ":"), allow_nan=True) + "\n")
+        self.out.flush()
+
+    def guarded(self, job: Callable[..., Any], *args: Any) -> Any:
+        """Runs an observing job; a fault of the probe's own ends observing, never the
+        script."""
+        if self.broken:
+            return None
+        try:
+            return job(*args)
+        except StopScript:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the learner's script must go on
+            self.broken = True
+            self.emit({"e": "fault", "error": f"{type(exc).__name__}: {exc}",
+                       "where": traceback.format_exc(limit=-3)})
+            return None
+
+    def user_file(self, filename: str) -> bool:
+        known = self._user_files.get(filename)
+        if known is None:
+            path = os.path.realpath(filename) if not filename.startswith("<") else filename
+            known = (path == self.script or (
+                path.startswith(self.folder + os.sep) and "site-packages" not in path
+                and "dist-packages" not in path and not path.startswith(_PACKAGE)))
+            self._user_files[filename] = known
+        return known
+
+    def where(self) -> str | None:
+        """file:line of the innermost frame in the learner's own files."""
+        frame: types.FrameType | None = sys._getframe(2)
+        while frame is not None:
+            if self.user_file(frame.f_code.co_filename):
+                path = os.path.realpath(frame.f_code.co_filename)
+                shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
+                return f"{shown}:{frame.f_lineno}"
+            frame = frame.f_back
+        return None
+
+    def leaf(self, tensor: Any) -> Leaf:
+        found = self.leaves.get(id(tensor))
+        if found is None or found.tensor is not tensor:
+            found = Leaf(len(self.leaves), tensor)
+            self.leaves[id(tensor)] = found
+            self.emit({"e": "leaf", "pid": found.pid, "shape": list(tensor.shape),
+                       "param": isinstance(tensor, self.torch.nn.Parameter),
+                       "requires_grad": bool(tensor.requires_grad)})
+        return found
+
+    def norms(self, grads: Sequence[Any]) -> list[float | None]:
+        """The 2-norm of each gradient (None for one that cannot be measured: sparse)."""
+        torch = self.torch
+        dense = [g for g in grads if g is not None and not g.is_sparse]
+        if not dense:
+            return [None] * len(grads)
+        with torch.no_grad():
+            values = torch.stack([torch.linalg.vector_norm(g.detach(), dtype=torch.float32)
+                                  .to("cpu") for g in dense]).tolist()
+        it = iter(values)
+        return [next(it) if g is not None and not g.is_sparse else None for g in grads]
+
+    def updated(self, leaf: Leaf, free: bool) -> bool:
+        """Whether the tensor's values changed since last seen: its version counter moved, or,
+        for a tensor no optimizer holds (`free`), a sample of its entries (an update through
+        `.data` leaves the counter alone)."""
+        tensor = leaf.tensor
+        moved = tensor._version != leaf.version
+        if free and not moved and leaf.sample is not None:
+            moved = not self.torch.equal(self._sample(tensor), leaf.sample)
+        return moved
+
+    def _sample(self, tensor: Any) -> Any:
+        flat = tensor.detach().reshape(-1)
+        step = max(1, flat.numel() // SAMPLE)
+        return flat[::step][:SAMPLE].clone()
+
+    # --- the observers ----------------------------------------------------------------------
+
+    def install(self, torch: Any) -> None:
+        """Hooks torch once it is loaded."""
+        self.torch = torch
+        from torch.nn.modules import module as module_hooks
+        from torch.optim import optimizer as optim_hooks
+
+        self.emit({"e": "torch", "version": torch.__version__})
+        optim_hooks.register_optimizer_step_pre_hook(
+            lambda opt, args, kwargs: self.guarded(self.before_step, opt, args, kwargs))
+        optim_hooks.register_optimizer_step_post_hook(
+            lambda opt, args, kwargs: self.after_step_and_maybe_stop(opt))
+        module_hooks.register_module_forward_pre_hook(
+            lambda module, args: self.guarded(self.before_forward, module))
+        module_hooks.register_module_forward_hook(
+            lambda module, args, output: self.guarded(self.after_forward, module, output),
+            always_call=True)
+        self.wrap(torch.autograd, "backward", self.observed_backward)
+        self.wrap(optim_hooks.Optimizer, "zero_grad", self.observed_optimizer_clear)
+        self.wrap(optim_hooks.Optimizer, "__init__", self.observed_optimizer_made)
+        self.wrap(torch.nn.Module, "zero_grad", self.observed_module_clear)
+
+    @staticmethod
+    def wrap(owner: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]
+             ) -> None:
+        original = getattr(owner, name)
+        wrapped = make(original)
+        wrapped.__wrapped__ = original  # type: ignore[attr-defined]
+        wrapped.__name__ = original.__name__
+        wrapped.__doc__ = original.__doc__
+        setattr(owner, name, wrapped)
+
+    def observed_backward(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def backward(*args: Any, **kwargs: Any) -> Any:
+            if self.busy or self.broken or self.stopped:  # a backward inside a backward
+                if self.stopped:
+                    raise StopScript
+                return original(*args, **kwargs)
+            tensors = args[0] if args else kwargs.get("tensors")
+            self.busy = True
+            try:
+                before = self.guarded(self.before_backward, tensors, kwargs.get("inputs"))
+                try:
+                    result = original(*args, **kwargs)
+                except RuntimeError as exc:
+                    if before is not None and not before[0] and "does not require grad" in str(
+                            exc):
+                        self.emit({"e": "nograph", "line": before[2]})
+                    raise
+                if before is not None:
+                    self.guarded(self.after_backward, *before)
+                return result
+            finally:
+                self.busy = False
+        return backward
+
+    def observed_optimizer_clear(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def zero_grad(opt: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(opt, *args, **kwargs)
+            set_to_none = kwargs.get("set_to_none", args[0] if args else True)
+            self.guarded(self.cleared, "optimizer", self.optimizer_id(opt),
+                         [p for group in opt.param_groups for p in group["params"]],
+                         set_to_none)
+            return result
+        return zero_grad
+
+    def observed_optimizer_made(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def __init__(opt: Any, *args: Any, **kwargs: Any) -> None:
+            original(opt, *args, **kwargs)
+            self.guarded(self.optimizer_id, opt)
+        return __init__
+
+    def observed_module_clear(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def zero_grad(module: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(module, *args, **kwargs)
+            set_to_none = kwargs.get("set_to_none", args[0] if args else True)
+            self.guarded(self.cleared, "module", self.module_id(module),
+                         list(module.parameters()), set_to_none)
+            return result
+        return zero_grad
+
+    def optimizer_id(self, opt: Any) -> int:
+        oid = self.optimizers.get(id(opt))
+        if oid is None:
+            oid = self.optimizers[id(opt)] = len(self.optimizers)
+            pids = [self.leaf(p).pid for group in opt.param_groups for p in group["params"]]
+            self.emit({"e": "optimizer", "opt": oid, "cls": type(opt).__name__,
+                       "line": self.where(), "pids": pids})
+        return oid
+
+    def module_id(self, module: Any) -> int:
+        key = id(module)
+        if key not in self.modules:
+            self.modules[key] = module
+            mid = len(self.modules) - 1
+            module._gradtutor_doctor_id = mid
+            nn = self.torch.nn.modules  # the layers that behave otherwise in eval mode
+            modal = nn.dropout._DropoutNd, nn.batchnorm._NormBase
+            self.emit({"e": "module", "mod": mid, "cls": type(module).__name__,
+                       "modal": any(isinstance(m, modal) for m in module.modules()),
+                       "direct": [self.leaf(p).pid for p in module.parameters(recurse=False)],
+                       "tree": [self.leaf(p).pid for p in module.parameters()]})
+        return int(module._gradtutor_doctor_id)
+
+    def cleared(self, how: str, owner: int, params: Iterable[Any], set_to_none: bool) -> None:
+        pids = []
+        for p in params:
+            leaf = self.leaf(p)
+            leaf.contrib = []
+            pids.append(leaf.pid)
+        self.emit({"e": "clear", "how": how, "owner": owner, "pids": pids,
+                   "set_to_none": bool(set_to_none), "line": self.where()})
+
+    def before_forward(self, module: Any) -> None:
+        torch = self.torch
+        top = self.depth == 0
+        self.depth += 1
+        grad_on = torch.is_grad_enabled()
+        mid = self.module_id(module)
+        if grad_on:
+            self.ran[mid] = module
+        if top:
+            self.top_line = self.where()
+            self.emit({"e": "forward", "mod": mid, "training": bool(module.training),
+                       "grad": grad_on, "line": self.top_line})
+
+    def after_forward(self, module: Any, output: Any) -> None:
+        self.depth = max(0, self.depth - 1)
+        fn = getattr(output, "grad_fn", None)
+        if self.depth == 0 and fn is not None:  # to tell later whether a backward used it
+            mid = module._gradtutor_doctor_id
+            waiting = self.pending.setdefault(mid, [])
+            waiting.append((fn, self.seq, self.top_line))
+            if len(waiting) > PENDING:  # that many graphs and no backward through the oldest
+                _, _, line = waiting.pop(0)
+                self.emit({"e": "unused", "mod": mid, "line": line})
+
+    def graph_leaves(self, roots: Iterable[Any]) -> tuple[list[Any], set[int]]:
+        """The leaves a backward from `roots` reaches, and the ids of the nodes on the way."""
+        seen: set[int] = set()
+        leaves = []
+        stack = [fn for fn in roots if fn is not None]
+        accumulate = self.torch._C._functions.AccumulateGrad if hasattr(
+            self.torch._C._functions, "AccumulateGrad") else None
+        while stack:
+            fn = stack.pop()
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            if (accumulate is not None and type(fn) is accumulate) or (
+                    accumulate is None and type(fn).__name__ == "AccumulateGrad"):
+                leaves.append(fn.variable)
+                continue
+            stack.extend(nxt for nxt, _ in fn.next_functions if nxt is not None)
+        return leaves, seen
+
+    def divisor(self, fn: Any) -> float | None:
+        """What the loss was divided by at its last operations (`loss / k`, `loss * (1/k)`),
+        read from the graph; 1.0 when it was not."""
+        factor = 1.0
+        for _ in range(4):
+            name = type(fn).__name__ if fn is not None else ""
+            if name not in ("DivBackward0", "DivBackward1", "MulBackward0", "MulBackward1"):
+                break
+            other = getattr(fn, "_saved_other", None)
+            if other is None or (hasattr(other, "numel") and other.numel() != 1):
+                break
+            value = float(other)
+            if value == 0:
+                return None
+            factor *= value if name.startswith("Div") else 1.0 / value
+            fn = fn.next_functions[0][0]
+        return factor
+
+    def before_backward(self, tensors: Any, inputs: Any) -> tuple[bool, list[Any], str | None,
+                                                                   dict[str, Any]] | None:
+        torch = self.torch
+        roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
+        if not self.optimizers and self.backwards >= self.steps_wanted:
+            self.finish("steps")
+        line = self.where()
+        fns = [t.grad_fn for t in roots if isinstance(t, torch.Tensor)]
+        targets, nodes = self.graph_leaves(fns)
+        if inputs is not None:
+            targets = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+        if not targets and all(fn is None for fn in fns):
+            return False, [], line, {}
+        leaves = [self.leaf(t) for t in targets]
+        grads = [leaf.tensor.grad for leaf in leaves]
+        norms = self.norms(grads)
+        free = not self.optimizers
+        pre: dict[str, str] = {}
+        moved = []
+        for leaf, grad, norm in zip(leaves, grads, norms, strict=True):
+            if self.updated(leaf, free):
+                leaf.updated = self.seq + 1  # after every backward seen so far
+                moved.append(leaf.pid)
+            if grad is None or norm == 0.0:
+                leaf.contrib = []
+                pre[str(leaf.pid)] = "none" if grad is None else "zero"
+            else:
+                pre[str(leaf.pid)] = "stale" if any(
+                    c < leaf.updated for c in leaf.contrib) else "kept"
+        ran = sorted(self.ran)
+        self.ran = {}
+        used = []
+        for mid, waiting in self.pending.items():
+            kept = [entry for entry in waiting if id(entry[0]) not in nodes]
+            if len(kept) < len(waiting):
+                used.append(mid)
+            waiting[:] = kept
+        root = roots[0] if roots else None
+        loss = (float(root.detach()) if isinstance(root, torch.Tensor) and root.numel() == 1
+                else None)
+        facts = {"line": line, "pre": pre, "moved": moved, "ran": ran, "used": used,
+                 "loss": loss,
+                 "div": self.divisor(fns[0]) if len(fns) == 1 else None}
+        return True, leaves, line, facts
+
+    def after_backward(self, _ok: bool, leaves: list[Any], _line: str | None,
+                       facts: dict[str, Any]) -> None:
+        self.backwards += 1
+        self.last_backward = self.seq + 1
+        norms = self.norms([leaf.tensor.grad for leaf in leaves])
+        free = not self.optimizers
+        for leaf in leaves:
+            leaf.contrib.append(self.seq + 1)  # this backward's event number
+            leaf.version = leaf.tensor._version
+            if free:
+                leaf.sample = self._sample(leaf.tensor)
+        self.emit({"e": "backward", "i": self.backwards, **facts,
+                   "reached": [leaf.pid for leaf in leaves],
+                   "norm": {str(leaf.pid): n for leaf, n in zip(leaves, norms, strict=True)}})
+
+    def before_step(self, opt: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> None:
+        torch = self.torch
+        oid = self.optimizer_id(opt)
+        # `args` starts with the optimizer itself: step(self, closure=None)
+        closure = (len(args) > 1 and args[1] is not None) or kwargs.get("closure") is not None
+        leaves = [self.leaf(p) for group in opt.param_groups for p in group["params"]]
+        grads = [leaf.tensor.grad for leaf in leaves]
+        norms = self.norms(grads)
+        alive_of: dict[int, tuple[int, int]] = {}
+        counted = [(leaf, g) for leaf, g in zip(leaves, grads, strict=True)
+                   if g is not None and not g.is_sparse and g.dim() >= 1 and g.shape[0] > 1]
+        if counted:  # units (rows) whose gradient has been exactly zero at every step
+            with torch.no_grad():
+                for leaf, g in counted:
+                    now = (g.detach().reshape(g.shape[0], -1) != 0).any(1)
+                    ever = self.alive.get(leaf.pid)
+                    self.alive[leaf.pid] = now if ever is None or ever.shape != now.shape \
+                        else ever | now
+                never = torch.stack([(~self.alive[leaf.pid]).sum().to("cpu")
+                                     for leaf, _ in counted]).tolist()
+            alive_of = {leaf.pid: (int(n), g.shape[0])
+                        for (leaf, g), n in zip(counted, never, strict=True)}
+        states = {}
+        for leaf, grad, norm in zip(leaves, grads, norms, strict=True):
+            if grad is None or norm == 0.0:
+                state = "none" if grad is None else "zero"
+            else:
+                state = "stale" if any(c < leaf.updated for c in leaf.contrib) else "fresh"
+            units = alive_of.get(leaf.pid)
+            states[str(leaf.pid)] = [state, norm, list(leaf.contrib) if state not in (
+                "none", "zero") else [], *(units if units else ())]
+        self.emit({"e": "step", "i": self.steps + 1, "opt": oid, "cls": type(opt).__name__,
+                   "closure": closure, "line": self.where(), "g": states})
+
+    def after_step_and_maybe_stop(self, opt: Any) -> None:
+        if self.stopped:
+            raise StopScript
+        self.guarded(self.after_step, opt)
+        if self.steps >= self.steps_wanted:
+            self.finish("steps")
+
+    def after_step(self, opt: Any) -> None:
+        self.steps += 1
+        if self.steps == 1:
+            self.guarded(self.send_names)
+        for group in opt.param_groups:
+            for p in group["params"]:
+                leaf = self.leaf(p)
+                if p._version != leaf.version:
+                    leaf.updated = self.seq + 1  # after every backward seen so far
+                leaf.version = p._version
+
+    # --- the end ------------------------------------------------------------------------------
+
+    def send_names(self, extra: dict[str, Any] | None = None) -> None:
+        """The names the script gives its modules and parameters, read from the variables of
+        its frames (and `extra`, its globals once it has ended)."""
+        if self.torch is None:
+            return
+        spaces: list[dict[str, Any]] = []
+        frame: types.FrameType | None = sys._getframe(1)
+        while frame is not None:
+            if self.user_file(frame.f_code.co_filename):
+                spaces += [frame.f_locals, frame.f_globals]
+            frame = frame.f_back
+        if extra is not None:
+            spaces.append(extra)
+        module_type, tensor_type = self.torch.nn.Module, self.torch.Tensor
+        names: dict[str, str] = {}
+        modules: dict[str, str] = {}
+        for space in spaces:
+            for var, value in list(space.items()):
+                if var.startswith("__"):
+                    continue
+                if isinstance(value, module_type):
+                    for name, sub in value.named_modules(prefix=var):
+                        sid = getattr(sub, "_gradtutor_doctor_id", None)
+                        if sid is not None:
+                            modules.setdefault(str(sid), name)
+                    for name, p in value.named_parameters(prefix=var):
+                        leaf = self.leaves.get(id(p))
+                        if leaf is not None and leaf.tensor is p:
+                            names.setdefault(str(leaf.pid), name)
+                elif isinstance(value, tensor_type):
+                    leaf = self.leaves.get(id(value))
+                    if leaf is not None and leaf.tensor is value:
+                        names.setdefault(str(leaf.pid), var)
+        self.emit({"e": "names", "params": names, "modules": modules})
+
+    def finish(self, reason: str, **details: Any) -> None:
+        """Sends the last events; with reason 'steps', stops the script."""
+        if self.stopped:
+            raise StopScript
+        self.stopped = True
+        self.guarded(self.send_names, details.pop("globals", None))
+        self.emit({"e": "end", "reason": reason, "steps": self.steps,
+                   "backwards": self.backwards, **details})
+        if reason == "steps":
+            raise StopScript
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+class TorchWatcher(importlib.abc.MetaPathFinder):
+    """Installs the recorder's observers when the script first imports torch."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec("torch")
+        loader = spec.loader if spec is not None else None
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        load = loader.exec_module
+        recorder = self.recorder
+
+        def exec_module(module: types.ModuleType) -> None:
+            load(module)
+            recorder.guarded(recorder.install, module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def script_traceback(exc: BaseException, script: str) -> str:
+    """The script's traceback as Python would print it, without the probe's frames."""
+    tb = exc.__traceback__
+    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != script:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
+
+
+def error_line(exc: BaseException, recorder: Recorder) -> str | None:
+    found = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if recorder.user_file(frame.f_code.co_filename):
+            found = f"{os.path.relpath(frame.f_code.co_filename)}:{line}"
+    return found
+
+
+def main(argv: list[str]) -> int:
+    fd, steps, script, *args = argv
+    out = os.fdopen(int(fd), "w", encoding="utf-8")
+    recorder = Recorder(out, int(steps), script)
+    # as `python SCRIPT ARGS` would have them
+    sys.argv = [script, *args]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    if "torch" in sys.modules:  # imported already (a sitecustomize, a test's fork server)
+        recorder.guarded(recorder.install, sys.modules["torch"])
+    else:
+        sys.meta_path.insert(0, TorchWatcher(recorder))
+    code = 0
+    try:
+        globals_after = runpy.run_path(script, run_name="__main__")
+        recorder.finish("finished", globals=globals_after)
+    except StopScript:
+        pass
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if not recorder.stopped:
+            recorder.finish("exit", code=code)
+    except KeyboardInterrupt:
+        if not recorder.stopped:
+            recorder.finish("interrupted")
+        code = 130
+    except BaseException as exc:  # noqa: BLE001 - the script's own error, shown as Python would
+        sys.stderr.write(script_traceback(exc, recorder.script))
+        if not recorder.stopped:
+            recorder.finish("error", error=f"{type(exc).__name__}: {exc}"[:500],
+                            line=error_line(exc, recorder))
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        out.close()
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
