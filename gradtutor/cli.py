@@ -16,7 +16,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -1018,13 +1018,18 @@ def doctor(
     raise typer.Exit(int(ExitCode.FAILED if diagnosis.findings else ExitCode.OK))
 
 
+# `gradtutor doctor train.py --lr 1`: the option is the script's, and goes after `--`
+SCRIPT_OPTIONS_HINT = msg("your script's own options go after `--`, as in `gradtutor doctor "
+                          "train.py -- --epochs 1`; see `gradtutor doctor --help`")
+
+
 def _doctor_could_observe(seen: Any, script: Path, timeout: float) -> None:
     """Exit code 2, in one line, when there was nothing to judge."""
     from gradtutor.doctor.judge import observed_anything
 
     if observed_anything(seen.events):
         return
-    end = next((e for e in seen.events if e.get("e") == "end"), {})
+    end: Mapping[str, Any] = next((e for e in seen.events if e.get("e") == "end"), {})
     if seen.ending == "timeout":
         raise GradtutorError(msg("{script} made no backward pass in {seconds:g} seconds",
                                  script=script, seconds=timeout),
@@ -1366,9 +1371,12 @@ def run(argv: list[str], env: Environment) -> int:
             message = _shorten_values(exc.format_message())  # type: ignore[attr-defined]
             if not tr.english:
                 message = tr(_usage_problem(exc, message))
-            env.error(tr(msg("gradtutor: error: {message}{hint}", message=message, hint=tr(msg(
-                " (hint: {hint})", hint=msg("see `gradtutor {command}--help`",
-                                            command=command + " " if command else ""))))))
+            about_option = "option" in exc.format_message().lower()  # type: ignore[attr-defined]
+            hint = (SCRIPT_OPTIONS_HINT if command == "doctor" and about_option
+                    else msg("see `gradtutor {command}--help`",
+                             command=command + " " if command else ""))
+            env.error(tr(msg("gradtutor: error: {message}{hint}", message=message,
+                             hint=tr(msg(" (hint: {hint})", hint=hint)))))
             return int(ExitCode.USAGE)
         if debug:
             raise

@@ -10,7 +10,7 @@ in a note instead. docs/doctor.md explains each rule.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -360,10 +360,10 @@ def accumulation(run: Run) -> list[Finding]:
             continue  # several losses, each its own line: meant to be summed
         divisors = [numbers[c].get("div") for c in contrib
                     if c in numbers and numbers[c].get("line") == line]
-        if any(d is None for d in divisors):
+        if None in divisors:
             verdicts.append(("unknown", step, k, math.nan))
             continue
-        d = float(sum(divisors) / len(divisors))
+        d = math.fsum(float(value) for value in divisors if value is not None) / len(divisors)
         kind = ("right" if math.isclose(d, k, rel_tol=0.02) else
                 "undivided" if math.isclose(d, 1.0, rel_tol=1e-6) else
                 "twice" if math.isclose(d, k * k, rel_tol=0.02) else "unknown")
@@ -496,7 +496,7 @@ def blow_up(run: Run) -> list[Finding]:
         found.append(Finding("nan", msg(
             "Gradients became NaN or infinite: every step after it ruins the weights."),
             last_backward_line(run, int(event["n"])) or event.get("line"), (
-                (msg("first"), label),
+                (msg("first seen"), label),
                 (msg("parameters"), named(run, bad)),
                 (msg("loss just before"), number(loss)),
             )))
@@ -508,7 +508,7 @@ def blow_up(run: Run) -> list[Finding]:
             found.append(Finding("exploding", msg(
                 "Gradient norms grow without bound: the updates blow the weights up."),
                 last_backward_line(run, int(top[2]["n"])) or top[2].get("line"), (
-                    (msg("first"), f"{start[0]}: {number(start[1])}"),
+                    (msg("at the first step"), f"{start[0]}: {number(start[1])}"),
                     (msg("largest"), f"{top[0]}: {number(top[1])}"),
                     (msg("growth"), f"{number(top[1] / start[1])}x"),
                 )))

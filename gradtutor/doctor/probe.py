@@ -27,8 +27,8 @@ import types
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-MAX_EVENTS = 100_000
-PENDING = 8  # forward graphs kept per module until a backward pass goes through one  # a script that loops forever without stepping must not fill memory
+MAX_EVENTS = 100_000  # a script that loops forever without stepping must not fill memory
+PENDING = 8  # forward graphs kept per module until a backward pass goes through one
 SAMPLE = 64  # entries of a parameter compared to see an update made through `.data`
 
 
@@ -64,8 +64,8 @@ class Recorder:
         self.leaves: dict[int, Leaf] = {}
         self.modules: dict[int, Any] = {}
         self.optimizers: dict[int, int] = {}
-        self.ran: dict[int, Any] = {}
-        self.alive: dict[int, Any] = {}  # per parameter: which units ever got a gradient  # modules run with grad on since the last backward
+        self.ran: dict[int, Any] = {}  # modules run with grad on since the last backward
+        self.alive: dict[int, Any] = {}  # per parameter: which units ever got a gradient
         self.depth = 0
         self.busy = False
         self.steps = 0
@@ -152,7 +152,7 @@ class Recorder:
         for a tensor no optimizer holds (`free`), a sample of its entries (an update through
         `.data` leaves the counter alone)."""
         tensor = leaf.tensor
-        moved = tensor._version != leaf.version
+        moved = bool(tensor._version != leaf.version)
         if free and not moved and leaf.sample is not None:
             moved = not self.torch.equal(self._sample(tensor), leaf.sample)
         return moved

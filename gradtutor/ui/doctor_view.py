@@ -48,9 +48,13 @@ def finding_view(finding: Finding, look: Look) -> RenderableType:
 def report_view(diagnosis: Diagnosis, look: Look) -> RenderableType:
     tr = look.tr
     parts: list[RenderableType] = []
-    ending = (msg("stopped after {steps} optimizer steps, as asked", steps=diagnosis.steps)
-              if diagnosis.ending == "steps" else _ENDINGS.get(diagnosis.ending,
-                                                                _ENDINGS["lost"]))
+    if diagnosis.ending == "steps":
+        ending = (msg("stopped after {steps} optimizer steps, as asked", steps=diagnosis.steps)
+                  if diagnosis.steps else msg(
+                      "stopped after {count} backward passes, as asked (without an optimizer, "
+                      "each backward pass counts as a step)", count=diagnosis.backwards))
+    else:
+        ending = _ENDINGS.get(diagnosis.ending, _ENDINGS["lost"])
     parts.append(Text(tr(msg("Observed {steps} optimizer steps and {backwards} backward "
                              "passes; {ending}.", steps=diagnosis.steps,
                              backwards=diagnosis.backwards, ending=ending))))
@@ -74,7 +78,8 @@ def report_view(diagnosis: Diagnosis, look: Look) -> RenderableType:
                              else msg("{count} gradient problems found.", count=count)),
                           style="bold red"))
     else:
-        parts.append(Text(f"{look.ok} " + tr(msg(
-            "No gradient problem seen in {steps} steps.", steps=diagnosis.steps)),
-            style="bold green"))
+        seen = (msg("No gradient problem seen in {steps} steps.", steps=diagnosis.steps)
+                if diagnosis.steps else msg("No gradient problem seen in {count} backward "
+                                            "passes.", count=diagnosis.backwards))
+        parts.append(Text(f"{look.ok} " + tr(seen), style="bold green"))
     return Group(*parts)

@@ -13,18 +13,32 @@ vocab, block, width = 32, 8, 16
 gradient_accumulation_steps = 2
 
 
+class CausalSelfAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_attn = nn.Linear(width, 3 * width)
+        self.c_proj = nn.Linear(width, width)
+        self.register_buffer("bias", torch.tril(torch.ones(block, block)).view(1, block, block))
+
+    def forward(self, x):
+        T = x.size(1)
+        q, k, v = self.c_attn(x).split(width, dim=2)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(width)
+        att = F.softmax(att.masked_fill(self.bias[:, :T, :T] == 0, float("-inf")), dim=-1)
+        return self.c_proj(att @ v)
+
+
 class Block(nn.Module):
     def __init__(self):
         super().__init__()
-        self.ln = nn.LayerNorm(width)
-        self.attn = nn.MultiheadAttention(width, 2, batch_first=True)
+        self.ln_1 = nn.LayerNorm(width)
+        self.attn = CausalSelfAttention()
+        self.ln_2 = nn.LayerNorm(width)
         self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
 
     def forward(self, x):
-        mask = torch.triu(torch.ones(x.size(1), x.size(1), dtype=torch.bool), 1)
-        h = self.ln(x)
-        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
-        return x + self.mlp(self.ln(x))
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
 
 
 class GPT(nn.Module):
@@ -60,14 +74,14 @@ optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                                {"params": no_decay, "weight_decay": 0.0}], lr=1e-3)
 
 
-def get_lr(it, warmup=5, max_iters=50):
+def get_lr(it, warmup=5, max_iters=24):
     if it < warmup:
         return 1e-3 * (it + 1) / warmup
     return 1e-4 + 0.5 * (1 + math.cos(math.pi * (it - warmup) / max_iters)) * 9e-4
 
 
 X, Y = get_batch()
-for iter_num in range(50):
+for iter_num in range(24):
     for group in optimizer.param_groups:
         group["lr"] = get_lr(iter_num)
     for micro_step in range(gradient_accumulation_steps):
