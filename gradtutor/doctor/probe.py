@@ -24,10 +24,12 @@ import runpy
 import sys
 import traceback
 import types
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 MAX_EVENTS = 100_000  # a script that loops forever without stepping must not fill memory
+FLUSHED = frozenset({"step", "end", "fault", "nograph"})
 PENDING = 8  # forward graphs kept per module until a backward pass goes through one
 SAMPLE = 64  # entries of a parameter compared to see an update made through `.data`
 
@@ -40,7 +42,7 @@ class StopScript(BaseException):
 class Leaf:
     """What the probe keeps of one tensor whose `.grad` a backward pass fills."""
 
-    __slots__ = ("contrib", "pid", "sample", "tensor", "updated", "version")
+    __slots__ = ("contrib", "norm", "pid", "sample", "tensor", "updated", "version")
 
     def __init__(self, pid: int, tensor: Any) -> None:
         self.pid = pid
@@ -49,6 +51,7 @@ class Leaf:
         self.updated = -1  # the event number of the last update of the tensor's values
         self.version = tensor._version
         self.sample: Any = None
+        self.norm: tuple[Any, int, float] | None = None  # (weakref to the grad, version, norm)
 
 
 class Recorder:
@@ -66,6 +69,7 @@ class Recorder:
         self.optimizers: dict[int, int] = {}
         self.ran: dict[int, Any] = {}  # modules run with grad on since the last backward
         self.alive: dict[int, Any] = {}  # per parameter: which units ever got a gradient
+        self.all_alive: set[int] = set()  # parameters whose every unit has had one
         self.depth = 0
         self.busy = False
         self.steps = 0
@@ -87,7 +91,8 @@ class Recorder:
         self.seq += 1
         event["n"] = self.seq
         self.out.write(json.dumps(event, separators=(",", ":"), allow_nan=True) + "\n")
-        self.out.flush()
+        if event["e"] in FLUSHED:  # a step's events go out together, and the last ones
+            self.out.flush()
 
     def guarded(self, job: Callable[..., Any], *args: Any) -> Any:
         """Runs an observing job; a fault of the probe's own ends observing, never the
@@ -135,17 +140,31 @@ class Recorder:
                        "requires_grad": bool(tensor.requires_grad)})
         return found
 
-    def norms(self, grads: Sequence[Any]) -> list[float | None]:
-        """The 2-norm of each gradient (None for one that cannot be measured: sparse)."""
+    def norms(self, leaves: Sequence[Leaf]) -> list[float | None]:
+        """The 2-norm of each leaf's gradient (None for none, or one that cannot be measured:
+        sparse). A gradient unchanged since it was measured (the same tensor, at the same
+        version) is not measured again: a step right after a backward reuses its norms."""
         torch = self.torch
-        dense = [g for g in grads if g is not None and not g.is_sparse]
-        if not dense:
-            return [None] * len(grads)
-        with torch.no_grad():
-            values = torch.stack([torch.linalg.vector_norm(g.detach(), dtype=torch.float32)
-                                  .to("cpu") for g in dense]).tolist()
-        it = iter(values)
-        return [next(it) if g is not None and not g.is_sparse else None for g in grads]
+        grads = [leaf.tensor.grad for leaf in leaves]
+        found: list[float | None] = [None] * len(leaves)
+        todo = []
+        for at, (leaf, g) in enumerate(zip(leaves, grads, strict=True)):
+            if g is None or g.is_sparse:
+                continue
+            known = leaf.norm
+            if known is not None and known[0]() is g and known[1] == g._version:
+                found[at] = known[2]
+            else:
+                todo.append(at)
+        if todo:
+            with torch.no_grad():
+                values = torch.stack([n.to("cpu", torch.float32) for n in torch._foreach_norm(
+                    [grads[at].detach() for at in todo])]).tolist()
+            for at, value in zip(todo, values, strict=True):
+                g = grads[at]
+                leaves[at].norm = (weakref.ref(g), g._version, float(value))
+                found[at] = float(value)
+        return found
 
     def updated(self, leaf: Leaf, free: bool) -> bool:
         """Whether the tensor's values changed since last seen: its version counter moved, or,
@@ -352,7 +371,7 @@ class Recorder:
             return False, [], line, {}
         leaves = [self.leaf(t) for t in targets]
         grads = [leaf.tensor.grad for leaf in leaves]
-        norms = self.norms(grads)
+        norms = self.norms(leaves)
         free = not self.optimizers
         pre: dict[str, str] = {}
         moved = []
@@ -386,7 +405,7 @@ class Recorder:
                        facts: dict[str, Any]) -> None:
         self.backwards += 1
         self.last_backward = self.seq + 1
-        norms = self.norms([leaf.tensor.grad for leaf in leaves])
+        norms = self.norms(leaves)
         free = not self.optimizers
         for leaf in leaves:
             leaf.contrib.append(self.seq + 1)  # this backward's event number
@@ -404,10 +423,11 @@ class Recorder:
         closure = (len(args) > 1 and args[1] is not None) or kwargs.get("closure") is not None
         leaves = [self.leaf(p) for group in opt.param_groups for p in group["params"]]
         grads = [leaf.tensor.grad for leaf in leaves]
-        norms = self.norms(grads)
+        norms = self.norms(leaves)
         alive_of: dict[int, tuple[int, int]] = {}
         counted = [(leaf, g) for leaf, g in zip(leaves, grads, strict=True)
-                   if g is not None and not g.is_sparse and g.dim() >= 1 and g.shape[0] > 1]
+                   if g is not None and not g.is_sparse and g.dim() >= 1 and g.shape[0] > 1
+                   and leaf.pid not in self.all_alive]
         if counted:  # units (rows) whose gradient has been exactly zero at every step
             with torch.no_grad():
                 for leaf, g in counted:
@@ -419,6 +439,7 @@ class Recorder:
                                      for leaf, _ in counted]).tolist()
             alive_of = {leaf.pid: (int(n), g.shape[0])
                         for (leaf, g), n in zip(counted, never, strict=True)}
+            self.all_alive.update(pid for pid, (n, _) in alive_of.items() if n == 0)
         states = {}
         for leaf, grad, norm in zip(leaves, grads, norms, strict=True):
             if grad is None or norm == 0.0:
