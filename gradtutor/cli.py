@@ -201,9 +201,11 @@ def _introduce(ctx: typer.Context, env: Environment) -> None:
     for name in MAIN_COMMANDS:
         table.add_row(name, Prose((commands[name].help or "").split("\n\n")[0].strip()))
     more = env.tr(msg("`gradtutor --help` lists every command and option."))
+    doctor = env.tr(msg("Then try it on your own training script: `gradtutor doctor "
+                        "train.py` finds the gradient problems it has."))
     env.console(env.plain()).print(Group(
         Prose(group.help or ""), Text(""), Prose(group.epilog or "", style="bold"), Text(""),
-        Padding(table, (0, 0, 0, 2)), Text(""), Prose(more)))
+        Padding(table, (0, 0, 0, 2)), Text(""), Prose(doctor), Prose(more)))
 
 
 def _bold(text: str, part: str) -> Text:
