@@ -1007,8 +1007,9 @@ def doctor(
                   lambda seconds: msg("observing {script}: {seconds} s so far", script=script,
                                       seconds=seconds)):
         seen = observe(script, args or [], steps, timeout, quiet, output_to_stderr=as_json)
-    _doctor_could_observe(seen, script, timeout)
     diagnosis = diagnose(seen.events, seen.ending)
+    if not diagnosis.findings:
+        _doctor_could_observe(seen, script, timeout)
     if as_json:
         payload = {**to_json(diagnosis, env.tr), "script": str(script), "lang": env.lang}
         env.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")

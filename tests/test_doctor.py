@@ -184,9 +184,17 @@ def test_accumulation_is_judged_by_what_the_loss_was_divided_by(div: float,
 def test_an_unreadable_scale_is_said_to_be_unknown_not_guessed() -> None:
     script = accumulating(4, 3.0)
     assert script.judged() == set()
-    notes = diagnose(script.events).notes
+    notes = [note for note in diagnose(script.events).notes if note.id != "eval-graph"]
     assert [note.id for note in notes] == ["accumulation-scale"]
     assert "cannot tell" in notes[0].summary
+
+
+def test_a_run_stopped_before_any_evaluation_says_it_was_not_checked() -> None:
+    stopped, ended = loop(), loop()
+    stopped.judged("steps")
+    ended.judged("finished")
+    assert [n.id for n in diagnose(stopped.events).notes] == ["eval-graph"]
+    assert diagnose(ended.events).notes == ()
 
 
 def test_several_losses_from_different_lines_are_a_sum_on_purpose() -> None:

@@ -41,6 +41,10 @@ DEAD_SHARE = 0.5  # most of a layer's units with zero gradient at every step obs
 MIN_DEAD_STEPS = 3
 SPARSE_LAYERS = frozenset({"Embedding", "EmbeddingBag"})  # rows of unseen tokens stay zero
 MAX_NAMED = 4  # parameters named in one evidence row
+# the errors that stop a script whose loss has no graph: `.item()` made it a float, or every
+# tensor on the way had requires_grad=False
+NO_GRAPH = ("'float' object has no attribute 'backward'",
+            "does not require grad and does not have a grad_fn")
 
 
 @dataclass(frozen=True)
@@ -114,9 +118,26 @@ KINDS: Mapping[str, str] = {"leaf": "leaves", "module": "modules", "optimizer": 
                             "forward": "forwards", "unused": "unused", "nograph": "nograph"}
 
 
+# The keys each kind of event must have to be used (others are dropped): the events come
+# from a process running the learner's code, and a judge that crashes helps nobody.
+REQUIRED: Mapping[str, tuple[str, ...]] = {
+    "leaf": ("pid",), "module": ("mod",), "optimizer": ("opt",),
+    "backward": ("n", "i", "pre", "reached", "norm"), "step": ("n", "i", "opt", "g"),
+    "clear": ("n", "how", "owner", "pids"), "forward": ("n", "mod"), "unused": ("mod",),
+}
+
+
+def well_formed(event: Any) -> bool:
+    if not isinstance(event, Mapping):
+        return False
+    needed = REQUIRED.get(str(event.get("e")), ())
+    return all(key in event for key in needed) and (event.get("e") != "step" or all(
+        isinstance(g, list) and len(g) >= 3 for g in event["g"].values()))
+
+
 def sort_events(events: Iterable[Event]) -> Run:
     run = Run()
-    for event in events:
+    for event in filter(well_formed, events):
         kind = event.get("e")
         if kind == "leaf":
             run.leaves[int(event["pid"])] = event
@@ -218,10 +239,12 @@ def pile_up(run: Run) -> list[Finding]:
         return [Finding("cleared-other", msg(
             "The gradients that are cleared are not the ones that step: these keep adding "
             "up across steps."), others[0].get("line") or where, tuple(evidence))]
-    summary = (msg("Gradients are cleared only once, so from then on each step adds to the "
-                   "last one's.") if len(covering) == 1 else msg(
-                   "Gradients are never cleared between steps: each step uses the sum of all "
-                   "the batches so far."))
+    summary = (msg("Gradients are never cleared between steps: each step uses the sum of all "
+                   "the batches so far.") if not covering else
+               msg("Gradients are cleared only once, so from then on each step adds to the "
+                   "last one's.") if len(covering) == 1 else
+               msg("Gradients are cleared less often than the optimizer steps: between two "
+                   "clears, each step adds to the last one's."))
     return [Finding("never-cleared", summary, where, tuple(evidence))]
 
 
@@ -321,7 +344,39 @@ def clearing_order(run: Run) -> list[Finding]:
                     (msg("cleared at"), str(clear["line"]) if clear else msg("by hand")),
                 )))
             break
+        dropped = dropped_micro_batches(run, step, since)
+        if dropped is not None:
+            found.append(dropped)
+            break
     return found
+
+
+def dropped_micro_batches(run: Run, step: Event, since: int) -> Finding | None:
+    """cleared-before-step inside an accumulation loop: several backward passes at one line
+    since the last step, but a clear between them leaves the step only the last ones."""
+    numbers = {b["n"]: b for b in run.backwards}
+    for pid, g in step["g"].items():
+        contrib = [numbers[c] for c in g[2] if c in numbers]
+        if g[0] != "fresh" or not contrib:
+            continue
+        line = contrib[-1].get("line")
+        made = [b for b in run.backwards if since < b["n"] < step["n"]
+                and b.get("line") == line and int(pid) in b["reached"]]
+        kept = [b for b in contrib if b.get("line") == line]
+        clears = [c for c in run.clears if made[0]["n"] < c["n"] < kept[0]["n"]
+                  and int(pid) in c["pids"]] if len(made) > len(kept) else []
+        if clears:
+            return Finding("cleared-before-step", msg(
+                "Gradients are cleared inside the accumulation loop: each step sees only the "
+                "last {kept} of {made} micro-batches.", kept=len(kept), made=len(made)),
+                clears[-1].get("line"), (
+                    (msg("step"), step_label(run, step)),
+                    (msg("backward passes summed"), msg("{kept} of {made}, at {line}",
+                                                        kept=len(kept), made=len(made),
+                                                        line=line)),
+                    (msg("cleared at"), str(clears[-1].get("line"))),
+                ))
+    return None
 
 
 def idle_optimizers(run: Run) -> list[Finding]:
@@ -437,11 +492,17 @@ def broken_graph(run: Run) -> list[Finding]:
     """graph-broken: a layer that runs, with grad on, for a loss whose backward never
     reaches it; or a backward on a loss with no graph at all."""
     found: list[Finding] = []
-    for event in run.nograph[:1]:
+    error = str((run.end or {}).get("error") or "")
+    stopped: list[tuple[Any, str | None]] = [(event.get("line"), None)
+                                             for event in run.nograph[:1]] or (
+        [((run.end or {}).get("line"), error)] if any(sign in error for sign in NO_GRAPH)
+        else [])
+    for line, said in stopped:
         found.append(Finding("graph-broken", msg(
             "backward() was called on a loss with no graph: it was cut from the model's "
             "parameters (.detach(), .item(), .data, NumPy, torch.tensor(...))."),
-            event.get("line"), ((msg("backward"), str(event.get("line"))),)))
+            line, ((msg("backward"), str(line)),
+                   *(((msg("the script's error"), said),) if said else ()))))
     if not run.backwards:
         return found
     trained = {int(p) for opt in run.optimizers.values() for p in opt.get("pids", ())}
@@ -576,8 +637,14 @@ def eval_graph(run: Run) -> list[Finding]:
                 (msg("forward passes in eval mode, then trained"), str(len(modal))),
             )))
     plain_evals = [f for f in evals if f not in trained_in_eval]
+    # a trained model whose graph no backward ever reaches is cut (graph-broken), not idle
+    reached = {int(p) for b in run.backwards for p in b["reached"]}
+    trained = {int(p) for opt in run.optimizers.values() for p in opt.get("pids", ())}
+    idle = [u for u in run.unused
+            if not (tree := set(run.modules.get(int(u["mod"]), {}).get("tree", ())))
+            or tree & reached or not tree & trained]
     lines = Counter(f.get("line") for f in plain_evals) + Counter(
-        u.get("line") for u in run.unused)
+        u.get("line") for u in idle)
     if lines:
         line, count = lines.most_common(1)[0]
         found.append(Finding("eval-graph", msg(
@@ -590,15 +657,25 @@ def eval_graph(run: Run) -> list[Finding]:
 
 
 def unsure(run: Run) -> list[Finding]:
-    """What the doctor sees but cannot judge: frozen parameters handed to an optimizer."""
+    """What the doctor sees but cannot judge: frozen parameters handed to an optimizer, and
+    an evaluation the run was stopped before."""
+    found = []
     frozen = sorted(int(p) for opt in run.optimizers.values() for p in opt.get("pids", ())
                     if not run.leaves.get(int(p), {}).get("requires_grad", True))
-    if not frozen:
-        return []
-    return [Finding("graph-broken", msg(
-        "These parameters are in an optimizer but have requires_grad=False, so they never get "
-        "a gradient. Frozen on purpose? If not, set requires_grad=True."), None, (
-            (msg("parameters"), named(run, frozen)),), certain=False)]
+    if frozen:
+        found.append(Finding("graph-broken", msg(
+            "These parameters are in an optimizer but have requires_grad=False, so they never "
+            "get a gradient. Frozen on purpose? If not, set requires_grad=True."), None, (
+                (msg("parameters"), named(run, frozen)),), certain=False))
+    stopped = (run.end or {}).get("reason") == "steps"
+    if stopped and run.forwards and all(f.get("training") and f.get("grad")
+                                        for f in run.forwards):
+        found.append(Finding("eval-graph", msg(
+            "No evaluation ran in the steps observed, so it was not checked: give --steps "
+            "enough steps to reach your first validation."), None, (
+                (msg("forward passes"), msg("{count}, all training", count=len(run.forwards))),
+            ), certain=False))
+    return found
 
 
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (

@@ -231,7 +231,7 @@ class Recorder:
                             exc):
                         self.emit({"e": "nograph", "line": before[2]})
                     raise
-                if before is not None:
+                if before is not None and before[0]:
                     self.guarded(self.after_backward, *before)
                 return result
             finally:
@@ -365,9 +365,12 @@ class Recorder:
         line = self.where()
         fns = [t.grad_fn for t in roots if isinstance(t, torch.Tensor)]
         targets, nodes = self.graph_leaves(fns)
+        # a leaf itself (`torch.tensor(value, requires_grad=True).backward()`) is its target
+        targets += [t for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is None
+                    and t.requires_grad]
         if inputs is not None:
             targets = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
-        if not targets and all(fn is None for fn in fns):
+        if not targets:  # backward() will say the loss has no graph
             return False, [], line, {}
         leaves = [self.leaf(t) for t in targets]
         grads = [leaf.tensor.grad for leaf in leaves]
