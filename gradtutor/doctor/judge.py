@@ -588,30 +588,34 @@ def last_backward_line(run: Run, n: int) -> str | None:
 
 def dead(run: Run) -> list[Finding]:
     """dead-units: a layer most of whose units (rows) have had exactly zero gradient at every
-    step observed (embeddings excepted: rows of unseen tokens are meant to be zero)."""
-    latest: dict[int, tuple[int, int, int]] = {}  # pid -> (steps counted, never alive, units)
+    step of the probe's latest window of at least MIN_DEAD_STEPS steps (the window covers
+    the later half of the run); embeddings excepted: rows of unseen tokens are meant to be
+    zero."""
+    latest: dict[int, tuple[int, int, int]] = {}  # pid -> (steps in window, dead, units)
     for step in run.steps:
+        window = int(step["i"]) - int(step.get("window", 1)) + 1
+        if window < MIN_DEAD_STEPS:
+            continue
         made = last_norms_before(run, step["n"])
         for pid, g in step["g"].items():
             if len(g) < 5 or g[0] == "none" or (g[0] == "zero" and (made.get(int(pid)) or 0)):
                 continue
-            counted = latest.get(int(pid), (0, 0, 0))[0] + 1
-            latest[int(pid)] = (counted, int(g[3]), int(g[4]))
-    dead_pids = sorted(pid for pid, (counted, never, units) in latest.items()
-                       if counted >= MIN_DEAD_STEPS and never >= DEAD_SHARE * units
+            latest[int(pid)] = (window, int(g[3]), int(g[4]))
+    dead_pids = sorted(pid for pid, (_, never, units) in latest.items()
+                       if never >= DEAD_SHARE * units
                        and run.owner_class(pid) not in SPARSE_LAYERS)
     if not dead_pids:
         return []
     pid = max(dead_pids, key=lambda p: latest[p][1] / latest[p][2])
-    counted, never, units = latest[pid]
+    window, never, units = latest[pid]
     return [Finding("dead-units", msg(
-        "Most units of a layer have had exactly zero gradient at every step: they are dead "
-        "(often ReLUs whose input is always negative) and never learn."),
+        "Most units of a layer get exactly zero gradient, step after step: they are dead "
+        "(often ReLUs whose input is always negative) and no longer learn."),
         forward_line(run), (
             (msg("parameters"), named(run, dead_pids)),
             (msg("dead units"), msg("{dead} of {units} in {name}", dead=never, units=units,
                                     name=run.name(pid))),
-            (msg("steps observed"), str(counted)),
+            (msg("steps observed"), msg("the last {count}", count=window)),
         ))]
 
 

@@ -70,6 +70,7 @@ class Recorder:
         self.ran: dict[int, Any] = {}  # modules run with grad on since the last backward
         self.alive: dict[int, Any] = {}  # per parameter: which units ever got a gradient
         self.all_alive: set[int] = set()  # parameters whose every unit has had one
+        self.window = 1  # the step the dead-unit window started at
         self.depth = 0
         self.busy = False
         self.steps = 0
@@ -420,29 +421,13 @@ class Recorder:
                    "norm": {str(leaf.pid): n for leaf, n in zip(leaves, norms, strict=True)}})
 
     def before_step(self, opt: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> None:
-        torch = self.torch
         oid = self.optimizer_id(opt)
         # `args` starts with the optimizer itself: step(self, closure=None)
         closure = (len(args) > 1 and args[1] is not None) or kwargs.get("closure") is not None
         leaves = [self.leaf(p) for group in opt.param_groups for p in group["params"]]
         grads = [leaf.tensor.grad for leaf in leaves]
         norms = self.norms(leaves)
-        alive_of: dict[int, tuple[int, int]] = {}
-        counted = [(leaf, g) for leaf, g in zip(leaves, grads, strict=True)
-                   if g is not None and not g.is_sparse and g.dim() >= 1 and g.shape[0] > 1
-                   and leaf.pid not in self.all_alive]
-        if counted:  # units (rows) whose gradient has been exactly zero at every step
-            with torch.no_grad():
-                for leaf, g in counted:
-                    now = (g.detach().reshape(g.shape[0], -1) != 0).any(1)
-                    ever = self.alive.get(leaf.pid)
-                    self.alive[leaf.pid] = now if ever is None or ever.shape != now.shape \
-                        else ever | now
-                never = torch.stack([(~self.alive[leaf.pid]).sum().to("cpu")
-                                     for leaf, _ in counted]).tolist()
-            alive_of = {leaf.pid: (int(n), g.shape[0])
-                        for (leaf, g), n in zip(counted, never, strict=True)}
-            self.all_alive.update(pid for pid, (n, _) in alive_of.items() if n == 0)
+        alive_of = self.dead_units(leaves, grads)
         states = {}
         for leaf, grad, norm in zip(leaves, grads, norms, strict=True):
             if grad is None or norm == 0.0:
@@ -453,7 +438,37 @@ class Recorder:
             states[str(leaf.pid)] = [state, norm, list(leaf.contrib) if state not in (
                 "none", "zero") else [], *(units if units else ())]
         self.emit({"e": "step", "i": self.steps + 1, "opt": oid, "cls": type(opt).__name__,
-                   "closure": closure, "line": self.where(), "g": states})
+                   "closure": closure, "line": self.where(), "g": states,
+                   "window": self.window})
+
+    def dead_units(self, leaves: Sequence[Leaf], grads: Sequence[Any]
+                   ) -> dict[int, tuple[int, int]]:
+        """Per parameter: how many of its units (rows) have had an exactly zero gradient at
+        every step of the current window, and how many it has. The window starts anew at
+        steps 1, 2, 4, 8, ..., so it always covers at least the later half of the steps so
+        far: a unit that dies halfway is seen, and one idle on a batch or two is not."""
+        torch = self.torch
+        step = self.steps + 1
+        if step & (step - 1) == 0:  # a power of two
+            self.alive, self.all_alive, self.window = {}, set(), step
+        rows = [(leaf, g) for leaf, g in zip(leaves, grads, strict=True)
+                if g is not None and not g.is_sparse and g.dim() >= 1 and g.shape[0] > 1]
+        counted = [(leaf, g) for leaf, g in rows if leaf.pid not in self.all_alive]
+        found = {leaf.pid: (0, int(g.shape[0])) for leaf, g in rows}
+        if counted:
+            with torch.no_grad():
+                for leaf, g in counted:
+                    now = (g.detach().reshape(g.shape[0], -1) != 0).any(1)
+                    seen = self.alive.get(leaf.pid)
+                    self.alive[leaf.pid] = now if seen is None or seen.shape != now.shape \
+                        else seen | now
+                never = torch.stack([(~self.alive[leaf.pid]).sum().to("cpu")
+                                     for leaf, _ in counted]).tolist()
+            for (leaf, g), n in zip(counted, never, strict=True):
+                found[leaf.pid] = (int(n), int(g.shape[0]))
+                if n == 0:
+                    self.all_alive.add(leaf.pid)
+        return found
 
     def after_step_and_maybe_stop(self, opt: Any) -> None:
         if self.stopped:

@@ -1,5 +1,5 @@
 # expect:
-# The loop of the official pytorch/examples MNIST script, on random data: train(), test()
+# The loop of the official pytorch/examples MNIST script, on random 14x14 images: train(), test()
 # under no_grad, model.train()/model.eval(), log_interval printing.
 import argparse
 
@@ -13,8 +13,8 @@ class Net(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 4, 3, 1)
         self.dropout = nn.Dropout(0.25)
-        self.fc1 = nn.Linear(4 * 13 * 13, 16)
-        self.fc2 = nn.Linear(16, 10)
+        self.fc1 = nn.Linear(4 * 6 * 6, 64)
+        self.fc2 = nn.Linear(64, 10)
 
     def forward(self, x):
         x = F.relu(self.conv1(x))
@@ -52,10 +52,10 @@ def main():
     parser.add_argument("--log-interval", type=int, default=4)
     args = parser.parse_args()
     torch.manual_seed(1)
-    data = torch.utils.data.TensorDataset(torch.randn(96, 1, 28, 28),
-                                          torch.randint(0, 10, (96,)))
-    train_loader = torch.utils.data.DataLoader(data, batch_size=8, shuffle=True)
-    test_loader = torch.utils.data.DataLoader(data, batch_size=32)
+    data = torch.utils.data.TensorDataset(torch.randn(320, 1, 14, 14),
+                                          torch.randint(0, 10, (320,)))
+    train_loader = torch.utils.data.DataLoader(data, batch_size=32, shuffle=True)
+    test_loader = torch.utils.data.DataLoader(data, batch_size=160)
     model = Net()
     optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
     for epoch in range(1, args.epochs + 1):
