@@ -263,7 +263,7 @@ def mixed_between_steps(run: Run) -> list[Finding]:
     for step in run.steps:
         if step.get("closure"):
             continue
-        for pid, g in step["g"].items():
+        for g in step["g"].values():
             contrib = [c for c in g[2] if c in numbers]
             if len(contrib) < 2:
                 continue
@@ -281,7 +281,6 @@ def mixed_between_steps(run: Run) -> list[Finding]:
                         (msg("backward passes summed"), ", ".join(
                             str(numbers[c].get("line")) for c in contrib)),
                     ))]
-            del pid
     return []
 
 
@@ -638,7 +637,7 @@ def eval_graph(run: Run) -> list[Finding]:
             "The model trains in eval mode: its dropout and batch norm act as in evaluation. "
             "Call model.train() before the training loop."), forward.get("line"), (
                 (msg("layer"), run.module_name(int(forward["mod"]))),
-                (msg("forward passes in eval mode, then trained"), str(len(modal))),
+                (msg("trained in eval mode from"), str(forward.get("line"))),
             )))
     plain_evals = [f for f in evals if f not in trained_in_eval]
     # a trained model whose graph no backward ever reaches is cut (graph-broken), not idle
@@ -654,7 +653,8 @@ def eval_graph(run: Run) -> list[Finding]:
         found.append(Finding("eval-graph", msg(
             "A forward pass that no backward uses builds a graph: evaluation without "
             "torch.no_grad() keeps every activation in memory for nothing."), line, (
-                (msg("forward passes"), msg("{count} at {line}", count=count, line=line)),
+                (msg("forward passes"), msg("at {line}, {count} times or more", count=count,
+                                            line=line)),
                 (msg("fix"), "with torch.no_grad():"),
             )))
     return found
@@ -677,10 +677,14 @@ def unsure(run: Run) -> list[Finding]:
         found.append(Finding("eval-graph", msg(
             "No evaluation ran in the steps observed, so it was not checked: give --steps "
             "enough steps to reach your first validation."), None, (
-                (msg("forward passes"), msg("{count}, all training", count=len(run.forwards))),
+                (msg("backward passes"), msg("{count}, every forward pass before them in "
+                                             "training mode", count=len(run.backwards))),
             ), certain=False))
     return found
 
+
+# A problem that another one explains is not reported beside it: gradients that pile up grow.
+SYMPTOM_OF: Mapping[str, tuple[str, ...]] = {"exploding": ("never-cleared", "cleared-other")}
 
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     pile_up, mixed_between_steps, clearing_order, accumulation, optimizer_membership,
@@ -696,6 +700,8 @@ def diagnose(events: Sequence[Event], ending: str | None = None) -> Diagnosis:
         for finding in rule(run):
             if all(f.id != finding.id or not finding.certain for f in findings):
                 findings.append(finding)
+    found = {f.id for f in findings if f.certain}
+    findings = [f for f in findings if not found & set(SYMPTOM_OF.get(f.id, ()))]
     end = run.end or {}
     return Diagnosis(
         findings=tuple(f for f in findings if f.certain),

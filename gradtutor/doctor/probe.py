@@ -81,8 +81,10 @@ class Recorder:
         # the graphs top-level forward passes built, by module, until a backward goes through
         self.pending: dict[int, list[tuple[Any, int, str | None]]] = {}
         self.top_line: str | None = None
+        self.last_forward: tuple[int, bool, bool, str | None] | None = None
         self.last_backward = 0
         self._user_files: dict[str, bool] = {}
+        self._shown: dict[str, str] = {}  # a file's name as the report shows it
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -124,9 +126,14 @@ class Recorder:
         """file:line of the innermost frame in the learner's own files."""
         frame: types.FrameType | None = sys._getframe(2)
         while frame is not None:
-            if self.user_file(frame.f_code.co_filename):
-                path = os.path.realpath(frame.f_code.co_filename)
-                shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
+            name = frame.f_code.co_filename
+            if self.user_file(name):
+                shown = self._shown.get(name)
+                if shown is None:
+                    path = os.path.realpath(name)
+                    shown = self._shown[name] = (
+                        os.path.relpath(path) if path.startswith(os.getcwd() + os.sep)
+                        else path)
                 return f"{shown}:{frame.f_lineno}"
             frame = frame.f_back
         return None
@@ -306,8 +313,11 @@ class Recorder:
             self.ran[mid] = module
         if top:
             self.top_line = self.where()
-            self.emit({"e": "forward", "mod": mid, "training": bool(module.training),
-                       "grad": grad_on, "line": self.top_line})
+            key = (mid, bool(module.training), grad_on, self.top_line)
+            if key != self.last_forward:  # a run of like forward passes is told once
+                self.last_forward = key
+                self.emit({"e": "forward", "mod": mid, "training": key[1], "grad": grad_on,
+                           "line": self.top_line})
 
     def after_forward(self, module: Any, output: Any) -> None:
         self.depth = max(0, self.depth - 1)
