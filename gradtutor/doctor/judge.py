@@ -646,8 +646,8 @@ def eval_graph(run: Run) -> list[Finding]:
     idle = [u for u in run.unused
             if not (tree := set(run.modules.get(int(u["mod"]), {}).get("tree", ())))
             or tree & reached or not tree & trained]
-    lines = Counter(f.get("line") for f in plain_evals) + Counter(
-        u.get("line") for u in idle)
+    # a pass can be both (eval mode, its graph let go of): the larger count of each line
+    lines = Counter(f.get("line") for f in plain_evals) | Counter(u.get("line") for u in idle)
     if lines:
         line, count = lines.most_common(1)[0]
         found.append(Finding("eval-graph", msg(

@@ -30,7 +30,8 @@ from typing import Any
 
 MAX_EVENTS = 100_000  # a script that loops forever without stepping must not fill memory
 FLUSHED = frozenset({"step", "end", "fault", "nograph"})
-PENDING = 8  # forward graphs kept per module until a backward pass goes through one
+PENDING = 10_000  # forward graphs watched at most (the newest)
+DISCARDED = 2  # references to a graph node held in `pending` alone (see drop_discarded)
 SAMPLE = 64  # entries of a parameter compared to see an update made through `.data`
 
 
@@ -78,8 +79,9 @@ class Recorder:
         self.stopped = False
         self.broken = False
         self.torch: Any = None
-        # the graphs top-level forward passes built, by module, until a backward goes through
-        self.pending: dict[int, list[tuple[Any, int, str | None]]] = {}
+        # the graphs top-level forward passes built (node, module, line), until a backward
+        # pass goes through one or the script lets go of it
+        self.pending: list[tuple[Any, int, str | None]] = []
         self.top_line: str | None = None
         self.last_forward: tuple[int, bool, bool, str | None] | None = None
         self.last_backward = 0
@@ -323,12 +325,18 @@ class Recorder:
         self.depth = max(0, self.depth - 1)
         fn = getattr(output, "grad_fn", None)
         if self.depth == 0 and fn is not None:  # to tell later whether a backward used it
-            mid = module._gradtutor_doctor_id
-            waiting = self.pending.setdefault(mid, [])
-            waiting.append((fn, self.seq, self.top_line))
-            if len(waiting) > PENDING:  # that many graphs and no backward through the oldest
-                _, _, line = waiting.pop(0)
-                self.emit({"e": "unused", "mod": mid, "line": line})
+            self.drop_discarded()
+            self.pending.append((fn, module._gradtutor_doctor_id, self.top_line))
+            del self.pending[:-PENDING]
+
+    def drop_discarded(self) -> None:
+        """Tells of the forward graphs the script has let go of without a backward pass
+        through them. Holding a graph node's Python object does not hold the graph: while the
+        graph lives, its node holds the object too, so an object that only the probe holds
+        (two references: its entry's, and the argument of getrefcount) is a graph gone."""
+        for entry in [e for e in self.pending if sys.getrefcount(e[0]) <= DISCARDED]:
+            self.pending.remove(entry)
+            self.emit({"e": "unused", "mod": entry[1], "line": entry[2]})
 
     def graph_leaves(self, roots: Iterable[Any]) -> tuple[list[Any], set[int]]:
         """The leaves a backward from `roots` reaches, and the ids of the nodes on the way."""
@@ -401,12 +409,9 @@ class Recorder:
                     c < leaf.updated for c in leaf.contrib) else "kept"
         ran = sorted(self.ran)
         self.ran = {}
-        used = []
-        for mid, waiting in self.pending.items():
-            kept = [entry for entry in waiting if id(entry[0]) not in nodes]
-            if len(kept) < len(waiting):
-                used.append(mid)
-            waiting[:] = kept
+        used = sorted({entry[1] for entry in self.pending if id(entry[0]) in nodes})
+        self.pending = [entry for entry in self.pending if id(entry[0]) not in nodes]
+        self.drop_discarded()
         root = roots[0] if roots else None
         loss = (float(root.detach()) if isinstance(root, torch.Tensor) and root.numel() == 1
                 else None)
