@@ -31,7 +31,6 @@ from typing import Any
 MAX_EVENTS = 100_000  # a script that loops forever without stepping must not fill memory
 FLUSHED = frozenset({"step", "end", "fault", "nograph"})
 PENDING = 10_000  # forward graphs watched at most (the newest)
-DISCARDED = 2  # references to a graph node held in `pending` alone (see drop_discarded)
 SAMPLE = 64  # entries of a parameter compared to see an update made through `.data`
 
 
@@ -65,6 +64,7 @@ class Recorder:
         self.script = os.path.realpath(script)
         self.folder = os.path.dirname(self.script)
         self.seq = 0
+        self.pid = os.getpid()
         self.leaves: dict[int, Leaf] = {}
         self.modules: dict[int, Any] = {}
         self.optimizers: dict[int, int] = {}
@@ -83,6 +83,7 @@ class Recorder:
         # pass goes through one or the script lets go of it
         self.pending: list[tuple[Any, int, str | None]] = []
         self.top_line: str | None = None
+        self.discarded: int | None = None  # see discarded_count
         self.last_forward: tuple[int, bool, bool, str | None] | None = None
         self.last_backward = 0
         self._user_files: dict[str, bool] = {}
@@ -91,6 +92,8 @@ class Recorder:
     # --- plumbing ---------------------------------------------------------------------------
 
     def emit(self, event: dict[str, Any]) -> None:
+        if os.getpid() != self.pid:  # a process the script forked: not the one observed
+            return
         if self.seq >= MAX_EVENTS and event.get("e") not in ("end", "names"):
             return
         self.seq += 1
@@ -200,6 +203,7 @@ class Recorder:
         from torch.optim import optimizer as optim_hooks
 
         self.emit({"e": "torch", "version": torch.__version__})
+        self.discarded = discarded_count(torch)
         optim_hooks.register_optimizer_step_pre_hook(
             lambda opt, args, kwargs: self.guarded(self.before_step, opt, args, kwargs))
         optim_hooks.register_optimizer_step_post_hook(
@@ -334,7 +338,9 @@ class Recorder:
         through them. Holding a graph node's Python object does not hold the graph: while the
         graph lives, its node holds the object too, so an object that only the probe holds
         (two references: its entry's, and the argument of getrefcount) is a graph gone."""
-        for entry in [e for e in self.pending if sys.getrefcount(e[0]) <= DISCARDED]:
+        if self.discarded is None:
+            return
+        for entry in [e for e in self.pending if sys.getrefcount(e[0]) <= self.discarded]:
             self.pending.remove(entry)
             self.emit({"e": "unused", "mod": entry[1], "line": entry[2]})
 
@@ -550,6 +556,19 @@ class Recorder:
                    "backwards": self.backwards, **details})
         if reason == "steps":
             raise StopScript
+
+
+def discarded_count(torch: Any) -> int | None:
+    """What `sys.getrefcount` says of a graph node held in a `pending` entry alone, measured
+    on this Python (whose count of its own argument may differ); None when it cannot tell a
+    graph let go of from one alive, and unused graphs go unseen."""
+    leaf = torch.ones(1, requires_grad=True)
+    result = leaf * 2
+    entry = [(result.grad_fn,)]
+    alive = sys.getrefcount(entry[0][0])
+    del result
+    gone = sys.getrefcount(entry[0][0])
+    return gone if gone < alive else None
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
