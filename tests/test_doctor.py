@@ -214,6 +214,12 @@ def test_growing_and_non_finite_norms() -> None:
         growing.backward(norm=norm)
         growing.step(norm=norm)
     assert growing.judged() == {"exploding"}
+    slow_start = Script()  # from a zero-initialised layer: large growth, small norms
+    for norm in (1e-5, 1e-3, 0.1, 2.0):
+        slow_start.clear()
+        slow_start.backward(norm=norm)
+        slow_start.step(norm=norm)
+    assert slow_start.judged() == set()
     broken = loop(3)
     broken.clear()
     broken.backward(norm=float("nan"))

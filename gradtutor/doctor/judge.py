@@ -37,6 +37,7 @@ PROBLEM_IDS = tuple(LESSON_STEPS)
 
 EXPLODING_GROWTH = 1e3  # a gradient norm this many times its first step's
 EXPLODING_BOUND = 1e6  # or this big, at any step
+EXPLODING_FLOOR = 100.0  # and at least this big (a zero-initialised layer starts near 0)
 DEAD_SHARE = 0.5  # most of a layer's units with zero gradient at every step observed
 MIN_DEAD_STEPS = 3
 SPARSE_LAYERS = frozenset({"Embedding", "EmbeddingBag"})  # rows of unseen tokens stay zero
@@ -564,7 +565,8 @@ def blow_up(run: Run) -> list[Finding]:
     start = next((s for s in finite if s[1] > 0), None)
     if start is not None:
         top = max(finite, key=lambda s: s[1])
-        if top[1] >= EXPLODING_BOUND or top[1] >= EXPLODING_GROWTH * start[1]:
+        if top[1] >= EXPLODING_BOUND or top[1] >= max(EXPLODING_GROWTH * start[1],
+                                                       EXPLODING_FLOOR):
             found.append(Finding("exploding", msg(
                 "Gradient norms grow without bound: the updates blow the weights up."),
                 last_backward_line(run, int(top[2]["n"])) or top[2].get("line"), (
