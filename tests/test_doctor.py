@@ -332,6 +332,24 @@ def test_a_script_that_cannot_be_observed_is_one_line_and_exit_2(
     assert err.count("\n") == 1 and said in err and "(hint: " in err
 
 
+@pytest.mark.parametrize(("source", "shown"), [
+    ("def load():\n    raise FileNotFoundError('data.csv')\nload()\n",
+     ['File "train.py", line 3, in <module>', 'File "train.py", line 2, in load',
+      "FileNotFoundError: data.csv"]),
+    ("for i in range(3)\n    pass\n", ['File "train.py", line 1', "SyntaxError"]),
+])
+def test_the_script_s_own_error_shows_as_python_shows_it(tmp_path: Path, source: str,
+                                                         shown: list[str]) -> None:
+    (tmp_path / "train.py").write_text(source, encoding="utf-8")
+    result = doctor("train.py", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    for line in shown:
+        assert line in result.stderr
+    assert "gradtutor/" not in result.stderr and "runpy" not in result.stderr
+    assert result.stderr.splitlines()[-1].startswith("gradtutor: error: train.py stopped "
+                                                     "before its first backward pass")
+
+
 def test_a_missing_script_and_a_script_option_before_the_dashes(cli: Cli) -> None:
     code, _, err = cli("doctor", "no_such_script.py")
     assert code == 2 and err.startswith("gradtutor: error: no such script: no_such_script.py")

@@ -605,7 +605,9 @@ def script_traceback(exc: BaseException, script: str) -> str:
     tb = exc.__traceback__
     while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != script:
         tb = tb.tb_next
-    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
+    if tb is None:  # it never ran (a syntax error, an unreadable file): the error alone
+        return "".join(traceback.format_exception_only(type(exc), exc))
+    return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
 def error_line(exc: BaseException, recorder: Recorder) -> str | None:
