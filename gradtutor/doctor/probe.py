@@ -66,7 +66,7 @@ class Recorder:
         self.seq = 0
         self.pid = os.getpid()
         self.leaves: dict[int, Leaf] = {}
-        self.modules: dict[int, Any] = {}
+        self.modules: dict[int, tuple[int, Any]] = {}  # id -> (number, module)
         self.optimizers: dict[int, int] = {}
         self.ran: dict[int, Any] = {}  # modules run with grad on since the last backward
         self.alive: dict[int, Any] = {}  # per parameter: which units ever got a gradient
@@ -287,18 +287,18 @@ class Recorder:
         return oid
 
     def module_id(self, module: Any) -> int:
-        key = id(module)
-        if key not in self.modules:
-            self.modules[key] = module
-            mid = len(self.modules) - 1
-            module._gradtutor_doctor_id = mid
+        known = self.modules.get(id(module))
+        if known is None:  # the probe keeps the module: its id stays its own
+            mid = len(self.modules)
+            self.modules[id(module)] = (mid, module)
             nn = self.torch.nn.modules  # the layers that behave otherwise in eval mode
             modal = nn.dropout._DropoutNd, nn.batchnorm._NormBase
             self.emit({"e": "module", "mod": mid, "cls": type(module).__name__,
                        "modal": any(isinstance(m, modal) for m in module.modules()),
                        "direct": [self.leaf(p).pid for p in module.parameters(recurse=False)],
                        "tree": [self.leaf(p).pid for p in module.parameters()]})
-        return int(module._gradtutor_doctor_id)
+            return mid
+        return int(known[0])
 
     def cleared(self, how: str, owner: int, params: Iterable[Any], set_to_none: bool) -> None:
         pids = []
@@ -330,7 +330,7 @@ class Recorder:
         fn = getattr(output, "grad_fn", None)
         if self.depth == 0 and fn is not None:  # to tell later whether a backward used it
             self.drop_discarded()
-            self.pending.append((fn, module._gradtutor_doctor_id, self.top_line))
+            self.pending.append((fn, self.module_id(module), self.top_line))
             del self.pending[:-PENDING]
 
     def drop_discarded(self) -> None:
@@ -374,7 +374,7 @@ class Recorder:
             other = getattr(fn, "_saved_other", None)
             if other is None or (hasattr(other, "numel") and other.numel() != 1):
                 break
-            value = float(other)
+            value = float(other.detach() if hasattr(other, "detach") else other)
             if value == 0:
                 return None
             factor *= value if name.startswith("Div") else 1.0 / value
@@ -533,9 +533,9 @@ class Recorder:
                     continue
                 if isinstance(value, module_type):
                     for name, sub in value.named_modules(prefix=var):
-                        sid = getattr(sub, "_gradtutor_doctor_id", None)
-                        if sid is not None:
-                            modules.setdefault(str(sid), name)
+                        known = self.modules.get(id(sub))
+                        if known is not None and known[1] is sub:
+                            modules.setdefault(str(known[0]), name)
                     for name, p in value.named_parameters(prefix=var):
                         leaf = self.leaves.get(id(p))
                         if leaf is not None and leaf.tensor is p:
