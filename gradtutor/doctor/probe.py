@@ -210,9 +210,13 @@ class Recorder:
             lambda opt, args, kwargs: self.after_step_and_maybe_stop(opt))
         module_hooks.register_module_forward_pre_hook(
             lambda module, args: self.guarded(self.before_forward, module))
-        module_hooks.register_module_forward_hook(
-            lambda module, args, output: self.guarded(self.after_forward, module, output),
-            always_call=True)
+        def after(module: Any, args: Any, output: Any) -> None:
+            self.guarded(self.after_forward, module, output)
+
+        try:  # always_call: the depth stays right when a forward pass raises
+            module_hooks.register_module_forward_hook(after, always_call=True)
+        except TypeError:  # a torch without it
+            module_hooks.register_module_forward_hook(after)
         self.wrap(torch.autograd, "backward", self.observed_backward)
         self.wrap(optim_hooks.Optimizer, "zero_grad", self.observed_optimizer_clear)
         self.wrap(optim_hooks.Optimizer, "__init__", self.observed_optimizer_made)
