@@ -319,6 +319,7 @@ def clearing_order(run: Run) -> list[Finding]:
         found += idle_optimizers(run)
     if any(f.id == "step-before-backward" for f in found):
         return found
+    found += updates_of_nothing(run)
     previous: dict[int, int] = {}
     for step in run.steps:
         opt = step["opt"]
@@ -349,6 +350,31 @@ def clearing_order(run: Run) -> list[Finding]:
             found.append(dropped)
             break
     return found
+
+
+def updates_of_nothing(run: Run) -> list[Finding]:
+    """cleared-before-step by hand: tensors no optimizer holds, written between backward
+    passes that gave them a gradient, and yet unchanged (`w.grad.zero_()` before
+    `w -= lr * w.grad`)."""
+    if run.steps:
+        return []
+    made: dict[int, float | None] = {}
+    still: Counter[int] = Counter()
+    first: Event | None = None
+    for backward in run.backwards:
+        for pid in backward.get("still", ()):
+            if made.get(int(pid)):
+                still[int(pid)] += 1
+                first = first or backward
+        made.update({int(p): v for p, v in backward["norm"].items()})
+    if first is None or max(still.values()) < 2:
+        return []
+    return [Finding("cleared-before-step", msg(
+        "The update by hand comes after .grad is cleared: it subtracts zeros, and the weights "
+        "do not move."), first.get("line"), (
+            (msg("parameters"), named(run, still)),
+            (msg("updates that changed nothing"), str(max(still.values()))),
+        ))]
 
 
 def dropped_micro_batches(run: Run, step: Event, since: int) -> Finding | None:

@@ -179,15 +179,18 @@ class Recorder:
                 found[at] = float(value)
         return found
 
-    def updated(self, leaf: Leaf, free: bool) -> bool:
-        """Whether the tensor's values changed since last seen: its version counter moved, or,
-        for a tensor no optimizer holds (`free`), a sample of its entries (an update through
-        `.data` leaves the counter alone)."""
+    def updated(self, leaf: Leaf, free: bool) -> str | None:
+        """Whether the tensor was updated since last seen: 'moved' when its version counter
+        moved or, for a tensor no optimizer holds (`free`), a sample of its entries changed
+        (an update through `.data` leaves the counter alone); 'still' when a free tensor was
+        written but its sample is as it was (an update by a zero gradient); else None."""
         tensor = leaf.tensor
-        moved = bool(tensor._version != leaf.version)
-        if free and not moved and leaf.sample is not None:
-            moved = not self.torch.equal(self._sample(tensor), leaf.sample)
-        return moved
+        written = bool(tensor._version != leaf.version)
+        if not free or leaf.sample is None:
+            return "moved" if written else None
+        if not self.torch.equal(self._sample(tensor), leaf.sample):
+            return "moved"
+        return "still" if written else None
 
     def _sample(self, tensor: Any) -> Any:
         flat = tensor.detach().reshape(-1)
@@ -406,11 +409,14 @@ class Recorder:
         norms = self.norms(leaves)
         free = not self.optimizers
         pre: dict[str, str] = {}
-        moved = []
+        moved, still = [], []
         for leaf, grad, norm in zip(leaves, grads, norms, strict=True):
-            if self.updated(leaf, free):
+            change = self.updated(leaf, free)
+            if change == "moved":
                 leaf.updated = self.seq + 1  # after every backward seen so far
                 moved.append(leaf.pid)
+            elif change == "still":
+                still.append(leaf.pid)
             if grad is None or norm == 0.0:
                 leaf.contrib = []
                 pre[str(leaf.pid)] = "none" if grad is None else "zero"
@@ -425,7 +431,8 @@ class Recorder:
         root = roots[0] if roots else None
         loss = (float(root.detach()) if isinstance(root, torch.Tensor) and root.numel() == 1
                 else None)
-        facts = {"line": line, "pre": pre, "moved": moved, "ran": ran, "used": used,
+        facts = {"line": line, "pre": pre, "moved": moved, "still": still, "ran": ran,
+                 "used": used,
                  "loss": loss,
                  "div": self.divisor(fns[0]) if len(fns) == 1 else None}
         return True, leaves, line, facts
