@@ -16,7 +16,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -201,9 +201,11 @@ def _introduce(ctx: typer.Context, env: Environment) -> None:
     for name in MAIN_COMMANDS:
         table.add_row(name, Prose((commands[name].help or "").split("\n\n")[0].strip()))
     more = env.tr(msg("`gradtutor --help` lists every command and option."))
+    doctor = env.tr(msg("Then try it on your own training script: `gradtutor doctor "
+                        "train.py` finds the gradient problems it has."))
     env.console(env.plain()).print(Group(
         Prose(group.help or ""), Text(""), Prose(group.epilog or "", style="bold"), Text(""),
-        Padding(table, (0, 0, 0, 2)), Text(""), Prose(more)))
+        Padding(table, (0, 0, 0, 2)), Text(""), Prose(doctor), Prose(more)))
 
 
 def _bold(text: str, part: str) -> Text:
@@ -1000,6 +1002,93 @@ def watch(
 
 
 @app.command(help=msg(
+    "Run your own training script and find the gradient problems it has.\n\n"
+    "It runs `python SCRIPT ARGS` as you would (same folder, same arguments, your own "
+    "imports and data) until it has made --steps optimizer steps or ended, watching what it "
+    "does to .grad, then stops it and reports each problem with its evidence, the line of "
+    "your script and the lesson step that teaches it. Your script's output passes through. "
+    "Exit code 0 when no problem is seen, 1 when problems are found, 2 when the script could "
+    "not be run or observed. docs/doctor.md lists the problems and the `--json` format.\n\n"
+    "Example: `gradtutor doctor train.py -- --epochs 1`"))
+def doctor(
+    ctx: typer.Context,
+    script: Annotated[Path, typer.Argument(
+        metavar="SCRIPT", help=msg("Your training script, as you would give it to python."),
+        dir_okay=False)],
+    args: Annotated[list[str] | None, typer.Argument(
+        metavar="[-- ARGS...]", show_default=False,
+        help=msg("Arguments for your script, after `--`."))] = None,
+    steps: Annotated[int, typer.Option(
+        "--steps", min=1, max=10_000, metavar="N",
+        help=msg("Stop after this many optimizer steps."))] = 20,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", metavar="SECONDS", min=1, max=86_400,
+        help=msg("Stop the script after this many seconds, and report what was seen."))]
+    = 600,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help=msg("Hide your script's own output."))] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=msg(
+        "Print the report as one JSON object (your script's output goes to stderr)."))]
+    = False,
+    plain: PlainOpt = False,
+) -> None:
+    import json
+
+    from gradtutor.doctor.judge import diagnose, to_json
+    from gradtutor.doctor.observe import observe
+    from gradtutor.ui.status import counting
+
+    env = _env(ctx)
+    with counting(env, env.status_line and quiet and not as_json,
+                  lambda seconds: msg("observing {script}: {seconds} s so far", script=script,
+                                      seconds=seconds)):
+        seen = observe(script, args or [], steps, timeout, quiet, output_to_stderr=as_json)
+    diagnosis = diagnose(seen.events, seen.ending)
+    if not diagnosis.findings:
+        _doctor_could_observe(seen, script, timeout)
+    if as_json:
+        payload = {**to_json(diagnosis, env.tr), "script": str(script), "lang": env.lang}
+        env.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    else:
+        from gradtutor.ui.doctor_view import report_view
+
+        plain = env.plain(plain)
+        env.console(plain).print(report_view(diagnosis, _look(env, plain)))
+    raise typer.Exit(int(ExitCode.FAILED if diagnosis.findings else ExitCode.OK))
+
+
+# `gradtutor doctor train.py --lr 1`: the option is the script's, and goes after `--`
+SCRIPT_OPTIONS_HINT = msg("your script's own options go after `--`, as in `gradtutor doctor "
+                          "train.py -- --epochs 1`; see `gradtutor doctor --help`")
+
+
+def _doctor_could_observe(seen: Any, script: Path, timeout: float) -> None:
+    """Exit code 2, in one line, when there was nothing to judge."""
+    from gradtutor.doctor.judge import observed_anything
+
+    if observed_anything(seen.events):
+        return
+    end: Mapping[str, Any] = next((e for e in seen.events if e.get("e") == "end"), {})
+    if seen.ending == "timeout":
+        raise GradtutorError(msg("{script} made no backward pass in {seconds:g} seconds",
+                                 script=script, seconds=timeout),
+                             msg("give it more time with --timeout, or less data"))
+    if end.get("reason") == "error":
+        raise GradtutorError(msg("{script} stopped before its first backward pass: {error}",
+                                 script=script, error=end.get("error", "")),
+                             msg("make `python {script}` run first (its error is above)",
+                                 script=script))
+    if not any(e.get("e") == "torch" for e in seen.events):
+        raise GradtutorError(msg("{script} never imported torch: nothing to observe",
+                                 script=script),
+                             msg("point the doctor at the script that trains your model"))
+    raise GradtutorError(msg("{script} ended without a backward pass: nothing to observe",
+                             script=script),
+                         msg("does it train? a flag may be needed, e.g. `gradtutor doctor "
+                             "{script} -- --train`", script=script))
+
+
+@app.command(help=msg(
     "Check lesson files and report every problem at once, as `file:line:col: message`.\n\n"
     "With code to run, it also proves each exercise (the starter fails, the solution passes, "
     "each mutant fails on the check it names) and each answer key that has code. Every "
@@ -1321,9 +1410,12 @@ def run(argv: list[str], env: Environment) -> int:
             message = _shorten_values(exc.format_message())  # type: ignore[attr-defined]
             if not tr.english:
                 message = tr(_usage_problem(exc, message))
-            env.error(tr(msg("gradtutor: error: {message}{hint}", message=message, hint=tr(msg(
-                " (hint: {hint})", hint=msg("see `gradtutor {command}--help`",
-                                            command=command + " " if command else ""))))))
+            about_option = "option" in exc.format_message().lower()  # type: ignore[attr-defined]
+            hint = (SCRIPT_OPTIONS_HINT if command == "doctor" and about_option
+                    else msg("see `gradtutor {command}--help`",
+                             command=command + " " if command else ""))
+            env.error(tr(msg("gradtutor: error: {message}{hint}", message=message,
+                             hint=tr(msg(" (hint: {hint})", hint=hint)))))
             return int(ExitCode.USAGE)
         if debug:
             raise
@@ -1405,7 +1497,7 @@ def _usage_problem(exc: Exception, message: str) -> str:
 
 def _command_of(argv: list[str]) -> str:
     commands = {"start", "list", "show", "quiz", "progress", "reset", "validate", "check",
-                "watch", "grade", "translate"}
+                "watch", "grade", "doctor", "translate"}
     return next((a for a in argv if a in commands), "")
 
 

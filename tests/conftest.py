@@ -31,6 +31,7 @@ WHOLE_MODULES = frozenset(f"tests/{name}.py" for name in (
     "test_isolation",  # runs: every hostile file, cold; guarded: the tutor's files, watched
     "test_warm", "test_snippets",  # warm: a fork server
     "test_grade",  # graded: a class graded once
+    "test_doctor_corpus",  # judged: every corpus script run under the probe once
 ))
 
 

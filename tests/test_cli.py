@@ -408,6 +408,8 @@ def test_bare_gradtutor_says_where_to_start_and_the_main_commands(cli: Cli) -> N
     listed = [line.split()[0] for line in lines if line.startswith("  ") and line[2] != " "]
     assert listed == ["start", "list", "watch", "check", "progress"]
     assert "  start     Open the walkthrough, where you left off." in lines
+    assert ("Then try it on your own training script: `gradtutor doctor train.py` finds the "
+            "gradient problems it has.") in " ".join(lines)
     assert lines[-1] == "`gradtutor --help` lists every command and option."
     assert len(lines) < 20
 

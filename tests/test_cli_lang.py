@@ -288,7 +288,7 @@ def test_help_is_chinese_with_lang_zh_and_unchanged_in_english(
 
 
 @pytest.mark.parametrize("command", ["start", "list", "show", "quiz", "progress", "reset",
-                                     "check", "watch", "validate"])
+                                     "check", "watch", "validate", "doctor"])
 def test_every_command_takes_lang(gt: Run, capsys: pytest.CaptureFixture[str],
                                   command: str) -> None:
     code, _, _ = gt(command, "--help", "--lang", "zh")

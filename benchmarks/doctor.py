@@ -1,0 +1,89 @@
+"""What `gradtutor doctor` costs a training step: the same script's steps timed by the script
+itself, run as `python train.py` and as `gradtutor doctor train.py`, for a small model and
+for one with about 1M parameters. Prints the time of a step each way and their ratio (the
+target: at most 2x). Start-up (importing torch, the first steps) is not counted: the script
+times its steps after a warm-up.
+
+    python benchmarks/doctor.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SCRIPT = """
+import time
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+torch.set_num_threads(1)  # steadier figures on a shared machine; the same both ways
+model = nn.Sequential({layers})
+print("parameters:", sum(p.numel() for p in model.parameters()))
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+x, y = torch.randn({batch}, {inputs}), torch.randn({batch}, {outputs})
+
+
+def step():
+    optimizer.zero_grad()
+    loss = nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+
+for _ in range(5):  # warm-up
+    step()
+start = time.perf_counter()
+for _ in range({steps}):
+    step()
+print("STEP_SECONDS", (time.perf_counter() - start) / {steps})
+"""
+
+CASES = {
+    "small (Linear 20-64-1)": dict(layers="nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 1)",
+                                   batch=64, inputs=20, outputs=1, steps=200),
+    "1M parameters (MLP 784-1024-256-10)": dict(
+        layers="nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 256), nn.ReLU(), "
+               "nn.Linear(256, 10)", batch=64, inputs=784, outputs=10, steps=40),
+}
+
+
+def step_seconds(command: list[str], cwd: Path) -> tuple[float, str]:
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False,
+                            timeout=600)
+    found = re.search(r"STEP_SECONDS (\S+)", result.stdout)
+    if found is None:
+        raise SystemExit(f"no timing from {command}:\n{result.stdout}\n{result.stderr}")
+    params = re.search(r"parameters: (\d+)", result.stdout)
+    return float(found.group(1)), params.group(1) if params else "?"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    repeats = parser.parse_args().repeats
+    print(f"{'script':40} {'params':>9} {'plain ms':>9} {'doctor ms':>10} {'ratio':>6}")
+    with tempfile.TemporaryDirectory() as folder:
+        where = Path(folder)
+        for name, case in CASES.items():
+            (where / "train.py").write_text(SCRIPT.format(**case), encoding="utf-8")
+            plain, doctored = [], []
+            params = "?"
+            for _ in range(repeats):  # interleaved, so that a busy moment hits both
+                seconds, params = step_seconds([sys.executable, "train.py"], where)
+                plain.append(seconds)
+                seconds, _ = step_seconds([sys.executable, "-m", "gradtutor", "doctor",
+                                           "--steps", "10000", "train.py"], where)
+                doctored.append(seconds)
+            a, b = statistics.median(plain), statistics.median(doctored)
+            print(f"{name:40} {params:>9} {a * 1000:9.3f} {b * 1000:10.3f} {b / a:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()

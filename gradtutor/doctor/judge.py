@@ -1,0 +1,760 @@
+"""The doctor's verdict: what the events a probe recorded say about the script's gradients.
+
+Pure: a list of event dicts (probe.py's JSON lines, decoded) in, a `Diagnosis` out. Each rule
+is one function over a `Run` (the events sorted by kind) that returns the findings of one
+family. A finding carries its stable id, the evidence, the script's file:line and the lesson
+step that teaches it; a rule that sees the pattern but cannot tell whether it is meant says so
+in a note instead. docs/doctor.md explains each rule.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradtutor.i18n import Msg, msg
+
+Event = Mapping[str, Any]
+
+# Each problem's lesson step: (lesson, step id), as `gradtutor show LESSON --step ID` shows it.
+LESSON_STEPS: Mapping[str, tuple[str, str]] = {
+    "never-cleared": ("grad", "hidden-bug"),
+    "cleared-before-step": ("grad", "right-order"),
+    "cleared-other": ("grad", "zero-grad-scope"),
+    "step-before-backward": ("grad", "right-order"),
+    "accumulation-scale": ("grad", "why-accumulation"),
+    "not-in-optimizer": ("grad", "none-grad-clue"),
+    "graph-broken": ("backward", "broken-graph"),
+    "exploding": ("grad", "debug-grads"),
+    "nan": ("grad", "debug-grads"),
+    "dead-units": ("grad", "dead-relu"),
+    "eval-graph": ("training", "train-eval"),
+}
+PROBLEM_IDS = tuple(LESSON_STEPS)
+
+EXPLODING_GROWTH = 1e3  # a gradient norm this many times its first step's
+EXPLODING_BOUND = 1e6  # or this big, at any step
+EXPLODING_FLOOR = 100.0  # and at least this big (a zero-initialised layer starts near 0)
+DEAD_SHARE = 0.5  # most of a layer's units with zero gradient at every step observed
+MIN_DEAD_STEPS = 3
+SPARSE_LAYERS = frozenset({"Embedding", "EmbeddingBag"})  # rows of unseen tokens stay zero
+MAX_NAMED = 4  # parameters named in one evidence row
+# the errors that stop a script whose loss has no graph: `.item()` made it a float, or every
+# tensor on the way had requires_grad=False
+NO_GRAPH = ("'float' object has no attribute 'backward'",
+            "does not require grad and does not have a grad_fn")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem (or, with `certain` False, a pattern the doctor cannot judge)."""
+
+    id: str
+    summary: Msg
+    where: str | None
+    evidence: tuple[tuple[Msg, str], ...]
+    certain: bool = True
+
+    @property
+    def lesson(self) -> tuple[str, str]:
+        return LESSON_STEPS[self.id]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    findings: tuple[Finding, ...]
+    notes: tuple[Finding, ...]
+    steps: int
+    backwards: int
+    ending: str  # steps | finished | exit | error | interrupted | timeout | lost
+    error: str | None = None
+    error_line: str | None = None
+    fault: str | None = None
+
+
+@dataclass
+class Run:
+    """The events, sorted by kind, with what the rules look up often."""
+
+    leaves: dict[int, Event] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+    module_names: dict[int, str] = field(default_factory=dict)
+    modules: dict[int, Event] = field(default_factory=dict)
+    optimizers: dict[int, Event] = field(default_factory=dict)
+    backwards: list[Event] = field(default_factory=list)
+    steps: list[Event] = field(default_factory=list)
+    clears: list[Event] = field(default_factory=list)
+    forwards: list[Event] = field(default_factory=list)
+    unused: list[Event] = field(default_factory=list)
+    nograph: list[Event] = field(default_factory=list)
+    end: Event | None = None
+    fault: Event | None = None
+    torch: bool = False
+
+    def name(self, pid: int) -> str:
+        if pid in self.names:
+            return self.names[pid]
+        shape = "x".join(str(n) for n in self.leaves.get(pid, {}).get("shape", [])) or "scalar"
+        return f"#{pid} ({shape})"
+
+    def module_name(self, mid: int) -> str:
+        return self.module_names.get(mid, f"{self.modules.get(mid, {}).get('cls', '?')} #{mid}")
+
+    def owner_class(self, pid: int) -> str | None:
+        for module in self.modules.values():
+            if pid in module.get("direct", ()):
+                return str(module.get("cls"))
+        return None
+
+    def stepped(self) -> set[int]:
+        """The parameters of the optimizers that stepped."""
+        return {int(pid) for step in self.steps for pid in step["g"]}
+
+
+KINDS: Mapping[str, str] = {"leaf": "leaves", "module": "modules", "optimizer": "optimizers",
+                            "backward": "backwards", "step": "steps", "clear": "clears",
+                            "forward": "forwards", "unused": "unused", "nograph": "nograph"}
+
+
+# The keys each kind of event must have to be used (others are dropped): the events come
+# from a process running the learner's code, and a judge that crashes helps nobody.
+REQUIRED: Mapping[str, tuple[str, ...]] = {
+    "leaf": ("pid",), "module": ("mod",), "optimizer": ("opt",),
+    "backward": ("n", "i", "pre", "reached", "norm"), "step": ("n", "i", "opt", "g"),
+    "clear": ("n", "how", "owner", "pids"), "forward": ("n", "mod"), "unused": ("mod",),
+}
+
+
+def well_formed(event: Any) -> bool:
+    if not isinstance(event, Mapping):
+        return False
+    needed = REQUIRED.get(str(event.get("e")), ())
+    return all(key in event for key in needed) and (event.get("e") != "step" or all(
+        isinstance(g, list) and len(g) >= 3 for g in event["g"].values()))
+
+
+def sort_events(events: Iterable[Event]) -> Run:
+    run = Run()
+    for event in filter(well_formed, events):
+        kind = event.get("e")
+        if kind == "leaf":
+            run.leaves[int(event["pid"])] = event
+        elif kind == "module":
+            run.modules[int(event["mod"])] = event
+        elif kind == "optimizer":
+            run.optimizers[int(event["opt"])] = event
+        elif kind == "names":
+            run.names.update({int(k): str(v) for k, v in event.get("params", {}).items()})
+            run.module_names.update({int(k): str(v) for k, v in
+                                     event.get("modules", {}).items()})
+        elif kind == "end":
+            run.end = event
+        elif kind == "fault":
+            run.fault = event
+        elif kind == "torch":
+            run.torch = True
+        elif isinstance(kind, str) and kind in KINDS:
+            getattr(run, KINDS[kind]).append(event)
+    return run
+
+
+def named(run: Run, pids: Iterable[int]) -> str:
+    """Parameter names for an evidence row, at most MAX_NAMED of them and how many more."""
+    names = sorted({run.name(pid) for pid in pids})
+    shown = ", ".join(names[:MAX_NAMED])
+    return shown + (f" (+{len(names) - MAX_NAMED})" if len(names) > MAX_NAMED else "")
+
+
+def number(value: float | None) -> str:
+    if value is None:
+        return "?"
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:.4g}"
+
+
+def total_norm(norms: Iterable[float | None]) -> float:
+    return math.sqrt(sum(n * n for n in norms if n is not None))
+
+
+def step_norms(step: Event) -> list[float | None]:
+    return [g[1] for g in step["g"].values()]
+
+
+def step_label(run: Run, step: Event) -> str:
+    opt = run.optimizers.get(int(step["opt"]), {})
+    return f"{step['i']} ({opt.get('cls', step.get('cls', '?'))})"
+
+
+# --- the rules ------------------------------------------------------------------------------
+
+def pile_up(run: Run) -> list[Finding]:
+    """never-cleared and cleared-other: a step (or a backward) that adds to gradients an
+    earlier update already used."""
+    stale_steps = [(s, [int(p) for p, g in s["g"].items() if g[0] == "stale"])
+                   for s in run.steps if not s.get("closure")]
+    stale_steps = [(s, pids) for s, pids in stale_steps if pids]
+    # onto a backward: for what no optimizer steps without a closure (by hand, L-BFGS); an
+    # optimizer's own parameters are judged at its steps (a GAN's generator loss leaves old
+    # gradients in the discriminator, which its next step never sees once they are cleared)
+    plain = {int(p) for s in run.steps if not s.get("closure") for p in s["g"]}
+    stale_backwards = [(b, [int(p) for p, state in b["pre"].items()
+                            if state == "stale" and int(p) not in plain])
+                       for b in run.backwards]
+    stale_backwards = [(b, pids) for b, pids in stale_backwards if pids]
+    if not stale_steps and not stale_backwards:
+        return []
+    pids = set(stale_steps[0][1] if stale_steps else stale_backwards[0][1])
+    covering = [c for c in run.clears if pids & set(c["pids"])]
+    others = [c for c in run.clears if not pids & set(c["pids"])]
+    evidence: list[tuple[Msg, str]] = []
+    if stale_steps:
+        first, stale = stale_steps[0]
+        held = max(len(first["g"][str(p)][2]) for p in stale)
+        where = first.get("line")
+        evidence.append((msg("first step on old gradients"), msg(
+            "step {step}: .grad held {count} backward passes, some already used by an "
+            "earlier step", step=step_label(run, first), count=held)))
+        evidence.append((msg("parameters"), named(run, stale)))
+        growth = [total_norm(step_norms(s)) for s in run.steps if s["opt"] == first["opt"]]
+        evidence.append((msg("gradient norm at each step"),
+                         " → ".join(number(n) for n in growth[:6])
+                         + (" …" if len(growth) > 6 else "")))
+    else:
+        first_b, stale = stale_backwards[0]
+        where = first_b.get("line")
+        evidence.append((msg("first backward onto old gradients"), msg(
+            "backward {number}: .grad still held gradients from before the last update",
+            number=first_b["i"])))
+        evidence.append((msg("parameters"), named(run, stale)))
+    if covering:
+        evidence.append((msg("cleared"), msg("{count} times, last at {line}",
+                                             count=len(covering), line=covering[-1]["line"])))
+    if others and not covering:
+        evidence.append((msg("cleared instead"), msg(
+            "{what} at {line}, which holds other parameters", what=clear_owner(run, others[0]),
+            line=others[0]["line"])))
+        return [Finding("cleared-other", msg(
+            "The gradients that are cleared are not the ones that step: these keep adding "
+            "up across steps."), others[0].get("line") or where, tuple(evidence))]
+    summary = (msg("Gradients are never cleared between steps: each step uses the sum of all "
+                   "the batches so far.") if not covering else
+               msg("Gradients are cleared only once, so from then on each step adds to the "
+                   "last one's.") if len(covering) == 1 else
+               msg("Gradients are cleared less often than the optimizer steps: between two "
+                   "clears, each step adds to the last one's."))
+    return [Finding("never-cleared", summary, where, tuple(evidence))]
+
+
+def clear_owner(run: Run, clear: Event) -> str:
+    if clear["how"] == "optimizer":
+        opt = run.optimizers.get(int(clear["owner"]), {})
+        return f"{opt.get('cls', 'optimizer')}.zero_grad()"
+    return f"{run.module_name(int(clear['owner']))}.zero_grad()"
+
+
+def mixed_between_steps(run: Run) -> list[Finding]:
+    """cleared-other, GAN style: one optimizer's step sums a backward from before another
+    optimizer's step (the discriminator's loss reaching the generator without detach())."""
+    numbers = {b["n"]: b for b in run.backwards}
+    other_steps = [(s["n"], s["opt"]) for s in run.steps]
+    for step in run.steps:
+        if step.get("closure"):
+            continue
+        for g in step["g"].values():
+            contrib = [c for c in g[2] if c in numbers]
+            if len(contrib) < 2:
+                continue
+            between = [n for n, opt in other_steps
+                       if opt != step["opt"] and contrib[0] < n < contrib[-1]]
+            if between:
+                early = numbers[contrib[0]]
+                return [Finding("cleared-other", msg(
+                    "A step uses gradients a backward pass left before another optimizer's "
+                    "step: that loss also reached these parameters, and nothing cleared them."),
+                    early.get("line"), (
+                        (msg("step"), step_label(run, step)),
+                        (msg("parameters"), named(run, [int(p) for p, h in step["g"].items()
+                                                       if len(h[2]) > 1])),
+                        (msg("backward passes summed"), ", ".join(
+                            str(numbers[c].get("line")) for c in contrib)),
+                    ))]
+    return []
+
+
+def last_norms_before(run: Run, n: int) -> dict[int, float | None]:
+    """Each parameter's gradient norm after the last backward before event `n`."""
+    found: dict[int, float | None] = {}
+    for backward in run.backwards:
+        if backward["n"] > n:
+            break
+        found.update({int(p): v for p, v in backward["norm"].items()})
+    return found
+
+
+def clearing_order(run: Run) -> list[Finding]:
+    """step-before-backward and cleared-before-step."""
+    found: list[Finding] = []
+    first_backward = run.backwards[0]["n"] if run.backwards else None
+    seen: set[int] = set()
+    for step in run.steps:
+        if step.get("closure") or step["opt"] in seen:
+            continue
+        seen.add(step["opt"])
+        empty = all(g[0] in ("none", "zero") for g in step["g"].values())
+        if empty and (first_backward is None or step["n"] < first_backward):
+            found.append(Finding("step-before-backward", msg(
+                "The optimizer steps before any backward pass has filled .grad: each step "
+                "uses the gradients of the previous batch, or none."), step.get("line"), (
+                    (msg("first step"), msg("step {step}, with every .grad empty",
+                                            step=step_label(run, step))),
+                    (msg("first backward"), str(run.backwards[0].get("line"))
+                     if run.backwards else msg("none")),
+                )))
+            break
+    if not found:
+        found += idle_optimizers(run)
+    if any(f.id == "step-before-backward" for f in found):
+        return found
+    found += updates_of_nothing(run)
+    previous: dict[int, int] = {}
+    for step in run.steps:
+        opt = step["opt"]
+        since = previous.get(opt, 0)
+        previous[opt] = step["n"]
+        if step.get("closure"):
+            continue
+        made = last_norms_before(run, step["n"])
+        reached = {int(p) for b in run.backwards if since < b["n"] < step["n"]
+                   for p in b["reached"]}
+        lost = [int(p) for p, g in step["g"].items()
+                if g[0] in ("none", "zero") and int(p) in reached and (made.get(int(p)) or 0) > 0]
+        if lost:
+            clear = next((c for c in reversed(run.clears)
+                          if since < c["n"] < step["n"] and set(lost) & set(c["pids"])), None)
+            where = clear["line"] if clear else step.get("line")
+            found.append(Finding("cleared-before-step", msg(
+                "Gradients are cleared after backward() and before step(): the step sees "
+                "none, and the weights do not move."), where, (
+                    (msg("step"), msg("step {step}: .grad empty, though a backward pass had "
+                                      "filled it", step=step_label(run, step))),
+                    (msg("parameters"), named(run, lost)),
+                    (msg("cleared at"), str(clear["line"]) if clear else msg("by hand")),
+                )))
+            break
+        dropped = dropped_micro_batches(run, step, since)
+        if dropped is not None:
+            found.append(dropped)
+            break
+    return found
+
+
+def updates_of_nothing(run: Run) -> list[Finding]:
+    """cleared-before-step by hand: tensors no optimizer holds, written between backward
+    passes that gave them a gradient, and yet unchanged (`w.grad.zero_()` before
+    `w -= lr * w.grad`)."""
+    if run.steps:
+        return []
+    made: dict[int, float | None] = {}
+    still: Counter[int] = Counter()
+    first: Event | None = None
+    for backward in run.backwards:
+        for pid in backward.get("still", ()):
+            if made.get(int(pid)):
+                still[int(pid)] += 1
+                first = first or backward
+        made.update({int(p): v for p, v in backward["norm"].items()})
+    if first is None or max(still.values()) < 2:
+        return []
+    return [Finding("cleared-before-step", msg(
+        "The update by hand comes after .grad is cleared: it subtracts zeros, and the weights "
+        "do not move."), first.get("line"), (
+            (msg("parameters"), named(run, still)),
+            (msg("updates that changed nothing"), str(max(still.values()))),
+        ))]
+
+
+def dropped_micro_batches(run: Run, step: Event, since: int) -> Finding | None:
+    """cleared-before-step inside an accumulation loop: several backward passes at one line
+    since the last step, but a clear between them leaves the step only the last ones."""
+    numbers = {b["n"]: b for b in run.backwards}
+    for pid, g in step["g"].items():
+        contrib = [numbers[c] for c in g[2] if c in numbers]
+        if g[0] != "fresh" or not contrib:
+            continue
+        line = contrib[-1].get("line")
+        made = [b for b in run.backwards if since < b["n"] < step["n"]
+                and b.get("line") == line and int(pid) in b["reached"]]
+        kept = [b for b in contrib if b.get("line") == line]
+        clears = [c for c in run.clears if made[0]["n"] < c["n"] < kept[0]["n"]
+                  and int(pid) in c["pids"]] if len(made) > len(kept) else []
+        if clears:
+            return Finding("cleared-before-step", msg(
+                "Gradients are cleared inside the accumulation loop: each step sees only the "
+                "last {kept} of {made} micro-batches.", kept=len(kept), made=len(made)),
+                clears[-1].get("line"), (
+                    (msg("step"), step_label(run, step)),
+                    (msg("backward passes summed"), msg("{kept} of {made}, at {line}",
+                                                        kept=len(kept), made=len(made),
+                                                        line=line)),
+                    (msg("cleared at"), str(clears[-1].get("line"))),
+                ))
+    return None
+
+
+def idle_optimizers(run: Run) -> list[Finding]:
+    """An optimizer that never steps while backward passes fill its parameters' .grad."""
+    stepped = {s["opt"] for s in run.steps}
+    reached = Counter(int(p) for b in run.backwards for p in b["reached"])
+    for oid, opt in run.optimizers.items():
+        fed = [int(p) for p in opt.get("pids", ()) if reached[int(p)] > 0]
+        if oid in stepped or not fed or max(reached[p] for p in fed) < 3:
+            continue
+        return [Finding("step-before-backward", msg(
+            "Backward passes fill .grad, but this optimizer never steps: its parameters "
+            "never change."), opt.get("line"), (
+                (msg("optimizer"), f"{opt.get('cls')} ({opt.get('line')})"),
+                (msg("backward passes"), str(max(reached[p] for p in fed))),
+                (msg("steps"), "0"),
+            ))]
+    return []
+
+
+def accumulation(run: Run) -> list[Finding]:
+    """accumulation-scale: k backward passes from one line summed by a step, the loss not
+    divided by k (or divided twice)."""
+    numbers = {b["n"]: b for b in run.backwards}
+    verdicts: list[tuple[str, Event, int, float]] = []
+    for step in run.steps:
+        if step.get("closure"):
+            continue
+        fresh = [g[2] for g in step["g"].values() if g[0] == "fresh" and len(g[2]) > 1]
+        if not fresh:
+            continue
+        contrib = max(fresh, key=len)
+        lines = Counter(numbers[c].get("line") for c in contrib if c in numbers)
+        line, k = lines.most_common(1)[0]
+        if k < 2:
+            continue  # several losses, each its own line: meant to be summed
+        divisors = [numbers[c].get("div") for c in contrib
+                    if c in numbers and numbers[c].get("line") == line]
+        if None in divisors:
+            verdicts.append(("unknown", step, k, math.nan))
+            continue
+        d = math.fsum(float(value) for value in divisors if value is not None) / len(divisors)
+        kind = ("right" if math.isclose(d, k, rel_tol=0.02) else
+                "undivided" if math.isclose(d, 1.0, rel_tol=1e-6) else
+                "twice" if math.isclose(d, k * k, rel_tol=0.02) else "unknown")
+        verdicts.append((kind, step, k, d))
+    if not verdicts:
+        return []
+    counts = Counter(v[0] for v in verdicts)
+    kind, _ = counts.most_common(1)[0]
+    if kind == "right":
+        return []
+    _, step, k, d = next(v for v in verdicts if v[0] == kind)
+    norm = total_norm(step_norms(step))
+    line = numbers[max(max(g[2]) for g in step["g"].values() if g[2])].get("line") if any(
+        g[2] for g in step["g"].values()) else step.get("line")
+    if kind == "unknown":
+        return [Finding("accumulation-scale", msg(
+            "Each step sums {k} backward passes; the loss was scaled in a way the doctor "
+            "cannot read, so it cannot tell whether the sum is the batches' mean.", k=k),
+            line, ((msg("step"), step_label(run, step)),
+                   (msg("backward passes summed"), str(k))), certain=False)]
+    factor = k if kind == "undivided" else 1 / k
+    summary = (msg("Each step sums {k} micro-batches' gradients, but the loss is not divided "
+                   "by {k}: the step is {k}x the mean gradient.", k=k) if kind == "undivided"
+               else msg("The loss is divided by {k} twice: each step gets 1/{k} of the "
+                        "micro-batches' mean gradient.", k=k))
+    return [Finding("accumulation-scale", summary, line, (
+        (msg("step"), step_label(run, step)),
+        (msg("backward passes summed"), msg("{k}, from {line}", k=k, line=line)),
+        (msg("loss divided by"), number(d)),
+        (msg("gradient norm at the step"), number(norm)),
+        (msg("the same batches' mean gradient"), number(norm / factor)),
+    ))]
+
+
+def optimizer_membership(run: Run) -> list[Finding]:
+    """not-in-optimizer: trained parameters no stepping optimizer holds, or held ones that
+    never get a gradient."""
+    if not run.steps or not run.backwards:
+        return []
+    stepped = run.stepped()
+    held = {int(p) for opt in run.optimizers.values() for p in opt.get("pids", ())}
+    reached_nonzero = {int(p) for b in run.backwards for p, v in b["norm"].items() if v}
+    reached = {int(p) for b in run.backwards for p in b["reached"]}
+    outside = sorted(p for p in reached_nonzero - held
+                     if run.leaves.get(p, {}).get("param"))
+    found: list[Finding] = []
+    if outside:
+        found.append(Finding("not-in-optimizer", msg(
+            "These parameters get gradients, but no optimizer that steps holds them: they "
+            "never change."), run.optimizers[min(run.optimizers)].get("line")
+            if run.optimizers else None, (
+                (msg("parameters"), named(run, outside)),
+                (msg("optimizers"), ", ".join(f"{o.get('cls')} ({o.get('line')})"
+                                              for o in run.optimizers.values())),
+            )))
+    ran = {mid for b in run.backwards for mid in b.get("ran", ())}
+    in_ran = {int(p) for mid in ran for p in run.modules.get(mid, {}).get("direct", ())}
+    starved = sorted(p for p in stepped - reached - in_ran
+                     if run.leaves.get(p, {}).get("requires_grad"))
+    if starved:
+        found.append(Finding("not-in-optimizer", msg(
+            "These parameters are in the optimizer but never get a gradient: the loss does "
+            "not use them (a layer never called?)."), run.steps[0].get("line"), (
+                (msg("parameters"), named(run, starved)),
+                (msg("backward passes"), str(len(run.backwards))),
+            )))
+    return found
+
+
+def broken_graph(run: Run) -> list[Finding]:
+    """graph-broken: a layer that runs, with grad on, for a loss whose backward never
+    reaches it; or a backward on a loss with no graph at all."""
+    found: list[Finding] = []
+    error = str((run.end or {}).get("error") or "")
+    stopped: list[tuple[Any, str | None]] = [(event.get("line"), None)
+                                             for event in run.nograph[:1]] or (
+        [((run.end or {}).get("line"), error)] if any(sign in error for sign in NO_GRAPH)
+        else [])
+    for line, said in stopped:
+        found.append(Finding("graph-broken", msg(
+            "backward() was called on a loss with no graph: it was cut from the model's "
+            "parameters (.detach(), .item(), .data, NumPy, torch.tensor(...))."),
+            line, ((msg("backward"), str(line)),
+                   *(((msg("the script's error"), said),) if said else ()))))
+    if not run.backwards:
+        return found
+    trained = {int(p) for opt in run.optimizers.values() for p in opt.get("pids", ())}
+    reached = {int(p) for b in run.backwards for p in b["reached"]}
+    runs = Counter(mid for b in run.backwards for mid in b.get("ran", ()))
+    cut = []
+    for mid, count in runs.items():
+        direct = [int(p) for p in run.modules.get(mid, {}).get("direct", ())
+                  if run.leaves.get(int(p), {}).get("requires_grad")]
+        if direct and not set(direct) & reached and (not run.optimizers or set(direct) & trained):
+            cut.append((mid, count, direct))
+    if cut:
+        mids = [run.module_name(mid) for mid, _, _ in cut]
+        found.append(Finding("graph-broken", msg(
+            "These layers run with gradients on, but no backward pass reaches them: the "
+            "graph is cut between them and the loss (.detach(), .item(), .data, NumPy, "
+            "torch.tensor(...))."), forward_line(run), (
+                (msg("layers"), ", ".join(mids[:MAX_NAMED])),
+                (msg("parameters"), named(run, [p for _, _, d in cut for p in d])),
+                (msg("backward passes"), msg("{count}, none reaching them",
+                                             count=len(run.backwards))),
+            )))
+    return found
+
+
+def forward_line(run: Run) -> str | None:
+    training = [f for f in run.forwards if f.get("grad")]
+    return training[0].get("line") if training else None
+
+
+def blow_up(run: Run) -> list[Finding]:
+    """exploding and nan, from the norms at each step (or each backward, without an
+    optimizer)."""
+    series: list[tuple[str, float, Event, list[int]]] = []
+    if run.steps:
+        for step in run.steps:
+            norms = {int(p): g[1] for p, g in step["g"].items()}
+            bad = [p for p, n in norms.items() if n is not None and not math.isfinite(n)]
+            series.append((msg("step {step}", step=step_label(run, step)),
+                           total_norm(norms.values()), step, bad))
+    else:
+        for backward in run.backwards:
+            norms = {int(p): v for p, v in backward["norm"].items()}
+            bad = [p for p, n in norms.items() if n is not None and not math.isfinite(n)]
+            series.append((msg("backward {number}", number=backward["i"]),
+                           total_norm(norms.values()), backward, bad))
+    found: list[Finding] = []
+    broken = next((s for s in series if s[3]), None)
+    if broken is not None:
+        label, _, event, bad = broken
+        loss = last_loss(run, int(event["n"]))
+        found.append(Finding("nan", msg(
+            "Gradients became NaN or infinite: every step after it ruins the weights."),
+            last_backward_line(run, int(event["n"])) or event.get("line"), (
+                (msg("first seen"), label),
+                (msg("parameters"), named(run, bad)),
+                (msg("loss just before"), number(loss)),
+            )))
+    finite = [s for s in series if math.isfinite(s[1]) and not s[3]]
+    start = next((s for s in finite if s[1] > 0), None)
+    if start is not None:
+        top = max(finite, key=lambda s: s[1])
+        if top[1] >= EXPLODING_BOUND or top[1] >= max(EXPLODING_GROWTH * start[1],
+                                                       EXPLODING_FLOOR):
+            found.append(Finding("exploding", msg(
+                "Gradient norms grow without bound: the updates blow the weights up."),
+                last_backward_line(run, int(top[2]["n"])) or top[2].get("line"), (
+                    (msg("at the first step"), f"{start[0]}: {number(start[1])}"),
+                    (msg("largest"), f"{top[0]}: {number(top[1])}"),
+                    (msg("growth"), f"{number(top[1] / start[1])}x"),
+                )))
+    return found
+
+
+def last_loss(run: Run, n: int) -> float | None:
+    losses = [b.get("loss") for b in run.backwards if b["n"] <= n]
+    return losses[-1] if losses else None
+
+
+def last_backward_line(run: Run, n: int) -> str | None:
+    lines = [b.get("line") for b in run.backwards if b["n"] <= n]
+    return lines[-1] if lines else None
+
+
+def dead(run: Run) -> list[Finding]:
+    """dead-units: a layer most of whose units (rows) have had exactly zero gradient at every
+    step of the probe's latest window of at least MIN_DEAD_STEPS steps (the window covers
+    the later half of the run); embeddings excepted: rows of unseen tokens are meant to be
+    zero."""
+    latest: dict[int, tuple[int, int, int]] = {}  # pid -> (steps in window, dead, units)
+    for step in run.steps:
+        window = int(step["i"]) - int(step.get("window", 1)) + 1
+        if window < MIN_DEAD_STEPS:
+            continue
+        made = last_norms_before(run, step["n"])
+        for pid, g in step["g"].items():
+            if len(g) < 5 or g[0] == "none" or (g[0] == "zero" and (made.get(int(pid)) or 0)):
+                continue
+            latest[int(pid)] = (window, int(g[3]), int(g[4]))
+    dead_pids = sorted(pid for pid, (_, never, units) in latest.items()
+                       if never >= DEAD_SHARE * units
+                       and run.owner_class(pid) not in SPARSE_LAYERS)
+    if not dead_pids:
+        return []
+    pid = max(dead_pids, key=lambda p: latest[p][1] / latest[p][2])
+    window, never, units = latest[pid]
+    return [Finding("dead-units", msg(
+        "Most units of a layer get exactly zero gradient, step after step: they are dead "
+        "(often ReLUs whose input is always negative) and no longer learn."),
+        forward_line(run), (
+            (msg("parameters"), named(run, dead_pids)),
+            (msg("dead units"), msg("{dead} of {units} in {name}", dead=never, units=units,
+                                    name=run.name(pid))),
+            (msg("steps observed"), msg("the last {count}", count=window)),
+        ))]
+
+
+def eval_graph(run: Run) -> list[Finding]:
+    """eval-graph: a forward in eval mode with grad on (evaluation that builds a graph, or a
+    model left in eval mode while it trains), or graphs no backward pass ever uses."""
+    found: list[Finding] = []
+    evals = [f for f in run.forwards if not f.get("training") and f.get("grad")]
+    trained_in_eval = []
+    for forward in evals:
+        tree = set(run.modules.get(int(forward["mod"]), {}).get("tree", ()))
+        after = next((b for b in run.backwards if b["n"] > forward["n"]), None)
+        if after is not None and tree & {int(p) for p in after["reached"]} and int(
+                forward["mod"]) in after.get("used", ()):
+            trained_in_eval.append(forward)
+    modal = [f for f in trained_in_eval if run.modules.get(int(f["mod"]), {}).get("modal")]
+    if modal:
+        forward = modal[0]
+        found.append(Finding("eval-graph", msg(
+            "The model trains in eval mode: its dropout and batch norm act as in evaluation. "
+            "Call model.train() before the training loop."), forward.get("line"), (
+                (msg("layer"), run.module_name(int(forward["mod"]))),
+                (msg("trained in eval mode from"), str(forward.get("line"))),
+            )))
+    plain_evals = [f for f in evals if f not in trained_in_eval]
+    # a trained model whose graph no backward ever reaches is cut (graph-broken), not idle
+    reached = {int(p) for b in run.backwards for p in b["reached"]}
+    trained = {int(p) for opt in run.optimizers.values() for p in opt.get("pids", ())}
+    idle = [u for u in run.unused
+            if not (tree := set(run.modules.get(int(u["mod"]), {}).get("tree", ())))
+            or tree & reached or not tree & trained]
+    # a pass can be both (eval mode, its graph let go of): the larger count of each line
+    lines = Counter(f.get("line") for f in plain_evals) | Counter(u.get("line") for u in idle)
+    if lines:
+        line, count = lines.most_common(1)[0]
+        found.append(Finding("eval-graph", msg(
+            "A forward pass that no backward uses builds a graph: evaluation without "
+            "torch.no_grad() keeps every activation in memory for nothing."), line, (
+                (msg("forward passes"), msg("at {line}, {count} times or more", count=count,
+                                            line=line)),
+                (msg("fix"), "with torch.no_grad():"),
+            )))
+    return found
+
+
+def unsure(run: Run) -> list[Finding]:
+    """What the doctor sees but cannot judge: frozen parameters handed to an optimizer, and
+    an evaluation the run was stopped before."""
+    found = []
+    frozen = sorted(int(p) for opt in run.optimizers.values() for p in opt.get("pids", ())
+                    if not run.leaves.get(int(p), {}).get("requires_grad", True))
+    if frozen:
+        found.append(Finding("graph-broken", msg(
+            "These parameters are in an optimizer but have requires_grad=False, so they never "
+            "get a gradient. Frozen on purpose? If not, set requires_grad=True."), None, (
+                (msg("parameters"), named(run, frozen)),), certain=False))
+    stopped = (run.end or {}).get("reason") == "steps"
+    if stopped and run.forwards and all(f.get("training") and f.get("grad")
+                                        for f in run.forwards):
+        found.append(Finding("eval-graph", msg(
+            "No evaluation ran in the steps observed, so it was not checked: give --steps "
+            "enough steps to reach your first validation."), None, (
+                (msg("backward passes"), msg("{count}, every forward pass before them in "
+                                             "training mode", count=len(run.backwards))),
+            ), certain=False))
+    return found
+
+
+# A problem that another one explains is not reported beside it: gradients that pile up grow.
+SYMPTOM_OF: Mapping[str, tuple[str, ...]] = {"exploding": ("never-cleared", "cleared-other")}
+
+RULES: tuple[Callable[[Run], list[Finding]], ...] = (
+    pile_up, mixed_between_steps, clearing_order, accumulation, optimizer_membership,
+    broken_graph, blow_up, dead, eval_graph, unsure)
+
+
+def diagnose(events: Sequence[Event], ending: str | None = None) -> Diagnosis:
+    """The findings of every rule over a run's events. `ending` overrides how the run ended
+    (the parent knows of a timeout or a lost probe; the probe does not)."""
+    run = sort_events(events)
+    findings: list[Finding] = []
+    for rule in RULES:
+        for finding in rule(run):
+            if all(f.id != finding.id or not finding.certain for f in findings):
+                findings.append(finding)
+    found = {f.id for f in findings if f.certain}
+    findings = [f for f in findings if not found & set(SYMPTOM_OF.get(f.id, ()))]
+    end = run.end or {}
+    return Diagnosis(
+        findings=tuple(f for f in findings if f.certain),
+        notes=tuple(f for f in findings if not f.certain),
+        steps=len(run.steps), backwards=len(run.backwards),
+        ending=ending or str(end.get("reason", "lost")),
+        error=end.get("error"), error_line=end.get("line"),
+        fault=run.fault.get("error") if run.fault else None)
+
+
+def observed_anything(events: Sequence[Event]) -> bool:
+    return any(e.get("e") in ("backward", "step", "nograph") for e in events)
+
+
+def to_json(diagnosis: Diagnosis, say: Callable[[str], str]) -> dict[str, Any]:
+    """The documented `--json` form (docs/doctor.md); `say` translates messages."""
+    def finding(f: Finding) -> dict[str, Any]:
+        lesson, step = f.lesson
+        return {"id": f.id, "summary": say(f.summary), "where": f.where,
+                "lesson": {"lesson": lesson, "step": step,
+                           "command": f"gradtutor show {lesson} --step {step}"},
+                "evidence": [{"label": say(label), "value": say(value)}
+                             for label, value in f.evidence]}
+    return {"problems": [finding(f) for f in diagnosis.findings],
+            "unsure": [finding(f) for f in diagnosis.notes],
+            "steps": diagnosis.steps, "backwards": diagnosis.backwards,
+            "ended": diagnosis.ending, "error": diagnosis.error,
+            "error_line": diagnosis.error_line}

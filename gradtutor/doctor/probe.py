@@ -1,0 +1,671 @@
+"""The doctor's probe: runs the learner's training script in this process, as `python SCRIPT
+ARGS` would, and tells the parent what it does to gradients, as plain events on a private pipe.
+
+    python -m gradtutor.doctor.probe FD STEPS SCRIPT [ARGS...]
+
+It judges nothing (judge.py does, in the parent). torch is imported only when the script
+imports it: a finder on sys.meta_path installs the observers the moment torch is loaded. They
+are global hooks torch offers (optimizer step pre/post hooks, module forward hooks) and thin
+wrappers of `torch.autograd.backward`, `Optimizer.zero_grad` and `Module.zero_grad`. After
+STEPS optimizer steps (or STEPS backward passes, when the script has no optimizer) the probe
+sends its last events and stops the script with an exception of its own, so that the script's
+`with` and `finally` blocks still run. A fault of the probe's own never stops the script: it
+is sent as an event and observing ends.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import runpy
+import sys
+import traceback
+import types
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+MAX_EVENTS = 100_000  # a script that loops forever without stepping must not fill memory
+FLUSHED = frozenset({"step", "end", "fault", "nograph"})
+PENDING = 10_000  # forward graphs watched at most (the newest)
+SAMPLE = 64  # entries of a parameter compared to see an update made through `.data`
+
+
+class StopScript(BaseException):
+    """Raised into the script once enough has been seen; a BaseException, so that the
+    script's `except Exception:` does not swallow it."""
+
+
+class Leaf:
+    """What the probe keeps of one tensor whose `.grad` a backward pass fills."""
+
+    __slots__ = ("contrib", "norm", "pid", "sample", "tensor", "updated", "version")
+
+    def __init__(self, pid: int, tensor: Any) -> None:
+        self.pid = pid
+        self.tensor = tensor
+        self.contrib: list[int] = []  # the backward passes summed in .grad since it was clear
+        self.updated = -1  # the event number of the last update of the tensor's values
+        self.version = tensor._version
+        self.sample: Any = None
+        self.norm: tuple[Any, int, float] | None = None  # (weakref to the grad, version, norm)
+
+
+class Recorder:
+    """Observes the script: keeps the leaves, modules and optimizers it meets, and writes one
+    JSON event a line to `out`."""
+
+    def __init__(self, out: Any, steps: int, script: str) -> None:
+        self.out = out
+        self.steps_wanted = steps
+        self.script = os.path.realpath(script)
+        self.folder = os.path.dirname(self.script)
+        self.seq = 0
+        self.pid = os.getpid()
+        self.leaves: dict[int, Leaf] = {}
+        self.modules: dict[int, tuple[int, Any]] = {}  # id -> (number, module)
+        self.optimizers: dict[int, int] = {}
+        self.ran: dict[int, Any] = {}  # modules run with grad on since the last backward
+        self.alive: dict[int, Any] = {}  # per parameter: which units ever got a gradient
+        self.all_alive: set[int] = set()  # parameters whose every unit has had one
+        self.window = 1  # the step the dead-unit window started at
+        self.depth = 0
+        self.busy = False
+        self.steps = 0
+        self.backwards = 0
+        self.stopped = False
+        self.broken = False
+        self.torch: Any = None
+        # the graphs top-level forward passes built (node, module, line), until a backward
+        # pass goes through one or the script lets go of it
+        self.pending: list[tuple[Any, int, str | None]] = []
+        self.top_line: str | None = None
+        self.discarded: int | None = None  # see discarded_count
+        self.last_forward: tuple[int, bool, bool, str | None] | None = None
+        self.last_backward = 0
+        self._user_files: dict[str, bool] = {}
+        self._shown: dict[str, str] = {}  # a file's name as the report shows it
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if os.getpid() != self.pid:  # a process the script forked: not the one observed
+            return
+        if self.seq >= MAX_EVENTS and event.get("e") not in ("end", "names"):
+            return
+        self.seq += 1
+        event["n"] = self.seq
+        self.out.write(json.dumps(event, separators=(",", ":"), allow_nan=True) + "\n")
+        if event["e"] in FLUSHED:  # a step's events go out together, and the last ones
+            self.out.flush()
+
+    def guarded(self, job: Callable[..., Any], *args: Any) -> Any:
+        """Runs an observing job; a fault of the probe's own ends observing, never the
+        script."""
+        if self.broken:
+            return None
+        try:
+            return job(*args)
+        except StopScript:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the learner's script must go on
+            self.broken = True
+            self.emit({"e": "fault", "error": f"{type(exc).__name__}: {exc}",
+                       "where": traceback.format_exc(limit=-3)})
+            return None
+
+    def user_file(self, filename: str) -> bool:
+        known = self._user_files.get(filename)
+        if known is None:
+            path = os.path.realpath(filename) if not filename.startswith("<") else filename
+            known = (path == self.script or (
+                path.startswith(self.folder + os.sep) and "site-packages" not in path
+                and "dist-packages" not in path and not path.startswith(_PACKAGE)))
+            self._user_files[filename] = known
+        return known
+
+    def where(self) -> str | None:
+        """file:line of the innermost frame in the learner's own files."""
+        frame: types.FrameType | None = sys._getframe(2)
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if self.user_file(name):
+                shown = self._shown.get(name)
+                if shown is None:
+                    path = os.path.realpath(name)
+                    shown = self._shown[name] = (
+                        os.path.relpath(path) if path.startswith(os.getcwd() + os.sep)
+                        else path)
+                return f"{shown}:{frame.f_lineno}"
+            frame = frame.f_back
+        return None
+
+    def leaf(self, tensor: Any) -> Leaf:
+        found = self.leaves.get(id(tensor))
+        if found is None or found.tensor is not tensor:
+            found = Leaf(len(self.leaves), tensor)
+            self.leaves[id(tensor)] = found
+            self.emit({"e": "leaf", "pid": found.pid, "shape": list(tensor.shape),
+                       "param": isinstance(tensor, self.torch.nn.Parameter),
+                       "requires_grad": bool(tensor.requires_grad)})
+        return found
+
+    def norms(self, leaves: Sequence[Leaf]) -> list[float | None]:
+        """The 2-norm of each leaf's gradient (None for none, or one that cannot be measured:
+        sparse). A gradient unchanged since it was measured (the same tensor, at the same
+        version) is not measured again: a step right after a backward reuses its norms."""
+        torch = self.torch
+        grads = [leaf.tensor.grad for leaf in leaves]
+        found: list[float | None] = [None] * len(leaves)
+        todo = []
+        for at, (leaf, g) in enumerate(zip(leaves, grads, strict=True)):
+            if g is None or g.is_sparse:
+                continue
+            known = leaf.norm
+            if known is not None and known[0]() is g and known[1] == g._version:
+                found[at] = known[2]
+            else:
+                todo.append(at)
+        if todo:
+            with torch.no_grad():
+                values = torch.stack([n.to("cpu", torch.float32) for n in torch._foreach_norm(
+                    [grads[at].detach() for at in todo])]).tolist()
+            for at, value in zip(todo, values, strict=True):
+                g = grads[at]
+                leaves[at].norm = (weakref.ref(g), g._version, float(value))
+                found[at] = float(value)
+        return found
+
+    def updated(self, leaf: Leaf, free: bool) -> str | None:
+        """Whether the tensor was updated since last seen: 'moved' when its version counter
+        moved or, for a tensor no optimizer holds (`free`), a sample of its entries changed
+        (an update through `.data` leaves the counter alone); 'still' when a free tensor was
+        written but its sample is as it was (an update by a zero gradient); else None."""
+        tensor = leaf.tensor
+        written = bool(tensor._version != leaf.version)
+        if not free or leaf.sample is None:
+            return "moved" if written else None
+        if not self.torch.equal(self._sample(tensor), leaf.sample):
+            return "moved"
+        return "still" if written else None
+
+    def _sample(self, tensor: Any) -> Any:
+        flat = tensor.detach().reshape(-1)
+        step = max(1, flat.numel() // SAMPLE)
+        return flat[::step][:SAMPLE].clone()
+
+    # --- the observers ----------------------------------------------------------------------
+
+    def install(self, torch: Any) -> None:
+        """Hooks torch once it is loaded."""
+        self.torch = torch
+        from torch.nn.modules import module as module_hooks
+        from torch.optim import optimizer as optim_hooks
+
+        self.emit({"e": "torch", "version": torch.__version__})
+        self.discarded = discarded_count(torch)
+        optim_hooks.register_optimizer_step_pre_hook(
+            lambda opt, args, kwargs: self.guarded(self.before_step, opt, args, kwargs))
+        optim_hooks.register_optimizer_step_post_hook(
+            lambda opt, args, kwargs: self.after_step_and_maybe_stop(opt))
+        module_hooks.register_module_forward_pre_hook(
+            lambda module, args: self.guarded(self.before_forward, module))
+        def after(module: Any, args: Any, output: Any) -> None:
+            self.guarded(self.after_forward, module, output)
+
+        try:  # always_call: the depth stays right when a forward pass raises
+            module_hooks.register_module_forward_hook(after, always_call=True)
+        except TypeError:  # a torch without it
+            module_hooks.register_module_forward_hook(after)
+        self.wrap(torch.autograd, "backward", self.observed_backward)
+        self.wrap(optim_hooks.Optimizer, "zero_grad", self.observed_optimizer_clear)
+        self.wrap(optim_hooks.Optimizer, "__init__", self.observed_optimizer_made)
+        self.wrap(torch.nn.Module, "zero_grad", self.observed_module_clear)
+
+    @staticmethod
+    def wrap(owner: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]
+             ) -> None:
+        original = getattr(owner, name)
+        wrapped = make(original)
+        wrapped.__wrapped__ = original  # type: ignore[attr-defined]
+        wrapped.__name__ = original.__name__
+        wrapped.__doc__ = original.__doc__
+        setattr(owner, name, wrapped)
+
+    def observed_backward(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def backward(*args: Any, **kwargs: Any) -> Any:
+            if self.busy or self.broken or self.stopped:  # a backward inside a backward
+                if self.stopped:
+                    raise StopScript
+                return original(*args, **kwargs)
+            tensors = args[0] if args else kwargs.get("tensors")
+            self.busy = True
+            try:
+                before = self.guarded(self.before_backward, tensors, kwargs.get("inputs"))
+                try:
+                    result = original(*args, **kwargs)
+                except RuntimeError as exc:
+                    if before is not None and not before[0] and "does not require grad" in str(
+                            exc):
+                        self.emit({"e": "nograph", "line": before[2]})
+                    raise
+                if before is not None and before[0]:
+                    self.guarded(self.after_backward, *before)
+                return result
+            finally:
+                self.busy = False
+        return backward
+
+    def observed_optimizer_clear(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def zero_grad(opt: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(opt, *args, **kwargs)
+            set_to_none = kwargs.get("set_to_none", args[0] if args else True)
+            self.guarded(self.cleared, "optimizer", self.optimizer_id(opt),
+                         [p for group in opt.param_groups for p in group["params"]],
+                         set_to_none)
+            return result
+        return zero_grad
+
+    def observed_optimizer_made(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def __init__(opt: Any, *args: Any, **kwargs: Any) -> None:
+            original(opt, *args, **kwargs)
+            self.guarded(self.optimizer_id, opt)
+        return __init__
+
+    def observed_module_clear(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def zero_grad(module: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(module, *args, **kwargs)
+            set_to_none = kwargs.get("set_to_none", args[0] if args else True)
+            self.guarded(self.cleared, "module", self.module_id(module),
+                         list(module.parameters()), set_to_none)
+            return result
+        return zero_grad
+
+    def optimizer_id(self, opt: Any) -> int:
+        oid = self.optimizers.get(id(opt))
+        if oid is None:
+            oid = self.optimizers[id(opt)] = len(self.optimizers)
+            pids = [self.leaf(p).pid for group in opt.param_groups for p in group["params"]]
+            self.emit({"e": "optimizer", "opt": oid, "cls": type(opt).__name__,
+                       "line": self.where(), "pids": pids})
+        return oid
+
+    def module_id(self, module: Any) -> int:
+        known = self.modules.get(id(module))
+        if known is None:  # the probe keeps the module: its id stays its own
+            mid = len(self.modules)
+            self.modules[id(module)] = (mid, module)
+            nn = self.torch.nn.modules  # the layers that behave otherwise in eval mode
+            modal = nn.dropout._DropoutNd, nn.batchnorm._NormBase
+            self.emit({"e": "module", "mod": mid, "cls": type(module).__name__,
+                       "modal": any(isinstance(m, modal) for m in module.modules()),
+                       "direct": [self.leaf(p).pid for p in module.parameters(recurse=False)],
+                       "tree": [self.leaf(p).pid for p in module.parameters()]})
+            return mid
+        return int(known[0])
+
+    def cleared(self, how: str, owner: int, params: Iterable[Any], set_to_none: bool) -> None:
+        pids = []
+        for p in params:
+            leaf = self.leaf(p)
+            leaf.contrib = []
+            pids.append(leaf.pid)
+        self.emit({"e": "clear", "how": how, "owner": owner, "pids": pids,
+                   "set_to_none": bool(set_to_none), "line": self.where()})
+
+    def before_forward(self, module: Any) -> None:
+        torch = self.torch
+        top = self.depth == 0
+        self.depth += 1
+        grad_on = torch.is_grad_enabled()
+        mid = self.module_id(module)
+        if grad_on:
+            self.ran[mid] = module
+        if top:
+            self.top_line = self.where()
+            key = (mid, bool(module.training), grad_on, self.top_line)
+            if key != self.last_forward:  # a run of like forward passes is told once
+                self.last_forward = key
+                self.emit({"e": "forward", "mod": mid, "training": key[1], "grad": grad_on,
+                           "line": self.top_line})
+
+    def after_forward(self, module: Any, output: Any) -> None:
+        self.depth = max(0, self.depth - 1)
+        fn = getattr(output, "grad_fn", None)
+        if self.depth == 0 and fn is not None:  # to tell later whether a backward used it
+            self.drop_discarded()
+            self.pending.append((fn, self.module_id(module), self.top_line))
+            del self.pending[:-PENDING]
+
+    def drop_discarded(self) -> None:
+        """Tells of the forward graphs the script has let go of without a backward pass
+        through them. Holding a graph node's Python object does not hold the graph: while the
+        graph lives, its node holds the object too, so an object that only the probe holds
+        (two references: its entry's, and the argument of getrefcount) is a graph gone."""
+        if self.discarded is None:
+            return
+        for entry in [e for e in self.pending if sys.getrefcount(e[0]) <= self.discarded]:
+            self.pending.remove(entry)
+            self.emit({"e": "unused", "mod": entry[1], "line": entry[2]})
+
+    def graph_leaves(self, roots: Iterable[Any]) -> tuple[list[Any], set[int]]:
+        """The leaves a backward from `roots` reaches, and the ids of the nodes on the way."""
+        seen: set[int] = set()
+        leaves = []
+        stack = [fn for fn in roots if fn is not None]
+        accumulate = self.torch._C._functions.AccumulateGrad if hasattr(
+            self.torch._C._functions, "AccumulateGrad") else None
+        while stack:
+            fn = stack.pop()
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            if (accumulate is not None and type(fn) is accumulate) or (
+                    accumulate is None and type(fn).__name__ == "AccumulateGrad"):
+                leaves.append(fn.variable)
+                continue
+            stack.extend(nxt for nxt, _ in fn.next_functions if nxt is not None)
+        return leaves, seen
+
+    def divisor(self, fn: Any) -> float | None:
+        """What the loss was divided by at its last operations (`loss / k`, `loss * (1/k)`),
+        read from the graph; 1.0 when it was not."""
+        factor = 1.0
+        for _ in range(4):
+            name = type(fn).__name__ if fn is not None else ""
+            if name not in ("DivBackward0", "DivBackward1", "MulBackward0", "MulBackward1"):
+                break
+            other = getattr(fn, "_saved_other", None)
+            if other is None or (hasattr(other, "numel") and other.numel() != 1):
+                break
+            value = float(other.detach() if hasattr(other, "detach") else other)
+            if value == 0:
+                return None
+            factor *= value if name.startswith("Div") else 1.0 / value
+            fn = fn.next_functions[0][0]
+        return factor
+
+    def before_backward(self, tensors: Any, inputs: Any) -> tuple[bool, list[Any], str | None,
+                                                                   dict[str, Any]] | None:
+        torch = self.torch
+        roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
+        if not self.optimizers and self.backwards >= self.steps_wanted:
+            self.finish("steps")
+        line = self.where()
+        fns = [t.grad_fn for t in roots if isinstance(t, torch.Tensor)]
+        targets, nodes = self.graph_leaves(fns)
+        # a leaf itself (`torch.tensor(value, requires_grad=True).backward()`) is its target
+        targets += [t for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is None
+                    and t.requires_grad]
+        if inputs is not None:
+            targets = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+        if not targets:  # backward() will say the loss has no graph
+            return False, [], line, {}
+        leaves = [self.leaf(t) for t in targets]
+        grads = [leaf.tensor.grad for leaf in leaves]
+        norms = self.norms(leaves)
+        free = not self.optimizers
+        pre: dict[str, str] = {}
+        moved, still = [], []
+        for leaf, grad, norm in zip(leaves, grads, norms, strict=True):
+            change = self.updated(leaf, free)
+            if change == "moved":
+                leaf.updated = self.seq + 1  # after every backward seen so far
+                moved.append(leaf.pid)
+            elif change == "still":
+                still.append(leaf.pid)
+            if grad is None or norm == 0.0:
+                leaf.contrib = []
+                pre[str(leaf.pid)] = "none" if grad is None else "zero"
+            else:
+                pre[str(leaf.pid)] = "stale" if any(
+                    c < leaf.updated for c in leaf.contrib) else "kept"
+        ran = sorted(self.ran)
+        self.ran = {}
+        used = sorted({entry[1] for entry in self.pending if id(entry[0]) in nodes})
+        self.pending = [entry for entry in self.pending if id(entry[0]) not in nodes]
+        self.drop_discarded()
+        root = roots[0] if roots else None
+        loss = (float(root.detach()) if isinstance(root, torch.Tensor) and root.numel() == 1
+                else None)
+        facts = {"line": line, "pre": pre, "moved": moved, "still": still, "ran": ran,
+                 "used": used,
+                 "loss": loss,
+                 "div": self.divisor(fns[0]) if len(fns) == 1 else None}
+        return True, leaves, line, facts
+
+    def after_backward(self, _ok: bool, leaves: list[Any], _line: str | None,
+                       facts: dict[str, Any]) -> None:
+        self.backwards += 1
+        self.last_backward = self.seq + 1
+        norms = self.norms(leaves)
+        free = not self.optimizers
+        for leaf in leaves:
+            leaf.contrib.append(self.seq + 1)  # this backward's event number
+            leaf.version = leaf.tensor._version
+            if free:
+                leaf.sample = self._sample(leaf.tensor)
+        self.emit({"e": "backward", "i": self.backwards, **facts,
+                   "reached": [leaf.pid for leaf in leaves],
+                   "norm": {str(leaf.pid): n for leaf, n in zip(leaves, norms, strict=True)}})
+
+    def before_step(self, opt: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> None:
+        oid = self.optimizer_id(opt)
+        # `args` starts with the optimizer itself: step(self, closure=None)
+        closure = (len(args) > 1 and args[1] is not None) or kwargs.get("closure") is not None
+        leaves = [self.leaf(p) for group in opt.param_groups for p in group["params"]]
+        grads = [leaf.tensor.grad for leaf in leaves]
+        norms = self.norms(leaves)
+        alive_of = self.dead_units(leaves, grads)
+        states = {}
+        for leaf, grad, norm in zip(leaves, grads, norms, strict=True):
+            if grad is None or norm == 0.0:
+                state = "none" if grad is None else "zero"
+            else:
+                state = "stale" if any(c < leaf.updated for c in leaf.contrib) else "fresh"
+            units = alive_of.get(leaf.pid)
+            states[str(leaf.pid)] = [state, norm, list(leaf.contrib) if state not in (
+                "none", "zero") else [], *(units if units else ())]
+        self.emit({"e": "step", "i": self.steps + 1, "opt": oid, "cls": type(opt).__name__,
+                   "closure": closure, "line": self.where(), "g": states,
+                   "window": self.window})
+
+    def dead_units(self, leaves: Sequence[Leaf], grads: Sequence[Any]
+                   ) -> dict[int, tuple[int, int]]:
+        """Per parameter: how many of its units (rows) have had an exactly zero gradient at
+        every step of the current window, and how many it has. The window starts anew at
+        steps 1, 2, 4, 8, ..., so it always covers at least the later half of the steps so
+        far: a unit that dies halfway is seen, and one idle on a batch or two is not."""
+        torch = self.torch
+        step = self.steps + 1
+        if step & (step - 1) == 0:  # a power of two
+            self.alive, self.all_alive, self.window = {}, set(), step
+        rows = [(leaf, g) for leaf, g in zip(leaves, grads, strict=True)
+                if g is not None and not g.is_sparse and g.dim() >= 1 and g.shape[0] > 1]
+        counted = [(leaf, g) for leaf, g in rows if leaf.pid not in self.all_alive]
+        found = {leaf.pid: (0, int(g.shape[0])) for leaf, g in rows}
+        if counted:
+            with torch.no_grad():
+                for leaf, g in counted:
+                    now = (g.detach().reshape(g.shape[0], -1) != 0).any(1)
+                    seen = self.alive.get(leaf.pid)
+                    self.alive[leaf.pid] = now if seen is None or seen.shape != now.shape \
+                        else seen | now
+                never = torch.stack([(~self.alive[leaf.pid]).sum().to("cpu")
+                                     for leaf, _ in counted]).tolist()
+            for (leaf, g), n in zip(counted, never, strict=True):
+                found[leaf.pid] = (int(n), int(g.shape[0]))
+                if n == 0:
+                    self.all_alive.add(leaf.pid)
+        return found
+
+    def after_step_and_maybe_stop(self, opt: Any) -> None:
+        if self.stopped:
+            raise StopScript
+        self.guarded(self.after_step, opt)
+        if self.steps >= self.steps_wanted:
+            self.finish("steps")
+
+    def after_step(self, opt: Any) -> None:
+        self.steps += 1
+        if self.steps == 1:
+            self.guarded(self.send_names)
+        for group in opt.param_groups:
+            for p in group["params"]:
+                leaf = self.leaf(p)
+                if p._version != leaf.version:
+                    leaf.updated = self.seq + 1  # after every backward seen so far
+                leaf.version = p._version
+
+    # --- the end ------------------------------------------------------------------------------
+
+    def send_names(self, extra: dict[str, Any] | None = None) -> None:
+        """The names the script gives its modules and parameters, read from the variables of
+        its frames (and `extra`, its globals once it has ended)."""
+        if self.torch is None:
+            return
+        spaces: list[dict[str, Any]] = []
+        frame: types.FrameType | None = sys._getframe(1)
+        while frame is not None:
+            if self.user_file(frame.f_code.co_filename):
+                spaces += [frame.f_locals, frame.f_globals]
+            frame = frame.f_back
+        if extra is not None:
+            spaces.append(extra)
+        module_type, tensor_type = self.torch.nn.Module, self.torch.Tensor
+        names: dict[str, str] = {}
+        modules: dict[str, str] = {}
+        for space in spaces:
+            for var, value in list(space.items()):
+                if var.startswith("__"):
+                    continue
+                if isinstance(value, module_type):
+                    for name, sub in value.named_modules(prefix=var):
+                        known = self.modules.get(id(sub))
+                        if known is not None and known[1] is sub:
+                            modules.setdefault(str(known[0]), name)
+                    for name, p in value.named_parameters(prefix=var):
+                        leaf = self.leaves.get(id(p))
+                        if leaf is not None and leaf.tensor is p:
+                            names.setdefault(str(leaf.pid), name)
+                elif isinstance(value, tensor_type):
+                    leaf = self.leaves.get(id(value))
+                    if leaf is not None and leaf.tensor is value:
+                        names.setdefault(str(leaf.pid), var)
+        self.emit({"e": "names", "params": names, "modules": modules})
+
+    def finish(self, reason: str, **details: Any) -> None:
+        """Sends the last events; with reason 'steps', stops the script."""
+        if self.stopped:
+            raise StopScript
+        self.stopped = True
+        self.guarded(self.send_names, details.pop("globals", None))
+        self.emit({"e": "end", "reason": reason, "steps": self.steps,
+                   "backwards": self.backwards, **details})
+        if reason == "steps":
+            raise StopScript
+
+
+def discarded_count(torch: Any) -> int | None:
+    """What `sys.getrefcount` says of a graph node held in a `pending` entry alone, measured
+    on this Python (whose count of its own argument may differ); None when it cannot tell a
+    graph let go of from one alive, and unused graphs go unseen."""
+    leaf = torch.ones(1, requires_grad=True)
+    result = leaf * 2
+    entry = [(result.grad_fn,)]
+    alive = sys.getrefcount(entry[0][0])
+    del result
+    gone = sys.getrefcount(entry[0][0])
+    return gone if gone < alive else None
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+class TorchWatcher(importlib.abc.MetaPathFinder):
+    """Installs the recorder's observers when the script first imports torch."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec("torch")
+        loader = spec.loader if spec is not None else None
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        load = loader.exec_module
+        recorder = self.recorder
+
+        def exec_module(module: types.ModuleType) -> None:
+            load(module)
+            recorder.guarded(recorder.install, module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def script_traceback(exc: BaseException, script: str) -> str:
+    """The script's traceback as Python would print it, without the probe's frames."""
+    tb = exc.__traceback__
+    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != script:
+        tb = tb.tb_next
+    if tb is None:  # it never ran (a syntax error, an unreadable file): the error alone
+        return "".join(traceback.format_exception_only(type(exc), exc))
+    return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
+def error_line(exc: BaseException, recorder: Recorder) -> str | None:
+    found = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if recorder.user_file(frame.f_code.co_filename):
+            found = f"{os.path.relpath(frame.f_code.co_filename)}:{line}"
+    return found
+
+
+def main(argv: list[str]) -> int:
+    fd, steps, script, *args = argv
+    out = os.fdopen(int(fd), "w", encoding="utf-8")
+    recorder = Recorder(out, int(steps), script)
+    # as `python SCRIPT ARGS` would have them
+    sys.argv = [script, *args]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    if "torch" in sys.modules:  # imported already (a sitecustomize, a test's fork server)
+        recorder.guarded(recorder.install, sys.modules["torch"])
+    else:
+        sys.meta_path.insert(0, TorchWatcher(recorder))
+    code = 0
+    try:
+        globals_after = runpy.run_path(script, run_name="__main__")
+        recorder.finish("finished", globals=globals_after)
+    except StopScript:
+        pass
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if not recorder.stopped:
+            recorder.finish("exit", code=code)
+    except KeyboardInterrupt:
+        if not recorder.stopped:
+            recorder.finish("interrupted")
+        code = 130
+    except BaseException as exc:  # noqa: BLE001 - the script's own error, shown as Python would
+        sys.stderr.write(script_traceback(exc, recorder.script))
+        if not recorder.stopped:
+            recorder.finish("error", error=f"{type(exc).__name__}: {exc}"[:500],
+                            line=error_line(exc, recorder))
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        out.close()
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
