@@ -34,8 +34,10 @@ class Observation:
     returncode: int | None
 
 
-def probe_command(script: Path, args: Sequence[str], steps: int, fd: int) -> list[str]:
-    return [sys.executable, "-m", "gradtutor.doctor.probe", str(fd), str(steps), str(script),
+def probe_command(script: Path, args: Sequence[str], steps: int, channel: str) -> list[str]:
+    """`python -m gradtutor.doctor.probe CHANNEL STEPS SCRIPT ARGS`; CHANNEL names the events
+    pipe's write end (a descriptor, or `handle:N` on Windows)."""
+    return [sys.executable, "-m", "gradtutor.doctor.probe", channel, str(steps), str(script),
             *args]
 
 
@@ -43,9 +45,6 @@ def observe(script: Path, args: Sequence[str], steps: int, timeout: float, quiet
             output_to_stderr: bool = False) -> Observation:
     """Runs `python SCRIPT ARGS` under the probe until it ends, is stopped after `steps`
     steps, or `timeout` seconds pass."""
-    if os.name == "nt":
-        raise GradtutorError(msg("gradtutor doctor runs on Linux and macOS only for now"),
-                             msg("run it under WSL"))
     if not script.is_file():
         raise GradtutorError(msg("no such script: {path}", path=script),
                              msg("give the path of your training script, as for `python "
@@ -53,10 +52,10 @@ def observe(script: Path, args: Sequence[str], steps: int, timeout: float, quiet
     read_end, write_end = os.pipe()
     out: Any = subprocess.DEVNULL if quiet else (sys.stderr if output_to_stderr else None)
     try:
+        passed, options = _hand_over(write_end)
         process = subprocess.Popen(
-            probe_command(script, args, steps, write_end), pass_fds=(write_end,),
-            stdout=out, stderr=subprocess.DEVNULL if quiet else None,
-            start_new_session=True)
+            probe_command(script, args, steps, passed), stdout=out,
+            stderr=subprocess.DEVNULL if quiet else None, **options)
     except OSError as exc:
         os.close(read_end)
         raise GradtutorError(msg("cannot start Python to run {path} ({error})", path=script,
@@ -94,6 +93,23 @@ def observe(script: Path, args: Sequence[str], steps: int, timeout: float, quiet
     return Observation(tuple(events), ending, process.returncode)
 
 
+def _hand_over(fd: int) -> tuple[str, dict[str, Any]]:
+    """How the probe gets the write end of the events pipe, and the Popen options that give
+    it: on POSIX the descriptor itself, in a session of its own (so the script's workers end
+    with it); on Windows the pipe's handle, made inheritable and handed to that child only,
+    in a process group of its own."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        handle = msvcrt.get_osfhandle(fd)
+        os.set_handle_inheritable(handle, True)
+        info = subprocess.STARTUPINFO()
+        info.lpAttributeList = {"handle_list": [handle]}
+        return f"handle:{handle}", {"startupinfo": info, "close_fds": True,
+                                    "creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return str(fd), {"pass_fds": (fd,), "start_new_session": True}
+
+
 def _read_events(fd: int, events: list[Mapping[str, Any]], finished: threading.Event) -> None:
     size = 0
     with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as stream:
@@ -114,6 +130,9 @@ def _read_events(fd: int, events: list[Mapping[str, Any]], finished: threading.E
 
 def _kill(process: subprocess.Popen[Any]) -> None:
     """Ends the script and whatever it started (data loader workers)."""
+    if sys.platform == "win32":
+        process.kill()
+        return
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

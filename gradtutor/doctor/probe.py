@@ -629,9 +629,19 @@ def error_line(exc: BaseException, recorder: Recorder) -> str | None:
     return found
 
 
+def events_fd(channel: str) -> int:
+    """The descriptor of the events pipe that `observe` handed over: a descriptor number, or
+    on Windows an inherited handle (`handle:N`) opened as one."""
+    if sys.platform == "win32" and channel.startswith("handle:"):
+        import msvcrt
+
+        return int(msvcrt.open_osfhandle(int(channel.removeprefix("handle:")), os.O_WRONLY))
+    return int(channel)
+
+
 def main(argv: list[str]) -> int:
-    fd, steps, script, *args = argv
-    out = os.fdopen(int(fd), "w", encoding="utf-8")
+    channel, steps, script, *args = argv
+    out = os.fdopen(events_fd(channel), "w", encoding="utf-8")
     recorder = Recorder(out, int(steps), script)
     # as `python SCRIPT ARGS` would have them
     sys.argv = [script, *args]
