@@ -16,7 +16,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -535,8 +535,9 @@ def _seconds(value: float | None) -> float | None:
 
 
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
-               timeout: float | None, warm: WarmWorker | None = None) -> Verdict:
-    from gradtutor.checking.runner import check_order_file, run_check
+               timeout: float | None, environ: Mapping[str, str],
+               warm: WarmWorker | None = None) -> Verdict:
+    from gradtutor.checking.runner import ColdEngine, check_order_file, run_check
     from gradtutor.lessons.parsons import parsons_steps
 
     orderings = parsons_steps(course.lessons)
@@ -545,7 +546,8 @@ def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
     exercise = course.find_exercise(exercise_id)
     if warm is not None:
         return warm.check(exercise, path, seed=seed, timeout=timeout)
-    return run_check(exercise, path, seed=seed, timeout=timeout)
+    return run_check(exercise, path, seed=seed, timeout=timeout,
+                     engine=ColdEngine(environ=environ))
 
 
 def _check_all(env: Environment, course: Course, folder: Path, seed: int,
@@ -561,7 +563,8 @@ def _check_all(env: Environment, course: Course, folder: Path, seed: int,
 
     verdicts: list[Verdict] = []
     with contextlib.ExitStack() as stack:
-        warm = (stack.enter_context(WarmWorker(warm_up=False)) if warm_enabled(env.environ)
+        warm = (stack.enter_context(WarmWorker(warm_up=False, environ=env.environ))
+                if warm_enabled(env.environ)
                 else None)
         for number, exercise in enumerate(exercises, start=1):
             path = folder / f"{exercise.id}.py"
@@ -571,7 +574,8 @@ def _check_all(env: Environment, course: Course, folder: Path, seed: int,
             line = functools.partial(_checking_line, exercise.id, number, len(exercises),
                                      warm is None or warm.loading())
             with counting(env, status, line):
-                verdicts.append(_check_one(exercise.id, path, course, seed, timeout, warm))
+                verdicts.append(_check_one(exercise.id, path, course, seed, timeout,
+                                           env.environ, warm))
     return verdicts
 
 
@@ -669,7 +673,7 @@ def check(
                       lambda seconds: msg("checking {exercise}: loading PyTorch first, a few "
                                           "seconds ({seconds} s so far)",
                                           exercise=exercise_id, seconds=seconds)):
-            verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
+            verdicts = [_check_one(exercise_id, path, course, seed, timeout, env.environ)]
     _sandbox_notice(env, verdicts)
     passed = all(v.passed for v in verdicts)
     if as_json:
@@ -816,7 +820,7 @@ def grade(
         if bar is not None:
             bar.start()
         results = grade_class(students, exercises, seed=seed, jobs=jobs, timeout=timeout,
-                              on_check=on_check)
+                              on_check=on_check, environ=env.environ)
     except KeyboardInterrupt:
         raise grading.GradingInterrupted(
             msg("grading was interrupted; no report was written"),
@@ -1008,7 +1012,7 @@ def validate(
             env.error(env.tr(msg("running {runs} proofs of exercises and answer keys ...",
                                  runs=runs)))
             try:
-                problems = prove(found, _proof_progress(env, found, runs))
+                problems = prove(found, _proof_progress(env, found, runs), env.environ)
             finally:
                 env.status(None)
             if problems or unproven:

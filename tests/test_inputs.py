@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
+from gradtutor.checking.sandbox import WRITABLE_ENV
 from gradtutor.cli import run
 from gradtutor.env import Environment
 
@@ -381,7 +382,9 @@ def test_a_tutor_killed_during_validate_leaves_no_proof_running(tmp_path: Path) 
     lesson.write_text(text, encoding="utf-8")
     tutor = subprocess.Popen([sys.executable, "-m", "gradtutor", "validate", str(lesson)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env={**os.environ, "GRADTUTOR_HOME": str(tmp_path / "home")})
+                             env={**os.environ, "GRADTUTOR_HOME": str(tmp_path / "home"),
+                                  # proofs run within a check's walls: let it write its sign
+                                  WRITABLE_ENV: str(tmp_path)})
 
     def batch_workers() -> list[int]:
         found = []

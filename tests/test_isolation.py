@@ -56,9 +56,9 @@ from gradtutor.checking.runner import (
     run_check,
     run_worker,
     snippet_with,
-    worker_environment,
 )
 from gradtutor.checking.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabled
+from gradtutor.checking.spawn import worker_environment
 from gradtutor.checking.verdict import Check, Verdict, overall, to_json
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.course import load_course

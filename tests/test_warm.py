@@ -45,10 +45,10 @@ from gradtutor.checking.lifetime import become_subreaper
 from gradtutor.checking.protocol import TUNED_MARK
 from gradtutor.checking.runner import MEMORY_BUDGET, ColdEngine, run_check
 from gradtutor.checking.sandbox import SWITCH_ENV, WRITABLE_ENV, landlock_abi
+from gradtutor.checking.spawn import SERVER_TUNING
 from gradtutor.checking.verdict import Verdict
 from gradtutor.checking.warm import (
     FORK_SERVER,
-    SERVER_TUNING,
     WarmWorker,
     _ForkEngine,
     warm_enabled,

@@ -39,10 +39,10 @@ class ColdChecker:
     """A new worker process for every check: slower to answer (torch loads each time), but
     needs nothing kept running."""
 
-    def __init__(self) -> None:
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         from gradtutor.checking.runner import ColdEngine
 
-        self._engine = ColdEngine()
+        self._engine = ColdEngine(environ=environ)
 
     def start(self) -> None:
         pass
@@ -72,4 +72,4 @@ def make_checker(environ: Mapping[str, str]) -> Checker:
     """The warm worker if it is available and not turned off (GRADTUTOR_WARM=0), else cold."""
     from gradtutor.checking.warm import WarmWorker, warm_enabled
 
-    return WarmWorker() if warm_enabled(environ) else ColdChecker()
+    return WarmWorker(environ=environ) if warm_enabled(environ) else ColdChecker(environ)

@@ -26,10 +26,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-import gradtutor
 from gradtutor.checking import protocol
+from gradtutor.checking.channel import LineReader
 from gradtutor.checking.checkers import CHECKERS, judge_of, request_checker
 from gradtutor.checking.lifetime import (
     Workers,
@@ -41,8 +41,15 @@ from gradtutor.checking.lifetime import (
 )
 from gradtutor.checking.mistakes import name_known_mistake
 from gradtutor.checking.outcome import GiB, MiB, WorkerRun, decide, source_problem
-from gradtutor.checking.protocol import CHECK_MARK
 from gradtutor.checking.snippet import SnippetResult, snippet_result
+from gradtutor.checking.spawn import (
+    WORKER,
+    inheriting,
+    start,
+    start_reference,
+    tutor_environ,
+    worker_environment,
+)
 from gradtutor.checking.verdict import Check, Verdict, overall
 from gradtutor.errors import GradtutorError
 from gradtutor.files import FileTooLarge
@@ -59,13 +66,6 @@ STARTUP_ALLOWANCE = 120.0  # seconds to import torch before learner code runs; n
 EXIT_GRACE = 2.0  # seconds a worker may take to exit once its results are complete
 
 LINUX = sys.platform.startswith("linux")
-
-# Environment a learner's process should not inherit from the tutor's: settings that would
-# turn torch's import warnings into errors or show torch's internal ones, print tracebacks
-# or import logs of ours into the learner's output, or wait at a prompt with nobody there.
-_DROPPED_ENV = ("PYTHONWARNINGS", "PYTHONDEVMODE", "PYTHONFAULTHANDLER", "PYTHONVERBOSE",
-                "PYTHONIMPORTTIME", "PYTHONINSPECT", "PYTHONSTARTUP")
-
 
 def run_check(exercise: Exercise, path: Path, *, seed: int, timeout: float | None = None,
               engine: Engine | None = None) -> Verdict:
@@ -160,44 +160,33 @@ def read_learner_file(path: Path) -> bytes:
     return read_exercise_file(path, MAX_SOURCE_BYTES)
 
 
-def reference_alone(request: protocol.CheckRequest,
-                    timeout: float = STARTUP_ALLOWANCE) -> protocol.Expected | None:
+def reference_alone(request: protocol.CheckRequest, timeout: float = STARTUP_ALLOWANCE,
+                    environ: Mapping[str, str] | None = None) -> protocol.Expected | None:
     """A check's references from a fresh process of their own (`worker --reference`), for
     when the process meant to compute them beside the check died with the check already run:
     learner code is never run a second time to get them. None if they cannot be had."""
-    command = [sys.executable, "-m", "gradtutor.checking.worker", "--reference",
-               json.dumps(request["checker"]), str(request["seed"])]
+    read, write = os.pipe()
     try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, timeout=timeout, check=False,
-                              env=worker_environment(os.environ))
-        return protocol.decode_reference(done.stdout.partition(b"\n")[0])
-    except (OSError, subprocess.SubprocessError, protocol.Malformed):
+        proc = start_reference(request["checker"], request["seed"], write,
+                               worker_environment(tutor_environ(environ)))
+    except OSError:
+        os.close(read)
         return None
+    finally:
+        os.close(write)
+    try:
+        line = LineReader(read).next(timeout)
+        return protocol.decode_reference(line) if line is not None else None
+    except protocol.Malformed:
+        return None
+    finally:
+        os.close(read)
+        proc.kill()
+        proc.wait()
 
 
 def _ms_since(started: float) -> int:
     return round((time.monotonic() - started) * 1000)
-
-
-def worker_environment(base: Mapping[str, str], mark: str | None = None) -> dict[str, str]:
-    """The worker's environment: the tutor's, made to import this very gradtutor, with one
-    thread per numeric library, UTF-8 output, and the settings in _DROPPED_ENV removed; and
-    `mark` (the check's folder) as CHECK_MARK, which whatever the learner starts inherits, so
-    the sweep finds it where there is no subreaper (macOS)."""
-    env = {k: v for k, v in base.items() if k not in _DROPPED_ENV and k != CHECK_MARK}
-    if mark is not None:
-        env[CHECK_MARK] = mark
-    root = str(Path(gradtutor.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [base.get("PYTHONPATH")])])
-    env.update({
-        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-        "PYTHONIOENCODING": "utf-8:backslashreplace",  # a Windows console code page won't do
-        "PYTHONUNBUFFERED": "1",  # stdout and stderr share one pipe, in the order printed
-        "PYTHONSAFEPATH": "1",  # nothing importable from the working directory (3.11+)
-        "PYTHONBREAKPOINT": "0",  # a forgotten breakpoint() must not wait for a debugger
-    })
-    return env
 
 
 @dataclass(frozen=True)
@@ -473,22 +462,26 @@ class Spawned:
 
 
 def run_worker(request: protocol.Request, timeout: float, *,
-               contain: Contain = contain_in_job, workers: Workers | None = None) -> Outcome:
+               contain: Contain = contain_in_job, workers: Workers | None = None,
+               environ: Mapping[str, str] | None = None) -> Outcome:
     """Run one request in a fresh cold worker (`ColdEngine`) and return what happened, leaving
     nothing behind: no process, no temporary file, even if the tutor itself is interrupted
     meanwhile. `contain` puts the worker in a Tree (a Job Object on Windows)."""
-    return ColdEngine(workers, contain=contain).run(request, timeout)
+    return ColdEngine(workers, contain=contain, environ=environ).run(request, timeout)
 
 
 class ColdEngine:
     """The `Engine` that starts a fresh worker for every request, which imports torch first:
     seconds a check, but nothing is kept running between checks. Runs may come from several
-    threads at once; `close` ends those running."""
+    threads at once; `close` ends those running. `environ`: the tutor's environment, which
+    its workers' is made from."""
 
     def __init__(self, workers: Workers | None = None, *,
-                 contain: Contain = contain_in_job) -> None:
+                 contain: Contain = contain_in_job,
+                 environ: Mapping[str, str] | None = None) -> None:
         self.workers = workers if workers is not None else Workers()
         self._contain = contain
+        self._environ = tutor_environ(environ)
         self._lock = threading.Lock()
         self._running: set[int] = set()
         self._closed = False
@@ -509,7 +502,8 @@ class ColdEngine:
     def run(self, request: protocol.Request, timeout: float) -> Outcome:
         with self._lock:
             refuse_if(self._closed)
-        worker = WaitingWorker(self.workers, tied=True, contain=self._contain)
+        worker = WaitingWorker(self.workers, tied=True, contain=self._contain,
+                               environ=self._environ)
         try:
             with self._lock:
                 self._running.add(worker.pid)
@@ -538,12 +532,14 @@ class WaitingWorker:
     for a worker whose starting thread waits for it)."""
 
     def __init__(self, workers: Workers, *, preload: bool = False, tied: bool = False,
-                 contain: Contain = contain_in_job) -> None:
+                 contain: Contain = contain_in_job,
+                 environ: Mapping[str, str] | None = None) -> None:
         self._workers = workers
         self.slot = Slot()
         try:
-            self._spawned, self._go = _spawn_worker(self.slot, workers, preload=preload,
-                                                    tied=tied, contain=contain)
+            self._spawned, self._go = _spawn_worker(
+                self.slot, workers, tutor_environ(environ), preload=preload, tied=tied,
+                contain=contain)
         except BaseException:
             self.slot.close()
             raise
@@ -628,22 +624,20 @@ def _collect(slot: Slot, request: protocol.Request, returncode: int | None, time
     return run, Seen(text, slot.output.dropped, startup_ms, stopped)
 
 
-def _spawn_worker(slot: Slot, workers: Workers, *, preload: bool, tied: bool,
-                  contain: Contain) -> tuple[Spawned, int]:
+def _spawn_worker(slot: Slot, workers: Workers, environ: Mapping[str, str], *, preload: bool,
+                  tied: bool, contain: Contain) -> tuple[Spawned, int]:
     """Start a worker for `slot`: its own session (no terminal, no Ctrl+C from the tutor's
     terminal), stdin empty, output to the slot's output pipe, results to its result pipe and
     nowhere else, the slot's folder as its mark, and (Windows) in a job, by `contain`. It
     imports torch, then waits for `go` on a pipe: the returned fd, for `_send_go`."""
     go_r, go_w = os.pipe()
     try:
-        kwargs, passed = _inheriting([go_r, slot.results_w])
-        argv = [sys.executable, "-m", "gradtutor.checking.worker", str(slot.request_path),
-                *passed, *(["--preload"] if preload else []),
+        kwargs, passed = inheriting([go_r, slot.results_w])
+        args = [str(slot.request_path), *passed, *(["--preload"] if preload else []),
                 *([f"--die-with={os.getpid()}"] if tied else [])]
-        env = worker_environment(os.environ, mark=str(slot.base))
-        proc = workers.start(lambda: subprocess.Popen(
-            argv, cwd=slot.work, stdin=subprocess.DEVNULL, stdout=slot.output_w,
-            stderr=slot.output_w, env=env, **kwargs))
+        proc = start(WORKER, args, env=worker_environment(environ, mark=str(slot.base)),
+                     cwd=slot.work, stdout=slot.output_w, stderr=slot.output_w, popen=kwargs,
+                     starter=workers.start)
         # no learner code runs before `go`, so nothing can start outside the job meanwhile
         worker = Spawned(proc, contain(proc))
         workers.register(proc.pid, worker.kill)
@@ -661,22 +655,6 @@ def _send_go(fd: int) -> None:
     with contextlib.suppress(OSError):  # it died already: supervising it will say how
         os.write(fd, protocol.GO)
     os.close(fd)
-
-
-def _inheriting(fds: list[int]) -> tuple[dict[str, Any], list[str]]:
-    """Popen arguments that give the child exactly `fds` (and its standard streams), and how
-    to name them on its command line: fd numbers, or handles on Windows."""
-    if sys.platform == "win32":  # pragma: no cover - exercised by CI on Windows
-        import msvcrt
-
-        handles = [msvcrt.get_osfhandle(fd) for fd in fds]
-        for handle in handles:
-            os.set_handle_inheritable(handle, True)
-        return ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP,
-                 "startupinfo": subprocess.STARTUPINFO(
-                     lpAttributeList={"handle_list": handles})},
-                [str(h) for h in handles])
-    return {"pass_fds": tuple(fds), "start_new_session": True}, [str(fd) for fd in fds]
 
 
 def _wait(process: Process, results: _Drain, timeout: float,

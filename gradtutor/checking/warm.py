@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import weakref
@@ -31,6 +29,7 @@ from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from gradtutor.checking import protocol
+from gradtutor.checking.channel import LineReader, readable_within
 from gradtutor.checking.lifetime import (
     LINUX,
     Workers,
@@ -40,7 +39,6 @@ from gradtutor.checking.lifetime import (
     process_stat,
     tutor_descendants,
 )
-from gradtutor.checking.protocol import TUNED_MARK
 from gradtutor.checking.runner import (
     STARTUP_ALLOWANCE,
     ColdEngine,
@@ -55,9 +53,9 @@ from gradtutor.checking.runner import (
     run_check,
     run_snippet,
     supervise,
-    worker_environment,
 )
 from gradtutor.checking.snippet import SnippetResult
+from gradtutor.checking.spawn import WORKER, server_environment, start, tutor_environ
 from gradtutor.checking.verdict import Verdict
 from gradtutor.lessons.model import Exercise
 
@@ -80,7 +78,7 @@ class WarmWorker:
     `start()` begins the (slow) start in the background; `check` and `run_snippet` wait for it
     if need be, or run cold if it cannot start. They may be called from any thread, one at a
     time. `close()` (or leaving the `with` block, or the end of the program) kills the worker
-    and anything below it. The worker's environment is the tutor's as it was at `start()`.
+    and anything below it.
     `fork` picks the fork server (True) or a pre-started spawned worker (False); the default
     is the fork server where it works (Linux). `contain` puts each spawned worker in a job
     (Windows; a fake in tests). `twin_of`: the first fork server is forked from that worker's
@@ -89,17 +87,20 @@ class WarmWorker:
     forked ahead for the next check does not run a training step first, which checks back to
     back (`grade`) would wait for; a clone has its first server's setting. `workers`: the
     processes of the checks this worker runs are registered there, with those of the other
-    engines that may run checks at the same time (a twin shares its first worker's)."""
+    engines that may run checks at the same time (a twin shares its first worker's).
+    `environ`: the tutor's environment, which its workers' is made from."""
 
     def __init__(self, *, fork: bool | None = None, contain: Contain = contain_in_job,
                  twin_of: WarmWorker | None = None, warm_up: bool = True,
-                 workers: Workers | None = None) -> None:
+                 workers: Workers | None = None,
+                 environ: Mapping[str, str] | None = None) -> None:
         use_fork = FORK_SERVER if fork is None else fork and FORK_SERVER
+        env = tutor_environ(environ)
         first = twin_of._clone_server if twin_of is not None else None
         self.workers: Workers = (twin_of.workers if twin_of is not None else
                                  workers if workers is not None else Workers())
-        self._engine: Engine = (_ForkEngine(self.workers, first, warm_up) if use_fork else
-                                _PrestartEngine(self.workers, contain))
+        self._engine: Engine = (_ForkEngine(self.workers, env, first, warm_up) if use_fork
+                                else _PrestartEngine(self.workers, env, contain))
         self._lock = threading.Lock()  # one check at a time
         # the safety net: the engine is closed when this object goes, or at exit at the latest
         self._finalizer = weakref.finalize(self, self._engine.close)
@@ -188,17 +189,16 @@ class _Server:
         self.checking: int | None = None
 
     @classmethod
-    def spawn(cls, workers: Workers, warm_up: bool = True) -> _Server:
+    def spawn(cls, workers: Workers, environ: Mapping[str, str],
+              warm_up: bool = True) -> _Server:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             fd = theirs.fileno()
-            proc = workers.start(lambda: subprocess.Popen(
-                [sys.executable, "-m", "gradtutor.checking.worker", "--serve", str(fd),
-                 "--tutor", str(os.getpid()),  # a sweep can tell when its tutor is gone
-                 *([] if warm_up else ["--no-warm-up"])],
-                pass_fds=(fd,), cwd=os.path.abspath(os.sep), stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env=server_environment(os.environ), start_new_session=True))
+            proc = start(WORKER, [
+                "--serve", str(fd), "--tutor", str(os.getpid()),  # a sweep can tell when
+                *([] if warm_up else ["--no-warm-up"])],  # its tutor is gone
+                env=server_environment(environ), cwd=os.path.abspath(os.sep),
+                popen={"pass_fds": (fd,), "start_new_session": True}, starter=workers.start)
         except BaseException:
             mine.close()
             raise
@@ -256,7 +256,7 @@ class _Server:
         if self.lost and not even_if_lost:
             return None
         try:
-            readable, _, _ = select.select([self.control], [], [], max(0.0, timeout))
+            readable = readable_within(self.control.fileno(), timeout)
             data, passed = (socket.recv_fds(self.control, 65536, 1)[:2] if readable
                             else (None, []))
         except (OSError, ValueError):  # closed under us by close()
@@ -338,25 +338,6 @@ class _Server:
             self.references.close()
 
 
-# Allocations through glibc's malloc, which backs its heap with transparent huge pages where
-# the kernel allows it (THP "madvise" or "always"; glibc 2.35+). The fork server's 200 MiB of
-# heap is then some 100 huge pages instead of 50,000 small ones, so forking a check's child
-# costs about 1.5 ms instead of 6-10, and its exit about 6 ms instead of 12 (benchmarks/
-# checks.py; measured on this project's 2-core Linux machine). Elsewhere they do nothing.
-SERVER_TUNING = {"PYTHONMALLOC": "malloc", "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
-
-
-def server_environment(base: Mapping[str, str]) -> dict[str, str]:
-    """The fork server's environment: a worker's, with SERVER_TUNING unless the tutor's
-    environment sets those variables itself. The server removes them again once started
-    (TUNED_MARK says so), so learner code neither sees nor passes them on."""
-    env = worker_environment(base)
-    if not any(name in base for name in SERVER_TUNING):
-        env.update(SERVER_TUNING)
-        env[TUNED_MARK] = ",".join(SERVER_TUNING)
-    return env
-
-
 class _References:
     """The tutor's end of the fork server's reference process (`worker.serve_references`):
     asked for a checker's references on a seed while the check's child starts, it answers
@@ -365,7 +346,7 @@ class _References:
 
     def __init__(self, fd: int) -> None:
         self._socket = socket.socket(fileno=fd)
-        self._pending = b""
+        self._lines = LineReader(fd)
         self.lost = False
 
     def ask(self, checker: protocol.CheckerRef, seed: int) -> bool:
@@ -378,19 +359,9 @@ class _References:
     def answer(self, timeout: float) -> protocol.Expected | None:
         """The answer to the last question, or None (it failed, or said nothing in `timeout`
         seconds)."""
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._pending and not self.lost:
-            try:
-                readable, _, _ = select.select([self._socket], [], [],
-                                               max(0.0, deadline - time.monotonic()))
-                chunk = self._socket.recv(1 << 20) if readable else b""
-            except (OSError, ValueError):
-                chunk = b""
-            self._pending += chunk
-            self.lost = not chunk
-        line, _, self._pending = self._pending.partition(b"\n")
+        line = None if self.lost else self._lines.next(timeout)
         try:
-            if not self.lost:
+            if line is not None:
                 return protocol.decode_reference(line)
         except protocol.Malformed:
             pass
@@ -520,9 +491,10 @@ class _WarmEngine(Generic[R, P]):
 
     attempts = 1  # how many workers one request may try before it runs cold
 
-    def __init__(self, workers: Workers) -> None:
+    def __init__(self, workers: Workers, environ: Mapping[str, str]) -> None:
         self._workers = workers
-        self._cold = ColdEngine(workers)
+        self._environ = environ
+        self._cold = ColdEngine(workers, environ=environ)
         self._state = threading.Lock()
         self._ready: R | None = None  # the worker kept for the next request
         self._starting: threading.Thread | None = None
@@ -642,9 +614,10 @@ class _ForkEngine(_WarmEngine[_Server, _Forked]):
 
     attempts = 2
 
-    def __init__(self, workers: Workers, first: Callable[[], _Server | None] | None = None,
+    def __init__(self, workers: Workers, environ: Mapping[str, str],
+                 first: Callable[[], _Server | None] | None = None,
                  warm_up: bool = True) -> None:
-        super().__init__(workers)
+        super().__init__(workers, environ)
         self._first = first
         self._warm_up = warm_up
         # references by (checker, seed), the latest last: a seed checked again (a class
@@ -658,8 +631,8 @@ class _ForkEngine(_WarmEngine[_Server, _Forked]):
 
     def _make(self) -> _Server:
         first, self._first = self._first, None  # only the first: later ones are spawned
-        return (first() if first is not None else None) or _Server.spawn(self._workers,
-                                                                         self._warm_up)
+        return (first() if first is not None else None) or _Server.spawn(
+            self._workers, self._environ, self._warm_up)
 
     def _could_not_make(self) -> None:
         with self._state:
@@ -783,7 +756,7 @@ class _ForkEngine(_WarmEngine[_Server, _Forked]):
                     return outcome, True  # nothing of the learner's ran: again, the old way
                 if reference is None:  # it ran (and may have killed the server with its
                     # reference process): judged on references computed alone, never run again
-                    reference = reference_alone(request)
+                    reference = reference_alone(request, environ=self._environ)
             if reference is not None:
                 outcome = replace(outcome[0], reference=reference), outcome[1]
             return outcome, server.lost and not slot.learner_started
@@ -822,8 +795,8 @@ class _PrestartEngine(_WarmEngine[WaitingWorker, WaitingWorker]):
     """Runs each request in a pre-started worker (`runner.WaitingWorker`), and pre-starts
     the next after it."""
 
-    def __init__(self, workers: Workers, contain: Contain) -> None:
-        super().__init__(workers)
+    def __init__(self, workers: Workers, environ: Mapping[str, str], contain: Contain) -> None:
+        super().__init__(workers, environ)
         self._contain = contain
 
     @property
@@ -832,7 +805,8 @@ class _PrestartEngine(_WarmEngine[WaitingWorker, WaitingWorker]):
         return waiting.pid if waiting is not None and waiting.alive() else None
 
     def _make(self) -> WaitingWorker:
-        return WaitingWorker(self._workers, preload=True, contain=self._contain)
+        return WaitingWorker(self._workers, preload=True, contain=self._contain,
+                             environ=self._environ)
 
     def wait_ready(self) -> bool:
         self._await_start()

@@ -22,7 +22,7 @@ import os
 import sys
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from gradtutor.checking import protocol
@@ -260,12 +260,9 @@ def warm_up_training() -> None:
 
 def spawn_reference(checker_name: CheckerRef, seed: int, fd: int) -> int:
     """The reference in a fresh interpreter writing to `fd` as its stdout; its exit code."""
-    import subprocess
+    from gradtutor.checking.spawn import start_reference
 
-    return subprocess.run(
-        [sys.executable, "-m", "gradtutor.checking.worker", "--reference",
-         json.dumps(checker_name), str(seed)], stdin=subprocess.DEVNULL, stdout=fd,
-        stderr=subprocess.DEVNULL, check=False).returncode
+    return start_reference(checker_name, seed, fd, os.environ).wait()
 
 
 def reference_main(checker_name: CheckerRef, seed: int) -> NoReturn:
@@ -592,15 +589,12 @@ def _serve_checks(control: Any, warm_up: bool) -> NoReturn:
             spare[1].close()
             spare = None
         if child is None:  # no child waiting (it died, or could not be forked): fork one now
-            server = os.getpid()
-            child = os.fork()
-            if child == 0:
-                from gradtutor.checking.lifetime import die_with
-
-                die_with(server)  # the server ends with the tutor, so the child with it
+            def on_demand(request: protocol.HandOver = request, output_fd: int = output_fd,
+                          result_fd: int = result_fd) -> NoReturn:
                 os.setsid()
-                os.close(control.detach())
                 _check_child(output_fd, result_fd, request)
+
+            child = fork_child(on_demand, close=[control])
         os.close(output_fd)  # the child has its copies; the tutor sees EOF when it ends
         os.close(result_fd)
         if not _tell(control, protocol.child_took(child)):
@@ -614,6 +608,29 @@ def _serve_checks(control: Any, warm_up: bool) -> NoReturn:
 Spare = tuple[int, Any]  # a child forked ahead, waiting for its request: its pid, our socket
 
 
+def fork_child(body: Callable[[], None], *, close: Sequence[Any] = ()) -> int:
+    """Fork a child of the fork server that dies with it (its parent-death signal: the server
+    ends with the tutor, so the child with it), closes the server's sockets `close`, and runs
+    `body`; it ends with `os._exit` whatever happens: OK when `body` returns, SOFTWARE when it
+    raises (there is nowhere to report it; the exit code says it). The child's pid (OSError if
+    it cannot be forked)."""
+    server = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        code = WorkerExit.SOFTWARE
+        try:
+            from gradtutor.checking.lifetime import die_with
+
+            die_with(server)
+            for each in close:
+                each.close()
+            body()
+            code = WorkerExit.OK
+        finally:
+            os._exit(code)
+    return pid
+
+
 def _prefork(control: Any, warm_up: bool) -> Spare | None:
     """Fork the next check's child ahead of its request (between checks, while nobody waits),
     so that a check does not wait for the fork and the child's setting up: the child closes
@@ -625,34 +642,31 @@ def _prefork(control: Any, warm_up: bool) -> Spare | None:
     cannot be forked."""
     import socket
 
-    server = os.getpid()
+    def waiting() -> NoReturn:
+        if warm_up:
+            warm_up_training()
+        data, fds, _, _ = socket.recv_fds(theirs, 65536, 2)
+        if not data:  # the server let it go without a request
+            os._exit(WorkerExit.OK)
+        request = protocol.decode_to_server(data)
+        output_fd, result_fd = fds
+        theirs.close()
+        if request["type"] != "check":
+            raise protocol.Malformed("not a check")
+        os.setsid()
+        _check_child(output_fd, result_fd, request)
+
     try:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = os.fork()
     except OSError:
         return None
-    if pid == 0:
-        try:
-            from gradtutor.checking.lifetime import die_with
-
-            die_with(server)
-            control.close()
-            mine.close()
-            if warm_up:
-                warm_up_training()
-            data, fds, _, _ = socket.recv_fds(theirs, 65536, 2)
-            if not data:  # the server let it go without a request
-                os._exit(WorkerExit.OK)
-            request = protocol.decode_to_server(data)
-            output_fd, result_fd = fds
-            theirs.close()
-            if request["type"] != "check":
-                raise protocol.Malformed("not a check")
-            os.setsid()
-        except BaseException:  # noqa: BLE001 - nowhere to report it; the exit code says it
-            os._exit(WorkerExit.SOFTWARE)
-        _check_child(output_fd, result_fd, request)
-    theirs.close()
+    try:
+        pid = fork_child(waiting, close=[control, mine])
+    except OSError:
+        mine.close()
+        return None
+    finally:
+        theirs.close()
     return pid, mine
 
 
@@ -674,20 +688,12 @@ def _clone(control: Any, fd: int, spare: Spare | None, warm_up: bool) -> int:
     server, and starts its own reference process. Its pid."""
     import socket
 
-    server = os.getpid()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            from gradtutor.checking.lifetime import die_with
+    def clone() -> NoReturn:
+        os.setsid()
+        _serve_checks(socket.socket(fileno=fd), warm_up)
 
-            os.setsid()
-            die_with(server)
-            control.close()
-            if spare is not None:  # the first server's waiting child is not this one's
-                spare[1].close()
-            _serve_checks(socket.socket(fileno=fd), warm_up)
-        finally:
-            os._exit(WorkerExit.SOFTWARE)
+    # the first server's waiting child is not this one's
+    pid = fork_child(clone, close=[control, *([spare[1]] if spare is not None else [])])
     os.close(fd)
     return pid
 
@@ -786,19 +792,8 @@ def _fork_references(control: Any) -> tuple[Any, int]:
     its pid."""
     import socket
 
-    server = os.getpid()
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            from gradtutor.checking.lifetime import die_with
-
-            die_with(server)
-            control.close()
-            theirs.close()
-            serve_references(mine)
-        finally:
-            os._exit(WorkerExit.SOFTWARE)
+    pid = fork_child(lambda: serve_references(mine), close=[control, theirs])
     mine.close()
     return theirs, pid
 
