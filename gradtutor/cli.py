@@ -57,8 +57,8 @@ if TYPE_CHECKING:
 
     from gradtutor.checking.safety import Job
     from gradtutor.checking.verdict import Verdict
-    from gradtutor.checking.warm import WarmWorker
     from gradtutor.i18n import Translator
+    from gradtutor.runtime.warm import WarmWorker
 
 # Help texts are msg() templates, so that `--lang zh ... --help` can say them in Chinese.
 app = typer.Typer(
@@ -537,8 +537,10 @@ def _seconds(value: float | None) -> float | None:
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
                timeout: float | None, environ: Mapping[str, str],
                warm: WarmWorker | None = None) -> Verdict:
-    from gradtutor.checking.runner import ColdEngine, check_order_file, run_check
+    from gradtutor.checking.check import check_order_file
     from gradtutor.lessons.parsons import parsons_steps
+    from gradtutor.runtime.cold import ColdEngine
+    from gradtutor.runtime.run import run_check
 
     orderings = parsons_steps(course.lessons)
     if exercise_id in orderings:  # an order of lines, graded as it is: nothing runs
@@ -558,7 +560,7 @@ def _check_all(env: Environment, course: Course, folder: Path, seed: int,
     `grade`'s workers, it does not warm up the next check's child: the checks come back to
     back, and each would wait for it (8 checks: 490-680 ms with it, 308-375 ms without).
     With `status`, a status line names the check running and counts its seconds."""
-    from gradtutor.checking.warm import WarmWorker, warm_enabled
+    from gradtutor.runtime.warm import WarmWorker, warm_enabled
     from gradtutor.ui.status import counting
 
     verdicts: list[Verdict] = []
@@ -701,7 +703,7 @@ def check(
 
 def _sandbox_notice(env: Environment, verdicts: list[Verdict]) -> None:
     """Once per command, on stderr: learner code ran unconfined here (docs/isolation.md)."""
-    from gradtutor.checking.sandbox import landlock_abi, unavailable_notice
+    from gradtutor.runtime.sandbox import landlock_abi, unavailable_notice
 
     if any(v.ran for v in verdicts):
         notice = unavailable_notice(landlock_abi(), env.environ)
@@ -787,7 +789,7 @@ def grade(
     import threading
 
     from gradtutor import grading
-    from gradtutor.checking.pool import grade_class
+    from gradtutor.runtime.pool import grade_class
     from gradtutor.ui import grade_view
 
     env = _env(ctx)
@@ -1005,7 +1007,8 @@ def validate(
     steps = sum(len(lesson.steps) for lesson, _ in found)
     proved = 0
     if run_code:
-        from gradtutor.checking.safety import jobs_for, prove
+        from gradtutor.checking.safety import jobs_for
+        from gradtutor.runtime.proofs import prove
 
         runs = sum(1 for lesson, path in found for _ in jobs_for(lesson, path))
         if runs:

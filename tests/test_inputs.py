@@ -15,9 +15,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
-from gradtutor.checking.sandbox import WRITABLE_ENV
 from gradtutor.cli import run
 from gradtutor.env import Environment
+from gradtutor.runtime.sandbox import WRITABLE_ENV
 
 if TYPE_CHECKING:
     from conftest import Cli
@@ -394,7 +394,7 @@ def test_a_tutor_killed_during_validate_leaves_no_proof_running(tmp_path: Path) 
                 parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
-            if b"gradtutor.checking.batch" in args and parent == tutor.pid:
+            if b"gradtutor.runtime.batch" in args and parent == tutor.pid:
                 found.append(int(entry.name))
         return found
 

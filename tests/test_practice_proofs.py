@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 from narrowing import step_as
 
+from gradtutor.checking.check import FILE_BUDGET, MEMORY_BUDGET
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.runner import FILE_BUDGET, MEMORY_BUDGET
 from gradtutor.checking.safety import Job, jobs_for, problem_text
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson

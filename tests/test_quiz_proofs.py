@@ -21,13 +21,14 @@ import yaml
 from narrowing import step_as
 from rich.console import Console
 
+from gradtutor.checking.check import FILE_BUDGET, MEMORY_BUDGET
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.runner import FILE_BUDGET, MEMORY_BUDGET
-from gradtutor.checking.safety import LIMITS, Job, jobs_for, problem_text, run_jobs, snippet
+from gradtutor.checking.safety import LIMITS, Job, jobs_for, problem_text, snippet
 from gradtutor.checking.snippet import run_proof
 from gradtutor.lessons.load import load_lesson, unproven_choices
 from gradtutor.lessons.model import Choice, Lesson, Quiz
 from gradtutor.lessons.timing import step_minutes
+from gradtutor.runtime.proofs import run_jobs
 from gradtutor.ui.render import Look
 from gradtutor.ui.walk_screen import screen
 from gradtutor.walk.events import Choose

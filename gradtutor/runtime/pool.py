@@ -24,12 +24,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from gradtutor.checking.lifetime import GRADE_PREFIX, owned_prefix
-from gradtutor.checking.runner import MAX_SOURCE_BYTES
-from gradtutor.checking.sandbox import READ_ENV
-from gradtutor.checking.spawn import tutor_environ
+from gradtutor.checking.check import MAX_SOURCE_BYTES
 from gradtutor.checking.verdict import Verdict
-from gradtutor.checking.warm import WarmWorker
 from gradtutor.errors import GradtutorError
 from gradtutor.grading import (
     GradingFailed,
@@ -41,6 +37,10 @@ from gradtutor.grading import (
 )
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
+from gradtutor.runtime.lifetime import GRADE_PREFIX, owned_prefix
+from gradtutor.runtime.sandbox import READ_ENV
+from gradtutor.runtime.spawn import tutor_environ
+from gradtutor.runtime.warm import WarmWorker
 
 OnCheck = Callable[[Submission, Verdict], None]
 

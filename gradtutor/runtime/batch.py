@@ -9,7 +9,7 @@ check would not. A snippet's result is {"shown", "series"} or {"error"}. A quiz 
 runs after its question's code (`snippet.run_proof`), under the same limits: {"holds"} or
 {"error", "in"}.
 
-    python -m gradtutor.checking.batch JOBS.json [PID]  # {"ready": true}, then a line per job
+    python -m gradtutor.runtime.batch JOBS.json [PID]  # {"ready": true}, then a line per job
 
 With PID (the tutor's), the worker dies with that process (Linux), so a tutor killed during
 `validate` leaves no author proof running.
@@ -30,15 +30,15 @@ from typing import Any
 
 def main() -> None:
     from gradtutor.checking import protocol
-    from gradtutor.checking.lifetime import die_with
     from gradtutor.checking.snippet import run_proof
-    from gradtutor.checking.worker import (
+    from gradtutor.runtime.prepare import (
         confine_learner,
         import_torch_quietly,
         limit_files,
         limit_memory,
-        report_failures,
     )
+    from gradtutor.runtime.sender import report_failures
+    from gradtutor.runtime.signals import die_with
 
     if len(sys.argv) > 2:
         die_with(int(sys.argv[2]))
@@ -65,7 +65,7 @@ def main() -> None:
 
 def _serve(job: dict[str, Any], send: Callable[[Any], None]) -> None:
     from gradtutor.checking import protocol
-    from gradtutor.checking.worker import serve_request
+    from gradtutor.runtime.worker import serve_request
 
     serve_request(protocol.decode_request(job), send)
 

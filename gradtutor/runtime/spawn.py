@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import gradtutor
-from gradtutor.checking.protocol import CHECK_MARK, TUNED_MARK, CheckerRef
+from gradtutor.checking.protocol import CheckerRef
+from gradtutor.runtime.wire import CHECK_MARK, TUNED_MARK
 
-WORKER = "gradtutor.checking.worker"  # every role of the worker process (worker.main)
-BATCH = "gradtutor.checking.batch"  # validate's batch worker
+WORKER = "gradtutor.runtime.worker"  # every role of the worker process (worker.main)
+BATCH = "gradtutor.runtime.batch"  # validate's batch worker
 
 # Environment a learner's process should not inherit from the tutor's: settings that would
 # turn torch's import warnings into errors or show torch's internal ones, print tracebacks
