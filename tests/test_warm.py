@@ -668,14 +668,14 @@ import json, sys
 from gradtutor.runtime import forkserver, learner, prepare
 from gradtutor.checking.checkers import request_checker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.safety import apply_edits
-from gradtutor.checking.snippet import run_code
+from gradtutor.checking.mistakes import mutant_source
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Exercise, Predict
 steps = [s for lesson in load_course(rules=EXERCISE_RULES).lessons for s in lesson.steps]
 prepare.import_torch_quietly()
 prepare.preload()
 before = set(sys.modules)
+from gradtutor.checking.snippet import run_code  # what a child imports to run a snippet
 # what a check's child does before learner code runs (its file and memory limits; the fd
 # range it closes), then every check and snippet
 prepare.limit_files(1 << 26)
@@ -683,8 +683,7 @@ prepare.mapped_bytes()
 forkserver._max_fd()
 for step in steps:
     if isinstance(step, Exercise):
-        sources = [step.solution] + [apply_edits(step.solution, step, i)
-                                     for i in range(len(step.mutants))]
+        sources = [step.solution] + [mutant_source(step, i) for i in range(len(step.mutants))]
         for source in sources:
             learner.evaluate(request_checker(step), step.function, source, "learner.py", 1,
                             lambda message: None)

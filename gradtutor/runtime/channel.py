@@ -40,8 +40,8 @@ class LineReader:
             left = None if deadline is None else deadline - time.monotonic()
             if self.ended or (left is not None and left <= 0):
                 return None
-            if not readable_within(self._fd, left):
-                return None
+            if left is not None and not readable_within(self._fd, left):
+                return None  # (no deadline: read and block, where select cannot wait on a pipe)
             try:
                 chunk = os.read(self._fd, 1 << 20)
             except OSError:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from gradtutor.checking import protocol
@@ -20,6 +19,7 @@ from gradtutor.runtime.prepare import (
 )
 from gradtutor.runtime.references import serve_references
 from gradtutor.runtime.sender import _flush_output, report_failures, result_sender
+from gradtutor.runtime.signals import fork_child
 from gradtutor.runtime.wire import CHECK_MARK, TUNED_MARK
 from gradtutor.runtime.worker import answer
 
@@ -120,29 +120,6 @@ def _serve_checks(control: Any, warm_up: bool) -> NoReturn:
 
 
 Spare = tuple[int, Any]  # a child forked ahead, waiting for its request: its pid, our socket
-
-
-def fork_child(body: Callable[[], None], *, close: Sequence[Any] = ()) -> int:
-    """Fork a child of the fork server that dies with it (its parent-death signal: the server
-    ends with the tutor, so the child with it), closes the server's sockets `close`, and runs
-    `body`; it ends with `os._exit` whatever happens: OK when `body` returns, SOFTWARE when it
-    raises (there is nowhere to report it; the exit code says it). The child's pid (OSError if
-    it cannot be forked)."""
-    server = os.getpid()
-    pid = os.fork()
-    if pid == 0:
-        code = WorkerExit.SOFTWARE
-        try:
-            from gradtutor.runtime.signals import die_with
-
-            die_with(server)
-            for each in close:
-                each.close()
-            body()
-            code = WorkerExit.OK
-        finally:
-            os._exit(code)
-    return pid
 
 
 def _prefork(control: Any, warm_up: bool) -> Spare | None:

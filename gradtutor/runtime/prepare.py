@@ -119,6 +119,7 @@ def import_torch_quietly() -> None:
 def preload() -> None:
     """Import every checker and the snippet runner now. Imports only, no tensor work: a
     fork server may still fork safely afterwards, and no check pays for these imports."""
+    from gradtutor.checking import snippet  # noqa: F401
     from gradtutor.checking.checkers import CHECKERS, declared  # noqa: F401
     from gradtutor.runtime import lifetime, sandbox  # noqa: F401
 

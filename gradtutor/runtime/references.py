@@ -23,6 +23,7 @@ from gradtutor.runtime.sender import (
     _flush_output,
     report_failures,
 )
+from gradtutor.runtime.signals import fork_child
 
 
 def reference_message(checker_name: CheckerRef, seed: int) -> protocol.Expected:
@@ -63,10 +64,8 @@ def reference_elsewhere(checker_name: CheckerRef, seed: int, send: Send) -> None
         return
     _flush_output()  # the child must not write out what this process had buffered
     if hasattr(os, "fork"):
-        pid = os.fork()
-        if pid == 0:
-            code = report_failures(send, lambda: send(reference_message(checker_name, seed)))
-            os._exit(code)
+        pid = fork_child(lambda: report_failures(
+            send, lambda: send(reference_message(checker_name, seed))))
         warm_up()  # meanwhile, and after the fork: the child must not inherit autograd's threads
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)

@@ -11,8 +11,11 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
+from typing import Any
+
+from gradtutor.checking.protocol import WorkerExit
 
 LINUX = sys.platform.startswith("linux")
 
@@ -117,3 +120,24 @@ def become_subreaper() -> None:
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def fork_child(body: Callable[[], int | None], *, close: Sequence[Any] = ()) -> int:
+    """Fork a child that dies with this process (its parent-death signal: a fork server ends
+    with the tutor, so its child with it), closes this process's sockets `close`, and runs
+    `body`; it ends with `os._exit` whatever happens: with the code `body` returns (OK for
+    None), SOFTWARE when it raises (there is nowhere to report it; the exit code says it).
+    The one place the runtime forks. The child's pid (OSError if it cannot be forked)."""
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        code = int(WorkerExit.SOFTWARE)
+        try:
+            die_with(parent)
+            for each in close:
+                each.close()
+            returned = body()
+            code = int(WorkerExit.OK) if returned is None else returned
+        finally:
+            os._exit(code)
+    return pid

@@ -16,6 +16,8 @@ import sys
 
 from gradtutor.checking import protocol
 from gradtutor.checking.protocol import WorkerExit
+from gradtutor.runtime import wire
+from gradtutor.runtime.channel import LineReader
 from gradtutor.runtime.learner import evaluate
 from gradtutor.runtime.prepare import (
     confine_learner,
@@ -69,15 +71,11 @@ def _open_pipe(value: str, flags: int) -> int:
 
 def wait_for_go(fd: int) -> bool:
     """Block until the tutor says `go` on the pipe `fd` (False: it closed it without)."""
-    said = b""
     try:
-        while b"\n" not in said and (chunk := os.read(fd, 64)):
-            said += chunk
-    except OSError:
-        said = b""
+        said = LineReader(fd).next(None) or b""
     finally:
         os.close(fd)  # learner code must not find it open
-    return said.startswith(b"go")
+    return said.startswith(wire.GO.strip())
 
 
 def main(argv: list[str] | None = None) -> None:
