@@ -56,7 +56,7 @@ class _Server:
         # process and the child it forked ahead for the next check
         self.told: dict[str, int] = {}
         # the check's child that a `_Forked` watches now (and reaps); set and cleared with
-        # the engine's record of it (`_ForkEngine._running`), so that `stop` leaves to that
+        # the engine's record of it (`_ForkEngine._record`), so that `stop` leaves to that
         # watcher only a child `close` can see; any other child is reaped as an orphan
         self.checking: int | None = None
 
