@@ -46,7 +46,7 @@ from gradtutor.checking.verdict import Verdict
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
 from gradtutor.runtime.cold import ColdEngine
-from gradtutor.runtime.fork import FORK_SERVER, _ForkEngine
+from gradtutor.runtime.fork import FORK_SERVER, ForkEngine
 from gradtutor.runtime.run import run_check
 from gradtutor.runtime.sandbox import SWITCH_ENV, WRITABLE_ENV, landlock_abi
 from gradtutor.runtime.signals import become_subreaper
@@ -434,7 +434,7 @@ def test_a_spare_the_server_died_before_telling_of_is_reaped(folder: Path) -> No
     with WarmWorker() as worker:
         assert worker.check(exercise(), folder / "correct.py", seed=7).passed
         engine = worker._engine
-        assert isinstance(engine, _ForkEngine) and engine._ready is not None
+        assert isinstance(engine, ForkEngine) and engine._ready is not None
         server = engine._ready
         deadline = time.monotonic() + 10
         while "spare" not in server.told:  # the spare forked after that check, told of

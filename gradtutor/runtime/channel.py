@@ -54,7 +54,7 @@ class LineReader:
         return line
 
 
-class _Drain(threading.Thread):
+class Drain(threading.Thread):
     """Reads a pipe to its end, keeping the first `cap` bytes and counting the rest, so a
     writer never blocks on a full pipe and a flood never grows the tutor. For the result
     channel it also notes when the first and second line arrived.

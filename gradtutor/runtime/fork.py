@@ -15,7 +15,7 @@ from gradtutor.checking.check import STARTUP_ALLOWANCE, Outcome
 from gradtutor.runtime.engine import Lifecycle, Running
 from gradtutor.runtime.lifetime import Workers
 from gradtutor.runtime.procfs import tutor_descendants
-from gradtutor.runtime.server import _Forked, _Server, reference_alone
+from gradtutor.runtime.server import Forked, Server, reference_alone
 from gradtutor.runtime.signals import LINUX
 from gradtutor.runtime.slot import Slot
 from gradtutor.runtime.supervise import supervise
@@ -27,7 +27,7 @@ FORK_SERVER = (LINUX and hasattr(os, "fork") and hasattr(socket, "send_fds")
 KNOWN_REFERENCES = 64  # (checker, seed) pairs whose references a fork engine keeps
 
 
-class _ForkEngine(Lifecycle[_Server, _Forked]):
+class ForkEngine(Lifecycle[Server, Forked]):
     """Runs requests in children of a fork server, restarting the server when it dies.
     `first`, if given, makes its first server (a clone of another engine's); it may give
     None, and a server is then spawned as usual."""
@@ -35,7 +35,7 @@ class _ForkEngine(Lifecycle[_Server, _Forked]):
     attempts = 2
 
     def __init__(self, workers: Workers, environ: Mapping[str, str],
-                 first: Callable[[], _Server | None] | None = None,
+                 first: Callable[[], Server | None] | None = None,
                  warm_up: bool = True) -> None:
         super().__init__(workers, environ)
         self._first = first
@@ -49,16 +49,16 @@ class _ForkEngine(Lifecycle[_Server, _Forked]):
         server = self._ready
         return server.pid if server is not None and server.alive() else None
 
-    def _make(self) -> _Server:
+    def _make(self) -> Server:
         first, self._first = self._first, None  # only the first: later ones are spawned
-        return (first() if first is not None else None) or _Server.spawn(
+        return (first() if first is not None else None) or Server.spawn(
             self._workers, self._environ, self._warm_up)
 
     def _could_not_make(self) -> None:
         with self._state:
             self._broken = True
 
-    def _take(self) -> _Server | None:
+    def _take(self) -> Server | None:
         """A server ready for a request, started and waited for if need be (twice at most);
         None if there is none to be had."""
         for _ in range(2):
@@ -99,19 +99,19 @@ class _ForkEngine(Lifecycle[_Server, _Forked]):
             return True
         return not (server.alive() and server.wait_ready(0.0))
 
-    def clone_server(self) -> _Server | None:
-        """A clone of this engine's server, once it is ready (`_Server.clone`); the caller
+    def clone_server(self) -> Server | None:
+        """A clone of this engine's server, once it is ready (`Server.clone`); the caller
         holds the lock that keeps checks off it meanwhile. None if there is none to clone."""
         server = self._take()
         return server.clone() if server is not None else None
 
-    def _drop(self, server: _Server) -> None:
+    def _drop(self, server: Server) -> None:
         with self._state:
             if self._ready is server:
                 self._ready = None
         self._let_go(server, running=False)
 
-    def _let_go(self, kept: _Server, *, running: bool) -> None:
+    def _let_go(self, kept: Server, *, running: bool) -> None:
         kept.stop()
         if not running:  # else the check in it still reads the socket; it closes it itself
             kept.close_socket()
@@ -119,20 +119,20 @@ class _ForkEngine(Lifecycle[_Server, _Forked]):
     def _record(self, process: Running, *, kept: bool = True) -> bool:
         """Record a check's child as watched, on its server too, in one step that `close`
         cannot split: a child `close` does not see is not yet its server's `checking`, so
-        `_Server.stop` reaps it with the server's other orphans."""
+        `Server.stop` reaps it with the server's other orphans."""
         with self._state:
-            if isinstance(process, _Forked):
+            if isinstance(process, Forked):
                 process.server.checking = process.pid
             self._current[process] = kept
             return not self._closed
 
     def _forget(self, process: Running) -> None:
         with self._state:
-            if isinstance(process, _Forked) and process.server.checking == process.pid:
+            if isinstance(process, Forked) and process.server.checking == process.pid:
                 process.server.checking = None
             self._current.pop(process, None)
 
-    def _attempt(self, server: _Server, request: protocol.Request,
+    def _attempt(self, server: Server, request: protocol.Request,
                  timeout: float) -> tuple[Outcome, bool]:
         """One run in a fresh child; and whether it may be retried (the server went away
         before any learner code ran). A server lost on the way is replaced."""
@@ -142,7 +142,7 @@ class _ForkEngine(Lifecycle[_Server, _Forked]):
             self.start()  # the next server, in the background
         return attempt
 
-    def _in_child(self, server: _Server, request: protocol.Request,
+    def _in_child(self, server: Server, request: protocol.Request,
                   timeout: float) -> tuple[Outcome, bool]:
         reference, asked = self._reference(server, request)
         if request["kind"] == "check" and (reference is not None or asked):
@@ -164,7 +164,7 @@ class _ForkEngine(Lifecycle[_Server, _Forked]):
                 if not slot.learner_started:
                     return outcome, True
             else:
-                child = _Forked(server, pid)
+                child = Forked(server, pid)
                 self._workers.register(pid, child.kill)  # spared by other threads' sweeps
                 self._record(child)
                 try:
@@ -185,7 +185,7 @@ class _ForkEngine(Lifecycle[_Server, _Forked]):
         finally:
             slot.close()
 
-    def _reference(self, server: _Server, request: protocol.Request) -> tuple[
+    def _reference(self, server: Server, request: protocol.Request) -> tuple[
             protocol.Expected | None, bool]:
         """For a check: its references if known already, else whether the server's reference
         process was asked for them (False: the check's worker sends them itself)."""
@@ -199,7 +199,7 @@ class _ForkEngine(Lifecycle[_Server, _Forked]):
             return known, False
         return None, references.ask(request["checker"], request["seed"])
 
-    def _answer(self, server: _Server,
+    def _answer(self, server: Server,
                 request: protocol.CheckRequest) -> protocol.Expected | None:
         """The answer to `_reference`'s question, remembered; None if there is none."""
         assert server.references is not None  # it was asked

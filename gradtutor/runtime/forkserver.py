@@ -18,7 +18,7 @@ from gradtutor.runtime.prepare import (
     warm_up_training,
 )
 from gradtutor.runtime.references import serve_references
-from gradtutor.runtime.sender import _flush_output, report_failures, result_sender
+from gradtutor.runtime.sender import flush_output, report_failures, result_sender
 from gradtutor.runtime.signals import fork_child
 from gradtutor.runtime.wire import CHECK_MARK, TUNED_MARK
 from gradtutor.runtime.worker import answer
@@ -129,7 +129,7 @@ def _prefork(control: Any, warm_up: bool) -> Spare | None:
     back, as `grade` runs them, would wait for it), waits for its request on a socket of its
     own (`_hand_over`), and leaves the server's session once it has it, before any learner
     code runs. Until then it is of the server's session, so that the tutor finds it by that
-    if the server dies before it says the spare's pid (`server._Server.stop`). None if it
+    if the server dies before it says the spare's pid (`server.Server.stop`). None if it
     cannot be forked."""
     import socket
 
@@ -217,7 +217,7 @@ def _check_child(output_fd: int, result_fd: int, request: wire.HandOver) -> NoRe
     except BaseException:  # noqa: BLE001 - nowhere to report it; the exit code says it
         os._exit(WorkerExit.SOFTWARE)
     code = answer(request["request"], send)
-    _flush_output()
+    flush_output()
     os._exit(code)
 
 

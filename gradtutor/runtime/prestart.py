@@ -13,7 +13,7 @@ from gradtutor.runtime.lifetime import Workers
 from gradtutor.runtime.spawned import Contain, WaitingWorker
 
 
-class _PrestartEngine(Lifecycle[WaitingWorker, WaitingWorker]):
+class PrestartEngine(Lifecycle[WaitingWorker, WaitingWorker]):
     """Runs each request in a pre-started worker (`cold.WaitingWorker`), and pre-starts
     the next after it."""
 

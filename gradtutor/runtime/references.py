@@ -20,7 +20,7 @@ from gradtutor.runtime.sender import (
     ReferenceFailed,
     ResultSender,
     Send,
-    _flush_output,
+    flush_output,
     report_failures,
 )
 from gradtutor.runtime.signals import fork_child
@@ -62,7 +62,7 @@ def reference_elsewhere(checker_name: CheckerRef, seed: int, send: Send) -> None
     if fd is None:  # no private pipe to write to: an in-process caller
         reference_here(checker_name, seed, send)
         return
-    _flush_output()  # the child must not write out what this process had buffered
+    flush_output()  # the child must not write out what this process had buffered
     if hasattr(os, "fork"):
         pid = fork_child(lambda: report_failures(
             send, lambda: send(reference_message(checker_name, seed))))

@@ -56,7 +56,7 @@ def result_sender(fd: int) -> ResultSender:
     return ResultSender(fd)
 
 
-def _flush_output() -> None:
+def flush_output() -> None:
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         # BaseException: learner code may have replaced the stream with anything at all
         with contextlib.suppress(BaseException):

@@ -36,7 +36,7 @@ REPLY_WAIT = 10.0  # seconds a server may take to say it forked
 
 
 
-class _Server:
+class Server:
     """The tutor's handle on one fork server: its process and its end of the control socket.
     `spawn` starts one (the tutor's child); `clone` forks another from a ready one (that
     server's child, which the tutor cannot reap or wait for, only watch)."""
@@ -55,14 +55,14 @@ class _Server:
         # the children it told of that the tutor must reap if the server dies: its reference
         # process and the child it forked ahead for the next check
         self.told: dict[str, int] = {}
-        # the check's child that a `_Forked` watches now (and reaps); set and cleared with
-        # the engine's record of it (`_ForkEngine._record`), so that `stop` leaves to that
+        # the check's child that a `Forked` watches now (and reaps); set and cleared with
+        # the engine's record of it (`ForkEngine._record`), so that `stop` leaves to that
         # watcher only a child `close` can see; any other child is reaped as an orphan
         self.checking: int | None = None
 
     @classmethod
     def spawn(cls, workers: Workers, environ: Mapping[str, str],
-              warm_up: bool = True) -> _Server:
+              warm_up: bool = True) -> Server:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             fd = theirs.fileno()
@@ -78,7 +78,7 @@ class _Server:
             theirs.close()
         return cls(workers, mine, proc.pid, proc)
 
-    def clone(self) -> _Server | None:
+    def clone(self) -> Server | None:
         """A second server forked from this ready one (no check may be running on it): it
         shares this one's memory and costs no import. None if this one is gone. The clone
         ends with this server (its parent-death signal)."""
@@ -97,7 +97,7 @@ class _Server:
             return None
         pid = reply["pid"]
         self.workers.register(pid)
-        clone = _Server(self.workers, mine, pid)
+        clone = Server(self.workers, mine, pid)
         clone.parent = self.pid
         return clone
 
@@ -177,7 +177,7 @@ class _Server:
             self.lost = True
             return None
         pid = reply["pid"]
-        if self.told.get("spare") == pid:  # a check's child now: `_Forked` reaps it
+        if self.told.get("spare") == pid:  # a check's child now: `Forked` reaps it
             del self.told["spare"]
         return pid
 
@@ -245,7 +245,7 @@ class _References:
         self._socket.close()
 
 
-class _Forked:
+class Forked:
     """A check's child, forked by the server: the `supervise.Process` that `supervise` watches.
 
     The server reports how it ended. If the server dies meanwhile, the child re-parents to the
@@ -253,7 +253,7 @@ class _Forked:
 
     memory_capped = False  # the child lowers its own RLIMIT_AS, as every Linux worker does
 
-    def __init__(self, server: _Server, pid: int) -> None:
+    def __init__(self, server: Server, pid: int) -> None:
         self.server = server
         self.pid = pid
         self.ended = False

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gradtutor.checking import protocol
 from gradtutor.checking.check import RESULTS_CAP
-from gradtutor.runtime.channel import _Drain
+from gradtutor.runtime.channel import Drain
 from gradtutor.runtime.lifetime import owned_prefix, remove_tree
 
 OUTPUT_CAP = 64 * 1024  # learner output kept, stdout and stderr together
@@ -35,8 +35,8 @@ class Slot:
         except BaseException:
             self.close()
             raise
-        self.output = _Drain(self.output_r, OUTPUT_CAP)
-        self.results = _Drain(self.results_r, RESULTS_CAP)
+        self.output = Drain(self.output_r, OUTPUT_CAP)
+        self.results = Drain(self.results_r, RESULTS_CAP)
 
     def _pipe(self) -> tuple[int, int]:
         pair = os.pipe()

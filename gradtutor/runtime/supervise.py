@@ -11,7 +11,7 @@ from typing import Protocol
 from gradtutor.checking import protocol
 from gradtutor.checking.check import STARTUP_ALLOWANCE, Outcome, Seen
 from gradtutor.checking.outcome import WorkerRun
-from gradtutor.runtime.channel import _Drain
+from gradtutor.runtime.channel import Drain
 from gradtutor.runtime.lifetime import Workers
 from gradtutor.runtime.signals import LINUX
 from gradtutor.runtime.slot import Slot
@@ -105,7 +105,7 @@ def _collect(slot: Slot, request: protocol.Request, returncode: int | None, time
     return run, Seen(text, slot.output.dropped, startup_ms, stopped)
 
 
-def _wait(process: Process, results: _Drain, timeout: float,
+def _wait(process: Process, results: Drain, timeout: float,
           started: float) -> tuple[bool, bool]:
     """Wait for the worker to end; kill it at the deadline. The learner's clock starts when
     the worker sends its first message, just before it loads the learner's file; until then

@@ -19,11 +19,11 @@ from gradtutor.checking.snippet import SnippetResult
 from gradtutor.checking.verdict import Verdict
 from gradtutor.lessons.model import Exercise
 from gradtutor.runtime.engine import Engine
-from gradtutor.runtime.fork import FORK_SERVER, _ForkEngine
+from gradtutor.runtime.fork import FORK_SERVER, ForkEngine
 from gradtutor.runtime.lifetime import Workers
-from gradtutor.runtime.prestart import _PrestartEngine
+from gradtutor.runtime.prestart import PrestartEngine
 from gradtutor.runtime.run import run_check, run_snippet
-from gradtutor.runtime.server import _Server
+from gradtutor.runtime.server import Server
 from gradtutor.runtime.spawn import tutor_environ
 from gradtutor.runtime.spawned import Contain, contain_in_job
 
@@ -61,8 +61,8 @@ class WarmWorker:
         first = twin_of._clone_server if twin_of is not None else None
         self.workers: Workers = (twin_of.workers if twin_of is not None else
                                  workers if workers is not None else Workers())
-        self._engine: Engine = (_ForkEngine(self.workers, env, first, warm_up) if use_fork
-                                else _PrestartEngine(self.workers, env, contain))
+        self._engine: Engine = (ForkEngine(self.workers, env, first, warm_up) if use_fork
+                                else PrestartEngine(self.workers, env, contain))
         self._lock = threading.Lock()  # one check at a time
         # the safety net: the engine is closed when this object goes, or at exit at the latest
         self._finalizer = weakref.finalize(self, self._engine.close)
@@ -84,10 +84,10 @@ class WarmWorker:
         server is ready, or its pre-started worker waits); whether it can."""
         return self._engine.wait_ready()
 
-    def _clone_server(self) -> _Server | None:
+    def _clone_server(self) -> Server | None:
         """For a `twin_of` this worker: a clone of its fork server, made between two checks
         once the server is ready (the twin's start waits for that)."""
-        if not isinstance(self._engine, _ForkEngine):
+        if not isinstance(self._engine, ForkEngine):
             return None
         with self._lock:
             return self._engine.clone_server()

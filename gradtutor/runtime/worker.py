@@ -27,7 +27,7 @@ from gradtutor.runtime.prepare import (
     preload,
 )
 from gradtutor.runtime.references import reference_by_tutor, reference_elsewhere, reference_main
-from gradtutor.runtime.sender import Send, _flush_output, report_failures, result_sender
+from gradtutor.runtime.sender import Send, flush_output, report_failures, result_sender
 from gradtutor.runtime.wire import CHECK_MARK
 
 
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     if code == 0 and wait_for_go(go):
         confine_learner(os.environ.get(CHECK_MARK) or os.getcwd())
         code = answer(request_path, send)
-    _flush_output()
+    flush_output()
     os._exit(code)
 
 
