@@ -1,6 +1,6 @@
 """How processes end with the tutor: the parent-death signal and the subreaper (Linux
-prctl), not being dumpable, the group kill, and the tutor's own SIGTERM/SIGHUP turned into a
-clean-up.
+prctl), `fork_child` (the runtime's one fork: a child that dies with its parent), not being
+dumpable, the group kill, and the tutor's own SIGTERM/SIGHUP turned into a clean-up.
 """
 
 from __future__ import annotations
