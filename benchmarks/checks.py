@@ -35,11 +35,12 @@ from pathlib import Path
 from grade import tree_rss_kib  # benchmarks/grade.py, beside this script
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.runner import run_snippet
 from gradtutor.checking.safety import apply_edits
-from gradtutor.checking.warm import FORK_SERVER, WarmWorker
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Exercise, Predict
+from gradtutor.runtime.fork import FORK_SERVER
+from gradtutor.runtime.run import run_snippet
+from gradtutor.runtime.warm import WarmWorker
 
 TARGET_MS = 50.0
 TARGET_RATIO = 20.0

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from gradtutor.checking.runner import run_check
 from gradtutor.lessons.model import Exercise
+from gradtutor.runtime.run import run_check
 
 HOSTILE = Path(__file__).resolve().parents[1] / "tests" / "hostile"
 LIMIT = 2.0

@@ -57,8 +57,8 @@ if TYPE_CHECKING:
 
     from gradtutor.checking.safety import Job
     from gradtutor.checking.verdict import Verdict
-    from gradtutor.checking.warm import WarmWorker
     from gradtutor.i18n import Translator
+    from gradtutor.runtime.warm import WarmWorker
 
 # Help texts are msg() templates, so that `--lang zh ... --help` can say them in Chinese.
 app = typer.Typer(
@@ -544,9 +544,12 @@ TimeoutOpt = Annotated[float | None, typer.Option(
 
 
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
-               timeout: float | None, warm: WarmWorker | None = None) -> Verdict:
-    from gradtutor.checking.runner import check_order_file, run_check
+               timeout: float | None, environ: Mapping[str, str],
+               warm: WarmWorker | None = None) -> Verdict:
+    from gradtutor.checking.check import check_order_file
     from gradtutor.lessons.parsons import parsons_steps
+    from gradtutor.runtime.cold import ColdEngine
+    from gradtutor.runtime.run import run_check
 
     orderings = parsons_steps(course.lessons)
     if exercise_id in orderings:  # an order of lines, graded as it is: nothing runs
@@ -554,7 +557,8 @@ def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
     exercise = course.find_exercise(exercise_id)
     if warm is not None:
         return warm.check(exercise, path, seed=seed, timeout=timeout)
-    return run_check(exercise, path, seed=seed, timeout=timeout)
+    return run_check(exercise, path, seed=seed, timeout=timeout,
+                     engine=ColdEngine(environ=environ))
 
 
 def _check_all(env: Environment, course: Course, folder: Path, seed: int,
@@ -565,12 +569,13 @@ def _check_all(env: Environment, course: Course, folder: Path, seed: int,
     `grade`'s workers, it does not warm up the next check's child: the checks come back to
     back, and each would wait for it (8 checks: 490-680 ms with it, 308-375 ms without).
     With `status`, a status line names the check running and counts its seconds."""
-    from gradtutor.checking.warm import WarmWorker, warm_enabled
+    from gradtutor.runtime.warm import WarmWorker, warm_enabled
     from gradtutor.ui.status import counting
 
     verdicts: list[Verdict] = []
     with contextlib.ExitStack() as stack:
-        warm = (stack.enter_context(WarmWorker(warm_up=False)) if warm_enabled(env.environ)
+        warm = (stack.enter_context(WarmWorker(warm_up=False, environ=env.environ))
+                if warm_enabled(env.environ)
                 else None)
         for number, exercise in enumerate(exercises, start=1):
             path = folder / f"{exercise.id}.py"
@@ -580,7 +585,8 @@ def _check_all(env: Environment, course: Course, folder: Path, seed: int,
             line = functools.partial(_checking_line, exercise.id, number, len(exercises),
                                      warm is None or warm.loading())
             with counting(env, status, line):
-                verdicts.append(_check_one(exercise.id, path, course, seed, timeout, warm))
+                verdicts.append(_check_one(exercise.id, path, course, seed, timeout,
+                                           env.environ, warm))
     return verdicts
 
 
@@ -676,7 +682,7 @@ def check(
                       lambda seconds: msg("checking {exercise}: loading PyTorch first, a few "
                                           "seconds ({seconds} s so far)",
                                           exercise=exercise_id, seconds=seconds)):
-            verdicts = [_check_one(exercise_id, path, course, seed, timeout)]
+            verdicts = [_check_one(exercise_id, path, course, seed, timeout, env.environ)]
     _sandbox_notice(env, verdicts)
     passed = all(v.passed for v in verdicts)
     if as_json:
@@ -704,7 +710,7 @@ def check(
 
 def _sandbox_notice(env: Environment, verdicts: list[Verdict]) -> None:
     """Once per command, on stderr: learner code ran unconfined here (docs/isolation.md)."""
-    from gradtutor.checking.sandbox import landlock_abi, unavailable_notice
+    from gradtutor.runtime.sandbox import landlock_abi, unavailable_notice
 
     if any(v.ran for v in verdicts):
         notice = unavailable_notice(landlock_abi(), env.environ)
@@ -788,7 +794,7 @@ def grade(
     import threading
 
     from gradtutor import grading
-    from gradtutor.checking.pool import grade_class
+    from gradtutor.runtime.pool import grade_class
     from gradtutor.submissions import Submission, find_submissions
     from gradtutor.ui import grade_view
 
@@ -826,7 +832,7 @@ def grade(
         if bar is not None:
             bar.start()
         results = grade_class(students, exercises, seed=seed, jobs=jobs, timeout=timeout,
-                              on_check=on_check)
+                              on_check=on_check, environ=env.environ)
     except KeyboardInterrupt:
         raise grading.GradingInterrupted(
             msg("grading was interrupted; no report was written"),
@@ -858,8 +864,8 @@ def grade(
 def _walls_warning(env: Environment) -> None:
     """Before a class is graded, one warning naming what students' code is not walled from
     on this system, why, and what a teacher can do."""
-    from gradtutor.checking.sandbox import landlock_abi, sandbox_enabled
     from gradtutor.grading import missing_walls
+    from gradtutor.runtime.sandbox import landlock_abi, sandbox_enabled
 
     walls = missing_walls(sys.platform, landlock_abi(), sandbox_enabled(env.environ))
     env.error(env.tr(msg("Warning: a student's code can reach {reachable} ({why}); {hint}.",
@@ -1126,14 +1132,15 @@ def validate(
     steps = sum(len(lesson.steps) for lesson, _ in found)
     proved = 0
     if run_code:
-        from gradtutor.checking.safety import jobs_for, prove
+        from gradtutor.checking.safety import jobs_for
+        from gradtutor.runtime.proofs import prove
 
         runs = sum(1 for lesson, path in found for _ in jobs_for(lesson, path))
         if runs:
             env.error(env.tr(msg("running {runs} proofs of exercises and answer keys ...",
                                  runs=runs)))
             try:
-                problems = prove(found, _proof_progress(env, found, runs))
+                problems = prove(found, _proof_progress(env, found, runs), env.environ)
             finally:
                 env.status(None)
             if problems or unproven:

@@ -1,7 +1,7 @@
 """Grading a class, the pure part: which folders are students, a student's results, and the
 reports (a summary table, JSON, CSV, JUnit XML) made from them.
 
-The checks themselves run in `gradtutor.checking.pool`, and `gradtutor.ui.grade_view` draws
+The checks themselves run in `gradtutor.runtime.pool`, and `gradtutor.ui.grade_view` draws
 the summary on screen; `gradtutor grade` wires the three.
 """
 

@@ -7,7 +7,7 @@ the results file gets, per job, the
 messages `worker.evaluate` sent; `checks_from` turns them into the checks the tutor shows, and
 `untranslated` lists what of those a learner reading Chinese would see in English.
 
-Unlike `gradtutor.checking.batch` (which runs authors' own code), the files here include
+Unlike `gradtutor.runtime.batch` (which runs authors' own code), the files here include
 hostile ones that replace torch functions, so whatever a job rebinds on torch's classes and
 modules is bound back before the next job runs; and results go to a file, so nothing a
 learner file prints can forge them.
@@ -143,7 +143,9 @@ def main() -> None:
 
     from gradtutor.checking import trace
     from gradtutor.checking.protocol import Expected, checker_key
-    from gradtutor.checking.worker import Send, evaluate, reference_message
+    from gradtutor.runtime.learner import evaluate
+    from gradtutor.runtime.references import reference_message
+    from gradtutor.runtime.sender import Send
 
     # The reference results depend only on the checker and the seed, and many jobs share
     # both (every style, mutant and mistake of an exercise, on the same seeds): each is

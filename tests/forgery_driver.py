@@ -30,11 +30,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.runner import ColdEngine, run_check
 from gradtutor.checking.verdict import Verdict
-from gradtutor.checking.warm import FORK_SERVER, WarmWorker
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
+from gradtutor.runtime.cold import ColdEngine
+from gradtutor.runtime.fork import FORK_SERVER
+from gradtutor.runtime.run import run_check
+from gradtutor.runtime.warm import WarmWorker
 
 CORRECT = "def read_grad(w, loss_fn):\n    loss_fn(w).backward()\n    return w.grad\n"
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from gradtutor.checking.checker import ColdChecker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Verdict
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
+from gradtutor.runtime.checker import ColdChecker
 from gradtutor.walk.background import Background, Ticker
 from gradtutor.walk.events import CheckDone, CheckWaiting, News
 

@@ -98,8 +98,8 @@ def test_a_workspace_file_linked_to_dev_zero_is_never_read(tmp_path: Path) -> No
 
 
 def test_a_1_gib_workspace_file_is_judged_without_being_read(tmp_path: Path) -> None:
-    from gradtutor.checking.runner import run_check
     from gradtutor.lessons.load import load_lesson
+    from gradtutor.runtime.run import run_check
 
     exercise = step_as(load_lesson(COURSE / "second.yaml", EXERCISE_RULES), 0, Exercise)
     path = tmp_path / "square-grad.py"

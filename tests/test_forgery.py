@@ -152,7 +152,7 @@ def test_the_reference_process_without_fork_writes_the_reference_and_nothing_els
     """The path Windows takes (no fork): a fresh interpreter, stdout the result pipe."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     spec = json.dumps(request_checker(load_course(rules=EXERCISE_RULES).find_exercise("read-grad")))
-    done = subprocess.run([sys.executable, "-m", "gradtutor.checking.worker", "--reference",
+    done = subprocess.run([sys.executable, "-m", "gradtutor.runtime.worker", "--reference",
                            spec, "7"], capture_output=True, env=env, timeout=300,
                           check=False)
     assert done.returncode == 0

@@ -17,11 +17,11 @@ from rich.console import Console
 from gradtutor import grading
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import apply_edits
-from gradtutor.checking.sandbox import landlock_abi
 from gradtutor.checking.verdict import Check, Status, Verdict
 from gradtutor.env import Environment
 from gradtutor.grading import StudentResult
 from gradtutor.lessons.course import load_course
+from gradtutor.runtime.sandbox import landlock_abi
 from gradtutor.submissions import Submission
 from gradtutor.ui import grade_view
 from gradtutor.ui.render import Look
@@ -243,16 +243,16 @@ def test_the_summary_table_shows_each_student_and_the_total(tmp_path: Path) -> N
 
 @pytest.mark.slow
 def test_a_checker_that_cannot_start_is_the_graders_failure_not_the_students(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path) -> None:
     fake = tmp_path / "fake"
     (fake / "torch").mkdir(parents=True)
     (fake / "torch" / "__init__.py").write_text("raise ImportError('no torch here')\n")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [
-        str(fake), os.environ.get("PYTHONPATH")])))
     make_class(tmp_path / "class")
+    # the workers' environment is the one the CLI was given
     code, out, err = run_cli("grade", str(tmp_path / "class" / "alice"), "--exercise",
                              "read-grad", "--json", "--csv", str(tmp_path / "g.csv"),
-                             home=tmp_path / "home")
+                             home=tmp_path / "home", environ={"PYTHONPATH": os.pathsep.join(
+                                 filter(None, [str(fake), os.environ.get("PYTHONPATH")]))})
     assert code == 70
     assert out == "" and not (tmp_path / "g.csv").exists()  # no one is marked down
     assert "could not check alice's read-grad" in err and "Traceback" not in err
@@ -303,8 +303,8 @@ def test_the_summary_fits_80_columns_and_folds_when_exercises_do_not() -> None:
 def test_only_plain_files_are_copied_a_link_to_another_students_file_is_refused(
     tmp_path: Path,
 ) -> None:
-    from gradtutor.checking.pool import copy_student
     from gradtutor.lessons.course import load_course
+    from gradtutor.runtime.pool import copy_student
 
     exercises = [e for eid, e in load_course(rules=EXERCISE_RULES).exercises().items()
                  if eid in EXERCISES]

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 import gradtutor
+from gradtutor.checking.check import MEMORY_BUDGET, RESULTS_CAP, Seen, check_with, snippet_with
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.lifetime import descendants, remove_tree
 from gradtutor.checking.outcome import (
     Judge,
     WorkerRun,
@@ -36,7 +36,6 @@ from gradtutor.checking.outcome import (
     source_problem,
 )
 from gradtutor.checking.protocol import (
-    CHECK_MARK,
     Expected,
     Observed,
     Request,
@@ -45,24 +44,19 @@ from gradtutor.checking.protocol import (
     no_function,
     sys_exit,
 )
-from gradtutor.checking.runner import (
-    MEMORY_BUDGET,
-    OUTPUT_CAP,
-    RESULTS_CAP,
-    ColdEngine,
-    Seen,
-    Spawned,
-    check_with,
-    run_check,
-    run_worker,
-    snippet_with,
-    worker_environment,
-)
-from gradtutor.checking.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabled
 from gradtutor.checking.verdict import Check, Verdict, overall, to_json
 from gradtutor.errors import GradtutorError
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
+from gradtutor.runtime.cold import ColdEngine, run_worker
+from gradtutor.runtime.lifetime import remove_tree
+from gradtutor.runtime.procfs import descendants
+from gradtutor.runtime.run import run_check
+from gradtutor.runtime.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabled
+from gradtutor.runtime.slot import OUTPUT_CAP
+from gradtutor.runtime.spawn import worker_environment
+from gradtutor.runtime.spawned import Spawned
+from gradtutor.runtime.wire import CHECK_MARK
 from gradtutor.ui.safe_text import neutralise, neutralise_verdict
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -588,7 +582,7 @@ def test_learner_code_cannot_reach_an_abstract_socket_outside_its_check(
 
 
 def test_the_rights_asked_for_are_those_the_kernel_knows() -> None:
-    from gradtutor.checking import sandbox
+    from gradtutor.runtime import sandbox
 
     assert sandbox.write_rights(1) == sandbox._WRITE_V1
     assert sandbox.write_rights(3) & sandbox.TRUNCATE and not sandbox.write_rights(2) & (
@@ -598,7 +592,7 @@ def test_the_rights_asked_for_are_those_the_kernel_knows() -> None:
 
 
 def test_one_plain_notice_where_code_cannot_be_confined() -> None:
-    from gradtutor.checking.sandbox import unavailable_notice
+    from gradtutor.runtime.sandbox import unavailable_notice
 
     if not LINUX:
         assert unavailable_notice(0, {}) is None

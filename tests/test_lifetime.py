@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from test_isolation import CORRECT, ROOT
 
-from gradtutor.checking.lifetime import (
+from gradtutor.runtime.lifetime import (
     GRADE_PREFIX,
     abandoned_folders,
     abandoned_processes,
@@ -26,7 +26,7 @@ from gradtutor.checking.lifetime import (
     owned_prefix,
     owner_of,
 )
-from gradtutor.checking.sandbox import WRITABLE_ENV
+from gradtutor.runtime.sandbox import WRITABLE_ENV
 
 LINUX = sys.platform.startswith("linux")
 
@@ -58,8 +58,10 @@ def read_grad(w, loss_fn):
 def test_a_folder_and_a_process_name_their_tutor() -> None:
     assert folder_owner(owned_prefix(4242) + "x1_y2") == 4242
     assert folder_owner("gradtutor-check-abc123") is None  # an older gradtutor's: unknown
-    assert owner_of(b"python -m gradtutor.checking.worker --serve 5 --tutor 77 ") == 77
-    assert owner_of(b"python -m gradtutor.checking.worker /tmp/gradtutor-check-9-a/r.json") == 9
+    assert owner_of(b"python -m gradtutor.runtime.worker --serve 5 --tutor 77 ") == 77
+    # a fork server of a gradtutor from before the runtime had its own package
+    assert owner_of(b"python -m gradtutor.checking.worker --serve 5 --tutor 78 ") == 78
+    assert owner_of(b"python -m gradtutor.runtime.worker /tmp/gradtutor-check-9-a/r.json") == 9
     assert owner_of(b"sleep 60\nHOME=/x\0GRADTUTOR_CHECK_MARK=/tmp/gradtutor-check-31-abc") == 31
     # a command that only mentions such a folder is not a check's process
     assert owner_of(b"ls /tmp/gradtutor-check-31-abc\nHOME=/x") is None
@@ -75,8 +77,8 @@ def test_only_what_a_gone_tutor_owned_is_swept(tmp_path: Path) -> None:
     assert sorted(abandoned_folders(str(tmp_path), lambda pid: not gone(pid))) == [
         tmp_path / (owned_prefix(10) + "a"), tmp_path / (owned_prefix(10, GRADE_PREFIX) + "c")]
     listing = {1: b"sleep 1\nGRADTUTOR_CHECK_MARK=/tmp/gradtutor-check-10-a",
-               2: b"python -m gradtutor.checking.worker --serve 3 --tutor 10",
-               3: b"python -m gradtutor.checking.worker /tmp/gradtutor-check-11-b/request.json",
+               2: b"python -m gradtutor.runtime.worker --serve 3 --tutor 10",
+               3: b"python -m gradtutor.runtime.worker /tmp/gradtutor-check-11-b/request.json",
                4: b"ls /tmp/gradtutor-check-10-a",
                5: b"sleep 1\nGRADTUTOR_CHECK_MARK=/tmp/gradtutor-check-10-a"}
     assert abandoned_processes(listing, lambda pid: not gone(pid), spared={5}) == {1, 2}

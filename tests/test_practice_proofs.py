@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 from narrowing import step_as
 
+from gradtutor.checking.check import FILE_BUDGET, MEMORY_BUDGET
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import Job, jobs_for, problem_text
 from gradtutor.lessons.course import load_course
@@ -40,8 +41,9 @@ def test_demos_and_the_parsons_loop_are_proven(grad_jobs: dict[str, Job]) -> Non
     loop = grad_jobs["the loop of 'order-the-loop' in its correct order"]
     lesson = load_course(rules=EXERCISE_RULES).find("grad")
     step = step_as(lesson, "order-the-loop", Parsons)
-    assert loop.request == {"kind": "snippet", "series": ["losses"],
-                            "code": assembled(step, step.solution_order)}
+    assert loop.request == {"kind": "snippet", "series": ["losses"], "show": None,
+                            "code": assembled(step, step.solution_order), "filename": "<snippet>",
+                            "memory_bytes": MEMORY_BUDGET, "file_bytes": FILE_BUDGET}
     assert loop.loc == ("steps", lesson.index_of("order-the-loop"), "run")
 
 

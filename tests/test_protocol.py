@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from gradtutor.checking import protocol
-from gradtutor.checking.protocol import Fault, Malformed, WorkerExit
+from gradtutor.checking import protocol, results
+from gradtutor.checking.protocol import Malformed, WorkerExit
+from gradtutor.checking.results import Fault
 from gradtutor.errors import ExitCode
+from gradtutor.runtime import wire as server_wire
 
 TRACE = 'File "a.py", line 2, in read_grad\n'
 EXPECTED = protocol.expected([{"w": [1.0]}], [{"grad": [2.0]}])
@@ -123,31 +125,31 @@ OBSERVED = protocol.observed([{"returned": [2.0]}])
     (lines({"type": "expected", "cases": [1], "expected": []}, OBSERVED), Fault.BAD_REFERENCES),
 ])
 def test_a_check_s_channel_is_read_for_shape_and_order(data: bytes, fault: Fault | None) -> None:
-    read = protocol.read_check(data, False)
+    read = results.read_check(data, False)
     assert read.fault is fault
     assert (read.expected == EXPECTED) == (fault is None)
-    assert protocol.read_check(data, True).fault is Fault.OVERFLOW
+    assert results.read_check(data, True).fault is Fault.OVERFLOW
 
 
 def test_a_check_s_messages_in_a_list_are_read_as_its_channel_is() -> None:
-    assert protocol.check_messages([EXPECTED, OBSERVED]).final == OBSERVED
-    assert protocol.check_messages([OBSERVED, EXPECTED]).fault is Fault.OUT_OF_ORDER
+    assert results.check_messages([EXPECTED, OBSERVED]).final == OBSERVED
+    assert results.check_messages([OBSERVED, EXPECTED]).fault is Fault.OUT_OF_ORDER
 
 
 def test_with_the_tutor_s_references_the_worker_s_own_are_out_of_order() -> None:
-    read = protocol.read_check(lines(protocol.started(), OBSERVED), False, EXPECTED)
+    read = results.read_check(lines(protocol.started(), OBSERVED), False, EXPECTED)
     assert read.fault is None and read.expected == EXPECTED and read.final == OBSERVED
-    assert protocol.read_check(lines(EXPECTED, OBSERVED), False, EXPECTED).fault is not None
+    assert results.read_check(lines(EXPECTED, OBSERVED), False, EXPECTED).fault is not None
 
 
 @pytest.mark.parametrize(("message", "decoded"), [
-    (protocol.server_ready(12, None), None),
-    (protocol.server_ready(12, 13), None),
-    (protocol.server_failed("ImportError: no torch"), None),
-    (protocol.child_took(14), None),
-    (protocol.child_exit(-9), None),
-    (protocol.spare(15), None),
-    (protocol.cloned(16), None),
+    (server_wire.server_ready(12, None), None),
+    (server_wire.server_ready(12, 13), None),
+    (server_wire.server_failed("ImportError: no torch"), None),
+    (server_wire.child_took(14), None),
+    (server_wire.child_exit(-9), None),
+    (server_wire.spare(15), None),
+    (server_wire.cloned(16), None),
     ({"type": "child", "pid": 0}, Malformed),
     ({"type": "child", "pid": True}, Malformed),
     ({"type": "exit", "code": "0"}, Malformed),
@@ -156,10 +158,10 @@ def test_with_the_tutor_s_references_the_worker_s_own_are_out_of_order() -> None
 def test_the_fork_server_s_messages(message: Any, decoded: type[Exception] | None) -> None:
     data = protocol.line(message)
     if decoded is None:
-        assert protocol.decode_from_server(data) == message
+        assert server_wire.decode_from_server(data) == message
     else:
         with pytest.raises(decoded):
-            protocol.decode_from_server(data)
+            server_wire.decode_from_server(data)
 
 
 def test_requests_decode_to_themselves() -> None:
@@ -173,12 +175,12 @@ def test_requests_decode_to_themselves() -> None:
                    {**snippet, "series": [1]}, {**check, "kind": "other"}):
         with pytest.raises(Malformed):
             protocol.decode_request(broken)
-    hand_over = protocol.hand_over("/tmp/r.json", "/tmp/work")
-    assert protocol.decode_to_server(protocol.line(hand_over)) == hand_over
-    assert protocol.decode_to_server(protocol.line(protocol.clone())) == protocol.clone()
-    question = protocol.reference_request("read-grad", 3)
-    assert protocol.decode_reference_request(protocol.line(question)) == question
-    assert protocol.decode_reference(protocol.line(EXPECTED)) == EXPECTED
+    hand_over = server_wire.hand_over("/tmp/r.json", "/tmp/work")
+    assert server_wire.decode_to_server(protocol.line(hand_over)) == hand_over
+    assert server_wire.decode_to_server(protocol.line(server_wire.clone())) == server_wire.clone()
+    question = server_wire.reference_request("read-grad", 3)
+    assert server_wire.decode_reference_request(protocol.line(question)) == question
+    assert server_wire.decode_reference(protocol.line(EXPECTED)) == EXPECTED
     with pytest.raises(Malformed):
-        protocol.decode_reference(protocol.line(protocol.worker_error(
+        server_wire.decode_reference(protocol.line(protocol.worker_error(
             protocol.raised("MemoryError", "", ""))))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import re
+import sys
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,12 +21,14 @@ import yaml
 from narrowing import step_as
 from rich.console import Console
 
+from gradtutor.checking.check import FILE_BUDGET, MEMORY_BUDGET
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.safety import Job, jobs_for, problem_text, run_jobs
+from gradtutor.checking.safety import LIMITS, Job, jobs_for, problem_text, snippet
 from gradtutor.checking.snippet import run_proof
 from gradtutor.lessons.load import load_lesson, unproven_choices
 from gradtutor.lessons.model import Choice, Lesson, Quiz
 from gradtutor.lessons.timing import step_minutes
+from gradtutor.runtime.proofs import run_jobs
 from gradtutor.ui.render import Look
 from gradtutor.ui.walk_screen import screen
 from gradtutor.walk.events import Choose
@@ -72,7 +75,8 @@ def test_each_proof_is_one_run_that_expects_what_the_key_says(keys: Lesson) -> N
     c = jobs[f"{CLIP} c: its proof"]
     assert c.request == {"kind": "proof", "code": clip.code,
                          "proof": "biggest = w.grad.abs().max().item()",
-                         "holds": "biggest <= 1.0"}
+                         "holds": "biggest <= 1.0",  # under a learner's check's limits
+                         "memory_bytes": MEMORY_BUDGET, "file_bytes": FILE_BUDGET}
     assert c.loc == ("steps", keys.index_of("check"), "questions", 0, "choices", 2, "proof")
     assert c.runs_first == ("steps", keys.index_of("check"), "questions", 0, "code")
     fresh = jobs["lesson 'keys', question 'fresh-grad', choice a: its proof"]
@@ -291,13 +295,30 @@ def test_when_a_question_s_code_runs_past_its_limit_its_proofs_are_not_run(
     the question's own run, not once more (a minute each) by every proof of the question."""
     quiz = ("steps", 1, "questions", 0)
     looping = Job(FIXTURE, quiz + ("code",), "the code of question 'q'", "runs",
-                  {"kind": "snippet", "code": "while True:\n    pass\n"}, step="check", limit=2.0)
+                  snippet("while True:\n    pass\n"), step="check", limit=2.0)
     proofs = [Job(FIXTURE, quiz + ("choices", c, "proof"), f"choice {c}", "holds",
                   {"kind": "proof", "code": "while True:\n    pass\n", "proof": "",
-                   "holds": "True"}, step="check", limit=2.0, runs_first=quiz + ("code",))
+                   "holds": "True", **LIMITS}, step="check", limit=2.0,
+                  runs_first=quiz + ("code",))
               for c in range(2)]
     other = Job(FIXTURE, ("steps", 1, "questions", 1, "choices", 0, "proof"), "other", "holds",
-                {"kind": "proof", "code": "x = 1", "proof": "", "holds": "x == 1"},
+                {"kind": "proof", "code": "x = 1", "proof": "", "holds": "x == 1", **LIMITS},
                 step="check", runs_first=("steps", 1, "questions", 1, "code"))
     assert run_jobs([looping, *proofs, other]) == [
         {"timeout": 2.0}, {"skipped": True}, {"skipped": True}, {"holds": True}]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS holds on Linux")
+def test_a_proof_runs_under_the_limits_of_a_learner_s_check() -> None:
+    """validate proves what a learner's check would run: code that needs more memory than a
+    learner's check may add fails its proof, a snippet and a quiz choice's proof alike."""
+    big = "block = bytearray(3 * 1024 ** 3)"  # 3 GiB, past a check's 2 GiB
+    demo = Job(FIXTURE, ("steps", 1, "code"), "the code of demo 'big'", "runs", snippet(big),
+               step="check")
+    proof = Job(FIXTURE, ("steps", 1, "questions", 0, "choices", 0, "proof"), "a proof",
+                "holds", {"kind": "proof", "code": "", "proof": big, "holds": "True",
+                          **LIMITS}, step="check")
+    ran, proved = run_jobs([demo, proof])
+    assert ran == {"error": "MemoryError"}, ran
+    assert proved == {"error": "MemoryError", "in": "proof"}, proved

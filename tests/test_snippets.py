@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from gradtutor.checking.outcome import WorkerRun
-from gradtutor.checking.runner import run_snippet
 from gradtutor.checking.snippet import (
     SnippetResult,
     checked_series,
@@ -25,7 +24,8 @@ from gradtutor.checking.snippet import (
     run_code,
     snippet_result,
 )
-from gradtutor.checking.warm import WarmWorker
+from gradtutor.runtime.run import run_snippet
+from gradtutor.runtime.warm import WarmWorker
 
 DEMO = """
 import torch

@@ -177,7 +177,7 @@ def test_a_zip_is_read_with_the_caps_of_a_learners_file_and_never_outside_its_fo
 
 
 def test_copies_of_an_unreadable_zip_say_why_for_each_exercise(tmp_path: Path) -> None:
-    from gradtutor.checking.pool import copy_student
+    from gradtutor.runtime.pool import copy_student
 
     exercises = [load_course(rules=EXERCISE_RULES).exercises()[eid] for eid in IDS]
     student = Submission("bad", tmp_path, problem=msg("cannot read bad.zip: no"))

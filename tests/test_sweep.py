@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gradtutor.checking.lifetime import PS_PROCPS, pids_with_marker, sweep_by_marker
-from gradtutor.checking.protocol import CHECK_MARK
+from gradtutor.runtime.lifetime import PS_PROCPS, pids_with_marker, sweep_by_marker
+from gradtutor.runtime.wire import CHECK_MARK
 
 LISTING = (
-    "   12   501 /usr/bin/python -m gradtutor.checking.worker /tmp/gradtutor-check-ab/r.json\n"
+    "   12   501 /usr/bin/python -m gradtutor.runtime.worker /tmp/gradtutor-check-ab/r.json\n"
     "   13   501 /usr/bin/python -m something-else HOME=/Users/x\n"
     "   14   501 sleep 60 HOME=/Users/x GRADTUTOR_CHECK_MARK=/tmp/gradtutor-check-ab\n"
     "   15     0 sleep 60 GRADTUTOR_CHECK_MARK=/tmp/gradtutor-check-ab\n"
@@ -108,7 +108,7 @@ def test_a_detached_grandchild_that_exec_d_sleep_is_found_by_its_environment(
 
 TUTOR = """
 import os, sys
-from gradtutor.checking.lifetime import PS_PROCPS, sweep_by_marker
+from gradtutor.runtime.lifetime import PS_PROCPS, sweep_by_marker
 print(sorted(sweep_by_marker(sys.argv[1], PS_PROCPS)), os.getpid(), os.getppid())
 """
 

@@ -39,22 +39,20 @@ from test_isolation import (
     refused_everything,
 )
 
+from gradtutor.checking.check import MEMORY_BUDGET
 from gradtutor.checking.checkers import judge_of, request_checker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.lifetime import become_subreaper
-from gradtutor.checking.protocol import TUNED_MARK
-from gradtutor.checking.runner import MEMORY_BUDGET, ColdEngine, run_check
-from gradtutor.checking.sandbox import SWITCH_ENV, WRITABLE_ENV, landlock_abi
 from gradtutor.checking.verdict import Verdict
-from gradtutor.checking.warm import (
-    FORK_SERVER,
-    SERVER_TUNING,
-    WarmWorker,
-    _ForkEngine,
-    warm_enabled,
-)
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
+from gradtutor.runtime.cold import ColdEngine
+from gradtutor.runtime.fork import FORK_SERVER, ForkEngine
+from gradtutor.runtime.run import run_check
+from gradtutor.runtime.sandbox import SWITCH_ENV, WRITABLE_ENV, landlock_abi
+from gradtutor.runtime.signals import become_subreaper
+from gradtutor.runtime.spawn import SERVER_TUNING
+from gradtutor.runtime.warm import WarmWorker, warm_enabled
+from gradtutor.runtime.wire import TUNED_MARK
 
 if TYPE_CHECKING:
     from conftest import Cli
@@ -436,7 +434,7 @@ def test_a_spare_the_server_died_before_telling_of_is_reaped(folder: Path) -> No
     with WarmWorker() as worker:
         assert worker.check(exercise(), folder / "correct.py", seed=7).passed
         engine = worker._engine
-        assert isinstance(engine, _ForkEngine) and engine._ready is not None
+        assert isinstance(engine, ForkEngine) and engine._ready is not None
         server = engine._ready
         deadline = time.monotonic() + 10
         while "spare" not in server.told:  # the spare forked after that check, told of
@@ -569,7 +567,7 @@ import os, sys, threading, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from test_isolation import exercise
-from gradtutor.checking.warm import WarmWorker
+from gradtutor.runtime.warm import WarmWorker
 
 worker = WarmWorker()
 worker.start()
@@ -667,28 +665,27 @@ def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
 
 PRELOAD_PROBE = """
 import json, sys
-from gradtutor.checking import worker
+from gradtutor.runtime import forkserver, learner, prepare
 from gradtutor.checking.checkers import request_checker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.safety import apply_edits
-from gradtutor.checking.snippet import run_code
+from gradtutor.checking.mistakes import mutant_source
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Exercise, Predict
 steps = [s for lesson in load_course(rules=EXERCISE_RULES).lessons for s in lesson.steps]
-worker.import_torch_quietly()
-worker.preload()
+prepare.import_torch_quietly()
+prepare.preload()
 before = set(sys.modules)
+from gradtutor.checking.snippet import run_code  # what a child imports to run a snippet
 # what a check's child does before learner code runs (its file and memory limits; the fd
 # range it closes), then every check and snippet
-worker.limit_files(1 << 26)
-worker.mapped_bytes()
-worker._max_fd()
+prepare.limit_files(1 << 26)
+prepare.mapped_bytes()
+forkserver._max_fd()
 for step in steps:
     if isinstance(step, Exercise):
-        sources = [step.solution] + [apply_edits(step.solution, step, i)
-                                     for i in range(len(step.mutants))]
+        sources = [step.solution] + [mutant_source(step, i) for i in range(len(step.mutants))]
         for source in sources:
-            worker.evaluate(request_checker(step), step.function, source, "learner.py", 1,
+            learner.evaluate(request_checker(step), step.function, source, "learner.py", 1,
                             lambda message: None)
     elif isinstance(step, (Predict, Demo)):
         run_code(step.code, getattr(step, "show", None))

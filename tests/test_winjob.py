@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from gradtutor.checking import winjob
+from gradtutor.runtime import winjob
 
 WINDOWS = pytest.mark.skipif(sys.platform != "win32", reason="Job Objects are Windows-only")
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gradtutor.checking import protocol
+from gradtutor.checking import protocol, results
 from gradtutor.checking.protocol import WorkerExit
 from gradtutor.checking.verdict import Check
 from gradtutor.i18n import msg
@@ -123,7 +123,7 @@ def syntax_message(exc: SyntaxError) -> str:
 
 @dataclass(frozen=True)
 class Results:
-    """The result channel read (`protocol.read_check`): the references, and the message that
+    """The result channel read (`results.read_check`): the references, and the message that
     ended the check; or, in words, why the channel could not be read."""
 
     expected: protocol.Expected | None = None
@@ -133,23 +133,23 @@ class Results:
 
 def parse_results(data: bytes, overflow: bool, cap: int,
                   reference: protocol.Expected | None = None) -> Results:
-    """The worker's messages, read by `protocol.read_check` (with a `reference` the tutor had
+    """The worker's messages, read by `results.read_check` (with a `reference` the tutor had
     from elsewhere, the worker opens with `started`); a fault in words."""
-    read = protocol.read_check(data, overflow, reference)
+    read = results.read_check(data, overflow, reference)
     if read.fault is None:
         return Results(read.expected, read.final)
     return Results(problem=channel_fault(read.fault, read.about, cap))
 
 
-def channel_fault(fault: protocol.Fault, about: str, cap: int) -> str:
+def channel_fault(fault: results.Fault, about: str, cap: int) -> str:
     """Why a check's result channel could not be read, in words."""
-    if fault is protocol.Fault.OVERFLOW:
+    if fault is results.Fault.OVERFLOW:
         return msg("more than {size} MiB of results", size=cap // MiB)
-    if fault is protocol.Fault.NOT_A_RESULT:
+    if fault is results.Fault.NOT_A_RESULT:
         return msg("a line that is not a result")
-    if fault is protocol.Fault.WRONG_SHAPE:
+    if fault is results.Fault.WRONG_SHAPE:
         return msg("a `{kind}` message of the wrong shape", kind=about)
-    if fault is protocol.Fault.OUT_OF_ORDER:
+    if fault is results.Fault.OUT_OF_ORDER:
         return msg("results out of order")
     return msg("references of the wrong shape")
 

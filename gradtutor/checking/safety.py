@@ -5,34 +5,28 @@ mutant must fail on the check it names. Quiz snippets must run, and each quiz ch
 must hold exactly when the answer key marks the choice correct. A predict step's snippet must
 show the text of its correct choice. A demo's code must run and leave every series its chart
 names; a Parsons step's correct order (already proven by the loader's grading) must run as
-its assembled loop and leave its series. Deciding is pure (`problem_text`); running the
-author's code happens in one batch worker process (`gradtutor.checking.batch`).
+its assembled loop and leave its series. Deciding is pure (`problem_text`) and happens here;
+running the author's code is gradtutor.runtime.proofs': one batch worker process, started as a
+learner's worker is and running each request as a learner's worker does (its limits, within
+the walls).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import selectors
-import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import gradtutor
-from gradtutor.checking import protocol
+from gradtutor.checking import protocol, results
+from gradtutor.checking.check import FILE_BUDGET, MEMORY_BUDGET
 from gradtutor.checking.checkers import judge_of, request_checker
 from gradtutor.checking.mistakes import mutant_source
 from gradtutor.checking.outcome import case_error_check, judged, learner_error_check
 from gradtutor.checking.snippet import read_series
 from gradtutor.checking.verdict import Check, overall
-from gradtutor.errors import Problem
-from gradtutor.lessons.load import Loc, locate
+from gradtutor.lessons.load import Loc
 from gradtutor.lessons.model import (
     LETTERS,
     Demo,
@@ -49,8 +43,7 @@ SEEDS = (0, 1, 2)
 # Each proof may run this many times its exercise's own time limit (a snippet: the tutor's),
 # so that a slow machine is no false alarm and a loop that never ends is found in seconds.
 PROOF_TIMES = 3
-SNIPPET_TIMEOUT_S = 20.0  # what the walkthrough gives a snippet (runner.run_snippet)
-STARTUP_LIMIT_S = 180.0  # the batch worker's Python and torch import, before the first proof
+SNIPPET_TIMEOUT_S = 20.0  # what the walkthrough gives a snippet (runtime.run.run_snippet)
 
 
 @dataclass(frozen=True)
@@ -82,16 +75,24 @@ def apply_edits(solution: str, exercise: Exercise, mutant_index: int) -> str:
     return mutant_source(exercise, mutant_index)
 
 
+# what a learner's check or snippet may use, and so each proof
+LIMITS = {"memory_bytes": MEMORY_BUDGET, "file_bytes": FILE_BUDGET}
+
+
+def snippet(code: str, *, show: str | None = None, series: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The request of a snippet proved: the one a lesson's snippet runs (`run_snippet`)."""
+    return dict(protocol.snippet_request(code=code, show=show, series=series, **LIMITS))
+
+
 def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
     """Every run that proves something about this lesson."""
     for i, step in enumerate(lesson.steps):
         if isinstance(step, Exercise):
             def job(loc: Loc, what: str, expect: str, source: str, seed: int,
                     step: Exercise = step) -> Job:
-                return Job(path, loc, what, expect, {
-                    "kind": "exercise", "checker": request_checker(step),
-                    "function": step.function,
-                    "source": source, "filename": f"{step.id}.py", "seed": seed},
+                return Job(path, loc, what, expect, dict(protocol.check_request(
+                    checker=request_checker(step), function=step.function, source=source,
+                    filename=f"{step.id}.py", seed=seed, **LIMITS)),
                     step=step.id, limit=PROOF_TIMES * step.timeout, exercise=step)
 
             for seed in SEEDS:
@@ -105,25 +106,23 @@ def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
                 if question.code:
                     yield Job(path, ("steps", i, "questions", q, "code"),
                               f"the code of question '{question.id}'", "runs",
-                              {"kind": "snippet", "code": question.code}, step=step.id)
+                              snippet(question.code), step=step.id)
                 yield from _proof_jobs(lesson, path, step, ("steps", i, "questions", q),
                                        question)
         elif isinstance(step, Predict):
             correct = step.choices[LETTERS.index(step.answer)].text
             yield Job(path, ("steps", i, "code"), f"the snippet of '{step.id}'", "shows",
-                      {"kind": "snippet", "code": step.code, "show": step.show},
-                      shows=correct.strip(), step=step.id)
+                      snippet(step.code, show=step.show), shows=correct.strip(), step=step.id)
         elif isinstance(step, Demo):
             names = step.chart.series if step.chart is not None else ()
             yield Job(path, ("steps", i, "code"), f"the code of demo '{step.id}'",
-                      "series" if names else "runs",
-                      {"kind": "snippet", "code": step.code, "series": list(names)},
+                      "series" if names else "runs", snippet(step.code, series=names),
                       series=names, step=step.id)
         elif isinstance(step, Parsons) and step.run is not None:
             names = run_series(step)
             yield Job(path, ("steps", i, "run"), f"the loop of '{step.id}' in its correct order",
-                      "series", {"kind": "snippet", "code": assembled(step, step.solution_order),
-                                 "series": list(names)}, series=names, step=step.id)
+                      "series", snippet(assembled(step, step.solution_order), series=names),
+                      series=names, step=step.id)
 
 
 def _proof_jobs(lesson: Lesson, path: Path, step: Quiz, loc: Loc,
@@ -137,14 +136,14 @@ def _proof_jobs(lesson: Lesson, path: Path, step: Quiz, loc: Loc,
                   f"lesson '{lesson.id}', question '{question.id}', choice {LETTERS[c]}: "
                   f"its proof", "holds" if c in question.correct else "does-not-hold",
                   {"kind": "proof", "code": question.code or "",
-                   "proof": choice.proof.code or "", "holds": choice.proof.holds},
+                   "proof": choice.proof.code or "", "holds": choice.proof.holds, **LIMITS},
                   step=step.id, runs_first=loc + ("code",) if question.code else None)
 
 
 def checks_from(job: Job, messages: list[Any]) -> list[Check]:
     """The checks a run produced (its messages read as a learner's run's are), decided by the
     same functions that judge a learner's run."""
-    read = protocol.check_messages(messages)
+    read = results.check_messages(messages)
     function = job.request["function"]
     final = read.final
     if final is not None and final["type"] == "learner_error":
@@ -230,139 +229,3 @@ def _series_problem(job: Job, found: Any) -> str | None:
     return f"{job.what} leaves `{fault.name}` as {fault.holds}, not a list of numbers"
 
 
-Started = Callable[[int, Job], None]
-
-
-def run_jobs(jobs: list[Job], started: Started | None = None) -> list[dict[str, Any]]:
-    """Run every job in a batch worker; one result per job. `started(n, job)` is told as
-    each begins. A job that runs past its limit ends its worker with {"timeout": limit}; the
-    jobs after it go on in a new one, except the other seeds of the same proof and the runs
-    that run its code first (a quiz question's proofs)."""
-    results: dict[int, dict[str, Any]] = {}
-    pending = list(range(len(jobs)))
-    while pending:
-        stuck = _run_batch(jobs, pending, results, started or (lambda n, job: None))
-        if stuck is None:
-            break
-        path, loc, what = jobs[stuck].lesson_path, jobs[stuck].loc, jobs[stuck].what
-        pending = [n for n in pending if n not in results
-                   and (jobs[n].lesson_path, jobs[n].loc, jobs[n].what) != (path, loc, what)
-                   and (jobs[n].lesson_path, jobs[n].runs_first) != (path, loc)]
-    # not run: another seed of the same proof, or the code this run runs first, ran past its
-    # limit, and that is said once
-    return [results.get(n, {"skipped": True}) for n in range(len(jobs))]
-
-
-def _run_batch(jobs: list[Job], numbers: list[int], results: dict[int, dict[str, Any]],
-               started: Started) -> int | None:
-    """Run the jobs `numbers` in one batch worker, putting each result in `results`; the job
-    that ran past its limit, if one did (the worker is then stopped)."""
-    with tempfile.TemporaryDirectory(prefix="gradtutor-validate-") as folder:
-        request = Path(folder) / "jobs.json"
-        request.write_text(json.dumps([jobs[n].request for n in numbers]), encoding="utf-8")
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "PYTHONPATH": os.pathsep.join(
-                   [str(Path(gradtutor.__file__).resolve().parents[1]),
-                    os.environ.get("PYTHONPATH", "")])}
-        with open(Path(folder) / "stderr.txt", "w+b") as errors:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "gradtutor.checking.batch", str(request),
-                 str(os.getpid())], cwd=folder,
-                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
-            assert proc.stdout is not None
-            lines = _Lines(proc.stdout.fileno())
-            try:
-                ready = _record(lines, "ready", STARTUP_LIMIT_S) is not None
-                if not ready and not lines.ended:
-                    fault = f"the batch worker did not start within {STARTUP_LIMIT_S:g} s"
-                    for n in numbers:
-                        results[n] = {"error": fault, "messages": []}
-                    return None
-                for index, n in enumerate(numbers if ready else []):
-                    started(n, jobs[n])
-                    record = _record(lines, index, jobs[n].limit)
-                    if record is None:
-                        if lines.ended:
-                            break
-                        results[n] = {"timeout": jobs[n].limit}
-                        return n
-                    results[n] = record
-            finally:
-                _stop(proc)
-                lines.close()
-                proc.stdout.close()
-            errors.seek(0)
-            said = errors.read().decode("utf-8", "replace").strip().splitlines()
-    reason = (said or ["it stopped early"])[-1]
-    for n in numbers:
-        results.setdefault(n, {"error": f"the batch worker did not finish ({reason})",
-                               "messages": []})
-    return None
-
-
-class _Lines:
-    """Lines from a pipe, each awaited at most a given time."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._held = b""
-        self.ended = False
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(fd, selectors.EVENT_READ)
-
-    def next(self, seconds: float) -> str | None:
-        """The next line; None if none came in `seconds` or the pipe ended (`ended`)."""
-        deadline = time.monotonic() + seconds
-        while b"\n" not in self._held:
-            left = deadline - time.monotonic()
-            if self.ended or left <= 0 or not self._selector.select(left):
-                return None
-            chunk = os.read(self._fd, 1 << 16)
-            if not chunk:
-                self.ended = True
-                return None
-            self._held += chunk
-        line, self._held = self._held.split(b"\n", 1)
-        return line.decode("utf-8", "replace")
-
-    def close(self) -> None:
-        self._selector.close()
-
-
-def _record(lines: _Lines, job: int | str, seconds: float) -> dict[str, Any] | None:
-    """The batch worker's line for `job` (its number, or "ready"), awaited `seconds` at most;
-    any other line (something the author's code wrote to the descriptor) is passed over."""
-    deadline = time.monotonic() + seconds
-    while (line := lines.next(deadline - time.monotonic())) is not None:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and (record.get("job") == job or job in record):
-            record.pop("job", None)
-            return record
-    return None
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End the batch worker (it stays in the tutor's process group, so that Ctrl-C in the
-    terminal reaches it too)."""
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
-
-
-def prove(lessons: list[tuple[Lesson, Path]], started: Started | None = None) -> list[Problem]:
-    """Run every proof for these lessons; the located problems found. `started(n, job)` is
-    told as the n-th (from 0) begins."""
-    jobs = [job for lesson, path in lessons for job in jobs_for(lesson, path)]
-    results = run_jobs(jobs, started)
-    found: list[tuple[Path, Loc, str]] = []
-    seen: set[tuple[Path, Loc, str]] = set()
-    for job, result in zip(jobs, results, strict=True):
-        text = problem_text(job, result)
-        if text is None or (job.lesson_path, job.loc, job.what) in seen:
-            continue
-        seen.add((job.lesson_path, job.loc, job.what))  # one line per thing, not per seed
-        found.append((job.lesson_path, job.loc, text))
-    return locate(found)

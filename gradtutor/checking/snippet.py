@@ -13,7 +13,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from gradtutor.checking import protocol
+from gradtutor.checking import results
 from gradtutor.checking.outcome import MiB, WorkerRun, seconds, signal_name
 from gradtutor.checking.protocol import WorkerExit
 from gradtutor.i18n import msg
@@ -122,8 +122,8 @@ def snippet_result(run: WorkerRun, output: str, *, series: tuple[str, ...], time
     if run.startup_timed_out:
         return failed(msg("the worker was not ready after {seconds} s",
                           seconds=seconds(startup_allowance)))
-    read = protocol.read_snippet(run.results, run.results_overflow)
-    if read.fault is protocol.Fault.OVERFLOW:
+    read = results.read_snippet(run.results, run.results_overflow)
+    if read.fault is results.Fault.OVERFLOW:
         return failed(msg("the snippet's results were larger than {mib} MiB",
                           mib=len(run.results) // MiB))
     if read.fault is not None:

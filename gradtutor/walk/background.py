@@ -1,7 +1,7 @@
 """The walkthrough's background work: checks and lesson snippets run one at a time in a
 thread, each result posted back as news, so the key loop never waits for them.
 
-They are run by a `gradtutor.checking.checker.Checker`: the warm worker where it is there and
+They are run by a `gradtutor.runtime.checker.Checker`: the warm worker where it is there and
 enabled, else a fresh worker process per check. Either way torch is never imported here.
 """
 
@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gradtutor.checking.checker import Checker, make_checker
 from gradtutor.errors import GradtutorError
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
+from gradtutor.runtime.checker import Checker, make_checker
 from gradtutor.walk.events import (
     CheckDone,
     CheckFailed,

@@ -21,14 +21,11 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from gradtutor.checking.lifetime import GRADE_PREFIX, owned_prefix
-from gradtutor.checking.runner import MAX_SOURCE_BYTES
-from gradtutor.checking.sandbox import READ_ENV
+from gradtutor.checking.check import MAX_SOURCE_BYTES
 from gradtutor.checking.verdict import Verdict
-from gradtutor.checking.warm import WarmWorker
 from gradtutor.errors import GradtutorError
 from gradtutor.grading import (
     GradingFailed,
@@ -39,6 +36,10 @@ from gradtutor.grading import (
 )
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
+from gradtutor.runtime.lifetime import GRADE_PREFIX, owned_prefix
+from gradtutor.runtime.sandbox import READ_ENV
+from gradtutor.runtime.spawn import tutor_environ
+from gradtutor.runtime.warm import WarmWorker
 from gradtutor.submissions import Submission, stage
 
 OnCheck = Callable[[Submission, Verdict], None]
@@ -46,10 +47,12 @@ OnCheck = Callable[[Submission, Verdict], None]
 
 def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *, seed: int,
                 jobs: int, timeout: float | None = None,
-                on_check: OnCheck = lambda student, verdict: None) -> list[StudentResult]:
+                on_check: OnCheck = lambda student, verdict: None,
+                environ: Mapping[str, str] | None = None) -> list[StudentResult]:
     """Every student's verdicts, in the order of `students`, each exercise on inputs from
     `seed`. `on_check` is called (from a job's thread) after each check. GradingFailed when
-    the grader itself could not check (no result is then reported for anyone)."""
+    the grader itself could not check (no result is then reported for anyone). `environ`:
+    the tutor's environment, which the workers' is made from."""
     # One check at a time from one queue, student by student: a job held up by a file that
     # hangs does not hold up the rest of that student's files, which other jobs take.
     todo: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
@@ -76,14 +79,14 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
         raise
     # Every worker of this run, and any it restarts or falls back to, walls reading in too:
     # a student's code reads only Python, torch and its own check's folder, not the others'.
-    walled, os.environ[READ_ENV] = os.environ.get(READ_ENV), "walled"
+    walled = {**tutor_environ(environ), READ_ENV: "walled"}
     # One fork server imports torch; the others are forked from it once it is ready, so they
     # share its memory and none of them imports torch again (where there is no fork server,
     # each worker starts its own).
     # No warm-up of the next check's child: checks come back to back and would wait for it.
-    leader = WarmWorker(warm_up=False)
+    leader = WarmWorker(warm_up=False, environ=walled)
     leader.start()
-    workers = [leader, *(WarmWorker(twin_of=leader, warm_up=False)
+    workers = [leader, *(WarmWorker(twin_of=leader, warm_up=False, environ=walled)
                          for _ in range(max(1, min(jobs, len(students))) - 1))]
 
     def job(worker: WarmWorker) -> None:
@@ -129,10 +132,6 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
             if thread.ident is not None:  # started: Ctrl-C may come before they all are
                 thread.join(10.0)
         _remove(root)
-        if walled is None:
-            os.environ.pop(READ_ENV, None)
-        else:
-            os.environ[READ_ENV] = walled
     if failures:
         first = failures[0]
         if isinstance(first, GradtutorError):

@@ -1,12 +1,10 @@
-"""Nothing of a check outlives the tutor: its worker dies with it, what it leaves running is
-swept after it, a terminating signal cleans up before the tutor ends, and whatever a killed
-tutor left behind is swept at the next start.
+"""Nothing of a check outlives the tutor: what a check leaves running is swept after it, and
+whatever a killed tutor left behind is swept at the next start.
 
-The worker's side: `die_with` (Linux's parent-death signal). The tutor's side:
-`cleanup_before_termination` (SIGTERM and SIGHUP end a check the way Ctrl+C does, then the
-tutor ends by that signal), `owned_prefix` (every check folder names the tutor that owns it),
-`sweep_abandoned` (check folders and marked processes whose tutor is gone), and `Workers`, the
-checks' workers running now, which the sweep after each check spares and `stop` ends.
+`owned_prefix` (every check folder names the tutor that owns it), `sweep_abandoned` (check
+folders and marked processes whose tutor is gone), and `Workers`, the checks' workers running
+now, which the sweep after each check spares and `stop` ends. How a process dies with the
+tutor is signals.py's; what the tutor reads of processes, procfs.py's.
 """
 
 from __future__ import annotations
@@ -23,15 +21,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from types import FrameType
 
-from gradtutor.checking.protocol import CHECK_MARK
+from gradtutor.runtime.procfs import alive, descendants, process_table
+from gradtutor.runtime.signals import LINUX, become_subreaper, guard_memory, kill_group
+from gradtutor.runtime.wire import CHECK_MARK
 
-LINUX = sys.platform.startswith("linux")
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
 FOLDER_PREFIX = "gradtutor-check-"
 # A check's folder is FOLDER_PREFIX + the owning tutor's pid + "-" + random letters. A check's
 # process names it in its mark (environment) or, a cold worker, on its command line; a fork
@@ -40,8 +36,8 @@ _FOLDER_OWNER = re.compile(r"gradtutor-(?:check|grade)-(\d+)-[^-]*\Z")
 # `gradtutor grade` keeps its students' private copies in GRADE_PREFIX + pid + "-" + letters.
 GRADE_PREFIX = "gradtutor-grade-"
 _OWNER = re.compile(rb"GRADTUTOR_CHECK_MARK=[^\0\n]*?gradtutor-check-(\d+)-"
-                    rb"|gradtutor\.checking\.worker [^\0\n]*?gradtutor-check-(\d+)-"
-                    rb"|gradtutor\.checking\.worker --serve \d+ --tutor (\d+)")
+                    rb"|gradtutor\.(?:runtime|checking)\.worker [^\0\n]*?gradtutor-check-(\d+)-"
+                    rb"|gradtutor\.(?:runtime|checking)\.worker --serve \d+ --tutor (\d+)")
 
 
 def owned_prefix(pid: int | None = None, kind: str = FOLDER_PREFIX) -> str:
@@ -52,82 +48,8 @@ def owned_prefix(pid: int | None = None, kind: str = FOLDER_PREFIX) -> str:
 
 # ---- the worker's side ---------------------------------------------------------------------
 
-def die_with(parent: int) -> None:
-    """Linux: this process is SIGKILLed when `parent` (the one that started it) ends. If it has
-    ended already, before the signal was asked for, end now. Elsewhere nothing: Windows has
-    the job (kill-on-close), macOS the sweep at the next start.
-
-    Learner code could undo it (prctl is not forbidden); the next start's sweep still finds
-    what it left."""
-    if not LINUX:
-        return
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # it died before the signal was set: nobody will send it
-        os._exit(0)
-
-
-def not_dumpable() -> None:
-    """Linux: make this process's memory unreadable to other processes of the user (the
-    tutor and the reference process hold reference results): not dumpable, so
-    /proc/<pid>/mem, ptrace and process_vm_readv need CAP_SYS_PTRACE. A learner's process
-    could otherwise read the expected answers out of it. Harmless if it fails."""
-    if not LINUX:
-        return
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-
-
-guard_memory = functools.cache(not_dumpable)  # the tutor: once per process
-
 
 # ---- the tutor's side: terminating signals -------------------------------------------------
-
-class Terminated(BaseException):
-    """The tutor received SIGTERM or SIGHUP during a check (a BaseException, like Ctrl+C's
-    KeyboardInterrupt, so that no `except Exception` stops it on its way out)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-_TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
-                     if hasattr(signal, name))
-
-
-@contextlib.contextmanager
-def cleanup_before_termination() -> Iterator[None]:
-    """While a check runs: SIGTERM (a CI timeout, `kill`) and SIGHUP (a closed terminal), where
-    nobody else handles them, unwind the check like Ctrl+C does, so its worker, whatever that
-    started and its folder are gone; then the tutor ends by that same signal, as it would have.
-    Only in the main thread (the only one that can receive Python signal handlers)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    taken: dict[int, signal.Handlers | Callable[[int, FrameType | None], object] | int | None] = {}
-
-    def terminate(signum: int, frame: FrameType | None) -> None:
-        for sig in taken:
-            signal.signal(sig, signal.SIG_IGN)  # a second one must not cut the cleanup short
-        raise Terminated(signum)
-
-    for sig in _TERMINATING:
-        if signal.getsignal(sig) is signal.SIG_DFL:
-            taken[sig] = signal.signal(sig, terminate)
-    try:
-        yield
-    except Terminated as exc:
-        signal.signal(exc.signum, signal.SIG_DFL)
-        os.kill(os.getpid(), exc.signum)  # ends the tutor as the signal meant to
-        raise  # pragma: no cover - only where the signal did not end it
-    finally:
-        for sig, previous in taken.items():
-            signal.signal(sig, previous)
 
 
 # ---- the tutor's side: what a killed tutor left ----------------------------------------------
@@ -145,34 +67,6 @@ def folder_owner(name: str) -> int | None:
     """The pid of the tutor that owns the check folder called `name`; None for any other."""
     found = _FOLDER_OWNER.fullmatch(name)
     return int(found.group(1)) if found else None
-
-
-def alive(pid: int) -> bool:
-    """Whether a process `pid` exists (a live one, or one that cannot be asked: kept)."""
-    if pid <= 0:
-        return False
-    if sys.platform == "win32":  # pragma: no cover - Windows
-        return _alive_windows(pid)
-    try:
-        os.kill(pid, 0)  # signal 0 only asks
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _alive_windows(pid: int) -> bool:  # pragma: no cover - Windows
-    import ctypes
-
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined,unused-ignore]
-    handle = kernel32.OpenProcess(0x00100000 | 0x1000, False, pid)  # SYNCHRONIZE | QUERY_LIMITED
-    if not handle:
-        return bool(ctypes.get_last_error() == 5)  # type: ignore[attr-defined,unused-ignore]
-    try:
-        return bool(kernel32.WaitForSingleObject(handle, 0) == 0x102)  # WAIT_TIMEOUT: running
-    finally:
-        kernel32.CloseHandle(handle)
 
 
 def abandoned_folders(temp: str, is_alive: Callable[[int], bool] = alive) -> list[Path]:
@@ -345,126 +239,6 @@ class Workers:
             if not doomed:
                 return
             time.sleep(0.005)
-
-
-def kill_group(pid: int) -> None:
-    """SIGKILL the process group `pid` leads (POSIX); quietly, if it is gone already."""
-    if os.name != "posix":  # pragma: no cover - Windows has no process groups to signal
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-@functools.cache
-def become_subreaper() -> None:
-    """Linux: orphans of the tutor's descendants re-parent to the tutor instead of init,
-    so a learner's detached process stays findable. Once per process; harmless if it fails."""
-    if not LINUX:
-        return
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-
-
-def process_table() -> dict[int, tuple[int, str]]:
-    """The processes below the tutor on Linux, the tutor included: pid -> (parent pid, state
-    letter). Read by walking each process's children (/proc/<pid>/task/<tid>/children, every
-    thread's, since any thread may fork), which costs a few reads per process of the tutor's
-    own; where the kernel does not list children, every process of the system instead (some
-    4 ms a scan with 70 processes here, and a desktop runs hundreds; this runs twice a check)."""
-    me = os.getpid()
-    if not os.path.exists(f"/proc/{me}/task/{me}/children"):
-        return _every_process()
-    table: dict[int, tuple[int, str]] = {}
-    todo = [me]
-    while todo:
-        pid = todo.pop()
-        entry = process_stat(pid)
-        if entry is None:
-            continue  # it ended while we looked
-        table[pid] = entry
-        todo += [child for child in children_of(pid) if child not in table]
-    return table
-
-
-def own_children_in_session(session: int) -> list[int]:
-    """The children of this process (Linux) that belong to `session`, zombies included: a
-    session keeps its members' session id after its leader died, and a child's pid cannot
-    name another process until this process reaps it."""
-    return [child for child in children_of(os.getpid())
-            if len(fields := _stat_fields(child)) >= 4 and int(fields[3]) == session]
-
-
-def children_of(pid: int) -> list[int]:
-    """The children of `pid` now, whichever of its threads forked them (Linux /proc; empty
-    if it is gone or the kernel does not list children)."""
-    try:
-        threads = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    found: list[int] = []
-    for thread in threads:
-        found += [int(child) for child in
-                  (_read(f"/proc/{pid}/task/{thread}/children") or b"").split()]
-    return found
-
-
-def _every_process() -> dict[int, tuple[int, str]]:
-    """Every process on this Linux system: pid -> (parent pid, state letter)."""
-    table: dict[int, tuple[int, str]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit() and (entry := process_stat(int(name))) is not None:
-            table[int(name)] = entry
-    return table
-
-
-def process_stat(pid: int) -> tuple[int, str] | None:
-    """(parent pid, state letter) of a process, from /proc/<pid>/stat; None if it is gone."""
-    fields = _stat_fields(pid)
-    return (int(fields[1]), fields[0].decode("ascii", "replace")) if len(fields) >= 2 else None
-
-
-def _stat_fields(pid: int) -> list[bytes]:
-    """The fields of /proc/<pid>/stat after the command name (state, parent, group, session,
-    ...); empty if the process is gone."""
-    line = _read(f"/proc/{pid}/stat")
-    return line[line.rfind(b")") + 2:].split() if line else []  # the name may hold spaces
-
-
-def _read(path: str) -> bytes | None:
-    """A small /proc file's bytes (os.open and os.read: a third of the cost of open())."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        return os.read(fd, 4096)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def descendants(table: Mapping[int, tuple[int, str]], root: int,
-                spared: Iterable[int] = ()) -> set[int]:
-    """The pids below `root` in `table`, not counting `spared` pids and what is below them."""
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    skip = set(spared)
-    found: set[int] = set()
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in skip and child not in found and child != root:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def tutor_descendants() -> set[int]:
-    return descendants(process_table(), os.getpid()) if LINUX else set()
 
 
 # `ps` listing every process as "pid uid command line", the command line followed by the

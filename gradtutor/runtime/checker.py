@@ -1,5 +1,5 @@
 """What the tutor needs of whatever checks learner code and runs lesson snippets for it: a
-`Checker`. The warm worker (`gradtutor.checking.warm.WarmWorker`, a process that has torch
+`Checker`. The warm worker (`gradtutor.runtime.warm.WarmWorker`, a process that has torch
 loaded already) is one; `ColdChecker`, a fresh worker process per check, is the other.
 Either way torch is never imported here.
 """
@@ -39,10 +39,10 @@ class ColdChecker:
     """A new worker process for every check: slower to answer (torch loads each time), but
     needs nothing kept running."""
 
-    def __init__(self) -> None:
-        from gradtutor.checking.runner import ColdEngine
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        from gradtutor.runtime.cold import ColdEngine
 
-        self._engine = ColdEngine()
+        self._engine = ColdEngine(environ=environ)
 
     def start(self) -> None:
         pass
@@ -53,13 +53,13 @@ class ColdChecker:
 
     def check(self, exercise: Exercise, path: Path, *, seed: int,
               timeout: float | None = None) -> Verdict:
-        from gradtutor.checking.runner import run_check
+        from gradtutor.runtime.run import run_check
 
         return run_check(exercise, path, seed=seed, timeout=timeout, engine=self._engine)
 
     def run_snippet(self, code: str, *, show: str | None = None, series: tuple[str, ...] = (),
                     timeout: float = 20.0) -> SnippetResult:
-        from gradtutor.checking.runner import run_snippet
+        from gradtutor.runtime.run import run_snippet
 
         return run_snippet(code, show=show, series=series, timeout=timeout, engine=self._engine)
 
@@ -70,6 +70,6 @@ class ColdChecker:
 
 def make_checker(environ: Mapping[str, str]) -> Checker:
     """The warm worker if it is available and not turned off (GRADTUTOR_WARM=0), else cold."""
-    from gradtutor.checking.warm import WarmWorker, warm_enabled
+    from gradtutor.runtime.warm import WarmWorker, warm_enabled
 
-    return WarmWorker() if warm_enabled(environ) else ColdChecker()
+    return WarmWorker(environ=environ) if warm_enabled(environ) else ColdChecker(environ)

@@ -1,0 +1,141 @@
+"""A check's reference results, computed where learner code never runs: in this process
+(the author's own code only), by the tutor's reference process, or by a process of their own
+(forked, or `worker --reference`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from gradtutor.checking import protocol
+from gradtutor.checking.checkers import worker_checker
+from gradtutor.checking.protocol import CheckerRef
+from gradtutor.runtime import wire
+from gradtutor.runtime.prepare import hide_internal_warnings, import_torch_quietly
+from gradtutor.runtime.sender import (
+    ReferenceFailed,
+    ResultSender,
+    Send,
+    flush_output,
+    report_failures,
+)
+from gradtutor.runtime.signals import fork_child
+
+
+def reference_message(checker_name: CheckerRef, seed: int) -> protocol.Expected:
+    """The checker's cases and reference results for `seed`."""
+    checker = worker_checker(checker_name)
+    cases = checker.cases(seed)
+    return protocol.expected(cases, [checker.expected(case) for case in cases])
+
+
+Reference = Callable[[CheckerRef, int, Send], None]
+
+
+def reference_here(checker_name: CheckerRef, seed: int, send: Send) -> None:
+    """The reference computed in this very process: only for code that is not a learner's
+    (the author's own, in `gradtutor validate`)."""
+    send(reference_message(checker_name, seed))
+
+
+def reference_by_tutor(checker_name: CheckerRef, seed: int, send: Send) -> None:
+    """The tutor has the references already, from the fork server's reference process
+    (`serve_references`): this process only says that learner code starts now, which starts
+    the learner's clock. Nothing of the references ever reaches this process."""
+    send(protocol.started())
+
+
+def reference_elsewhere(checker_name: CheckerRef, seed: int, send: Send) -> None:
+    """Have a short-lived process of its own compute the reference results and write them
+    straight to the tutor on the result pipe, then wait for it to end: the values never
+    exist in this process, which runs learner code next, nor in one it was forked from.
+
+    POSIX: a forked child (torch is imported already, and no tensor work has run here, so
+    forking is as safe as the fork server's). Elsewhere (Windows): a fresh interpreter,
+    `python -m gradtutor.runtime.worker --reference CHECKER_JSON SEED`, whose stdout is the
+    result pipe; it imports torch again, so a check there costs one more import."""
+    fd = send.fd if isinstance(send, ResultSender) else None
+    if fd is None:  # no private pipe to write to: an in-process caller
+        reference_here(checker_name, seed, send)
+        return
+    flush_output()  # the child must not write out what this process had buffered
+    if hasattr(os, "fork"):
+        pid = fork_child(lambda: report_failures(
+            send, lambda: send(reference_message(checker_name, seed))))
+        warm_up()  # meanwhile, and after the fork: the child must not inherit autograd's threads
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+    else:  # pragma: no cover - Windows; the same path is tested on Linux
+        code = spawn_reference(checker_name, seed, fd)
+    if code != 0:
+        raise ReferenceFailed(f"the reference process ended with exit code {code}")
+
+
+def warm_up() -> None:
+    """One tiny backward pass, so that torch's first-use costs (autograd's engine, the
+    operators' caches) are paid while the reference process works, not after it. Nothing of
+    it is traced: no case has started."""
+    import torch
+
+    with contextlib.suppress(Exception):
+        (torch.ones(2, dtype=torch.float64, requires_grad=True) * 2).sum().backward()  # type: ignore[no-untyped-call]
+
+
+def spawn_reference(checker_name: CheckerRef, seed: int, fd: int) -> int:
+    """The reference in a fresh interpreter writing to `fd` as its stdout; its exit code."""
+    from gradtutor.runtime.spawn import start_reference
+
+    return start_reference(checker_name, seed, fd, os.environ).wait()
+
+
+def reference_main(checker_name: CheckerRef, seed: int) -> NoReturn:
+    """`--reference`: send the reference results on stdout (the result pipe), then end."""
+    send = ResultSender(sys.stdout.fileno())
+
+    def body() -> None:
+        import_torch_quietly()
+        send(reference_message(checker_name, seed))
+
+    os._exit(report_failures(send, body))
+
+
+def serve_references(channel: Any) -> None:
+    """The fork server's reference process: for each `ReferenceRequest` line from the
+    tutor, one line back, the checker's cases and reference results for that seed
+    (`reference_message`), or a `WorkerError`. It ends when the tutor closes the socket.
+
+    It is the fork server's child, never an ancestor of learner code, so the references it
+    computes never exist where learner code runs; and learner code cannot reach it: it is not
+    dumpable (no /proc/<pid>/mem, no ptrace for the same user), and where Landlock confines
+    learner code (sandbox.py), a confined process can neither trace nor signal it, root
+    included. The references are computed while the check's child is forked and starts, so a
+    warm check does not wait for them (nor pay for a second fork)."""
+    from gradtutor.runtime.signals import not_dumpable
+
+    not_dumpable()
+    hide_internal_warnings()
+    warm_up()
+    stream = channel.makefile("rwb")
+    for line in stream:
+        try:
+            stream.write(protocol.line(_reference_reply(line)))
+            stream.flush()
+        except OSError:
+            break
+
+
+def _reference_reply(line: bytes) -> protocol.Expected | protocol.WorkerError:
+    """The reference process's answer to one request line."""
+    replies: list[protocol.Expected | protocol.WorkerError] = []
+
+    def body() -> None:
+        request = wire.decode_reference_request(line)
+        replies.append(reference_message(request["checker"], request["seed"]))
+
+    report_failures(replies.append, body)
+    return replies[-1] if replies else protocol.worker_error(
+        protocol.raised("MemoryError", "", ""))

@@ -1,0 +1,118 @@
+"""The one way the tutor starts a process of its own (a cold or pre-started worker, the fork
+server, `worker --reference`, validate's batch worker): `python -m` a module of this very
+gradtutor, in the worker's environment (`worker_environment`), no stdin, fds passed by name.
+
+The environment is a parameter: the shell hands down the one it has (`Environment.environ`);
+`tutor_environ` is the only place that falls back to this process's own, for a caller (a test,
+a benchmark) that gives none.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import gradtutor
+from gradtutor.checking.protocol import CheckerRef
+from gradtutor.runtime.wire import CHECK_MARK, TUNED_MARK
+
+WORKER = "gradtutor.runtime.worker"  # every role of the worker process (worker.main)
+BATCH = "gradtutor.runtime.batch"  # validate's batch worker
+
+# Environment a learner's process should not inherit from the tutor's: settings that would
+# turn torch's import warnings into errors or show torch's internal ones, print tracebacks
+# or import logs of ours into the learner's output, or wait at a prompt with nobody there.
+_DROPPED_ENV = ("PYTHONWARNINGS", "PYTHONDEVMODE", "PYTHONFAULTHANDLER", "PYTHONVERBOSE",
+                "PYTHONIMPORTTIME", "PYTHONINSPECT", "PYTHONSTARTUP")
+
+# Allocations through glibc's malloc, which backs its heap with transparent huge pages where
+# the kernel allows it (THP "madvise" or "always"; glibc 2.35+): the fork server's heap is then
+# some 100 huge pages instead of 50,000 small ones, so forking a check's child and its exit
+# cost less (benchmarks/checks.py). Elsewhere they do nothing.
+SERVER_TUNING = {"PYTHONMALLOC": "malloc", "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+
+
+def tutor_environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    """The tutor's environment as handed down, or (none handed) this process's own."""
+    return os.environ if environ is None else environ
+
+
+def worker_environment(base: Mapping[str, str], mark: str | None = None) -> dict[str, str]:
+    """The worker's environment: the tutor's, made to import this very gradtutor, with one
+    thread per numeric library, UTF-8 output, and the settings in _DROPPED_ENV removed; and
+    `mark` (the check's folder) as CHECK_MARK, which whatever the learner starts inherits, so
+    the sweep finds it where there is no subreaper (macOS)."""
+    env = {k: v for k, v in base.items() if k not in _DROPPED_ENV and k != CHECK_MARK}
+    if mark is not None:
+        env[CHECK_MARK] = mark
+    root = str(Path(gradtutor.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [base.get("PYTHONPATH")])])
+    env.update({
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+        "PYTHONIOENCODING": "utf-8:backslashreplace",  # a Windows console code page won't do
+        "PYTHONUNBUFFERED": "1",  # stdout and stderr share one pipe, in the order printed
+        "PYTHONSAFEPATH": "1",  # nothing importable from the working directory (3.11+)
+        "PYTHONBREAKPOINT": "0",  # a forgotten breakpoint() must not wait for a debugger
+    })
+    return env
+
+
+def server_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """The fork server's environment: a worker's, with SERVER_TUNING unless the tutor's
+    environment sets those variables itself. The server removes them again once started
+    (TUNED_MARK says so), so learner code neither sees nor passes them on."""
+    env = worker_environment(base)
+    if not any(name in base for name in SERVER_TUNING):
+        env.update(SERVER_TUNING)
+        env[TUNED_MARK] = ",".join(SERVER_TUNING)
+    return env
+
+
+def inheriting(fds: Sequence[int]) -> tuple[dict[str, Any], list[str]]:
+    """Popen arguments that give the child exactly `fds` (and its standard streams) in a
+    session of its own, and how to name them on its command line: fd numbers, or handles on
+    Windows."""
+    if sys.platform == "win32":  # pragma: no cover - exercised by CI on Windows
+        import msvcrt
+
+        handles = [msvcrt.get_osfhandle(fd) for fd in fds]
+        for handle in handles:
+            os.set_handle_inheritable(handle, True)
+        return ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP,
+                 "startupinfo": subprocess.STARTUPINFO(
+                     lpAttributeList={"handle_list": handles})},
+                [str(h) for h in handles])
+    return {"pass_fds": tuple(fds), "start_new_session": True}, [str(fd) for fd in fds]
+
+
+Starter = Callable[[Callable[[], "subprocess.Popen[bytes]"]], "subprocess.Popen[bytes]"]
+
+
+def start(module: str, args: Sequence[str], *, env: Mapping[str, str], cwd: str | Path,
+          stdout: int = subprocess.DEVNULL, stderr: int = subprocess.DEVNULL,
+          popen: Mapping[str, Any] | None = None,
+          starter: Starter | None = None) -> subprocess.Popen[bytes]:
+    """`python -m module args` with no stdin; `popen` adds Popen arguments (`inheriting`'s),
+    `starter` starts it (`Workers.start`, which registers it under its lock)."""
+    argv = [sys.executable, "-m", module, *args]
+
+    def launch() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
+                                stderr=stderr, env=dict(env), **(popen or {}))
+
+    return starter(launch) if starter is not None else launch()
+
+
+def start_reference(checker: CheckerRef, seed: int, stdout: int,
+                    env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    """`worker --reference`: a fresh interpreter that writes a check's reference results as
+    one line to `stdout`, then ends (the one spawner of it: a Windows worker's references,
+    and the tutor's `reference_alone`)."""
+    import json
+
+    return start(WORKER, ["--reference", json.dumps(checker), str(seed)], env=env,
+                 cwd=os.path.abspath(os.sep), stdout=stdout)
