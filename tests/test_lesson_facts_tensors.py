@@ -147,7 +147,9 @@ def test_a_bare_no_grad_switches_nothing_off_and_set_grad_enabled_lasts() -> Non
     help_text = next(c.help for c in step_as(lesson(), "no-grad-predict", Exercise).checks
                      if c.id == "no-record")
     assert help_text is not None
-    assert "on a line of its own, torch.no_grad() changes nothing" in help_text
+    # a context manager switches recording off only for the lines inside its block: a bare
+    # torch.no_grad() on a line of its own switches nothing off
+    assert "only for the lines inside its block" in help_text
     w = torch.tensor([1.0], requires_grad=True)
     torch.no_grad()
     assert (3 * w).requires_grad
