@@ -1,6 +1,6 @@
 """The table of step kinds: where the rules each kind of step follows in the walkthrough are
-kept. A new kind of step is one entry here (its module names its rules `RULES`), and one in
-`gradtutor.ui.step_screens.SCREENS`, which draws it.
+kept (each module names its rules `RULES`). docs/authoring.md lists every table a new kind of
+step is entered in; tests/test_step_kinds.py fails on a kind one of them misses.
 
 A kind's module is imported when a lesson first reaches a step of that kind, so a lesson that
 opens on a slide loads none of the others' rules, views and records.
