@@ -14,7 +14,7 @@ from gradtutor.bindings import TABLES, Kind
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.safety import PROOFS
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import STEP_KINDS, Step, kind_of
+from gradtutor.lessons.model import Step
 from gradtutor.lessons.timing import EFFORT
 from gradtutor.lessons.translate.fields import KEPT, PROSE
 from gradtutor.ui.step_screens import SCREENS
@@ -38,11 +38,6 @@ PER_KIND: dict[str, Mapping[type, object]] = {
 def test_every_kind_of_step_has_an_entry_in_each_per_kind_table(table: str) -> None:
     missing = [t.__name__ for t in STEP_TYPES if t not in PER_KIND[table]]
     assert missing == [], f"{table} has no entry for {missing}"
-
-
-def test_the_kinds_a_lesson_file_names_are_the_step_records() -> None:
-    assert STEP_KINDS == ("slide", "quiz", "exercise", "predict", "parsons", "demo")
-    assert [kind_of(t) for t in STEP_TYPES] == list(STEP_KINDS)
 
 
 def test_each_kind_of_step_opens_on_a_screen_that_has_keys() -> None:
