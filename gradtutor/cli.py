@@ -55,7 +55,7 @@ from gradtutor.ui.linebreak import Prose, ProseMarkdown, has_wide
 if TYPE_CHECKING:
     from typer.core import TyperGroup
 
-    from gradtutor.checking.safety import Job
+    from gradtutor.checking.lesson_proofs import Job
     from gradtutor.checking.verdict import Verdict
     from gradtutor.i18n import Translator
     from gradtutor.runtime.warm import WarmWorker
@@ -1121,7 +1121,7 @@ def validate(
     steps = sum(len(lesson.steps) for lesson, _ in found)
     proved = 0
     if run_code:
-        from gradtutor.checking.safety import jobs_for
+        from gradtutor.checking.lesson_proofs import jobs_for
         from gradtutor.runtime.proofs import prove
 
         runs = sum(1 for lesson, path in found for _ in jobs_for(lesson, path))
@@ -1167,7 +1167,7 @@ def _proof_progress(env: Environment, found: list[tuple[Lesson, Path]],
     elsewhere (a log), one line as each lesson file's proofs begin."""
     from collections import Counter
 
-    from gradtutor.checking.safety import jobs_for
+    from gradtutor.checking.lesson_proofs import jobs_for
 
     counts = Counter(display_path(path) for lesson, path in found for _ in jobs_for(lesson, path))
     begun: set[str] = set()

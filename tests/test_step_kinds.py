@@ -12,7 +12,7 @@ import pytest
 
 from gradtutor.bindings import TABLES, Kind
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.safety import PROOFS
+from gradtutor.checking.lesson_proofs import PROOFS
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Step
 from gradtutor.lessons.timing import EFFORT
@@ -26,7 +26,7 @@ STEP_TYPES = typing.get_args(Step)
 # Every table keyed by the type of a step: where a new kind of step must be entered.
 PER_KIND: dict[str, Mapping[type, object]] = {
     "lessons.timing.EFFORT": EFFORT,
-    "checking.safety.PROOFS": PROOFS,
+    "checking.lesson_proofs.PROOFS": PROOFS,
     "walk.kinds.MODULES": MODULES,
     "ui.step_screens.SCREENS": SCREENS,
     "lessons.translate.fields.PROSE": PROSE,

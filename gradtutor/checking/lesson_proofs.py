@@ -1,4 +1,4 @@
-"""The author's safety net: prove every exercise and answer key by running it.
+"""What proves a lesson (`gradtutor validate`): every exercise and answer key, run.
 
 For each exercise: the starter must not pass, the reference solution must pass, and each
 mutant must fail on the check it names. Quiz snippets must run, and each quiz choice's proof
