@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from gradtutor.walk.parsons import ParsonsView
     from gradtutor.walk.predict import PredictView
     from gradtutor.walk.quiz import QuizView
-    from gradtutor.walk.rules import SlideView
+    from gradtutor.walk.slide import SlideView
 
 StepT = TypeVar("StepT")
 ViewT = TypeVar("ViewT")
