@@ -689,11 +689,10 @@ def check(
     passed = all(v.passed for v in verdicts)
     if as_json:
         from gradtutor.checking.verdict import to_json
+        from gradtutor.grading import student_json
 
-        payload = ({**to_json(verdicts[0], env.tr), "lang": env.lang} if not all_ else {
-            "passed": passed, "total": len(verdicts),
-            "passed_count": sum(v.passed for v in verdicts), "seed": seed, "lang": env.lang,
-            "exercises": [to_json(v, env.tr) for v in verdicts]})
+        payload = ({**to_json(verdicts[0], env.tr), "lang": env.lang} if not all_ else
+                   student_json(verdicts, env.tr, seed=seed, lang=env.lang))
         env.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
         from gradtutor.ui.check_view import verdict_view

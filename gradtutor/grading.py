@@ -125,11 +125,19 @@ def report_json(results: Sequence[StudentResult], exercise_ids: Sequence[str], s
     student shaped like `check --all --json` (docs/check-format.md) plus the student's name."""
     return {
         "seed": seed, "lang": tr.lang, "exercises": list(exercise_ids),
-        "students": [{
-            "student": r.student.name, "passed": r.passed_count == r.total, "total": r.total,
-            "passed_count": r.passed_count,
-            "exercises": [to_json(v, tr) for v in r.verdicts]} for r in results],
+        "students": [{"student": r.student.name, **student_json(r.verdicts, tr)}
+                     for r in results],
     }
+
+
+def student_json(verdicts: Sequence[Verdict], tr: Translator = ENGLISH,
+                 **before_exercises: Any) -> dict[str, Any]:
+    """One student's verdicts as `grade --json` and `check --all --json` give them (with
+    `before_exercises`, such as check's seed and language, placed before the verdicts)."""
+    passed_count = sum(v.passed for v in verdicts)
+    return {"passed": passed_count == len(verdicts), "total": len(verdicts),
+            "passed_count": passed_count, **before_exercises,
+            "exercises": [to_json(v, tr) for v in verdicts]}
 
 
 def report_csv(results: Sequence[StudentResult], exercise_ids: Sequence[str]) -> str:

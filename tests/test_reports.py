@@ -65,3 +65,15 @@ def test_check_all_and_grade_say_a_missing_file_one_way(cli: Cli, tmp_path: Path
     assert check["help"] == "write your solution there, or point --workspace at your folder"
     graded = grading.missing_verdict("square-grad", 1).checks[0]
     assert (graded.message, graded.help) == ("no file square-grad.py", "")
+
+
+def test_check_all_and_grade_give_a_student_in_one_json_shape(cli: Cli, tmp_path: Path) -> None:
+    code, out, _ = cli("check", "--all", "--workspace", str(tmp_path), "--json", "--seed", "4",
+                       *COURSE)
+    payload = json.loads(out)
+    assert list(payload) == ["passed", "total", "passed_count", "seed", "lang", "exercises"]
+    assert (payload["passed"], payload["total"], payload["seed"]) == (False, 1, 4)
+    student = grading.report_json(_results(), ["read-grad"], 1)["students"][1]
+    assert list(student) == ["student", "passed", "total", "passed_count", "exercises"]
+    assert (student["student"], student["passed"], student["passed_count"]) == ("bob", False, 0)
+    assert student["exercises"][0]["checks"][0]["message"] == "no file read-grad.py"
