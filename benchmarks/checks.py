@@ -35,7 +35,7 @@ from pathlib import Path
 from grade import tree_rss_kib  # benchmarks/grade.py, beside this script
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.safety import apply_edits
+from gradtutor.checking.lesson_proofs import apply_edits
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Exercise, Predict
 from gradtutor.runtime.fork import FORK_SERVER

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.safety import apply_edits
+from gradtutor.checking.lesson_proofs import apply_edits
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
 

@@ -16,11 +16,9 @@ from typing import Literal
 
 from gradtutor.i18n import msg
 
-# The kinds of screen, each with its own table.
+# The kinds of screen, each with its own table (`TABLES`, whose order `KINDS` keeps).
 Kind = Literal["slide", "exercise", "confirm", "predict", "parsons", "ordered", "question",
                "feedback", "score", "help"]
-KINDS: tuple[Kind, ...] = ("slide", "exercise", "confirm", "predict", "parsons", "ordered",
-                           "question", "feedback", "score", "help")
 
 # What the shell does itself: move the body of the screen in its viewport. "page-or-next"
 # pages down, and goes on to the next step once the end of the step is in view.
@@ -177,6 +175,7 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
                 legend=1),
         *_scrolling(True), QUIT),
 }
+KINDS: tuple[Kind, ...] = tuple(TABLES)
 
 
 def find_key(kind: Kind, key: str) -> Binding | None:

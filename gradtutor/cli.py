@@ -55,7 +55,7 @@ from gradtutor.ui.linebreak import Prose, ProseMarkdown, has_wide
 if TYPE_CHECKING:
     from typer.core import TyperGroup
 
-    from gradtutor.checking.safety import Job
+    from gradtutor.checking.lesson_proofs import Job
     from gradtutor.checking.verdict import Verdict
     from gradtutor.i18n import Translator
     from gradtutor.runtime.warm import WarmWorker
@@ -569,6 +569,7 @@ def _check_all(env: Environment, course: Course, folder: Path, seed: int,
     `grade`'s workers, it does not warm up the next check's child: the checks come back to
     back, and each would wait for it (8 checks: 490-680 ms with it, 308-375 ms without).
     With `status`, a status line names the check running and counts its seconds."""
+    from gradtutor.grading import missing_verdict
     from gradtutor.runtime.warm import WarmWorker, warm_enabled
     from gradtutor.ui.status import counting
 
@@ -580,7 +581,8 @@ def _check_all(env: Environment, course: Course, folder: Path, seed: int,
         for number, exercise in enumerate(exercises, start=1):
             path = folder / f"{exercise.id}.py"
             if not path.is_file():
-                verdicts.append(missing_verdict(exercise.id, folder, seed))
+                verdicts.append(missing_verdict(exercise.id, seed, path, msg(
+                    "write your solution there, or point --workspace at your folder")))
                 continue
             line = functools.partial(_checking_line, exercise.id, number, len(exercises),
                                      warm is None or warm.loading())
@@ -687,11 +689,10 @@ def check(
     passed = all(v.passed for v in verdicts)
     if as_json:
         from gradtutor.checking.verdict import to_json
+        from gradtutor.grading import student_json
 
-        payload = ({**to_json(verdicts[0], env.tr), "lang": env.lang} if not all_ else {
-            "passed": passed, "total": len(verdicts),
-            "passed_count": sum(v.passed for v in verdicts), "seed": seed, "lang": env.lang,
-            "exercises": [to_json(v, env.tr) for v in verdicts]})
+        payload = ({**to_json(verdicts[0], env.tr), "lang": env.lang} if not all_ else
+                   student_json(verdicts, env.tr, seed=seed, lang=env.lang))
         env.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
         from gradtutor.ui.check_view import verdict_view
@@ -736,16 +737,6 @@ def _order_file_hint(step: Parsons) -> str:
                count=len(lines), lines=listed(lines))
 
 
-def missing_verdict(exercise_id: str, folder: Path, seed: int) -> Verdict:
-    """--all with no file for an exercise: a failed result, so a class report stays complete."""
-    from gradtutor.checking.verdict import Check, Verdict
-
-    return Verdict(exercise_id, "error", (Check(
-        "file", "error", msg("there is no file {path}", path=folder / (exercise_id + ".py")),
-        msg("write your solution there, or point --workspace at your folder")),), seed, 0,
-        ran=False, missing=True)
-
-
 @app.command(help=msg(
     "Grade a class: check every student's every exercise, several at once.\n\n"
     "SUBMISSIONS is a folder holding a folder or a .zip per student (or a Canvas or Moodle "
@@ -788,7 +779,6 @@ def grade(
     lessons: LessonsOpt = None,
     plain: PlainOpt = False,
 ) -> None:
-    import json
     import os
     import secrets
     import threading
@@ -800,13 +790,16 @@ def grade(
 
     env = _env(ctx)
     course = _course(env, lessons)
-    if as_json and csv_file == "-":
-        raise GradtutorError(msg("--json and --csv - both want standard output"),
-                             msg("write the CSV to a file: --csv FILE"))
+    # each report asked for: its file, or None for standard output (`grading.REPORTS`)
+    asked = {name: where for name, wanted, where in (
+        ("csv", csv_file is not None, None if csv_file in (None, "-") else Path(csv_file)),
+        ("junit", junit_file is not None, junit_file),
+        ("json", as_json, None)) if wanted}
+    reports = grading.report_destinations(asked)
     exercises = _chosen_exercises(course, lesson_ids or [], exercise_ids or [])
     ids = [e.id for e in exercises]
     students = find_submissions(submissions, course.exercises())
-    for report in (Path(csv_file) if csv_file not in (None, "-") else None, junit_file):
+    for report in reports.values():
         if report is not None:
             _writable(report)
     seed = secrets.randbelow(2**31) if seed is None else seed
@@ -840,18 +833,13 @@ def grade(
     finally:
         if bar is not None:
             bar.stop()
-    if csv_file is not None:
-        table = grading.report_csv(results, ids)
-        if csv_file == "-":
-            env.stdout.write(table)
+    for name, path in reports.items():
+        text = grading.REPORTS[name].render(results, ids, seed, env.tr)
+        if path is None:
+            env.stdout.write(text)
         else:
-            _write_report(Path(csv_file), table)
-    if junit_file is not None:
-        _write_report(junit_file, grading.report_junit(results, seed, env.tr))
-    if as_json:
-        payload = grading.report_json(results, ids, seed, env.tr)
-        env.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-    if as_json or csv_file == "-":
+            _write_report(path, text)
+    if None in reports.values():  # standard output holds a report: the summary goes aside
         env.error(grading.class_line(results, env.tr))
     else:
         plain = env.plain(plain)
@@ -1132,7 +1120,7 @@ def validate(
     steps = sum(len(lesson.steps) for lesson, _ in found)
     proved = 0
     if run_code:
-        from gradtutor.checking.safety import jobs_for
+        from gradtutor.checking.lesson_proofs import jobs_for
         from gradtutor.runtime.proofs import prove
 
         runs = sum(1 for lesson, path in found for _ in jobs_for(lesson, path))
@@ -1178,7 +1166,7 @@ def _proof_progress(env: Environment, found: list[tuple[Lesson, Path]],
     elsewhere (a log), one line as each lesson file's proofs begin."""
     from collections import Counter
 
-    from gradtutor.checking.safety import jobs_for
+    from gradtutor.checking.lesson_proofs import jobs_for
 
     counts = Counter(display_path(path) for lesson, path in found for _ in jobs_for(lesson, path))
     begun: set[str] = set()

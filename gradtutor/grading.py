@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gradtutor.checking.verdict import Check, Verdict, say, to_json
@@ -52,10 +54,14 @@ class StudentResult:
         return len(self.verdicts)
 
 
-def missing_verdict(exercise_id: str, seed: int) -> Verdict:
-    """A student with no file for an exercise: failed, with one check saying so."""
+def missing_verdict(exercise_id: str, seed: int, where: Path | None = None,
+                    hint: str = "") -> Verdict:
+    """No file for an exercise, not written yet: failed, with one check saying so, for
+    `grade` and `check --all` alike. It names `where` the file was looked for (a learner's
+    workspace), or only the file's name (a student's copy, in a folder of the grader's)."""
+    file = where if where is not None else f"{exercise_id}.py"
     return Verdict(exercise_id, "error", (Check(
-        "file", "error", msg("no file {file}", file=f"{exercise_id}.py")),), seed, 0,
+        "file", "error", msg("no file {file}", file=file), hint),), seed, 0,
         ran=False, missing=True)
 
 
@@ -119,11 +125,19 @@ def report_json(results: Sequence[StudentResult], exercise_ids: Sequence[str], s
     student shaped like `check --all --json` (docs/check-format.md) plus the student's name."""
     return {
         "seed": seed, "lang": tr.lang, "exercises": list(exercise_ids),
-        "students": [{
-            "student": r.student.name, "passed": r.passed_count == r.total, "total": r.total,
-            "passed_count": r.passed_count,
-            "exercises": [to_json(v, tr) for v in r.verdicts]} for r in results],
+        "students": [{"student": r.student.name, **student_json(r.verdicts, tr)}
+                     for r in results],
     }
+
+
+def student_json(verdicts: Sequence[Verdict], tr: Translator = ENGLISH,
+                 **before_exercises: Any) -> dict[str, Any]:
+    """One student's verdicts as `grade --json` and `check --all --json` give them (with
+    `before_exercises`, such as check's seed and language, placed before the verdicts)."""
+    passed_count = sum(v.passed for v in verdicts)
+    return {"passed": passed_count == len(verdicts), "total": len(verdicts),
+            "passed_count": passed_count, **before_exercises,
+            "exercises": [to_json(v, tr) for v in verdicts]}
 
 
 def report_csv(results: Sequence[StudentResult], exercise_ids: Sequence[str]) -> str:
@@ -215,6 +229,65 @@ def _junit_class(name: str) -> str:
 
 def _seconds(ms: int) -> str:
     return f"{ms / 1000:.3f}"
+
+
+# ---- the report formats: one table ----------------------------------------------------------
+
+# Every report is text made from the same four things: the results, the exercises graded in
+# course order, the run's seed and the language of its words.
+Renderer = Callable[[Sequence[StudentResult], Sequence[str], int, Translator], str]
+
+
+def render_json(results: Sequence[StudentResult], exercise_ids: Sequence[str], seed: int,
+                tr: Translator) -> str:
+    return json.dumps(report_json(results, exercise_ids, seed, tr), indent=2,
+                      ensure_ascii=False) + "\n"
+
+
+def render_csv(results: Sequence[StudentResult], exercise_ids: Sequence[str], seed: int,
+               tr: Translator) -> str:
+    return report_csv(results, exercise_ids)
+
+
+def render_junit(results: Sequence[StudentResult], exercise_ids: Sequence[str], seed: int,
+                 tr: Translator) -> str:
+    return report_junit(results, seed, tr)
+
+
+@dataclass(frozen=True)
+class ReportFormat:
+    """A format `grade` writes: the option that asks for it, what a message calls it, and
+    where it may go: `stdout`, how the option says standard output ("--csv -"), or None if
+    it never goes there; `to_file`, whether it may go to a file the option names."""
+
+    option: str
+    what: str
+    render: Renderer
+    stdout: str | None
+    to_file: bool
+
+
+REPORTS: dict[str, ReportFormat] = {
+    "json": ReportFormat("--json", "JSON", render_json, stdout="--json", to_file=False),
+    "csv": ReportFormat("--csv", "CSV", render_csv, stdout="--csv -", to_file=True),
+    "junit": ReportFormat("--junit", "JUnit XML", render_junit, stdout=None, to_file=True),
+}
+
+
+def report_destinations(asked: Mapping[str, Path | None]) -> dict[str, Path | None]:
+    """The reports asked for (format name -> its file, or None for standard output), checked
+    against the one rule: at most one of them takes standard output."""
+    on_stdout = [name for name in REPORTS if name in asked and asked[name] is None]
+    if len(on_stdout) > 1:
+        first, second = (REPORTS[name] for name in on_stdout[:2])
+        movable = next((f for f in (REPORTS[name] for name in on_stdout) if f.to_file), None)
+        raise GradtutorError(
+            msg("{first} and {second} both want standard output", first=first.stdout,
+                second=second.stdout),
+            msg("write the {what} to a file: {option} FILE", what=movable.what,
+                option=movable.option) if movable is not None
+            else msg("ask for one of them at a time"))
+    return dict(asked)
 
 
 def class_line(results: Sequence[StudentResult], tr: Translator = ENGLISH) -> str:

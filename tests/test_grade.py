@@ -16,7 +16,7 @@ from rich.console import Console
 
 from gradtutor import grading
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.safety import apply_edits
+from gradtutor.checking.lesson_proofs import apply_edits
 from gradtutor.checking.verdict import Check, Status, Verdict
 from gradtutor.env import Environment
 from gradtutor.grading import StudentResult

@@ -14,7 +14,7 @@ from narrowing import step_as
 
 from gradtutor.checking.check import FILE_BUDGET, MEMORY_BUDGET
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.safety import Job, jobs_for, problem_text
+from gradtutor.checking.lesson_proofs import Job, jobs_for, problem_text
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.load import load_lesson
 from gradtutor.lessons.model import Parsons

@@ -23,7 +23,7 @@ from rich.console import Console
 
 from gradtutor.checking.check import FILE_BUDGET, MEMORY_BUDGET
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.safety import LIMITS, Job, jobs_for, problem_text, snippet
+from gradtutor.checking.lesson_proofs import LIMITS, Job, jobs_for, problem_text, snippet
 from gradtutor.checking.snippet import run_proof
 from gradtutor.lessons.load import load_lesson, unproven_choices
 from gradtutor.lessons.model import Choice, Lesson, Quiz

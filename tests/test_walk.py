@@ -689,20 +689,3 @@ def test_a_demo_runs_on_arrival_and_shows_its_result_when_it_comes(second: Lesso
     result = a_result(None, (("losses", (3.0, 2.0, 1.0)),))
     state, _ = drive(second, begin(second, DEMO), SnippetDone(step.id, result))
     assert demo_view(state).result == result
-
-
-def test_every_kind_of_step_has_its_rules_and_its_screens() -> None:
-    """A kind of step is one entry in each table: the rules the walkthrough follows on it,
-    and how it is drawn."""
-    import importlib
-    import typing
-
-    from gradtutor.lessons.model import Step
-    from gradtutor.ui.step_screens import SCREENS
-    from gradtutor.walk.kinds import MODULES
-    from gradtutor.walk.rules import StepRules
-
-    kinds = set(typing.get_args(Step))
-    assert set(MODULES) == kinds and set(SCREENS) == kinds
-    for kind, module in MODULES.items():
-        assert isinstance(importlib.import_module(module).RULES, StepRules), kind

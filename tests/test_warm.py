@@ -719,7 +719,7 @@ def test_check_all_on_one_warm_worker_judges_as_the_checkers_do(cli: Cli,
     check, are those the same files get on the same seed from the checkers run in a plain
     process that imported torch itself (a cold worker's `evaluate`, here for every file in one
     batch process: 21 cold workers one after another took some 50 s of a 2-core machine)."""
-    from gradtutor.checking.safety import apply_edits
+    from gradtutor.checking.lesson_proofs import apply_edits
 
     # every exercise of the course
     exercises = list(load_course(rules=EXERCISE_RULES).exercises().values())

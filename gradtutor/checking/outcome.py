@@ -122,7 +122,7 @@ def syntax_message(exc: SyntaxError) -> str:
 
 
 @dataclass(frozen=True)
-class Results:
+class ReadResults:
     """The result channel read (`results.read_check`): the references, and the message that
     ended the check; or, in words, why the channel could not be read."""
 
@@ -132,13 +132,13 @@ class Results:
 
 
 def parse_results(data: bytes, overflow: bool, cap: int,
-                  reference: protocol.Expected | None = None) -> Results:
+                  reference: protocol.Expected | None = None) -> ReadResults:
     """The worker's messages, read by `results.read_check` (with a `reference` the tutor had
     from elsewhere, the worker opens with `started`); a fault in words."""
     read = results.read_check(data, overflow, reference)
     if read.fault is None:
-        return Results(read.expected, read.final)
-    return Results(problem=channel_fault(read.fault, read.about, cap))
+        return ReadResults(read.expected, read.final)
+    return ReadResults(problem=channel_fault(read.fault, read.about, cap))
 
 
 def channel_fault(fault: results.Fault, about: str, cap: int) -> str:
@@ -277,7 +277,7 @@ def ended_early_check(returncode: int | None, memory: int | None,
     return ended(how, msg("remove the call that exits (os._exit, os.kill, ...) from your code"))
 
 
-def startup_check(results: Results, run: WorkerRun, allowance: float) -> Check:
+def startup_check(results: ReadResults, run: WorkerRun, allowance: float) -> Check:
     """The worker never reached the learner's code: the tutor's problem, not the learner's."""
     if run.startup_timed_out:
         return Check("start-up", "error",

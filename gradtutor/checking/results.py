@@ -37,7 +37,7 @@ F = TypeVar("F", CheckFinal, SnippetFinal)
 
 
 @dataclass(frozen=True)
-class Results(Generic[F]):
+class ChannelRead(Generic[F]):
     """A result channel, read: for a check, the references it is judged against (the
     worker's, or the tutor's own); the message that ended it, if one came; or the fault that
     made it unreadable (`about`: the type of a WRONG_SHAPE message)."""
@@ -49,20 +49,20 @@ class Results(Generic[F]):
 
 
 def read_check(data: bytes, overflow: bool, reference: Expected | None = None
-               ) -> Results[CheckFinal]:
+               ) -> ChannelRead[CheckFinal]:
     """A check's result channel (`data`, its bytes; `overflow`: more came than the tutor
     kept), read by `check_messages`."""
     if overflow:
-        return Results(fault=Fault.OVERFLOW)
+        return ChannelRead(fault=Fault.OVERFLOW)
     try:
         values = _json_lines(data)
     except Malformed:
-        return Results(fault=Fault.NOT_A_RESULT)
+        return ChannelRead(fault=Fault.NOT_A_RESULT)
     return check_messages(values, reference)
 
 
 def check_messages(values: Sequence[object], reference: Expected | None = None
-                   ) -> Results[CheckFinal]:
+                   ) -> ChannelRead[CheckFinal]:
     """A check's messages: `expected`, then `observed`, `learner_error` or `worker_error`.
     With a `reference` the tutor had from elsewhere they open with `started` instead, and a
     worker that sends references of its own is out of order."""
@@ -70,14 +70,14 @@ def check_messages(values: Sequence[object], reference: Expected | None = None
                  ("observed", "learner_error", "worker_error"), _check_final, reference)
 
 
-def read_snippet(data: bytes, overflow: bool) -> Results[SnippetFinal]:
+def read_snippet(data: bytes, overflow: bool) -> ChannelRead[SnippetFinal]:
     """A snippet's result channel: `started`, then `snippet` or `worker_error`."""
     if overflow:
-        return Results(fault=Fault.OVERFLOW)
+        return ChannelRead(fault=Fault.OVERFLOW)
     try:
         values = _json_lines(data)
     except Malformed:
-        return Results(fault=Fault.NOT_A_RESULT)
+        return ChannelRead(fault=Fault.NOT_A_RESULT)
     return _read(values, "started", ("snippet", "worker_error"), _snippet_final, None)
 
 
@@ -101,38 +101,38 @@ def _snippet_final(message: Mapping[str, Any], cases: int) -> SnippetFinal:
 
 def _read(values: Sequence[object], opening: str, finals: tuple[str, ...],
           decode_final: Callable[[Mapping[str, Any], int], F],
-          reference: Expected | None) -> Results[F]:
+          reference: Expected | None) -> ChannelRead[F]:
     """`values` checked for shape and order: `opening`, then one of `finals`, which
     `decode_final` decodes. They may stop short (the process died), or be a lone
     `worker_error` (it failed before learner code existed)."""
     messages: list[Mapping[str, Any]] = []
     for message in values:
         if not isinstance(message, dict) or message.get("type") not in (opening, *finals):
-            return Results(fault=Fault.NOT_A_RESULT)
+            return ChannelRead(fault=Fault.NOT_A_RESULT)
         messages.append(message)
     kinds = [m["type"] for m in messages]
     if not kinds:
-        return Results()
+        return ChannelRead()
     if kinds == ["worker_error"]:  # the worker failed before learner code existed
         return _ending(decode_final, messages[0], 0, None)
     if kinds[0] != opening or len(kinds) > 2 or opening in kinds[1:]:
-        return Results(fault=Fault.OUT_OF_ORDER)
+        return ChannelRead(fault=Fault.OUT_OF_ORDER)
     references = reference
     if opening == "expected":
         try:
             references = decode_expected(messages[0])
         except Malformed:
-            return Results(fault=Fault.BAD_REFERENCES)
+            return ChannelRead(fault=Fault.BAD_REFERENCES)
     if len(messages) == 1:
-        return Results(expected=references)
+        return ChannelRead(expected=references)
     cases = len(references["cases"]) if references is not None else 0
     return _ending(decode_final, messages[1], cases, references)
 
 
 def _ending(decode_final: Callable[[Mapping[str, Any], int], F], message: Mapping[str, Any],
-            cases: int, references: Expected | None) -> Results[F]:
+            cases: int, references: Expected | None) -> ChannelRead[F]:
     try:
         final = decode_final(message, cases)
     except Malformed:
-        return Results(fault=Fault.WRONG_SHAPE, about=str(message["type"]))
-    return Results(expected=references, final=final)
+        return ChannelRead(fault=Fault.WRONG_SHAPE, about=str(message["type"]))
+    return ChannelRead(expected=references, final=final)

@@ -7,7 +7,7 @@ The model holds data only; nothing here runs code.
 
 import string
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from gradtutor.lessons.schema import rules
 
@@ -261,7 +261,16 @@ class Demo:
     optional: bool = False
 
 Step = Slide | Quiz | Exercise | Predict | Parsons | Demo
-STEP_KINDS: tuple[str, ...] = ("slide", "quiz", "exercise", "predict", "parsons", "demo")
+
+
+def kind_of(step_type: type) -> str:
+    """The `kind:` a lesson file gives a step of this type (its `kind` field's one value)."""
+    (kind,) = get_args(step_type.__annotations__["kind"])
+    return str(kind)
+
+
+# The kinds of step, in the order of `Step`: a new kind is one record added to `Step`.
+STEP_KINDS: tuple[str, ...] = tuple(kind_of(t) for t in get_args(Step))
 
 @dataclass(frozen=True)
 class Lesson:

@@ -12,7 +12,9 @@ they are not counted; nor is a choice's proof, which is never shown. A step mark
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from gradtutor.lessons.model import Demo, Exercise, Lesson, Parsons, Predict, Quiz, Slide, Step
 
@@ -38,26 +40,47 @@ def _code_lines(code: str | None) -> int:
     return sum(1 for line in (code or "").splitlines() if line.strip())
 
 
+# What reading and doing one step asks: (words of prose, lines of code, minutes of practice).
+Effort = tuple[int, int, float]
+
+
+def _quiz(step: Quiz) -> Effort:
+    words = _words(step.intro) + sum(
+        _words(q.prompt, *(c.text for c in q.choices)) for q in step.questions)
+    code = sum(_code_lines(q.code) for q in step.questions)
+    return words, code, QUESTION_MINUTES * len(step.questions)
+
+
+def _slide(step: Slide) -> Effort:
+    return _words(step.body, step.notes), _code_lines(step.code), 0.0
+
+
+def _demo(step: Demo) -> Effort:
+    return _words(step.body), _code_lines(step.code), 0.0
+
+
+def _exercise(step: Exercise) -> Effort:
+    return _words(step.prompt, step.why), _code_lines(step.starter), PRACTICE_MINUTES[Exercise]
+
+
+def _predict(step: Predict) -> Effort:
+    words = _words(step.prompt, *(c.text for c in step.choices))
+    return words, _code_lines(step.code), PRACTICE_MINUTES[Predict]
+
+
+def _parsons(step: Parsons) -> Effort:
+    return _words(step.prompt), len(step.lines), PRACTICE_MINUTES[Parsons]
+
+
+# The effort of each kind of step (tests/test_step_kinds.py checks every kind has one).
+EFFORT: dict[type[Step], Callable[[Any], Effort]] = {
+    Slide: _slide, Quiz: _quiz, Exercise: _exercise, Predict: _predict, Parsons: _parsons,
+    Demo: _demo}
+
+
 def step_minutes(step: Step) -> float:
     """The estimated minutes one step takes."""
-    if isinstance(step, Quiz):
-        words = _words(step.intro) + sum(
-            _words(q.prompt, *(c.text for c in q.choices)) for q in step.questions)
-        code = sum(_code_lines(q.code) for q in step.questions)
-        extra = QUESTION_MINUTES * len(step.questions)
-    elif isinstance(step, Slide):
-        words, code, extra = _words(step.body, step.notes), _code_lines(step.code), 0.0
-    elif isinstance(step, Demo):
-        words, code, extra = _words(step.body), _code_lines(step.code), 0.0
-    elif isinstance(step, Exercise):
-        words, code = _words(step.prompt, step.why), _code_lines(step.starter)
-        extra = PRACTICE_MINUTES[Exercise]
-    elif isinstance(step, Predict):
-        words = _words(step.prompt, *(c.text for c in step.choices))
-        code, extra = _code_lines(step.code), PRACTICE_MINUTES[Predict]
-    else:  # Parsons
-        words = _words(step.prompt)
-        code, extra = len(step.lines), PRACTICE_MINUTES[Parsons]
+    words, code, extra = EFFORT[type(step)](step)
     return words / WORDS_PER_MINUTE + code * SECONDS_PER_CODE_LINE / 60 + extra
 
 

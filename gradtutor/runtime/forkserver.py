@@ -119,10 +119,10 @@ def _serve_checks(control: Any, warm_up: bool) -> NoReturn:
             _tell(control, wire.spare(spare[0]))
 
 
-Spare = tuple[int, Any]  # a child forked ahead, waiting for its request: its pid, our socket
+SpareChild = tuple[int, Any]  # a child forked ahead, waiting for its request: its pid, our socket
 
 
-def _prefork(control: Any, warm_up: bool) -> Spare | None:
+def _prefork(control: Any, warm_up: bool) -> SpareChild | None:
     """Fork the next check's child ahead of its request (between checks, while nobody waits),
     so that a check does not wait for the fork and the child's setting up: the child closes
     the server's socket, warms up (`warm_up_training`, unless `warm_up` is off: checks back to
@@ -161,7 +161,7 @@ def _prefork(control: Any, warm_up: bool) -> Spare | None:
     return pid, mine
 
 
-def _hand_over(spare: Spare, data: bytes, fds: list[int]) -> int | None:
+def _hand_over(spare: SpareChild, data: bytes, fds: list[int]) -> int | None:
     """Give the waiting child the request and its two fds; its pid, or None if it is gone."""
     import socket
 
@@ -172,7 +172,7 @@ def _hand_over(spare: Spare, data: bytes, fds: list[int]) -> int | None:
     return spare[0]
 
 
-def _clone(control: Any, fd: int, spare: Spare | None, warm_up: bool) -> int:
+def _clone(control: Any, fd: int, spare: SpareChild | None, warm_up: bool) -> int:
     """Fork a second fork server, which serves the control socket `fd` (a `Clone` carrying
     it): a grader's second worker costs a fork, not another import of
     torch, and shares this one's memory. It leads a session of its own, ends with this

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gradtutor.checking.safety import Job, jobs_for, problem_text
+from gradtutor.checking.lesson_proofs import Job, jobs_for, problem_text
 from gradtutor.errors import Problem
 from gradtutor.lessons.load import Loc, locate
 from gradtutor.lessons.model import (

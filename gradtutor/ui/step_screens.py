@@ -1,6 +1,6 @@
 """The table of step kinds' screens: how each kind of step is drawn, in the walkthrough from
 its view (`gradtutor.walk.kinds` finds the rules that make the view) and for reading
-(`gradtutor show`). A new kind of step is one entry here. Pure: renderables out.
+(`gradtutor show`). Pure: renderables out. (docs/authoring.md: what a new kind touches.)
 
 The practice screens' modules load when such a step is first drawn, so that a lesson opening
 on a slide does not wait for them; the views are the walkthrough's, named here for types only.
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from gradtutor.walk.parsons import ParsonsView
     from gradtutor.walk.predict import PredictView
     from gradtutor.walk.quiz import QuizView
-    from gradtutor.walk.rules import SlideView
+    from gradtutor.walk.slide import SlideView
 
 StepT = TypeVar("StepT")
 ViewT = TypeVar("ViewT")

@@ -37,15 +37,6 @@ class Stay(Generic[ViewT]):
     notice: str | None = None
 
 
-@dataclass(frozen=True)
-class SlideView:
-    """A slide has nothing to remember: it is read, then left."""
-
-    @property
-    def busy(self) -> bool:
-        return False
-
-
 class StepRules(Generic[StepT, ViewT]):
     """The rules of one kind of step. The defaults: a step read and left, as a slide is."""
 
@@ -87,14 +78,6 @@ class StepRules(Generic[StepT, ViewT]):
     def watched(self, step: StepT, view: ViewT) -> Exercise | None:
         """The exercise whose file the shell should watch while the step is on screen."""
         return None
-
-
-class SlideRules(StepRules[object, SlideView]):
-    def open(self, step: object) -> SlideView:
-        return SlideView()
-
-
-RULES = SlideRules()
 
 
 def page_on(view: ViewT, event: Event) -> Stay[ViewT] | Go:

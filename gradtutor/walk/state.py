@@ -4,20 +4,15 @@ is on that step), the help, the notice, and how the walk ended. Pure data."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-if TYPE_CHECKING:  # each kind's view is loaded with its rules (`gradtutor.walk.kinds`)
-    from typing import TypeAlias
 
-    from gradtutor.walk.demo import DemoView
-    from gradtutor.walk.exercise import ExerciseView
-    from gradtutor.walk.parsons import ParsonsView
-    from gradtutor.walk.predict import PredictView
-    from gradtutor.walk.quiz import QuizView
-    from gradtutor.walk.rules import SlideView
+class StepView(Protocol):
+    """Where the learner is on one step: each kind's rules module defines its own view
+    (`gradtutor.walk.kinds`); all the walk needs of any is whether it waits for a run."""
 
-    StepView: TypeAlias = (SlideView | QuizView | ExerciseView | PredictView | ParsonsView
-                           | DemoView)
+    @property
+    def busy(self) -> bool: ...
 
 
 @dataclass(frozen=True)

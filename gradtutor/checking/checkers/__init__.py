@@ -3,7 +3,7 @@ it never carries checker code.
 
 An exercise is judged either by a checker module named here (`checker:` in the lesson) or by
 the checks its YAML declares on an input family (`inputs:`, `declared.py`). Both give the
-worker the same contract, `Checker`; only `judge` runs in the tutor, on plain data.
+worker the same contract, `Observer`; only `judge` runs in the tutor, on plain data.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ CHECKERS: dict[str, str] = {
 Judge = Callable[[list[Any], list[Any], list[Any]], Sequence["Check"]]
 
 
-class Checker(Protocol):
-    """What the worker needs of a checker.
+class Observer(Protocol):
+    """What the worker needs of a checker: the half of it that makes cases and observes the
+    learner's function (`gradtutor.runtime.checker.Checker` is what runs checks).
 
     - ``ARITY``: how many positional parameters the learner's function takes;
     - ``cases(seed)``: plain-data inputs, from ``random.Random(seed)``; no torch;
@@ -53,7 +54,7 @@ class Checker(Protocol):
     def observe(self, case: dict[str, Any], fn: Any, trace: Any, /) -> dict[str, Any]: ...
 
 
-class ModuleChecker(Checker, Protocol):
+class CheckerModule(Observer, Protocol):
     """A checker module: the worker's contract, and the tutor's `judge`."""
 
     def judge(self, cases: list[Any], expected: list[Any], observed: list[Any], /
@@ -63,24 +64,24 @@ class ModuleChecker(Checker, Protocol):
 if TYPE_CHECKING:  # mypy holds every registered module to the contract; nothing at run time
     from gradtutor.checking.checkers import declared, fix_the_loop, manual_sgd
 
-    _REGISTERED: tuple[ModuleChecker, ...] = (fix_the_loop, manual_sgd)
-    _DECLARED: type[Checker] = declared.WorkerChecker
+    _REGISTERED: tuple[CheckerModule, ...] = (fix_the_loop, manual_sgd)
+    _DECLARED: type[Observer] = declared.WorkerChecker
 
 
-def load(name: str) -> ModuleChecker:
+def load(name: str) -> CheckerModule:
     """The checker module registered under `name` (KeyError if there is none)."""
-    module: ModuleChecker = importlib.import_module(
+    module: CheckerModule = importlib.import_module(
         f"{__name__}.{CHECKERS[name]}")
     return module
 
 
-def worker_checker(ref: CheckerRef) -> Checker:
+def worker_checker(ref: CheckerRef) -> Observer:
     """What a worker runs for the checker a request names (KeyError, ValueError if none)."""
     if isinstance(ref, dict):
         from gradtutor.checking.checkers.declared import WorkerChecker
 
         return WorkerChecker(ref)
-    checker: Checker = load(ref)
+    checker: Observer = load(ref)
     return checker
 
 

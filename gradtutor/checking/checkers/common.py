@@ -7,7 +7,6 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gradtutor.checking.verdict import Table
 from gradtutor.i18n import msg
 
 if TYPE_CHECKING:
@@ -136,8 +135,3 @@ def uncalled_lines_words(names: list[str]) -> str:
     return msg("A line of your function names {names} without calling it, so that line does "
                "nothing: a function or method runs only with parentheses after its name.",
                names=", ".join(f"`{name[:40]}`" for name in names[:5]))
-
-
-def grad_table(w: Any, expected: Any, got: Any) -> Table:
-    return Table(("w", "expected gradient", "yours"), ((fmt(w), fmt(expected), fmt(got)),),
-                 frozenset({0}))  # the case that failed

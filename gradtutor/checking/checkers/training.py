@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import random
 
 from gradtutor.checking.checkers.common import close, count, flat, fmt
-from gradtutor.checking.verdict import Check, Table
+from gradtutor.checking.verdict import Table
 from gradtutor.i18n import msg
 
 # Mean-reduced losses of (prediction, target), by name.
@@ -199,10 +199,6 @@ def per_param_table(names: list[str], columns: tuple[str, ...],
 
 def _same(got: Any, want: Any) -> bool:
     return got is not None and want is not None and close(got, want)
-
-
-def first_failure(found: list[Check | None]) -> Check | None:
-    return next((c for c in found if c is not None), None)
 
 
 def usable(observed: list[dict[str, Any]]) -> list[int]:

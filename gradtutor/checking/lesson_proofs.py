@@ -1,4 +1,4 @@
-"""The author's safety net: prove every exercise and answer key by running it.
+"""What proves a lesson (`gradtutor validate`): every exercise and answer key, run.
 
 For each exercise: the starter must not pass, the reference solution must pass, and each
 mutant must fail on the check it names. Quiz snippets must run, and each quiz choice's proof
@@ -14,7 +14,7 @@ the walls).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,8 @@ from gradtutor.lessons.model import (
     Predict,
     Question,
     Quiz,
+    Slide,
+    Step,
 )
 from gradtutor.lessons.parsons import assembled, run_series
 
@@ -84,45 +86,71 @@ def snippet(code: str, *, show: str | None = None, series: tuple[str, ...] = ())
     return dict(protocol.snippet_request(code=code, show=show, series=series, **LIMITS))
 
 
+def _exercise_jobs(lesson: Lesson, path: Path, i: int, step: Exercise) -> Iterator[Job]:
+    """On each seed: the starter must not pass, the solution must, each mutant must fail."""
+    def job(loc: Loc, what: str, expect: str, source: str, seed: int) -> Job:
+        return Job(path, loc, what, expect, dict(protocol.check_request(
+            checker=request_checker(step), function=step.function, source=source,
+            filename=f"{step.id}.py", seed=seed, **LIMITS)),
+            step=step.id, limit=PROOF_TIMES * step.timeout, exercise=step)
+
+    for seed in SEEDS:
+        yield job(("steps", i, "starter"), "the starter", "not-pass", step.starter, seed)
+        yield job(("steps", i, "solution"), "the solution", "pass", step.solution, seed)
+        for m, mutant in enumerate(step.mutants):
+            yield job(("steps", i, "mutants", m), f"mutant '{mutant.id}'",
+                      f"fails:{mutant.fails}", apply_edits(step.solution, step, m), seed)
+
+
+def _quiz_jobs(lesson: Lesson, path: Path, i: int, step: Quiz) -> Iterator[Job]:
+    """Each question's code must run, and each choice's proof hold as the key says."""
+    for q, question in enumerate(step.questions):
+        if question.code:
+            yield Job(path, ("steps", i, "questions", q, "code"),
+                      f"the code of question '{question.id}'", "runs",
+                      snippet(question.code), step=step.id)
+        yield from _proof_jobs(lesson, path, step, ("steps", i, "questions", q), question)
+
+
+def _predict_jobs(lesson: Lesson, path: Path, i: int, step: Predict) -> Iterator[Job]:
+    """The snippet must show the text of the correct choice."""
+    correct = step.choices[LETTERS.index(step.answer)].text
+    yield Job(path, ("steps", i, "code"), f"the snippet of '{step.id}'", "shows",
+              snippet(step.code, show=step.show), shows=correct.strip(), step=step.id)
+
+
+def _demo_jobs(lesson: Lesson, path: Path, i: int, step: Demo) -> Iterator[Job]:
+    """The code must run and leave every series its chart names."""
+    names = step.chart.series if step.chart is not None else ()
+    yield Job(path, ("steps", i, "code"), f"the code of demo '{step.id}'",
+              "series" if names else "runs", snippet(step.code, series=names),
+              series=names, step=step.id)
+
+
+def _parsons_jobs(lesson: Lesson, path: Path, i: int, step: Parsons) -> Iterator[Job]:
+    """The correct order must run as its assembled loop and leave its series."""
+    if step.run is not None:
+        names = run_series(step)
+        yield Job(path, ("steps", i, "run"), f"the loop of '{step.id}' in its correct order",
+                  "series", snippet(assembled(step, step.solution_order), series=names),
+                  series=names, step=step.id)
+
+
+def _no_jobs(lesson: Lesson, path: Path, i: int, step: Slide) -> Iterator[Job]:
+    """A slide claims nothing that runs."""
+    return iter(())
+
+
+# What proves each kind of step (tests/test_step_kinds.py checks every kind has an entry).
+PROOFS: dict[type[Step], Callable[[Lesson, Path, int, Any], Iterator[Job]]] = {
+    Slide: _no_jobs, Quiz: _quiz_jobs, Exercise: _exercise_jobs, Predict: _predict_jobs,
+    Parsons: _parsons_jobs, Demo: _demo_jobs}
+
+
 def jobs_for(lesson: Lesson, path: Path) -> Iterator[Job]:
     """Every run that proves something about this lesson."""
     for i, step in enumerate(lesson.steps):
-        if isinstance(step, Exercise):
-            def job(loc: Loc, what: str, expect: str, source: str, seed: int,
-                    step: Exercise = step) -> Job:
-                return Job(path, loc, what, expect, dict(protocol.check_request(
-                    checker=request_checker(step), function=step.function, source=source,
-                    filename=f"{step.id}.py", seed=seed, **LIMITS)),
-                    step=step.id, limit=PROOF_TIMES * step.timeout, exercise=step)
-
-            for seed in SEEDS:
-                yield job(("steps", i, "starter"), "the starter", "not-pass", step.starter, seed)
-                yield job(("steps", i, "solution"), "the solution", "pass", step.solution, seed)
-                for m, mutant in enumerate(step.mutants):
-                    yield job(("steps", i, "mutants", m), f"mutant '{mutant.id}'",
-                              f"fails:{mutant.fails}", apply_edits(step.solution, step, m), seed)
-        elif isinstance(step, Quiz):
-            for q, question in enumerate(step.questions):
-                if question.code:
-                    yield Job(path, ("steps", i, "questions", q, "code"),
-                              f"the code of question '{question.id}'", "runs",
-                              snippet(question.code), step=step.id)
-                yield from _proof_jobs(lesson, path, step, ("steps", i, "questions", q),
-                                       question)
-        elif isinstance(step, Predict):
-            correct = step.choices[LETTERS.index(step.answer)].text
-            yield Job(path, ("steps", i, "code"), f"the snippet of '{step.id}'", "shows",
-                      snippet(step.code, show=step.show), shows=correct.strip(), step=step.id)
-        elif isinstance(step, Demo):
-            names = step.chart.series if step.chart is not None else ()
-            yield Job(path, ("steps", i, "code"), f"the code of demo '{step.id}'",
-                      "series" if names else "runs", snippet(step.code, series=names),
-                      series=names, step=step.id)
-        elif isinstance(step, Parsons) and step.run is not None:
-            names = run_series(step)
-            yield Job(path, ("steps", i, "run"), f"the loop of '{step.id}' in its correct order",
-                      "series", snippet(assembled(step, step.solution_order), series=names),
-                      series=names, step=step.id)
+        yield from PROOFS[type(step)](lesson, path, i, step)
 
 
 def _proof_jobs(lesson: Lesson, path: Path, step: Quiz, loc: Loc,

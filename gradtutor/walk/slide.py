@@ -1,0 +1,25 @@
+"""A slide's rules: it is read, then left; the defaults of `StepRules`. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gradtutor.lessons.model import Slide
+from gradtutor.walk.rules import StepRules
+
+
+@dataclass(frozen=True)
+class SlideView:
+    """A slide has nothing to remember: it is read, then left."""
+
+    @property
+    def busy(self) -> bool:
+        return False
+
+
+class SlideRules(StepRules[Slide, SlideView]):
+    def open(self, step: Slide) -> SlideView:
+        return SlideView()
+
+
+RULES = SlideRules()
