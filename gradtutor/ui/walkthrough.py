@@ -103,13 +103,17 @@ def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io
                         io.full.scroll(event.action)
                     continue
             state, effects = handle(lesson, state, event)
-            state = shell.apply(state, effects)
-            if state.outcome is None:
-                # what changed is scrolled into view, except where nothing was asked for:
-                # a demo's run arriving must not pull the reader away from the text, nor
-                # does a wait's count of seconds, once it is shown
-                ticked = isinstance(event, CheckWaiting) and event.seconds > 0
-                show(follow=screen_for(lesson.steps[state.index]).follow and not ticked)
+            records: list[Effect] = []
+            try:
+                state = shell.apply(state, effects, records)
+                if state.outcome is None:
+                    # what changed is scrolled into view, except where nothing was asked for:
+                    # a demo's run arriving must not pull the reader away from the text, nor
+                    # does a wait's count of seconds, once it is shown
+                    ticked = isinstance(event, CheckWaiting) and event.seconds > 0
+                    show(follow=screen_for(lesson.steps[state.index]).follow and not ticked)
+            finally:
+                shell.save(records)  # after the screen: a verdict is not kept waiting by it
     except KeyboardInterrupt:
         state = handle(lesson, state, "quit")[0]
     finally:
@@ -143,11 +147,16 @@ class _Shell:
             self.background = Background(self.io.post, self.env.environ, waits=self.io.keys)
         return self.background
 
-    def apply(self, state: WalkState, effects: list[Effect]) -> WalkState:
-        """Do `effects`; what they answer at once (a starter written) is handled in turn."""
+    def apply(self, state: WalkState, effects: list[Effect],
+              later: list[Effect] | None = None) -> WalkState:
+        """Do `effects`; what they answer at once (a starter written) is handled in turn.
+        What they record is saved at once, or put in `later` for the caller to save."""
         pending = list(effects)
         while pending:
-            self.save(pending)
+            if later is None:
+                self.save(pending)
+            else:
+                later.extend(pending)
             answers: list[Event] = []
             for effect in pending:
                 answer = self.do(effect)
