@@ -8,11 +8,12 @@ one. A save whose content did not change is not reported.
 When is a save over? On Linux, inotify says how a file changed: once its writer closes it
 after writing, or renames it into place, it is read as soon as QUIET_DONE_S passes with no
 other event for it (a program that truncates the file, then writes it in a second step, is
-one save), so a single save is checked at once; a file still open for writing is awaited
-until its close (or QUIET_WRITING_S after its last write). Elsewhere, file events (the
-`watchfiles` library) only wake the poll, which then waits for the file's stat to hold still
-for SETTLE_S, as it does when it finds a change itself. Either way a burst of writes is read
-once, at its end, and never for longer than MAX_SETTLE_S.
+one save), so a single save is checked at once; a file still open for writing, or gone (an
+editor that moves the old file away first), is awaited until it is closed or back.
+Elsewhere, file events (the `watchfiles` library) only wake the poll, which then waits for
+the file's stat to hold still for SETTLE_S, as it does when it finds a change itself. Either
+way a burst of writes is read once, at its end, and never later than MAX_SETTLE_S after it
+began.
 
 GRADTUTOR_WATCH=poll turns the file events off (for testing the fallback, or a file system
 whose events misbehave).
@@ -39,7 +40,6 @@ POLL_S = 0.3  # how often the file's stat is looked at when no event woke the wa
 SETTLE_S = 0.05  # without inotify: a change must hold this long before the file is read
 MAX_SETTLE_S = 1.0  # ... but a file written to without pause is read after this long
 QUIET_DONE_S = 0.01  # inotify: a file closed after writing, or renamed in, is read this soon
-QUIET_WRITING_S = 0.1  # ... one still open for writing, this long after its last event
 
 Signature = tuple[int, int, int] | None  # (mtime_ns, size, inode), None when there is no file
 
@@ -84,6 +84,7 @@ class FileWatch:
         self._done = False
         self._pending = False
         self._stop_pipe: tuple[int, int] | None = None
+        self._inotify_events: DirectoryEvents | None = None
         self.events_seen = False  # a file event has arrived (tests tell the two paths apart)
 
     def start(self) -> None:
@@ -92,8 +93,7 @@ class FileWatch:
         poll = threading.Thread(target=self._poll, name="gradtutor-poll", daemon=True)
         self._threads.append(poll)
         if self._use_events:
-            if sys.platform.startswith("linux"):
-                self._stop_pipe = os.pipe()  # wakes the inotify reader when the watch stops
+            self._inotify_events = self._open_inotify()
             events = threading.Thread(target=self._events, name="gradtutor-events", daemon=True)
             self._threads.append(events)
         for thread in self._threads:
@@ -110,6 +110,18 @@ class FileWatch:
             for fd in self._stop_pipe:
                 os.close(fd)
             self._stop_pipe = None
+
+    def _open_inotify(self) -> DirectoryEvents | None:
+        """inotify on the folder, in place before `start` returns (Linux; else None)."""
+        if not sys.platform.startswith("linux"):
+            return None
+        from gradtutor.inotify import open_events
+
+        self._stop_pipe = os.pipe()  # wakes the inotify reader when the watch stops
+        try:
+            return open_events(self.path.parent, self._stop_pipe[0])
+        except OSError:  # no inotify to be had (no watches left, say): watchfiles may do
+            return None
 
     def _poll(self) -> None:
         while not self._stop.is_set():
@@ -158,24 +170,17 @@ class FileWatch:
         """Wake the poll on the file events of our file. Any failure here (no watchfiles, no
         inotify watches left, a folder that vanished) leaves the poll to do the work alone."""
         try:
-            if self._stop_pipe is not None:
-                from gradtutor.inotify import open_events
-
-                try:
-                    events = open_events(self.path.parent, self._stop_pipe[0])
-                except OSError:
-                    pass  # no inotify to be had: watchfiles may still do
-                else:
-                    self._inotify(events)
-                    return
-            self._watchfiles()
+            if self._inotify_events is not None:
+                self._inotify(self._inotify_events)
+            else:
+                self._watchfiles()
         except Exception:  # noqa: BLE001 - events only speed things up; the poll goes on
             self._pending = False
             self._wake.set()
 
     def _inotify(self, events: DirectoryEvents) -> None:
         """Tell the poll when a save of our file is over, by what inotify says of it."""
-        from gradtutor.inotify import DONE, ENDED, GONE
+        from gradtutor.inotify import DONE, ENDED
 
         name = self.path.name
         began: float | None = None  # when the save under way began
@@ -194,10 +199,11 @@ class FileWatch:
                     self.events_seen = True
                     self._pending = True
                     began = now if began is None else began
-                    quiet = QUIET_DONE_S if kinds[-1] == DONE else QUIET_WRITING_S
-                    due = min(now + quiet, began + MAX_SETTLE_S)
-                    if kinds[-1] == GONE:
-                        due = began + MAX_SETTLE_S  # the file comes back, or it is gone
+                    # a save is over when its writer is done (and nothing follows at once);
+                    # while the file is open for writing, or gone, its close or return is
+                    # awaited
+                    due = (min(now + QUIET_DONE_S, began + MAX_SETTLE_S) if kinds[-1] == DONE
+                           else began + MAX_SETTLE_S)
                 if began is not None and now >= due:
                     began = None
                     self._done = True
