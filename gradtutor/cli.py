@@ -1194,13 +1194,27 @@ def _speak(argv: list[str], env: Environment) -> None:
                              "({error}); using English", lang=choice.lang, error=str(exc))))
 
 
-def _cli(tr: Translator) -> TyperGroup:
-    """The Click command tree of `app`, every command taking `--lang` and the other options
-    for every command, and its help said by `tr`. Built afresh on each run, so changing it
-    changes nothing global."""
+def _only_the_command(argv: list[str]) -> typer.Typer:
+    """`app`, or, when the command line starts with the name of one of its commands, `app`
+    with that command alone: Typer makes every command's Click object (signatures, types,
+    help) on each run, some 10 ms of a first slide, and only the one named can run."""
+    for info in app.registered_commands:
+        callback = info.callback
+        name = info.name or (typer.main.get_command_name(callback.__name__) if callback else None)
+        if argv and name == argv[0]:
+            alone = copy.copy(app)
+            alone.registered_commands, alone.registered_groups = [info], []
+            return alone
+    return app
+
+
+def _cli(tr: Translator, argv: list[str] | None = None) -> TyperGroup:
+    """The Click command tree of `app` (of the command `argv` names, if it starts with one),
+    every command taking `--lang` and the other options for every command, and its help
+    said by `tr`. Built afresh on each run, so changing it changes nothing global."""
     from typer.core import TyperArgument, TyperGroup, TyperOption
 
-    group = typer.main.get_command(app)
+    group = typer.main.get_command(_only_the_command(argv or []))
     assert isinstance(group, TyperGroup)
     commands = _commands(group)
     # The root's own options for every command, for the commands that have no use for one:
@@ -1337,7 +1351,8 @@ def run(argv: list[str], env: Environment) -> int:
         _speak(argv, env)
         tr = env.tr
         try:
-            result = _cli(tr)(args=argv, prog_name="gradtutor", standalone_mode=False, obj=env)
+            result = _cli(tr, argv)(args=argv, prog_name="gradtutor", standalone_mode=False,
+                                    obj=env)
         finally:
             env.stdout.flush()  # what is still buffered fails here, inside the boundary
         return int(result) if isinstance(result, int) else 0
