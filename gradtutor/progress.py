@@ -18,10 +18,10 @@ from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise, Lesson, Quiz
 
 if TYPE_CHECKING:
-    from gradtutor.lessons.course import Titled
+    from gradtutor.lessons.course import Entry
 
 # A lesson, or what stands for one in the course's outline (its id is what counts here).
-_Named = TypeVar("_Named", bound="Titled")
+_Named = TypeVar("_Named", bound="Lesson | Entry")
 
 SCHEMA_VERSION = 1
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from gradtutor.errors import GradtutorError, LessonProblems, Problem
 from gradtutor.i18n import ENGLISH_CODE, Msg, msg
@@ -26,14 +25,19 @@ from gradtutor.lessons.timing import Duration, duration
 LESSON_SUFFIXES = (".yaml", ".yml")
 
 
-class Titled(Protocol):
-    """A lesson as its neighbours name it: a loaded `Lesson`, or an outline's `Entry`."""
+@dataclass(frozen=True)
+class Entry:
+    """A lesson as the outline knows it, from the first lines of its file; its title is the
+    English one, as written."""
 
-    @property
-    def id(self) -> str: ...
+    id: str
+    title: str
+    order: int
+    path: Path
 
-    @property
-    def title(self) -> str: ...
+
+# A lesson as its neighbours name it (by id and title): loaded, or an outline's entry.
+Titled = Lesson | Entry
 
 
 @dataclass(frozen=True)
@@ -102,17 +106,6 @@ class Course:
             return found[exercise_id]
         raise GradtutorError(msg("no exercise '{exercise}'", exercise=exercise_id),
                              exercise_hint(exercise_id, list(found)))
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A lesson as the outline knows it, from the first lines of its file; its title is the
-    English one, as written."""
-
-    id: str
-    title: str
-    order: int
-    path: Path
 
 
 @dataclass(frozen=True)
