@@ -130,8 +130,9 @@ class FileWatch:
             done, self._done = self._done, False
             if self._stop.is_set():
                 return
-            if not woken and self._pending:
-                continue  # inotify has seen the save begin and wakes us when it is over
+            if not woken and (self._pending or self._inotify_events is not None
+                              and self.events_seen):
+                continue  # inotify reports this folder's saves and wakes us when one is over
             signature = _signature(self.path)
             if signature == self._last_signature and not woken:
                 continue
@@ -180,11 +181,12 @@ class FileWatch:
 
     def _inotify(self, events: DirectoryEvents) -> None:
         """Tell the poll when a save of our file is over, by what inotify says of it."""
-        from gradtutor.inotify import DONE, ENDED
+        from gradtutor.inotify import DONE, ENDED, GONE
 
         name = self.path.name
         began: float | None = None  # when the save under way began
         due = 0.0  # when it is over, unless another event comes first
+        gone = False  # ... and whether it waits for the file to come back
         try:
             while True:
                 wait = None if began is None else max(0.0, due - time.monotonic())
@@ -198,7 +200,9 @@ class FileWatch:
                 if kinds:
                     self.events_seen = True
                     self._pending = True
-                    began = now if began is None else began
+                    if began is None or (gone and now >= due):  # back after the wait: anew
+                        began = now
+                    gone = kinds[-1] == GONE
                     # a save is over when its writer is done (and nothing follows at once);
                     # while the file is open for writing, or gone, its close or return is
                     # awaited
@@ -206,9 +210,10 @@ class FileWatch:
                            else began + MAX_SETTLE_S)
                 if began is not None and now >= due:
                     began = None
-                    self._done = True
                     self._pending = False
-                    self._wake.set()
+                    if not gone:  # a file that is gone has nothing to read; its return does
+                        self._done = True
+                        self._wake.set()
         finally:
             self._pending = False
             events.close()
