@@ -1,7 +1,9 @@
 """Noticing when the learner saves a file, whatever their editor and file system.
 
 A small stat poll (mtime, size, inode every POLL_S) always runs: it is what finds saves where
-file events never arrive (network drives, WSL's /mnt, some containers). The folder is watched,
+file events never arrive (network drives, WSL's /mnt, some containers); once inotify has
+reported a save in the folder, it leaves them to inotify (it could read one half written).
+The folder is watched,
 not the file, because editors save by writing a temporary file and renaming it over the old
 one. A save whose content did not change is not reported.
 
@@ -215,6 +217,7 @@ class FileWatch:
                         self._done = True
                         self._wake.set()
         finally:
+            self._inotify_events = None  # no more events: the poll's ticks look again
             self._pending = False
             events.close()
 
