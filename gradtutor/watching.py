@@ -3,9 +3,8 @@
 A small stat poll (mtime, size, inode every POLL_S) always runs: it is what finds saves where
 file events never arrive (network drives, WSL's /mnt, some containers); once inotify has
 reported a save in the folder, it leaves them to inotify (it could read one half written).
-The folder is watched,
-not the file, because editors save by writing a temporary file and renaming it over the old
-one. A save whose content did not change is not reported.
+The folder is watched, not the file, because editors save by writing a temporary file and
+renaming it over the old one. A save whose content did not change is not reported.
 
 When is a save over? On Linux, inotify says how a file changed: once its writer closes it
 after writing, or renames it into place, it is read as soon as QUIET_DONE_S passes with no
