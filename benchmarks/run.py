@@ -3,10 +3,11 @@
     python benchmarks/run.py
 
 Runs benchmarks/startup.py (the first slide against the bare import of the UI libraries,
-with and without the warm worker starting), benchmarks/checks.py (every exercise and snippet
-warm and cold, `check --all`, memory) and benchmarks/grade.py (a class of 30 graded at once
-against one by one), each in its own process so that no one's imports or memory count in
-another's figures.
+with and without the warm worker starting), benchmarks/save_to_verdict.py (a save to its
+verdict on a real terminal, every exercise; POSIX), benchmarks/checks.py (every exercise and
+snippet warm and cold, `check --all`, memory) and benchmarks/grade.py (a class of 30 graded
+at once against one by one), each in its own process so that no one's imports or memory
+count in another's figures.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ HERE = Path(__file__).parent
 
 
 def main() -> None:
-    for script in ("startup.py", "checks.py", "grade.py"):
+    scripts = ["startup.py", "save_to_verdict.py", "checks.py", "grade.py"]
+    if sys.platform == "win32":  # no pseudo-terminal to draw the verdict on
+        scripts.remove("save_to_verdict.py")
+    for script in scripts:
         print(f"== {script}", flush=True)
         code = subprocess.call([sys.executable, str(HERE / script)])
         if code:

@@ -40,10 +40,15 @@ from gradtutor.i18n import (
 )
 from gradtutor.lessons.course import (
     Course,
+    Place,
+    Titled,
     check_files,
+    course_outline,
     exercise_hint,
     lesson_files,
     load_course,
+    load_one,
+    place_in,
 )
 from gradtutor.lessons.load import display_path, rule_problems
 from gradtutor.lessons.model import Exercise, Lesson, Parsons
@@ -78,8 +83,10 @@ app.add_typer(translate_app, name="translate", hidden=True)
 
 def _complete_lesson(incomplete: str) -> list[str]:
     try:
-        course = load_course(rules=EXERCISE_RULES)
-        return [lesson.id for lesson in course.lessons if lesson.id.startswith(incomplete)]
+        outline = course_outline()
+        ids = ([entry.id for entry in outline.entries] if outline is not None
+               else [lesson.id for lesson in load_course(rules=EXERCISE_RULES).lessons])
+        return [lesson_id for lesson_id in ids if lesson_id.startswith(incomplete)]
     except GradtutorError:
         return []
 
@@ -162,6 +169,58 @@ def _course(env: Environment, folder: Path | None) -> Course:
     return course
 
 
+class _OneAtATime:
+    """The course for a command that shows one lesson at a time (start, show): the lessons'
+    ids and titles in course order from its outline, and each lesson loaded and validated
+    only when it is asked for, so that a broken lesson elsewhere is reported when it is
+    reached. Where the outline cannot be read, the whole course is loaded (and says what is
+    wrong)."""
+
+    def __init__(self, env: Environment, folder: Path | None) -> None:
+        self.env = env
+        self.outline = course_outline(folder if folder is not None else env.options.lessons)
+        self.course = _course(env, folder) if self.outline is None else None
+        self._loaded: dict[str, Lesson] = {}
+
+    def order(self) -> tuple[Titled, ...]:
+        if self.course is not None:
+            return self.course.lessons
+        assert self.outline is not None
+        return self.outline.entries
+
+    def lesson(self, lesson_id: str) -> Lesson:
+        """The lesson, loaded now if it was not yet; an error for an id the course lacks,
+        and its problems for a broken lesson."""
+        if self.course is not None:
+            return self.course.find(lesson_id)
+        assert self.outline is not None
+        if lesson_id not in self._loaded:
+            from gradtutor.ui.lesson_text import neutralised
+
+            lesson, note = load_one(self.outline.find(lesson_id), self.env.lang,
+                                    rules=EXERCISE_RULES)
+            if note is not None:
+                self.env.error(self.env.tr(note))
+            self._loaded[lesson_id] = neutralised(lesson)  # shown on a terminal
+        return self._loaded[lesson_id]
+
+    def place(self, lesson_id: str) -> Place:
+        """Where the lesson stands, its neighbours titled in the learner's language."""
+        place = place_in(self.order(), lesson_id)
+        return dataclasses.replace(place, before=self._named(place.before),
+                                   after=self._named(place.after))
+
+    def _named(self, neighbour: Titled | None) -> Titled | None:
+        if neighbour is None or self.course is not None or neighbour.id in self._loaded:
+            return neighbour if neighbour is None else self._loaded.get(neighbour.id, neighbour)
+        if self.env.lang != ENGLISH_CODE:  # its title as translated: the lesson knows it
+            with contextlib.suppress(LessonProblems):
+                return self.lesson(neighbour.id)
+        from gradtutor.ui.lesson_text import neutralised
+
+        return neutralised(neighbour)
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"gradtutor {__version__}")
@@ -216,14 +275,8 @@ def _bold(text: str, part: str) -> Text:
     return Text.assemble(text[:at], (part, "bold"), text[at + len(part):])
 
 
-def _choose_lesson(course: Course, lesson_id: str | None, progress: prog.Progress) -> Lesson:
-    if lesson_id:
-        return course.find(lesson_id)
-    return prog.next_lesson(course.lessons, progress)
-
-
 def _ask_finished(env: Environment, lesson: Lesson, saved_at: int, plain: bool,
-                  after: Lesson | None) -> str:
+                  after: Titled | None) -> str:
     """A finished lesson: go on at the saved step `saved_at` (0-based; offered when it is not
     the first), go on to the lesson `after` it (when there is one), review it from the first
     step, start over, or quit. Returns 'c', 'n', 'r', 's' or 'q'."""
@@ -278,10 +331,10 @@ def start(
     from gradtutor.ui.walkthrough import run
 
     env = _env(ctx)
-    course = _course(env, lessons)
+    course = _OneAtATime(env, lessons)
     store = _store(env)
     saved = store.load()
-    lesson = _choose_lesson(course, lesson_id, saved)
+    lesson = course.lesson(lesson_id or prog.next_lesson(course.order(), saved).id)
     plain = env.plain(plain)
     choice = ""
     while True:
@@ -296,20 +349,20 @@ def start(
             return
         if choice != "n" or after is None:
             break
-        lesson = after  # that one may be finished too: then it asks again
+        lesson = course.lesson(after.id)  # that one may be finished too: then it asks again
     if finished and choice != "c":  # review or start over: from the first step
         start_at = 0
     if finished and choice == "s":
         store.update(lambda p: prog.restart(p, lesson.id))
         finished = False
-    where = course.place(lesson.id)
+    where = place_in(course.order(), lesson.id)
     final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace),
                 place=(where.position, where.total))
     console = env.console(plain)
     # Prose (from render.inline) in a Group wraps Chinese between characters and never breaks
     # a `command`; printed bare, Rich would join it back into a plain Text.
     if final.outcome == "finished":
-        said = env.tr(_finished_words(course, lesson, _look(env, plain).ok))
+        said = env.tr(_finished_words(course.place(lesson.id), lesson, _look(env, plain).ok))
         style = "bold green"
     elif finished and final.index > 0:  # next time it asks first: say which choice goes on
         said = env.tr(msg("Your place is saved at step {step} of {total}. Run "
@@ -325,10 +378,9 @@ def start(
     console.print(Group(render.inline(said, _look(env, plain), style)))
 
 
-def _finished_words(course: Course, lesson: Lesson, ok: str) -> Msg:
-    """What is said when a lesson is finished: where it stands in the course and what comes
-    next."""
-    place = course.place(lesson.id)
+def _finished_words(place: Place, lesson: Lesson, ok: str) -> Msg:
+    """What is said when a lesson is finished: where it stands in the course (`place`) and
+    what comes next."""
     if place.after is not None:
         return msg("{ok} You finished “{title}”, lesson {position} of {total}. Next: "
                    "“{next}”, `gradtutor start {lesson}`.", ok=ok, title=lesson.title,
@@ -409,13 +461,14 @@ def show(
     from gradtutor.ui.step_screens import step_for_reading
 
     env = _env(ctx)
-    course = _course(env, lessons)
-    lesson = course.find(lesson_id)
+    course = _OneAtATime(env, lessons)
+    lesson = course.lesson(lesson_id)
     indexes = [_step_index(lesson, step)] if step is not None else range(len(lesson.steps))
     plain = env.plain(plain)
     console = env.console(plain)
-    place = course.place(lesson.id)
+    place = place_in(course.order(), lesson.id)
     if step is None and place.total > 1:  # the whole lesson: where it stands in the course
+        place = course.place(lesson.id)
         console.print(env.tr(msg("Lesson {position} of {total}; before it: {before}; after "
                                  "it: {after}.", position=place.position, total=place.total,
                                  before=_titled(place.before, env),
@@ -426,7 +479,7 @@ def show(
                                        (place.position, place.total)))
 
 
-def _titled(lesson: Lesson | None, env: Environment) -> str:
+def _titled(lesson: Titled | None, env: Environment) -> str:
     """A neighbouring lesson as `id “title”`, or a word for none."""
     return f"{lesson.id} “{lesson.title}”" if lesson is not None else env.tr(msg("none"))
 
@@ -1225,13 +1278,27 @@ def _speak(argv: list[str], env: Environment) -> None:
                              "({error}); using English", lang=choice.lang, error=str(exc))))
 
 
-def _cli(tr: Translator) -> TyperGroup:
-    """The Click command tree of `app`, every command taking `--lang` and the other options
-    for every command, and its help said by `tr`. Built afresh on each run, so changing it
-    changes nothing global."""
+def _only_the_command(argv: list[str]) -> typer.Typer:
+    """`app`, or, when the command line starts with the name of one of its commands, `app`
+    with that command alone: Typer makes every command's Click object (signatures, types,
+    help) on each run, some 10 ms of a first slide, and only the one named can run."""
+    for info in app.registered_commands:
+        callback = info.callback
+        name = info.name or (typer.main.get_command_name(callback.__name__) if callback else None)
+        if argv and name == argv[0]:
+            alone = copy.copy(app)
+            alone.registered_commands, alone.registered_groups = [info], []
+            return alone
+    return app
+
+
+def _cli(tr: Translator, argv: list[str] | None = None) -> TyperGroup:
+    """The Click command tree of `app` (of the command `argv` names, if it starts with one),
+    every command taking `--lang` and the other options for every command, and its help
+    said by `tr`. Built afresh on each run, so changing it changes nothing global."""
     from typer.core import TyperArgument, TyperGroup, TyperOption
 
-    group = typer.main.get_command(app)
+    group = typer.main.get_command(_only_the_command(argv or []))
     assert isinstance(group, TyperGroup)
     commands = _commands(group)
     # The root's own options for every command, for the commands that have no use for one:
@@ -1368,7 +1435,8 @@ def run(argv: list[str], env: Environment) -> int:
         _speak(argv, env)
         tr = env.tr
         try:
-            result = _cli(tr)(args=argv, prog_name="gradtutor", standalone_mode=False, obj=env)
+            result = _cli(tr, argv)(args=argv, prog_name="gradtutor", standalone_mode=False,
+                                    obj=env)
         finally:
             env.stdout.flush()  # what is still buffered fails here, inside the boundary
         return int(result) if isinstance(result, int) else 0

@@ -12,10 +12,16 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise, Lesson, Quiz
+
+if TYPE_CHECKING:
+    from gradtutor.lessons.course import Entry
+
+# A lesson, or what stands for one in the course's outline (its id is what counts here).
+_Named = TypeVar("_Named", bound="Lesson | Entry")
 
 SCHEMA_VERSION = 1
 
@@ -218,7 +224,7 @@ def resume_index(lesson: Lesson, state: LessonProgress) -> int:
     return 0 if index is None else index
 
 
-def next_lesson(lessons: tuple[Lesson, ...], progress: Progress) -> Lesson:
+def next_lesson(lessons: tuple[_Named, ...], progress: Progress) -> _Named:
     """The first lesson in course order that is not finished; the first lesson if all are."""
     for lesson in lessons:
         if not progress.of(lesson.id).finished:

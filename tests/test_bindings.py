@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -238,6 +239,44 @@ def test_a_terminal_that_is_gone_quits_where_the_learner_is(grad: Lesson) -> Non
     assert gone.next_event(grad, states(grad)["slide"]) == "quit"
     ctrl_d = Io(console, keys=True, stdin=io.StringIO(), read_key=lambda timeout: "ctrl-d")
     assert ctrl_d.next_event(grad, states(grad)["slide"]) == Unknown("Ctrl-D")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_news_posted_wakes_the_key_reader_at_once(grad: Lesson) -> None:
+    """A verdict is not kept waiting for the key reader's timeout: posting it wakes a reader
+    that would otherwise wait for a key for ever."""
+    import os
+    import pty
+    import threading
+
+    from gradtutor.ui.keys import posix_reader
+    from gradtutor.ui.terminal import Io
+    from gradtutor.walk.events import FileSaved
+
+    main, side = pty.openpty()
+    wake, note = os.pipe()
+    os.set_blocking(wake, False)
+
+    def nudge(what: bytes) -> None:
+        os.write(note, what)
+
+    try:
+        with os.fdopen(side, "r", closefd=False) as stdin:
+            read_key = posix_reader(stdin, wake)
+            terminal = Io(Console(file=io.StringIO()), keys=True, stdin=stdin,
+                          read_key=read_key, nudge=nudge)
+            answers: list[str | None] = []
+            waiting = threading.Thread(target=lambda: answers.append(read_key(None)),
+                                       daemon=True)
+            waiting.start()
+            terminal.post(FileSaved("read-grad", "digest"))
+            waiting.join(timeout=10)
+            assert answers == [None]  # woken, and no key was pressed
+            assert terminal.next_event(grad, states(grad)["slide"]) == FileSaved("read-grad",
+                                                                                 "digest")
+    finally:
+        for fd in (main, side, wake, note):
+            os.close(fd)
 
 
 def test_a_new_order_can_be_typed_before_and_after_the_order_is_right(grad: Lesson) -> None:

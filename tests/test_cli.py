@@ -371,6 +371,69 @@ def test_a_broken_lesson_folder_stops_start_with_located_problems(
     assert "Traceback" not in err
 
 
+def course_copy(tmp_path: Path, change: Callable[[str, str], str] = lambda _name, text: text
+                ) -> Path:
+    """A copy of the fixture course, each file's text passed through `change(name, text)`."""
+    folder = tmp_path / "course"
+    shutil.copytree(Path(COURSE[1]), folder)
+    for path in folder.glob("*.yaml"):
+        path.write_text(change(path.name, path.read_text(encoding="utf-8")), encoding="utf-8")
+    return folder
+
+
+def break_second(name: str, text: str) -> str:
+    """The fixture's second lesson with a step of an unknown kind, past its first lines."""
+    return text.replace("  - kind: exercise", "  - kind: exercize", 1) if name == "second.yaml" \
+        else text
+
+
+SECOND_BROKEN = "unknown step kind 'exercize'; did you mean 'exercise'?"
+
+
+def test_a_broken_lesson_elsewhere_does_not_stop_start_or_show(cli: Cli,
+                                                               tmp_path: Path) -> None:
+    """start and show load the lesson they show; the course's order comes from the first
+    lines of each file."""
+    lessons = ["--lessons", str(course_copy(tmp_path, break_second))]
+    code, out, err = cli("start", "basics", *lessons, stdin="q\n")
+    assert (code, err) == (0, "")
+    assert out.startswith("Lesson 1 of 2: Gradient basics ")
+    code, out, err = cli("show", "basics", *lessons)
+    assert (code, err) == (0, "")
+    assert out.startswith("Lesson 1 of 2; before it: none; after it: second “Practising "
+                          "gradients”.\n")
+
+
+def test_a_broken_lesson_is_reported_when_reached_and_by_list_and_validate(
+        cli: Cli, tmp_path: Path) -> None:
+    lessons = ["--lessons", str(course_copy(tmp_path, break_second))]
+    reached = [["start", "second"], ["show", "second", "--step", "1"],
+               ["start", "basics"],  # finished, and n chooses the next lesson
+               ["list"], ["validate"]]
+    seed(cli, lambda p: prog.finish(p, "basics", "t"))
+    for command in reached:
+        code, out, err = cli(*command, *lessons, stdin="n\n")
+        assert code == 2, command
+        assert f"second.yaml:6:11: {SECOND_BROKEN}" in err, command
+        assert "Traceback" not in err
+
+
+def test_a_changed_lesson_file_shows_at_once(cli: Cli, tmp_path: Path) -> None:
+    """Nothing cached stands in for a file that changed: its title, and its order in the
+    course, are read again."""
+    folder = course_copy(tmp_path)
+    lessons = ["--lessons", str(folder)]
+    _, out, _ = cli("show", "second", *lessons)
+    assert out.startswith("Lesson 2 of 2; before it: basics “Gradient basics”;")
+    basics = folder / "basics.yaml"
+    basics.write_text(basics.read_text().replace("title: Gradient basics", "title: First things")
+                      .replace("order: 1", "order: 3"))
+    _, out, _ = cli("show", "second", *lessons)
+    assert out.startswith("Lesson 1 of 2; before it: none; after it: basics “First things”.")
+    code, out, _ = cli("start", "basics", *lessons, stdin="q\n")
+    assert code == 0 and out.startswith("Lesson 2 of 2: First things ")
+
+
 def test_internal_errors_are_one_line_unless_debug(cli: Cli,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from gradtutor.lessons import course

@@ -49,3 +49,30 @@ def test_an_edited_file_is_parsed_again_with_positions(tmp_path: Path,
     assert lesson is None
     assert [str(p) for p in problems] == [
         "basics.yaml:9:5: unknown key 'titel'; did you mean 'title'?"]
+
+
+def test_the_colours_of_code_are_kept_and_drawn_the_same(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A code block's colours come from the cache on the next start: the same segments as
+    Pygments gives; other code, or a damaged entry, is coloured anew."""
+    import io
+
+    from rich.console import Console
+
+    from gradtutor.ui.codeblock import CodeBlock
+
+    def drawn(code: str) -> list[tuple[str, str]]:
+        console = Console(file=io.StringIO(), width=60, force_terminal=True,
+                          color_system="truecolor")
+        return [(s.text, str(s.style)) for s in console.render(CodeBlock(code, plain=False))]
+
+    monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
+    code = 'w = torch.ones(3, requires_grad=True)  # a leaf\nprint("grad:", w.grad)'
+    first = drawn(code)
+    assert len({style for _, style in first}) > 3  # coloured: keywords, strings, comments
+    (entry,) = cache.cache_dir().glob("lesson-*.json")
+    assert drawn(code) == first  # from the cache
+    entry.write_text('{"text": "something else", "style": "", "spans": []}')
+    assert drawn(code) == first
+    other = code.replace("# a leaf", "# the leaf")
+    assert "".join(text for text, _ in drawn(other)).count("the leaf") == 1

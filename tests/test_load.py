@@ -18,7 +18,7 @@ from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
 from gradtutor.lessons.course import Course, lesson_files, load_course
 from gradtutor.lessons.exercise_rules import ExerciseRules
-from gradtutor.lessons.load import load_lesson, load_lesson_file
+from gradtutor.lessons.load import lesson_head, load_lesson, load_lesson_file
 from gradtutor.lessons.model import Demo, Exercise, Parsons, Predict, Proof, Quiz, Slide
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
@@ -1161,3 +1161,23 @@ def test_chart_series_are_variable_names() -> None:
     assert problems(text) == [
         "lesson.yaml:116:16: 'series[1]' 'loss curve' is not a Python variable name; use "
         "letters, digits and underscores, not starting with a digit, like `losses`"]
+
+
+@pytest.mark.parametrize(("text", "head"), [
+    ("id: grad\ntitle: Reading .grad\norder: 3\nsteps: [", ("grad", "Reading .grad", 3)),
+    ("title: 'x'\nsteps:\n  - {kind: slide, a: [1, {b: 2}]}\nid: z\norder: 1\n", ("z", "x", 1)),
+    ("id: 7\ntitle: t\norder: 1\n", None),  # not text: the loader says what is wrong
+    ("id: a\ntitle: yes\norder: 1\n", None),
+    ("id: a\ntitle: t\norder: 0x10\n", None),
+    ("id: a\nid: b\ntitle: t\norder: 1\n", None),
+    ("id: &i a\ntitle: *i\norder: 1\n", None),
+    ("id: a\ntitle: !!python/object/apply:os.system [echo]\norder: 1\n", None),
+    ("id: a\ntitle: 'never closed\norder: 1\n", None),
+    ("- id: a\n", None),
+    ("id: a\ntitle: t\n", None),
+])
+def test_a_lesson_head_is_read_from_plain_top_level_values_only(
+        text: str, head: tuple[str, str, int] | None) -> None:
+    """What the course outline reads of a lesson it does not load: its id, title and order,
+    only where they are stated plainly; anything else is left to the loader to report."""
+    assert lesson_head(text) == head

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -101,8 +102,69 @@ def test_a_burst_of_writes_is_read_once_it_settles(tmp_path: Path, use_events: b
             reported.append(more)
         assert reported[-1] == content_digest(final)
         assert len(reported) <= 2  # settled, not one check per write
+        if use_events and sys.platform.startswith("linux"):
+            assert reported == [content_digest(final)]  # inotify: read when the file is closed
     finally:
         seen.watch.stop()
+
+
+def truncate_then_write(path: Path, text: str) -> None:
+    """Empty the file, then write it, through one open file: an editor that saves in place."""
+    with path.open("r+", encoding="utf-8") as handle:
+        handle.truncate(0)
+        handle.flush()
+        handle.write(text)
+
+
+@pytest.mark.parametrize("save", [save_like_an_editor, truncate_then_write],
+                         ids=["temporary-then-rename", "truncate-then-write"])
+def test_a_save_in_several_steps_is_reported_once_on_its_final_content(
+        tmp_path: Path, use_events: bool, save: Callable[[Path, str], None]) -> None:
+    path = tmp_path / "read-grad.py"
+    path.write_text("starter\n")
+    seen = Seen(path, use_events)
+    try:
+        for text in ("first answer\n", "second answer\n"):
+            save(path, text)
+            assert seen.next() == content_digest(text.encode())
+            assert seen.next(timeout=1.5) is None  # not the empty file, nor a second report
+    finally:
+        seen.watch.stop()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+@pytest.mark.parametrize("steps", ["truncate-then-write", "two-opens"])
+def test_with_inotify_a_file_being_written_is_read_only_once_its_writer_is_done(
+        tmp_path: Path, steps: str) -> None:
+    """The watcher has seen the file emptied, yet it waits: the writer is not done with it
+    (the file is still open), or writes it again at once (in a second open)."""
+    path = tmp_path / "read-grad.py"
+    path.write_text("starter\n")
+    seen = Seen(path, use_events=True)
+    try:
+        if steps == "truncate-then-write":
+            with path.open("r+", encoding="utf-8") as handle:
+                handle.truncate(0)
+                handle.flush()
+                assert wait_until(lambda: seen.watch.events_seen)
+                handle.write("answer\n")
+        else:
+            path.write_text("")
+            path.write_text("answer\n")
+        assert seen.next() == content_digest(b"answer\n")
+        assert seen.next(timeout=1.5) is None
+        assert seen.watch.events_seen
+    finally:
+        seen.watch.stop()
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = WAIT_S) -> bool:
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.005)
+    return True
 
 
 def test_polling_alone_finds_saves(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """The plain data of lesson files that already parsed cleanly, keyed by their exact text, so
-the next start skips YAML parsing (about 15 ms of the first slide for the grad lesson).
+the next start skips YAML parsing (about 15 ms of the first slide for the grad lesson); also
+the colours of a lesson's code (`gradtutor.ui.codeblock.highlighted`), under keys of their own.
 
 Only JSON is stored, so an entry can never build an object or run code; it is still
 validated into the model on every load, and a damaged or foreign entry is simply ignored, as

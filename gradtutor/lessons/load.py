@@ -712,6 +712,62 @@ def read_lesson_text(path: Path) -> tuple[str | None, list[Problem]]:
         return None, [Problem(shown, line, col, "the file is not UTF-8; save it as UTF-8")]
 
 
+_HEAD = {"id": "tag:yaml.org,2002:str", "title": "tag:yaml.org,2002:str",
+         "order": "tag:yaml.org,2002:int"}
+
+
+def lesson_head(text: str) -> tuple[str, str, int] | None:
+    """The id, title and order that a lesson file states as plain top-level values, read
+    from the YAML's parse events up to the last of the three; the rest of the file is not
+    read (nor checked). None when the file does not state all three plainly (not a mapping,
+    a tag, an alias, a value of another type, a syntax error on the way): only loading the
+    file can then say what is wrong with it. Nothing is constructed from the YAML."""
+    loader = (_FastComposer or _Composer)(text)
+    found: dict[str, str] = {}
+    try:
+        opening = (yaml.StreamStartEvent, yaml.DocumentStartEvent, yaml.MappingStartEvent)
+        if not all(isinstance(loader.get_event(), kind) for kind in opening):
+            return None
+        while len(found) < len(_HEAD):
+            key, value = loader.get_event(), loader.get_event()
+            if not isinstance(key, yaml.ScalarEvent) or key.tag is not None:
+                return None  # the end of the mapping, or a key that is no plain text
+            if isinstance(value, yaml.CollectionStartEvent):
+                _skip_collection(loader)
+            if key.value not in _HEAD:
+                continue
+            if (key.value in found or not isinstance(value, yaml.ScalarEvent)
+                    or value.tag not in (None, "!") or _tag(loader, value) != _HEAD[key.value]):
+                return None
+            found[key.value] = value.value
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    finally:
+        loader.dispose()
+    order = found["order"]
+    if not re.fullmatch(r"[-+]?[0-9]{1,9}", order):
+        return None  # 0x10, 1_000 and the like: the loader says what it makes of them
+    return found["id"], found["title"], int(order)
+
+
+def _tag(loader: Any, scalar: yaml.ScalarEvent) -> str:
+    """The type YAML gives a scalar that has no tag of its own: str, int, bool, null..."""
+    return str(loader.resolve(yaml.ScalarNode, scalar.value, scalar.implicit))
+
+
+def _skip_collection(loader: Any) -> None:
+    """Read past the collection whose start event was just read."""
+    depth = 1
+    while depth:
+        event = loader.get_event()
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.StreamEndEvent):
+            raise ValueError("the stream ended inside a collection")
+
+
 def load_lesson_file(path: Path, rules: ExerciseRules) -> tuple[Lesson | None, list[Problem]]:
     """Read, parse and validate one lesson file, its exercises by `rules`."""
     text, problems = read_lesson_text(path)

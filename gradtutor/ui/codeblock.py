@@ -9,12 +9,15 @@ whatever width it is drawn, so the same block re-lays out at 60 columns and at 1
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.errors import StyleSyntaxError
 from rich.measure import Measurement
+from rich.style import Style
 from rich.syntax import Syntax
-from rich.text import Text
+from rich.text import Span, Text
 
 from gradtutor.ui.linebreak import break_offsets, is_wide
 
@@ -25,6 +28,41 @@ MIN_PIECE = 12  # cells of code a continuation row keeps, however deep the inden
 TAB_SIZE = 4
 _COMMENT_START = re.compile(r"#\s*\S")  # a comment's mark and its first character
 _TRAILING_COMMENT = re.compile(r"\S\s+#")  # a comment after code on the same line
+
+
+_COLOURS_KEY = "python colours\0"  # the lesson cache's entries for code, apart from lessons'
+
+
+def highlighted(code: str) -> Text:
+    """`code` coloured as Python. Pygments' Python lexer compiles its patterns when it is
+    first made, some 20-30 ms of a first slide, so the colours of each block are kept in the
+    lesson cache, keyed by the code and gradtutor's version, as plain data: the text, and
+    each span's style as Rich writes it."""
+    from gradtutor.lessons import cache
+
+    text = _text_of(cache.get(_COLOURS_KEY + code), code)
+    if text is None:
+        syntax = Syntax(code, "python", theme="ansi_dark", background_color="default")
+        text = syntax.highlight(code)
+        cache.put(_COLOURS_KEY + code, {
+            "text": text.plain, "style": str(text.style),
+            "spans": [[span.start, span.end, str(span.style), isinstance(span.style, Style)]
+                      for span in text.spans]})
+    return text
+
+
+def _text_of(data: Any, code: str) -> Text | None:
+    """The coloured text kept as `data` for `code`; None for anything else (a damaged or
+    foreign entry is a miss)."""
+    try:
+        plain, spans = data["text"], data["spans"]
+        if not isinstance(plain, str) or plain.rstrip("\n") != code:
+            return None
+        return Text(plain, style=Style.parse(data["style"]), spans=[
+            Span(int(start), int(end), Style.parse(style) if parsed else str(style))
+            for start, end, style, parsed in spans])
+    except (TypeError, KeyError, ValueError, StyleSyntaxError):
+        return None
 
 
 def indentation(line: str) -> int:
@@ -87,11 +125,7 @@ class CodeBlock:
         return MARK_PLAIN if self.plain else MARK_FANCY
 
     def _lines(self) -> list[Text]:
-        if self.plain:
-            text = Text(self.code)
-        else:
-            syntax = Syntax(self.code, "python", theme="ansi_dark", background_color="default")
-            text = syntax.highlight(self.code)
+        text = Text(self.code) if self.plain else highlighted(self.code)
         text.rstrip()  # the highlighter ends the code with a newline
         lines = list(text.split("\n", allow_blank=True))
         for line in lines:

@@ -79,16 +79,20 @@ def _name(char: str) -> str:
     return char
 
 
-# What the signal handlers write to the reader's `wake` descriptor: the terminal was resized,
-# or the tutor was interrupted (Ctrl-C while the keys were not being read, SIGTERM, SIGHUP).
+# What is written to the reader's `wake` descriptor: by the signal handlers, the terminal was
+# resized, or the tutor was interrupted (Ctrl-C while the keys were not being read, SIGTERM,
+# SIGHUP); by a background thread, it posted news (a save, a verdict) that is not to wait
+# for the reader's timeout.
 WAKE_RESIZE = b"!"
 WAKE_INTERRUPT = b"\x03"
+WAKE_NEWS = b"n"
 
 
 def posix_reader(stream: TextIO, wake: int | None = None) -> TimedReader:
     """`wake`: a file descriptor that becomes readable when a signal came (its handler writes
-    to it); the reader then drains it and answers "ctrl-c" if one of the signals was an
-    interrupt (`WAKE_INTERRUPT`), else "resize"."""
+    to it) or news was posted; the reader then drains it and answers "ctrl-c" if one of the
+    signals was an interrupt (`WAKE_INTERRUPT`), "resize" for a resize, else None (no key:
+    the caller looks at its news)."""
     import select
     import termios
     import tty
@@ -126,7 +130,9 @@ def posix_reader(stream: TextIO, wake: int | None = None) -> TimedReader:
                     came = b""
                     with contextlib.suppress(BlockingIOError):
                         came = os.read(wake, 512)
-                    return "ctrl-c" if WAKE_INTERRUPT in came else "resize"
+                    if WAKE_INTERRUPT in came:
+                        return "ctrl-c"
+                    return "resize" if WAKE_RESIZE in came else None
                 if not ready:
                     return None
             first = byte(None) or b""

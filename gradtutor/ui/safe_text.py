@@ -11,10 +11,12 @@ A message (`msg()`) stays a message: its fields are neutralised, so it still tra
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from gradtutor.checking.verdict import Check, Table, Verdict
 from gradtutor.i18n import Msg, Untranslated
+
+if TYPE_CHECKING:  # a slide shows no verdict: the first one loads the module
+    from gradtutor.checking.verdict import Table, Verdict
 
 _Text = TypeVar("_Text", bound=str)
 
@@ -79,6 +81,8 @@ def _table(table: Table | None) -> Table | None:
 def neutralise_verdict(verdict: Verdict) -> Verdict:
     """The verdict with every string in it neutralised: output, and each check's message,
     help and evidence (which quote learner values, exception messages and type names)."""
+    from gradtutor.checking.verdict import Check
+
     checks = tuple(Check(c.name, c.status, neutralise(c.message), neutralise(c.help),
                          _table(c.evidence), neutralise(c.note)) for c in verdict.checks)
     return replace(verdict, checks=checks, output=neutralise(verdict.output))

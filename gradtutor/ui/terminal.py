@@ -18,7 +18,7 @@ from rich.console import Console
 
 from gradtutor.env import Environment
 from gradtutor.ui.fullscreen import FullScreen
-from gradtutor.ui.keys import WAKE_INTERRUPT, WAKE_RESIZE, TimedReader, timed_reader
+from gradtutor.ui.keys import WAKE_INTERRUPT, WAKE_NEWS, WAKE_RESIZE, TimedReader, timed_reader
 from gradtutor.ui.render import Look
 from gradtutor.ui.screen import Screen
 from gradtutor.walk.input import key_event, line_event
@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from gradtutor.walk.events import Event
     from gradtutor.walk.state import WalkState
 
-KEY_WAIT_S = 0.1  # how long a key is awaited before the inbox is looked at again
+KEY_WAIT_S = 0.1  # how long a key is awaited before the size is polled and the inbox looked at
+# ... where news cannot wake the key reader (Windows; no SIGWINCH pipe): news waits this long
+NEWS_WAIT_S = 0.01
 LINE_CAP = 4096  # characters in one typed line; input with longer "lines" is not typing
 
 
@@ -98,6 +100,9 @@ class Io:
     read_key: TimedReader | None = None
     lines: LineReader | None = None
     full: FullScreen | None = None
+    # Wakes `read_key` from its wait (writes to its `wake` descriptor), so that news shows at
+    # once rather than after KEY_WAIT_S: a save's verdict is on screen the moment it is known.
+    nudge: Callable[[bytes], None] | None = None
 
     def show(self, screen: Screen, follow: bool = True) -> None:
         if self.full is not None:
@@ -111,6 +116,8 @@ class Io:
     def post(self, event: Event) -> None:
         """Called from any thread."""
         self.inbox.put(event)
+        if self.nudge is not None:
+            self.nudge(WAKE_NEWS)
 
     def next_event(self, lesson: Lesson, state: WalkState) -> Event:
         """The next thing that happens: news from the background first, else the learner's
@@ -119,7 +126,7 @@ class Io:
             if self.read_key is not None:
                 with contextlib.suppress(queue.Empty):
                     return self._event(lesson, state, self.inbox.get_nowait())
-                key = self.read_key(KEY_WAIT_S)
+                key = self.read_key(KEY_WAIT_S if self.nudge is not None else NEWS_WAIT_S)
                 if key is None or key == "resize":  # polled too: not every system signals
                     if self.full is not None:
                         self.full.resized()
@@ -157,7 +164,7 @@ def make_io(env: Environment, plain: bool, look: Look) -> Iterator[Io]:
                                                              note):
         full = FullScreen(console, env.terminal_size, look)
         io = Io(console, keys=True, stdin=env.stdin, read_key=timed_reader(env.stdin, wake),
-                full=full)
+                full=full, nudge=note)
         full.enter()
         try:
             yield io
@@ -203,7 +210,8 @@ def _calm_termination(names: tuple[str, ...],
 def _resize_signal() -> Iterator[tuple[int | None, Callable[[bytes], None] | None]]:
     """A descriptor that turns readable when the terminal is resized (SIGWINCH), so the key
     reader wakes at once, and a function that writes another note to it (a signal handler's,
-    `_calm_termination`); (None, None) where there is no such signal (the size is polled)."""
+    `_calm_termination`, or news posted, `Io.post`); (None, None) where there is no such
+    signal (the size is polled)."""
     winch = getattr(signal, "SIGWINCH", None)
     if winch is None or threading.current_thread() is not threading.main_thread():
         yield None, None

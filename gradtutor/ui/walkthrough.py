@@ -85,6 +85,7 @@ def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io
     def show(follow: bool) -> None:
         io.show(screen(lesson, state, io.console.width, io.keys, look, folder, place), follow)
 
+    unsaved: list[Effect] = []  # recorded by the last event, saved once its screen is drawn
     try:
         # The starter is in place (and watched) before a screen names its file; progress is
         # saved once the first screen is up, as is the warm worker started: both take time.
@@ -103,17 +104,23 @@ def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io
                         io.full.scroll(event.action)
                     continue
             state, effects = handle(lesson, state, event)
-            state = shell.apply(state, effects)
+            state = shell.apply(state, effects, unsaved)
             if state.outcome is None:
                 # what changed is scrolled into view, except where nothing was asked for:
                 # a demo's run arriving must not pull the reader away from the text, nor
                 # does a wait's count of seconds, once it is shown
                 ticked = isinstance(event, CheckWaiting) and event.seconds > 0
                 show(follow=screen_for(lesson.steps[state.index]).follow and not ticked)
+            shell.save(unsaved)  # after the screen: a verdict is not kept waiting by it
+            unsaved.clear()
     except KeyboardInterrupt:
         state = handle(lesson, state, "quit")[0]
     finally:
-        shell.close()
+        try:
+            with ignoring_interrupts():  # what an interrupt cut short is saved all the same
+                shell.save(unsaved)
+        finally:
+            shell.close()
     return state
 
 
@@ -143,11 +150,16 @@ class _Shell:
             self.background = Background(self.io.post, self.env.environ, waits=self.io.keys)
         return self.background
 
-    def apply(self, state: WalkState, effects: list[Effect]) -> WalkState:
-        """Do `effects`; what they answer at once (a starter written) is handled in turn."""
+    def apply(self, state: WalkState, effects: list[Effect],
+              later: list[Effect] | None = None) -> WalkState:
+        """Do `effects`; what they answer at once (a starter written) is handled in turn.
+        What they record is saved at once, or put in `later` for the caller to save."""
         pending = list(effects)
         while pending:
-            self.save(pending)
+            if later is None:
+                self.save(pending)
+            else:
+                later.extend(pending)
             answers: list[Event] = []
             for effect in pending:
                 answer = self.do(effect)
