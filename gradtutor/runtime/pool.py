@@ -30,6 +30,7 @@ from gradtutor.errors import GradtutorError
 from gradtutor.grading import (
     GradingFailed,
     StudentResult,
+    could_not_check_verdict,
     grader_problem,
     missing_verdict,
     unreadable_verdict,
@@ -101,6 +102,11 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
                     verdicts[index, number] = grade_check(
                         worker, student, exercise, copies[index][exercise.id], seed=seed,
                         timeout=timeout, stop=stop)
+                except GradingFailed:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - this check's error, not the run's
+                    verdicts[index, number] = could_not_check_verdict(
+                        exercise.id, seed, f"{type(exc).__name__}: {exc}")
                 finally:
                     with counting:
                         left[index] -= 1
@@ -132,6 +138,8 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
             if thread.ident is not None:  # started: Ctrl-C may come before they all are
                 thread.join(10.0)
         _remove(root)
+    if not failures:
+        failures = _grader_broken(verdicts, students)
     if failures:
         first = failures[0]
         if isinstance(first, GradtutorError):
@@ -171,14 +179,26 @@ def grade_check(worker: WarmWorker, student: Submission, exercise: Exercise,
     verdict = worker.check(exercise, path, seed=seed, timeout=timeout)
     if stop.is_set():  # the check was stopped, not judged
         raise GradingFailed(msg("grading was stopped"))
-    wrong = grader_problem(verdict)
-    if wrong is not None:
-        raise GradingFailed(
-            msg("the checker could not check {student}'s {exercise}: {problem}",
-                student=student.name, exercise=exercise.id, problem=wrong.message),
-            msg("the student's code never ran; fix the grading machine (is torch "
-                "installed?) and grade again"))
     return verdict
+
+
+def _grader_broken(verdicts: Mapping[tuple[int, int], Verdict],
+                   students: Sequence[Submission]) -> list[BaseException]:
+    """The grader's failure when it could check no file at all (torch missing, say): a check
+    the grader could not make is that check's error while others were judged, since one
+    student's code can break its own check (its PIDs, its memory) but never the grader's."""
+    problems = [(key, wrong) for key, verdict in verdicts.items()
+                if (wrong := grader_problem(verdict)) is not None]
+    judged = any(v.ran and grader_problem(v) is None for v in verdicts.values())
+    if not problems or judged:
+        return []
+    (index, _), wrong = problems[0]
+    return [GradingFailed(
+        msg("the checker could not check {student}'s {exercise}: {problem}",
+            student=students[index].name, exercise=verdicts[problems[0][0]].exercise,
+            problem=wrong.message),
+        msg("the student's code never ran; fix the grading machine (is torch "
+            "installed?) and grade again"))]
 
 
 def remove_copies(copies: Copies) -> None:
