@@ -38,7 +38,13 @@ from gradtutor.grading import (
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 from gradtutor.runtime.lifetime import GRADE_PREFIX, owned_prefix
-from gradtutor.runtime.sandbox import READ_ENV
+from gradtutor.runtime.sandbox import (
+    READ_ENV,
+    beneath,
+    landlock_abi,
+    readable_roots,
+    sandbox_enabled,
+)
 from gradtutor.runtime.spawn import tutor_environ
 from gradtutor.runtime.warm import WarmWorker
 from gradtutor.submissions import Submission, stage
@@ -65,6 +71,7 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     counting = threading.Lock()
     failures: list[BaseException] = []
     stop = threading.Event()
+    _refuse_readable(students, tutor_environ(environ))
     # named for this process, so that the next start's sweep removes it if grading is killed
     root = Path(tempfile.mkdtemp(prefix=owned_prefix(kind=GRADE_PREFIX)))
     root.chmod(0o300)  # entries can be made and reached, but not listed
@@ -151,6 +158,25 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     return [StudentResult(student, tuple(verdicts[index, number]
                                          for number in range(len(exercises))))
             for index, student in enumerate(students)]
+
+
+def _refuse_readable(students: Sequence[Submission], environ: Mapping[str, str]) -> None:
+    """A usage error before anything is copied when a student's files, or the temporary
+    folder that will hold everyone's copies, lie beneath a folder every student's code may
+    read (sandbox.readable_roots: the system's folders, torch's site-packages, gradtutor's
+    package). Only where reading is walled at all (Linux with Landlock, the walls on)."""
+    if not sandbox_enabled(environ) or landlock_abi() <= 0:
+        return
+    roots = readable_roots()
+    handed_in = [p for s in students for p in (s.folder, s.archive, *(f for _, f in s.files))
+                 if p is not None]
+    for path in (tempfile.gettempdir(), *map(str, handed_in)):
+        root = beneath(path, roots)
+        if root is not None:
+            raise GradtutorError(
+                msg("{path} is inside {root}, which every student's code may read",
+                    path=path, root=root),
+                msg("move the submissions (or TMPDIR) out of it and grade again"))
 
 
 Copies = dict[str, tuple[Path | None, str | None]]  # exercise id: (the copy, or why none)

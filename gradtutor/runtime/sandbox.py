@@ -63,31 +63,51 @@ WRITABLE_ENV = "GRADTUTOR_SANDBOX_WRITABLE"
 SWITCH_ENV = "GRADTUTOR_SANDBOX"
 
 # GRADTUTOR_SANDBOX_READ=walled walls reading in too: learner code may then read only what
-# Python and torch are made of (the interpreter's prefixes, its site-packages, the system's
-# folders) and its own check's folder, never another folder of the user. `gradtutor grade`
-# sets it, so that no student's code can read another's submission; a learner's own checks
-# leave reading open (their files are theirs).
+# Python, torch, NumPy and gradtutor are made of (the standard library, the folders holding
+# those packages, gradtutor's own package folder), the system's folders and its own check's
+# folder, never another folder of the user. `gradtutor grade` sets it, so that no student's
+# code can read another's submission; a learner's own checks leave reading open (their files
+# are theirs). Never a whole prefix (a venv can hold the class), nor a source checkout (only
+# gradtutor's package inside it), nor /opt or /dev (TMPDIR=/dev/shm holds the run's copies).
 READ_ENV = "GRADTUTOR_SANDBOX_READ"
 _READ_RIGHTS = EXECUTE | READ_FILE | READ_DIR
-_SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc",
-           "/sys", "/opt", "/nix", "/run/current-system")
+_SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys",
+           "/nix", "/run/current-system")
+_DEVICES = ("/dev/urandom", "/dev/random", "/dev/zero", "/dev/full")  # files: no READ_DIR
+# The packages whose folder (site-packages, or wherever they are installed) learner code may
+# read: torch imports lazily from its neighbours (sympy, typing_extensions, filelock, ...).
+_PACKAGES = ("torch", "numpy")
 
 
 def readable_roots() -> list[str]:
-    """Where walled-in learner code may still read: what this interpreter, its packages (torch
-    and gradtutor among them) and the system are made of. Not the current folder, the home
-    folder or the temporary folder, where submissions live."""
-    import site
+    """Where walled-in learner code may still read: what this interpreter's standard library,
+    torch, NumPy and gradtutor are made of, and the system's folders. Not a prefix, a source
+    checkout, the current folder, the home folder or the temporary folder, where submissions
+    and the run's copies live."""
+    import importlib.util
     import sysconfig
 
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    roots |= {path for name in ("stdlib", "platstdlib", "purelib", "platlib")
-              if (path := sysconfig.get_paths().get(name))}
-    roots |= set(site.getsitepackages()) | {site.getusersitepackages()}
     import gradtutor
 
-    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(gradtutor.__file__))))
-    return sorted({os.path.realpath(root) for root in roots if root} | set(_SYSTEM))
+    # the base interpreter's library, not a venv's lib/ (whose site-packages is added below)
+    paths = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
+                                      "installed_base": sys.base_prefix,
+                                      "installed_platbase": sys.base_exec_prefix})
+    roots = {path for name in ("stdlib", "platstdlib") if (path := paths.get(name))}
+    roots.add(os.path.dirname(sys.executable))  # the venv's bin: the interpreter, scripts
+    for name in _PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:  # the folder holding the package
+            roots.add(os.path.dirname(os.path.dirname(spec.origin)))
+    roots.add(os.path.dirname(os.path.abspath(gradtutor.__file__)))
+    return sorted({os.path.realpath(root) for root in roots} | set(_SYSTEM))
+
+
+def beneath(path: str, roots: Iterable[str]) -> str | None:
+    """The first of `roots` that `path` lies beneath (or is), if any."""
+    real = os.path.realpath(path)
+    return next((root for root in roots
+                 if real == root or real.startswith(root.rstrip(os.sep) + os.sep)), None)
 
 
 def sandbox_enabled(environ: Mapping[str, str]) -> bool:
@@ -173,7 +193,8 @@ def restrict(writable: Iterable[str], abi: int | None = None,
         read = _READ_RIGHTS if walls_reads else 0
         for path, rights in [*((p, handled | read) for p in writable),
                              (os.devnull, (handled & _FILE_RIGHTS) | (read & READ_FILE)),
-                             *((p, read) for p in (readable or ()))]:
+                             *((p, read) for p in (readable or ())),
+                             *((p, read & READ_FILE) for p in (_DEVICES if walls_reads else ()))]:
             _allow(libc, ruleset, path, rights)
         _check(libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)),
                "landlock_restrict_self")
