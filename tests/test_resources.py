@@ -82,3 +82,11 @@ def test_only_ended_unattached_segments_of_the_user_made_since_the_start_are_sta
              "4 13 0 0 999999999 10\n"    # made before the check
              f"5 14 0 0 {1} 100\n")      # its maker (init) lives
     assert resources.stale_segments(resources.segments(table), 0, 50) == [10]
+
+
+def test_the_sweep_removes_empty_check_cgroups_only(tmp_path: Path) -> None:
+    for name in ("gradtutor-check-1-a", "gradtutor-check-2-b", "other"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "gradtutor-check-2-b" / "busy").write_text("")  # as a cgroup with a process
+    resources.sweep_cgroups(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gradtutor-check-2-b", "other"]

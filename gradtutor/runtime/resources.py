@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+PREFIXES = ("gradtutor-check-", "gradtutor-validate-")  # the folders whose checks join one
 MAX_TASKS = 256  # processes and threads of one check: torch needs a handful
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CLONE_NEWIPC = 0x08000000
@@ -41,8 +42,8 @@ LINUX = sys.platform.startswith("linux")
 
 
 def cgroup_name(folder: str) -> str:
-    """The name of the check's cgroup, from its folder's (which names the tutor owning it)."""
-    return "gradtutor-" + os.path.basename(folder.rstrip("/"))
+    """The name of the check's cgroup: its folder's (`gradtutor-check-<tutor pid>-...`)."""
+    return os.path.basename(folder.rstrip("/"))
 
 
 def pids_parents(proc_cgroup: str, root: Path = CGROUP_ROOT) -> list[Path]:
@@ -82,15 +83,19 @@ def join_pids_cgroup(folder: str, parent: Path | None) -> bool:
     if parent is None:
         return False
     group = parent / cgroup_name(folder)
-    try:
-        group.mkdir(exist_ok=True)
-        (group / "pids.max").write_text(str(MAX_TASKS))
-        (group / "cgroup.procs").write_text(str(os.getpid()))
-    except OSError:
-        with contextlib.suppress(OSError):
-            group.rmdir()
-        return False
-    return True
+    for _ in range(3):  # another tutor's sweep may remove it while still empty
+        try:
+            group.mkdir(exist_ok=True)
+            (group / "pids.max").write_text(str(MAX_TASKS))
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+            return True
+        except FileNotFoundError:
+            continue
+        except OSError:
+            break
+    with contextlib.suppress(OSError):
+        group.rmdir()
+    return False
 
 
 def limit_user_processes() -> None:
@@ -149,7 +154,18 @@ def release(folder: str, since: float) -> None:
     parent = pids_parent()
     if parent is not None:
         remove_cgroup(parent / cgroup_name(folder))
+        sweep_cgroups(parent)
     remove_segments(since)
+
+
+def sweep_cgroups(parent: Path) -> None:
+    """Remove the empty check cgroups beneath `parent`: those a killed tutor left. A cgroup
+    with a process in it cannot be removed, so a running check's stays."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            if entry.name.startswith(PREFIXES) and entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)
 
 
 def remove_cgroup(group: Path, rounds: int = 100) -> None:
