@@ -90,3 +90,19 @@ def test_the_sweep_removes_empty_check_cgroups_only(tmp_path: Path) -> None:
     (tmp_path / "gradtutor-check-2-b" / "busy").write_text("")  # as a cgroup with a process
     resources.sweep_cgroups(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gradtutor-check-2-b", "other"]
+
+
+def test_a_check_the_grader_could_not_make_is_that_checks_error_unless_none_was_judged(
+        ) -> None:
+    from gradtutor.checking.verdict import Check, Verdict
+    from gradtutor.grading import GradingFailed, could_not_check_verdict, grader_problem
+    from gradtutor.runtime.pool import _grader_broken
+    from gradtutor.submissions import Submission
+
+    students = [Submission("alice", Path("alice")), Submission("hog", Path("hog"))]
+    judged = Verdict("read-grad", "pass", (Check("returns-grad", "pass", "ok"),), 1, 0)
+    broken = could_not_check_verdict("read-grad", 1, "RuntimeError: can't start new thread")
+    assert broken.status == "error" and grader_problem(broken) is not None
+    assert _grader_broken({(0, 0): judged, (1, 0): broken}, students) == []
+    [failed] = _grader_broken({(0, 0): broken, (1, 0): broken}, students)
+    assert isinstance(failed, GradingFailed) and "alice's read-grad" in failed.message
