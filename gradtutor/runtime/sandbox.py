@@ -96,7 +96,10 @@ def readable_roots() -> list[str]:
     roots = {path for name in ("stdlib", "platstdlib") if (path := paths.get(name))}
     roots.add(os.path.dirname(sys.executable))  # the venv's bin: the interpreter, scripts
     for name in _PACKAGES:
-        spec = importlib.util.find_spec(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):  # a module without a spec
+            continue
         if spec is not None and spec.origin:  # the folder holding the package
             roots.add(os.path.dirname(os.path.dirname(spec.origin)))
     roots.add(os.path.dirname(os.path.abspath(gradtutor.__file__)))
