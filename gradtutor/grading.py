@@ -70,6 +70,13 @@ def unreadable_verdict(exercise_id: str, seed: int, why: str) -> Verdict:
     return Verdict(exercise_id, "error", (Check("file", "error", why),), seed, 0, ran=False)
 
 
+def could_not_check_verdict(exercise_id: str, seed: int, why: str) -> Verdict:
+    """A check the grader could not make (it broke while checking this one file): an error
+    of that check alone, never a failed exercise."""
+    return Verdict(exercise_id, "error", (Check(
+        "start-up", "error", msg("could not check: {error}", error=why)),), seed, 0, ran=False)
+
+
 def grader_problem(verdict: Verdict) -> Check | None:
     """The check that says the grader failed on this verdict, if one does."""
     return next((c for c in verdict.checks if c.name in GRADER_CHECKS), None)

@@ -30,6 +30,7 @@ from gradtutor.errors import GradtutorError
 from gradtutor.grading import (
     GradingFailed,
     StudentResult,
+    could_not_check_verdict,
     grader_problem,
     missing_verdict,
     unreadable_verdict,
@@ -37,7 +38,13 @@ from gradtutor.grading import (
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 from gradtutor.runtime.lifetime import GRADE_PREFIX, owned_prefix
-from gradtutor.runtime.sandbox import READ_ENV
+from gradtutor.runtime.sandbox import (
+    READ_ENV,
+    beneath,
+    landlock_abi,
+    readable_roots,
+    sandbox_enabled,
+)
 from gradtutor.runtime.spawn import tutor_environ
 from gradtutor.runtime.warm import WarmWorker
 from gradtutor.submissions import Submission, stage
@@ -64,6 +71,7 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     counting = threading.Lock()
     failures: list[BaseException] = []
     stop = threading.Event()
+    _refuse_readable(students, tutor_environ(environ))
     # named for this process, so that the next start's sweep removes it if grading is killed
     root = Path(tempfile.mkdtemp(prefix=owned_prefix(kind=GRADE_PREFIX)))
     root.chmod(0o300)  # entries can be made and reached, but not listed
@@ -101,6 +109,11 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
                     verdicts[index, number] = grade_check(
                         worker, student, exercise, copies[index][exercise.id], seed=seed,
                         timeout=timeout, stop=stop)
+                except GradingFailed:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - this check's error, not the run's
+                    verdicts[index, number] = could_not_check_verdict(
+                        exercise.id, seed, f"{type(exc).__name__}: {exc}")
                 finally:
                     with counting:
                         left[index] -= 1
@@ -132,6 +145,8 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
             if thread.ident is not None:  # started: Ctrl-C may come before they all are
                 thread.join(10.0)
         _remove(root)
+    if not failures:
+        failures = _grader_broken(verdicts, students)
     if failures:
         first = failures[0]
         if isinstance(first, GradtutorError):
@@ -143,6 +158,25 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     return [StudentResult(student, tuple(verdicts[index, number]
                                          for number in range(len(exercises))))
             for index, student in enumerate(students)]
+
+
+def _refuse_readable(students: Sequence[Submission], environ: Mapping[str, str]) -> None:
+    """A usage error before anything is copied when a student's files, or the temporary
+    folder that will hold everyone's copies, lie beneath a folder every student's code may
+    read (sandbox.readable_roots: the system's folders, torch's site-packages, gradtutor's
+    package). Only where reading is walled at all (Linux with Landlock, the walls on)."""
+    if not sandbox_enabled(environ) or landlock_abi() <= 0:
+        return
+    roots = readable_roots()
+    handed_in = [p for s in students for p in (s.folder, s.archive, *(f for _, f in s.files))
+                 if p is not None]
+    for path in (tempfile.gettempdir(), *map(str, handed_in)):
+        root = beneath(path, roots)
+        if root is not None:
+            raise GradtutorError(
+                msg("{path} is inside {root}, which every student's code may read",
+                    path=path, root=root),
+                msg("move the submissions (or TMPDIR) out of it and grade again"))
 
 
 Copies = dict[str, tuple[Path | None, str | None]]  # exercise id: (the copy, or why none)
@@ -171,14 +205,26 @@ def grade_check(worker: WarmWorker, student: Submission, exercise: Exercise,
     verdict = worker.check(exercise, path, seed=seed, timeout=timeout)
     if stop.is_set():  # the check was stopped, not judged
         raise GradingFailed(msg("grading was stopped"))
-    wrong = grader_problem(verdict)
-    if wrong is not None:
-        raise GradingFailed(
-            msg("the checker could not check {student}'s {exercise}: {problem}",
-                student=student.name, exercise=exercise.id, problem=wrong.message),
-            msg("the student's code never ran; fix the grading machine (is torch "
-                "installed?) and grade again"))
     return verdict
+
+
+def _grader_broken(verdicts: Mapping[tuple[int, int], Verdict],
+                   students: Sequence[Submission]) -> list[BaseException]:
+    """The grader's failure when it could check no file at all (torch missing, say): a check
+    the grader could not make is that check's error while others were judged, since one
+    student's code can break its own check (its PIDs, its memory) but never the grader's."""
+    problems = [(key, wrong) for key, verdict in verdicts.items()
+                if (wrong := grader_problem(verdict)) is not None]
+    judged = any(v.ran and grader_problem(v) is None for v in verdicts.values())
+    if not problems or judged:
+        return []
+    (index, _), wrong = problems[0]
+    return [GradingFailed(
+        msg("the checker could not check {student}'s {exercise}: {problem}",
+            student=students[index].name, exercise=verdicts[problems[0][0]].exercise,
+            problem=wrong.message),
+        msg("the student's code never ran; fix the grading machine (is torch "
+            "installed?) and grade again"))]
 
 
 def remove_copies(copies: Copies) -> None:

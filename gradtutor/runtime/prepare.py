@@ -121,7 +121,7 @@ def preload() -> None:
     fork server may still fork safely afterwards, and no check pays for these imports."""
     from gradtutor.checking import snippet  # noqa: F401
     from gradtutor.checking.checkers import CHECKERS, declared  # noqa: F401
-    from gradtutor.runtime import lifetime, sandbox  # noqa: F401
+    from gradtutor.runtime import lifetime, resources, sandbox  # noqa: F401
 
     for name in CHECKERS:
         worker_checker(name)
@@ -146,10 +146,14 @@ PRELOADED = ("torch._dynamo", "torch.profiler", "torch.profiler._cupti_monitor",
 
 
 def confine_learner(folder: str) -> None:
-    """From here on this process may write only beneath the check's `folder` and signal only
-    its own children (Landlock, sandbox.py; nothing where the kernel has none)."""
+    """From here on this process has a cap on its processes and IPC of its own
+    (resources.py), may write only beneath the check's `folder` and signal only its own
+    children (Landlock, sandbox.py; nothing where the kernel has none)."""
     if sys.platform.startswith("linux"):
+        from gradtutor.runtime.resources import own_resources
         from gradtutor.runtime.sandbox import confine
+
+        own_resources(folder)
 
         with contextlib.suppress(OSError):
             confine(folder, os.getcwd())

@@ -20,6 +20,7 @@ from gradtutor.lessons.model import (
     Lesson,
 )
 from gradtutor.runtime.channel import LineReader
+from gradtutor.runtime.resources import release
 from gradtutor.runtime.spawn import BATCH, start, tutor_environ, worker_environment
 
 STARTUP_LIMIT_S = 180.0  # the batch worker's Python and torch import, before the first proof
@@ -83,6 +84,7 @@ def _run_batch(jobs: list[Job], numbers: list[int], results: dict[int, dict[str,
             finally:
                 _stop(proc)
                 proc.stdout.close()
+                release(folder, time.time() - 1)  # its pids cgroup and what it left in IPC
             errors.seek(0)
             said = errors.read().decode("utf-8", "replace").strip().splitlines()
     reason = (said or ["it stopped early"])[-1]

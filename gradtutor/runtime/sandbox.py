@@ -63,31 +63,54 @@ WRITABLE_ENV = "GRADTUTOR_SANDBOX_WRITABLE"
 SWITCH_ENV = "GRADTUTOR_SANDBOX"
 
 # GRADTUTOR_SANDBOX_READ=walled walls reading in too: learner code may then read only what
-# Python and torch are made of (the interpreter's prefixes, its site-packages, the system's
-# folders) and its own check's folder, never another folder of the user. `gradtutor grade`
-# sets it, so that no student's code can read another's submission; a learner's own checks
-# leave reading open (their files are theirs).
+# Python, torch, NumPy and gradtutor are made of (the standard library, the folders holding
+# those packages, gradtutor's own package folder), the system's folders and its own check's
+# folder, never another folder of the user. `gradtutor grade` sets it, so that no student's
+# code can read another's submission; a learner's own checks leave reading open (their files
+# are theirs). Never a whole prefix (a venv can hold the class), nor a source checkout (only
+# gradtutor's package inside it), nor /opt or /dev (TMPDIR=/dev/shm holds the run's copies).
 READ_ENV = "GRADTUTOR_SANDBOX_READ"
 _READ_RIGHTS = EXECUTE | READ_FILE | READ_DIR
-_SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc",
-           "/sys", "/opt", "/nix", "/run/current-system")
+_SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys",
+           "/nix", "/run/current-system")
+_DEVICES = ("/dev/urandom", "/dev/random", "/dev/zero", "/dev/full")  # files: no READ_DIR
+# The packages whose folder (site-packages, or wherever they are installed) learner code may
+# read: torch imports lazily from its neighbours (sympy, typing_extensions, filelock, ...).
+_PACKAGES = ("torch", "numpy")
 
 
 def readable_roots() -> list[str]:
-    """Where walled-in learner code may still read: what this interpreter, its packages (torch
-    and gradtutor among them) and the system are made of. Not the current folder, the home
-    folder or the temporary folder, where submissions live."""
-    import site
+    """Where walled-in learner code may still read: what this interpreter's standard library,
+    torch, NumPy and gradtutor are made of, and the system's folders. Not a prefix, a source
+    checkout, the current folder, the home folder or the temporary folder, where submissions
+    and the run's copies live."""
+    import importlib.util
     import sysconfig
 
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    roots |= {path for name in ("stdlib", "platstdlib", "purelib", "platlib")
-              if (path := sysconfig.get_paths().get(name))}
-    roots |= set(site.getsitepackages()) | {site.getusersitepackages()}
     import gradtutor
 
-    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(gradtutor.__file__))))
-    return sorted({os.path.realpath(root) for root in roots if root} | set(_SYSTEM))
+    # the base interpreter's library, not a venv's lib/ (whose site-packages is added below)
+    paths = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
+                                      "installed_base": sys.base_prefix,
+                                      "installed_platbase": sys.base_exec_prefix})
+    roots = {path for name in ("stdlib", "platstdlib") if (path := paths.get(name))}
+    roots.add(os.path.dirname(sys.executable))  # the venv's bin: the interpreter, scripts
+    for name in _PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):  # a module without a spec
+            continue
+        if spec is not None and spec.origin:  # the folder holding the package
+            roots.add(os.path.dirname(os.path.dirname(spec.origin)))
+    roots.add(os.path.dirname(os.path.abspath(gradtutor.__file__)))
+    return sorted({os.path.realpath(root) for root in roots} | set(_SYSTEM))
+
+
+def beneath(path: str, roots: Iterable[str]) -> str | None:
+    """The first of `roots` that `path` lies beneath (or is), if any."""
+    real = os.path.realpath(path)
+    return next((root for root in roots
+                 if real == root or real.startswith(root.rstrip(os.sep) + os.sep)), None)
 
 
 def sandbox_enabled(environ: Mapping[str, str]) -> bool:
@@ -173,7 +196,8 @@ def restrict(writable: Iterable[str], abi: int | None = None,
         read = _READ_RIGHTS if walls_reads else 0
         for path, rights in [*((p, handled | read) for p in writable),
                              (os.devnull, (handled & _FILE_RIGHTS) | (read & READ_FILE)),
-                             *((p, read) for p in (readable or ()))]:
+                             *((p, read) for p in (readable or ())),
+                             *((p, read & READ_FILE) for p in (_DEVICES if walls_reads else ()))]:
             _allow(libc, ruleset, path, rights)
         _check(libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)),
                "landlock_restrict_self")
@@ -196,6 +220,77 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
+# ---- what Landlock leaves out: a file's mode, owner, times and extended attributes ---------
+# Landlock has no right for chmod, chown, utime or setxattr, so a walled-in process could still
+# make a file outside its folder unreadable (the next run's submissions, the reports, the
+# tutor's own package for a non-root user) or world-readable (~/.ssh/id_rsa). A seccomp filter
+# refuses those calls with EPERM, everywhere: no path can be checked in a seccomp filter, and
+# nothing learner code does in its own folder needs them (every lesson's solution and the
+# snippets run under it; `open`, `mkdir`, `tempfile`, `torch.save` pass a mode when they
+# create, which is not a chmod). io_uring, which has its own xattr operations, is refused too,
+# and so is every system call of another ABI (x32, the 32-bit int 0x80), which the filter's
+# numbers would not match. Pure ctypes, no dependency: the `seccomp`/`pyseccomp` bindings
+# need libseccomp's shared library on the machine, which a pip install does not bring, for what
+# is a program of some 25 instructions.
+SECCOMP_SET_MODE_FILTER = 1
+SECCOMP_FILTER_FLAG_TSYNC = 1  # every thread of the process, not only the caller
+_SECCOMP_SYSCALL = {"x86_64": 317, "aarch64": 277}
+_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+# chmod fchmod chown fchown lchown utime utimes futimesat fchownat fchmodat utimensat
+# setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr io_uring_setup fchmodat2
+# setxattrat removexattrat (arch/x86/entry/syscalls/syscall_64.tbl; the generic table for
+# aarch64, which has no chmod, chown, lchown, utime, utimes nor futimesat)
+METADATA_CALLS = {
+    "x86_64": (90, 91, 92, 93, 94, 132, 235, 261, 260, 268, 280, 188, 189, 190, 197, 198, 199,
+               425, 452, 463, 466),
+    "aarch64": (52, 55, 54, 53, 88, 5, 6, 7, 14, 15, 16, 425, 452, 463, 466),
+}
+_X32_BIT = 0x40000000
+_RET_ALLOW = 0x7FFF0000
+_RET_EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+
+
+def metadata_filter(machine: str) -> list[tuple[int, int, int, int]]:
+    """The BPF program (code, jt, jf, k) refusing METADATA_CALLS[machine] with EPERM."""
+    calls = METADATA_CALLS[machine]
+    # after the arch check, the x32 check and one test per call comes ALLOW, then EPERM
+    checks = [(_JGE_K, _X32_BIT)] if machine == "x86_64" else []
+    checks += [(_JEQ_K, nr) for nr in calls]
+    program = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, _AUDIT_ARCH[machine]),
+               (_RET_K, 0, 0, _RET_EPERM), (_LD_W_ABS, 0, 0, 0)]
+    for index, (code, k) in enumerate(checks):
+        program.append((code, len(checks) - index, 0, k))  # to EPERM, past ALLOW
+    return [*program, (_RET_K, 0, 0, _RET_ALLOW), (_RET_K, 0, 0, _RET_EPERM)]
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def refuse_metadata_changes() -> bool:
+    """From now on no thread of this process, nor anything it starts, may change a file's
+    mode, owner, times or extended attributes (True), where the machine's system calls are
+    known here (x86_64, aarch64) and the kernel has seccomp."""
+    machine = os.uname().machine.lower().replace("arm64", "aarch64")  # not `platform`: 10 ms
+    if not sys.platform.startswith("linux") or machine not in METADATA_CALLS:
+        return False
+    program = metadata_filter(machine)
+    filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
+    prog = _SockFprog(len(program), filters)
+    libc = _libc()
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    done: int = libc.syscall(_SECCOMP_SYSCALL[machine], ctypes.c_long(SECCOMP_SET_MODE_FILTER),
+                             ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(prog))
+    return done == 0
+
+
 def confine(folder: str, work: str) -> int:
     """In the worker, just before learner code runs: temporary files go to `work` (the
     learner's working folder, inside the check's `folder`, so they are removed with it), and
@@ -211,6 +306,7 @@ def confine(folder: str, work: str) -> int:
         return 0
     extra = [p for p in env.get(WRITABLE_ENV, "").split(os.pathsep) if p]
     walled = env.get(READ_ENV, "").strip().lower() == "walled"
+    refuse_metadata_changes()
     try:
         return restrict([folder, *extra], readable=readable_roots() if walled else None)
     except OSError:

@@ -13,6 +13,7 @@ from gradtutor.checking.check import STARTUP_ALLOWANCE, Outcome, Seen
 from gradtutor.checking.outcome import WorkerRun
 from gradtutor.runtime.channel import Drain
 from gradtutor.runtime.lifetime import Workers
+from gradtutor.runtime.resources import release
 from gradtutor.runtime.signals import LINUX
 from gradtutor.runtime.slot import Slot
 
@@ -72,6 +73,7 @@ def supervise(slot: Slot, process: Process | None, request: protocol.Request, ti
     died first); whatever may have started is swept all the same, and nothing it did is kept."""
     if process is None:
         workers.sweep(before, str(slot.base))
+        release(str(slot.base), time.time() - (time.monotonic() - started))
         return _collect(slot, request, None, False, False, started)
     slot.results.when_first_line(lambda: process.learner_starts(request["memory_bytes"]))
     try:
@@ -83,6 +85,7 @@ def supervise(slot: Slot, process: Process | None, request: protocol.Request, ti
             process.wait()
         stopped = workers.forget(process.pid)
         workers.sweep(before, str(slot.base), group=process.pid)
+        release(str(slot.base), time.time() - (time.monotonic() - started))
     return _collect(slot, request, process.returncode, timed_out, startup_timed_out, started,
                     memory_capped=LINUX or process.memory_capped, stopped=stopped)
 
