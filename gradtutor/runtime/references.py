@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -92,13 +93,21 @@ def spawn_reference(checker_name: CheckerRef, seed: int, fd: int) -> int:
     return start_reference(checker_name, seed, fd, os.environ).wait()
 
 
-def reference_main(checker_name: CheckerRef, seed: int) -> NoReturn:
-    """`--reference`: send the reference results on stdout (the result pipe), then end."""
+def reference_main(seed: int) -> NoReturn:
+    """`--reference`: read the checker from stdin (the tutor's pipe, or a Windows worker's),
+    send the reference results on stdout (the result pipe), then end. Not dumpable first, so
+    that another process of the user (learner code beside it) can read neither its memory
+    nor its descriptors through /proc."""
+    from gradtutor.runtime.signals import not_dumpable
+
+    not_dumpable()
     send = ResultSender(sys.stdout.fileno())
 
     def body() -> None:
+        checker = protocol.checker_ref({"checker": json.loads(sys.stdin.buffer.read())},
+                                       "checker")
         import_torch_quietly()
-        send(reference_message(checker_name, seed))
+        send(reference_message(checker, seed))
 
     os._exit(report_failures(send, body))
 

@@ -44,7 +44,9 @@ class Slot:
         return pair
 
     def write_request(self, request: protocol.Request) -> None:
-        self.request_path.write_text(json.dumps(request), encoding="utf-8")
+        """The request file the worker reads, which learner code can read too: sealed (no
+        declared exercise's solution in it)."""
+        self.request_path.write_text(json.dumps(protocol.sealed(request)), encoding="utf-8")
 
     @property
     def learner_started(self) -> bool:

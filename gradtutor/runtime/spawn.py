@@ -9,6 +9,7 @@ a benchmark) that gives none.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -17,7 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import gradtutor
+from gradtutor.checking import protocol
 from gradtutor.checking.protocol import CheckerRef
+from gradtutor.runtime import wire
+from gradtutor.runtime.channel import LineReader
 from gradtutor.runtime.wire import CHECK_MARK, TUNED_MARK
 
 WORKER = "gradtutor.runtime.worker"  # every role of the worker process (worker.main)
@@ -94,14 +98,15 @@ Starter = Callable[[Callable[[], "subprocess.Popen[bytes]"]], "subprocess.Popen[
 
 def start(module: str, args: Sequence[str], *, env: Mapping[str, str], cwd: str | Path,
           stdout: int = subprocess.DEVNULL, stderr: int = subprocess.DEVNULL,
-          popen: Mapping[str, Any] | None = None,
-          starter: Starter | None = None) -> subprocess.Popen[bytes]:
-    """`python -m module args` with no stdin; `popen` adds Popen arguments (`inheriting`'s),
-    `starter` starts it (`Workers.start`, which registers it under its lock)."""
+          popen: Mapping[str, Any] | None = None, starter: Starter | None = None,
+          stdin: int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+    """`python -m module args`, with no stdin unless given; `popen` adds Popen arguments
+    (`inheriting`'s), `starter` starts it (`Workers.start`, which registers it under its
+    lock)."""
     argv = [sys.executable, "-m", module, *args]
 
     def launch() -> subprocess.Popen[bytes]:
-        return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
+        return subprocess.Popen(argv, cwd=cwd, stdin=stdin, stdout=stdout,
                                 stderr=stderr, env=dict(env), **(popen or {}))
 
     return starter(launch) if starter is not None else launch()
@@ -109,10 +114,79 @@ def start(module: str, args: Sequence[str], *, env: Mapping[str, str], cwd: str 
 
 def start_reference(checker: CheckerRef, seed: int, stdout: int,
                     env: Mapping[str, str]) -> subprocess.Popen[bytes]:
-    """`worker --reference`: a fresh interpreter that writes a check's reference results as
-    one line to `stdout`, then ends (the one spawner of it: a Windows worker's references,
-    and the tutor's `reference_alone`)."""
+    """`worker --reference SEED`: a fresh interpreter that reads the checker from its stdin
+    (never its command line, which any process of the user can read in /proc), writes a
+    check's reference results as one line to `stdout`, then ends (the one spawner of it: a
+    Windows worker's registered checkers, and the tutor's `ReferenceProcess`)."""
     import json
 
-    return start(WORKER, ["--reference", json.dumps(checker), str(seed)], env=env,
-                 cwd=os.path.abspath(os.sep), stdout=stdout)
+    read, write = os.pipe()
+    try:
+        proc = start(WORKER, ["--reference", str(seed)], env=env,
+                     cwd=os.path.abspath(os.sep), stdout=stdout, stdin=read)
+    except BaseException:
+        os.close(write)
+        raise
+    finally:
+        os.close(read)
+    with os.fdopen(write, "wb") as pipe, contextlib.suppress(OSError):  # it died: it says so
+        pipe.write(json.dumps(checker).encode("utf-8"))
+    return proc
+
+
+class ReferenceProcess:
+    """A check's references computed by a process the tutor starts itself (`worker
+    --reference`), beside the check's worker: the one way a declared exercise's solution
+    reaches the process that runs it, so that nothing the learner's process can read (its
+    request, folder, environment, descriptors) holds it. `answer` reads its one line and ends
+    it; `close` ends it unread."""
+
+    def __init__(self, checker: CheckerRef, seed: int, environ: Mapping[str, str]) -> None:
+        self._read, write = os.pipe()
+        try:
+            self._proc = start_reference(checker, seed, write, worker_environment(environ))
+        except BaseException:
+            os.close(self._read)
+            raise
+        finally:
+            os.close(write)
+
+    def answer(self, timeout: float) -> protocol.Expected | None:
+        """Its references, or None if it gave none within `timeout` or none that decode."""
+        try:
+            line = LineReader(self._read).next(timeout)
+            return wire.decode_reference(line) if line is not None else None
+        except protocol.Malformed:
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._read >= 0:
+            os.close(self._read)
+            self._read = -1
+        self._proc.kill()
+        self._proc.wait()
+
+
+def reference_alone(request: protocol.CheckRequest, timeout: float,
+                    environ: Mapping[str, str] | None = None) -> protocol.Expected | None:
+    """A check's references from a fresh process of their own, started now and waited for;
+    None if they cannot be had."""
+    try:
+        process = ReferenceProcess(request["checker"], request["seed"], tutor_environ(environ))
+    except OSError:
+        return None
+    return process.answer(timeout)
+
+
+def beside(request: protocol.Request, environ: Mapping[str, str]) -> tuple[
+        protocol.Request, ReferenceProcess | None]:
+    """The request to hand a worker, and the reference process started for it: a declared
+    exercise's references are computed by the tutor's own process (the worker only says
+    when learner code starts), every other request is handed as it is."""
+    if not protocol.declared(request):
+        return request, None
+    assert request["kind"] == "check"
+    return {**request, "reference": "tutor"}, ReferenceProcess(
+        request["checker"], request["seed"], environ)

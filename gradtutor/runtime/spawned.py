@@ -12,15 +12,23 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from gradtutor.checking import protocol
-from gradtutor.checking.check import Outcome
+from gradtutor.checking.check import STARTUP_ALLOWANCE, Outcome
 from gradtutor.runtime import wire
 from gradtutor.runtime.lifetime import Workers
 from gradtutor.runtime.procfs import tutor_descendants
 from gradtutor.runtime.signals import kill_group
 from gradtutor.runtime.slot import Slot
-from gradtutor.runtime.spawn import WORKER, inheriting, start, tutor_environ, worker_environment
+from gradtutor.runtime.spawn import (
+    WORKER,
+    beside,
+    inheriting,
+    start,
+    tutor_environ,
+    worker_environment,
+)
 from gradtutor.runtime.supervise import Tree, supervise
 
 # How a just-started worker is put in a Tree: `contain_in_job` (Windows), or a test's fake.
@@ -102,10 +110,11 @@ class WaitingWorker:
                  contain: Contain = contain_in_job,
                  environ: Mapping[str, str] | None = None) -> None:
         self._workers = workers
+        self._environ = tutor_environ(environ)
         self.slot = Slot()
         try:
             self._spawned, self._go = _spawn_worker(
-                self.slot, workers, tutor_environ(environ), preload=preload, tied=tied,
+                self.slot, workers, self._environ, preload=preload, tied=tied,
                 contain=contain)
         except BaseException:
             self.slot.close()
@@ -118,14 +127,23 @@ class WaitingWorker:
 
     def answer(self, request: protocol.Request, timeout: float) -> tuple[Outcome, bool]:
         """The run; and whether it may be retried (the worker died before it said a word,
-        so before any learner code ran: killed while it waited, say)."""
-        self.slot.write_request(request)
-        before = tutor_descendants() - {self.pid}
-        started = time.monotonic()
-        _send_go(self._go)
-        self._go = -1
-        outcome = supervise(self.slot, self._spawned, request, timeout, before=before,
-                            started=started, workers=self._workers)
+        so before any learner code ran: killed while it waited, say). A declared exercise's
+        references come from a process of the tutor's own, started now (`spawn.beside`)."""
+        request, references = beside(request, self._environ)
+        try:
+            self.slot.write_request(request)
+            before = tutor_descendants() - {self.pid}
+            started = time.monotonic()
+            _send_go(self._go)
+            self._go = -1
+            outcome = supervise(self.slot, self._spawned, request, timeout, before=before,
+                                started=started, workers=self._workers)
+            if references is not None:
+                run, seen = outcome
+                outcome = replace(run, reference=references.answer(STARTUP_ALLOWANCE)), seen
+        finally:
+            if references is not None:
+                references.close()
         return outcome, not self.slot.learner_started
 
     def settle(self, seconds: float) -> None:
