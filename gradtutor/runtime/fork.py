@@ -150,7 +150,7 @@ class ForkEngine(Lifecycle[Server, Forked]):
         if request["kind"] == "check" and (reference is not None or asked):  # are its own
             request = {**request, "reference": "tutor"}
         else:
-            request, alone = beside(request, self._environ)
+            request, alone = beside(request, self._environ, self._workers)
         slot = Slot()
         try:
             slot.write_request(request)
@@ -182,7 +182,8 @@ class ForkEngine(Lifecycle[Server, Forked]):
                     return outcome, True  # nothing of the learner's ran: again, the old way
                 if reference is None:  # it ran (and may have killed the server with its
                     # reference process): judged on references computed alone, never run again
-                    reference = reference_alone(request, STARTUP_ALLOWANCE, self._environ)
+                    reference = reference_alone(request, STARTUP_ALLOWANCE, self._workers,
+                                                self._environ)
             if alone is not None:
                 reference = alone.answer(STARTUP_ALLOWANCE)
             if reference is not None:

@@ -147,9 +147,12 @@ PRELOADED = ("torch._dynamo", "torch.profiler", "torch.profiler._cupti_monitor",
 
 def confine_learner(folder: str) -> None:
     """From here on this process may write only beneath the check's `folder` and signal only
-    its own children (Landlock, sandbox.py; nothing where the kernel has none)."""
+    its own children (Landlock, sandbox.py; nothing where the kernel has none), and reaches
+    no network (netns.py, then Landlock's network rules)."""
     if sys.platform.startswith("linux"):
+        from gradtutor.runtime.netns import leave_network
         from gradtutor.runtime.sandbox import confine
 
+        leave_network()
         with contextlib.suppress(OSError):
             confine(folder, os.getcwd())

@@ -22,6 +22,7 @@ from gradtutor.checking import protocol
 from gradtutor.checking.protocol import CheckerRef
 from gradtutor.runtime import wire
 from gradtutor.runtime.channel import LineReader
+from gradtutor.runtime.lifetime import Workers
 from gradtutor.runtime.wire import CHECK_MARK, TUNED_MARK
 
 WORKER = "gradtutor.runtime.worker"  # every role of the worker process (worker.main)
@@ -45,12 +46,31 @@ def tutor_environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if environ is None else environ
 
 
+# What of the tutor's environment a worker gets: an allowlist, so that no token, agent socket
+# (SSH_AUTH_SOCK), proxy or cloud credential the tutor's user has reaches learner code. What
+# Python, torch and the tutor's own switches need, and what a program finds on any system.
+_KEPT_ENV = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
+    "LD_LIBRARY_PATH", "VIRTUAL_ENV", "CONDA_PREFIX",
+    "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "USERPROFILE", "APPDATA",
+    "LOCALAPPDATA", "PROGRAMDATA", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE",
+})
+_KEPT_PREFIXES = ("LC_", "PYTHON", "GRADTUTOR_", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "TORCH_",
+                  "CUDA_", "GLIBC_TUNABLES")
+
+
+def kept(name: str) -> bool:
+    """Whether the worker gets the tutor's variable `name` (_KEPT_ENV, _KEPT_PREFIXES; never
+    one of _DROPPED_ENV)."""
+    return (name in _KEPT_ENV or name.startswith(_KEPT_PREFIXES)) and name not in _DROPPED_ENV
+
+
 def worker_environment(base: Mapping[str, str], mark: str | None = None) -> dict[str, str]:
-    """The worker's environment: the tutor's, made to import this very gradtutor, with one
-    thread per numeric library, UTF-8 output, and the settings in _DROPPED_ENV removed; and
-    `mark` (the check's folder) as CHECK_MARK, which whatever the learner starts inherits, so
-    the sweep finds it where there is no subreaper (macOS)."""
-    env = {k: v for k, v in base.items() if k not in _DROPPED_ENV and k != CHECK_MARK}
+    """The worker's environment: the tutor's variables that are `kept`, made to import this
+    very gradtutor, with one thread per numeric library and UTF-8 output; and `mark` (the
+    check's folder) as CHECK_MARK, which whatever the learner starts inherits, so the sweep
+    finds it where there is no subreaper (macOS)."""
+    env = {k: v for k, v in base.items() if kept(k) and k != CHECK_MARK}
     if mark is not None:
         env[CHECK_MARK] = mark
     root = str(Path(gradtutor.__file__).resolve().parents[1])
@@ -112,8 +132,8 @@ def start(module: str, args: Sequence[str], *, env: Mapping[str, str], cwd: str 
     return starter(launch) if starter is not None else launch()
 
 
-def start_reference(checker: CheckerRef, seed: int, stdout: int,
-                    env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+def start_reference(checker: CheckerRef, seed: int, stdout: int, env: Mapping[str, str],
+                    starter: Starter | None = None) -> subprocess.Popen[bytes]:
     """`worker --reference SEED`: a fresh interpreter that reads the checker from its stdin
     (never its command line, which any process of the user can read in /proc), writes a
     check's reference results as one line to `stdout`, then ends (the one spawner of it: a
@@ -123,7 +143,7 @@ def start_reference(checker: CheckerRef, seed: int, stdout: int,
     read, write = os.pipe()
     try:
         proc = start(WORKER, ["--reference", str(seed)], env=env,
-                     cwd=os.path.abspath(os.sep), stdout=stdout, stdin=read)
+                     cwd=os.path.abspath(os.sep), stdout=stdout, stdin=read, starter=starter)
     except BaseException:
         os.close(write)
         raise
@@ -139,12 +159,16 @@ class ReferenceProcess:
     --reference`), beside the check's worker: the one way a declared exercise's solution
     reaches the process that runs it, so that nothing the learner's process can read (its
     request, folder, environment, descriptors) holds it. `answer` reads its one line and ends
-    it; `close` ends it unread."""
+    it; `close` ends it unread. `workers`: the checks' workers, whose sweeps must spare it
+    while it runs (`Workers`: started and forgotten through it)."""
 
-    def __init__(self, checker: CheckerRef, seed: int, environ: Mapping[str, str]) -> None:
+    def __init__(self, checker: CheckerRef, seed: int, environ: Mapping[str, str],
+                 workers: Workers) -> None:
+        self._workers = workers
         self._read, write = os.pipe()
         try:
-            self._proc = start_reference(checker, seed, write, worker_environment(environ))
+            self._proc = start_reference(checker, seed, write, worker_environment(environ),
+                                         starter=workers.start)
         except BaseException:
             os.close(self._read)
             raise
@@ -167,20 +191,22 @@ class ReferenceProcess:
             self._read = -1
         self._proc.kill()
         self._proc.wait()
+        self._workers.forget(self._proc.pid)
 
 
-def reference_alone(request: protocol.CheckRequest, timeout: float,
+def reference_alone(request: protocol.CheckRequest, timeout: float, workers: Workers,
                     environ: Mapping[str, str] | None = None) -> protocol.Expected | None:
     """A check's references from a fresh process of their own, started now and waited for;
     None if they cannot be had."""
     try:
-        process = ReferenceProcess(request["checker"], request["seed"], tutor_environ(environ))
+        process = ReferenceProcess(request["checker"], request["seed"], tutor_environ(environ),
+                                   workers)
     except OSError:
         return None
     return process.answer(timeout)
 
 
-def beside(request: protocol.Request, environ: Mapping[str, str]) -> tuple[
+def beside(request: protocol.Request, environ: Mapping[str, str], workers: Workers) -> tuple[
         protocol.Request, ReferenceProcess | None]:
     """The request to hand a worker, and the reference process started for it: a declared
     exercise's references are computed by the tutor's own process (the worker only says
@@ -189,4 +215,4 @@ def beside(request: protocol.Request, environ: Mapping[str, str]) -> tuple[
         return request, None
     assert request["kind"] == "check"
     return {**request, "reference": "tutor"}, ReferenceProcess(
-        request["checker"], request["seed"], environ)
+        request["checker"], request["seed"], environ, workers)

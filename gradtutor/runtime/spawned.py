@@ -129,7 +129,7 @@ class WaitingWorker:
         """The run; and whether it may be retried (the worker died before it said a word,
         so before any learner code ran: killed while it waited, say). A declared exercise's
         references come from a process of the tutor's own, started now (`spawn.beside`)."""
-        request, references = beside(request, self._environ)
+        request, references = beside(request, self._environ, self._workers)
         try:
             self.slot.write_request(request)
             before = tutor_descendants() - {self.pid}
