@@ -19,6 +19,7 @@ from gradtutor.runtime.server import Forked, Server
 from gradtutor.runtime.signals import LINUX
 from gradtutor.runtime.slot import Slot
 from gradtutor.runtime.spawn import beside, reference_alone
+from gradtutor.runtime.spawned import with_references
 from gradtutor.runtime.supervise import supervise
 
 FORK_SERVER = (LINUX and hasattr(os, "fork") and hasattr(socket, "send_fds")
@@ -185,7 +186,7 @@ class ForkEngine(Lifecycle[Server, Forked]):
                     reference = reference_alone(request, STARTUP_ALLOWANCE, self._workers,
                                                 self._environ)
             if alone is not None:
-                reference = alone.answer(STARTUP_ALLOWANCE)
+                return with_references(outcome, alone), server.lost and not slot.learner_started
             if reference is not None:
                 outcome = replace(outcome[0], reference=reference), outcome[1]
             return outcome, server.lost and not slot.learner_started

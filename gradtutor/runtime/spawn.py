@@ -132,48 +132,59 @@ def start(module: str, args: Sequence[str], *, env: Mapping[str, str], cwd: str 
     return starter(launch) if starter is not None else launch()
 
 
-def start_reference(checker: CheckerRef, seed: int, stdout: int, env: Mapping[str, str],
-                    starter: Starter | None = None) -> subprocess.Popen[bytes]:
-    """`worker --reference SEED`: a fresh interpreter that reads the checker from its stdin
-    (never its command line, which any process of the user can read in /proc), writes a
-    check's reference results as one line to `stdout`, then ends (the one spawner of it: a
-    Windows worker's registered checkers, and the tutor's `ReferenceProcess`)."""
-    import json
-
+def start_reference(stdout: int, env: Mapping[str, str],
+                    starter: Starter | None = None) -> tuple[subprocess.Popen[bytes], int]:
+    """`worker --reference`: a fresh interpreter that imports torch, then reads a checker and
+    a seed from its stdin (never its command line, which any process of the user can read in
+    /proc; `ask` writes them, on the returned fd), writes the check's reference results as one
+    line to `stdout`, then ends (the one spawner of it: a Windows worker's registered
+    checkers, and the tutor's `ReferenceProcess`)."""
     read, write = os.pipe()
     try:
-        proc = start(WORKER, ["--reference", str(seed)], env=env,
-                     cwd=os.path.abspath(os.sep), stdout=stdout, stdin=read, starter=starter)
+        proc = start(WORKER, ["--reference"], env=env, cwd=os.path.abspath(os.sep),
+                     stdout=stdout, stdin=read, starter=starter)
     except BaseException:
         os.close(write)
         raise
     finally:
         os.close(read)
-    with os.fdopen(write, "wb") as pipe, contextlib.suppress(OSError):  # it died: it says so
-        pipe.write(json.dumps(checker).encode("utf-8"))
-    return proc
+    return proc, write
+
+
+def ask(fd: int, checker: CheckerRef, seed: int) -> None:
+    """Write a reference process's question on its stdin `fd`, and close it. The question is
+    far below a pipe's buffer, so this does not block; if the process died, it says so."""
+    import json
+
+    with os.fdopen(fd, "wb") as pipe, contextlib.suppress(OSError):
+        pipe.write(json.dumps({"checker": checker, "seed": seed}).encode("utf-8"))
 
 
 class ReferenceProcess:
     """A check's references computed by a process the tutor starts itself (`worker
     --reference`), beside the check's worker: the one way a declared exercise's solution
     reaches the process that runs it, so that nothing the learner's process can read (its
-    request, folder, environment, descriptors) holds it. `answer` reads its one line and ends
-    it; `close` ends it unread. `workers`: the checks' workers, whose sweeps must spare it
-    while it runs (`Workers`: started and forgotten through it)."""
+    request, folder, environment, descriptors) holds it. It is started ahead (it imports
+    torch meanwhile: a cold check starts it before its worker), `ask`ed once, and `answer`
+    reads its one line and ends it; `close` ends it unread. `workers`: the checks' workers,
+    whose sweeps must spare it while it runs (started and forgotten through it)."""
 
-    def __init__(self, checker: CheckerRef, seed: int, environ: Mapping[str, str],
-                 workers: Workers) -> None:
+    def __init__(self, environ: Mapping[str, str], workers: Workers) -> None:
         self._workers = workers
         self._read, write = os.pipe()
         try:
-            self._proc = start_reference(checker, seed, write, worker_environment(environ),
-                                         starter=workers.start)
+            self._proc, self._ask = start_reference(write, worker_environment(environ),
+                                                    starter=workers.start)
         except BaseException:
             os.close(self._read)
             raise
         finally:
             os.close(write)
+
+    def ask(self, checker: CheckerRef, seed: int) -> None:
+        fd, self._ask = self._ask, -1
+        if fd >= 0:
+            ask(fd, checker, seed)
 
     def answer(self, timeout: float) -> protocol.Expected | None:
         """Its references, or None if it gave none within `timeout` or none that decode."""
@@ -186,9 +197,10 @@ class ReferenceProcess:
             self.close()
 
     def close(self) -> None:
-        if self._read >= 0:
-            os.close(self._read)
-            self._read = -1
+        for fd in (self._read, self._ask):
+            if fd >= 0:
+                os.close(fd)
+        self._read = self._ask = -1
         self._proc.kill()
         self._proc.wait()
         self._workers.forget(self._proc.pid)
@@ -199,20 +211,25 @@ def reference_alone(request: protocol.CheckRequest, timeout: float, workers: Wor
     """A check's references from a fresh process of their own, started now and waited for;
     None if they cannot be had."""
     try:
-        process = ReferenceProcess(request["checker"], request["seed"], tutor_environ(environ),
-                                   workers)
+        process = ReferenceProcess(tutor_environ(environ), workers)
     except OSError:
         return None
+    process.ask(request["checker"], request["seed"])
     return process.answer(timeout)
 
 
-def beside(request: protocol.Request, environ: Mapping[str, str], workers: Workers) -> tuple[
+def beside(request: protocol.Request, environ: Mapping[str, str], workers: Workers,
+           ahead: ReferenceProcess | None = None) -> tuple[
         protocol.Request, ReferenceProcess | None]:
-    """The request to hand a worker, and the reference process started for it: a declared
-    exercise's references are computed by the tutor's own process (the worker only says
-    when learner code starts), every other request is handed as it is."""
+    """The request to hand a worker, and the reference process asked for it (`ahead`, one
+    started before, or a new one): a declared exercise's references are computed by the
+    tutor's own process (the worker only says when learner code starts); every other request
+    is handed as it is, and `ahead` is closed."""
     if not protocol.declared(request):
+        if ahead is not None:
+            ahead.close()
         return request, None
     assert request["kind"] == "check"
-    return {**request, "reference": "tutor"}, ReferenceProcess(
-        request["checker"], request["seed"], environ, workers)
+    process = ahead if ahead is not None else ReferenceProcess(environ, workers)
+    process.ask(request["checker"], request["seed"])
+    return {**request, "reference": "tutor"}, process
