@@ -84,12 +84,14 @@ def grader_problem(verdict: Verdict) -> Check | None:
 
 # ---- what a class's code is not walled from -------------------------------------------------
 
-# Linux 6.12 brought Landlock ABI 6 (signal and abstract-socket scoping): with it, every wall of
-# docs/isolation.md holds. Network connections are not walled on any system yet.
+# Linux 6.12 brought Landlock ABI 6 (signal and abstract-socket scoping). TCP is walled from
+# ABI 4 (Landlock's network rules), and on Linux wherever a network namespace can be made
+# (netns.py); a Unix socket reached by its path (an ssh-agent's, docker's) is not, by any
+# Landlock this code knows.
 KERNEL_HINT = msg("to wall students in, grade on Linux 6.12 or newer, or in a container or "
                   "virtual machine of its own with no network (docs/isolation.md)")
-NETWORK_HINT = msg("to keep them off it, grade in a container with no network, such as "
-                   "`docker run --network none` (docs/isolation.md)")
+SOCKET_HINT = msg("to keep them off those, grade in a container that has no such socket, and "
+                  "with no SSH agent (docs/isolation.md)")
 
 
 @dataclass(frozen=True)
@@ -117,11 +119,13 @@ def missing_walls(platform: str, abi: int, sandboxed: bool) -> Walls:
     if abi <= 0:
         return Walls((files, signals, network), msg("this Linux kernel has no Landlock"),
                      KERNEL_HINT)
+    sockets = msg("Unix sockets by their path, such as an SSH agent's")
     if abi < 6:
-        return Walls((signals, network),
+        return Walls((signals, network if abi < 4 else sockets),
                      msg("this kernel's Landlock is version {abi}; signals are walled from "
                          "version 6", abi=abi), KERNEL_HINT)
-    return Walls((network,), msg("nothing here walls the network yet"), NETWORK_HINT)
+    return Walls((sockets,), msg("no Landlock this grader knows walls a Unix socket reached by "
+                                 "its path"), SOCKET_HINT)
 
 
 # ---- the reports ------------------------------------------------------------------------------

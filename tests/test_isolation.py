@@ -578,7 +578,10 @@ def test_learner_code_cannot_reach_an_abstract_socket_outside_its_check(
         listener.bind("\0" + name)
         listener.listen(1)
         verdict = run_check(exercise(), HOSTILE / "connects_abstract_socket.py", seed=1)
-    assert verdict.status == "fail" and "refused (1)" in verdict.output, verdict.output
+    # EPERM from Landlock's scope, or ECONNREFUSED: in the check's own network namespace
+    # (netns.py) the computer's abstract sockets do not exist
+    assert verdict.status == "fail" and re.search(r"refused \((1|111)\)", verdict.output), (
+        verdict.output)
 
 
 def test_the_rights_asked_for_are_those_the_kernel_knows() -> None:

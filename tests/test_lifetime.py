@@ -20,13 +20,20 @@ from test_isolation import CORRECT, ROOT
 
 from gradtutor.runtime.lifetime import (
     GRADE_PREFIX,
+    LOCK_NAME,
+    LOCKS,
+    STALE_AFTER,
     abandoned_folders,
     abandoned_processes,
+    claim,
     folder_owner,
+    lock_held,
     owned_prefix,
     owner_of,
+    release,
 )
 from gradtutor.runtime.sandbox import WRITABLE_ENV
+from gradtutor.runtime.slot import Slot
 
 LINUX = sys.platform.startswith("linux")
 
@@ -74,7 +81,9 @@ def test_only_what_a_gone_tutor_owned_is_swept(tmp_path: Path) -> None:
         (tmp_path / name).mkdir()
     gone = {10}.__contains__
     # a killed `gradtutor grade` leaves its run's folder too: it goes with its checks'
-    assert sorted(abandoned_folders(str(tmp_path), lambda pid: not gone(pid))) == [
+    # (by pid where there is no flock: Windows)
+    assert sorted(abandoned_folders(str(tmp_path), lambda pid: not gone(pid),
+                                    locks=False)) == [
         tmp_path / (owned_prefix(10) + "a"), tmp_path / (owned_prefix(10, GRADE_PREFIX) + "c")]
     listing = {1: b"sleep 1\nGRADTUTOR_CHECK_MARK=/tmp/gradtutor-check-10-a",
                2: b"python -m gradtutor.runtime.worker --serve 3 --tutor 10",
@@ -174,3 +183,60 @@ def test_the_sweep_spares_a_live_tutor_s_check(tmp_path: Path) -> None:
         first.send_signal(signal.SIGTERM)
         first.communicate(timeout=60)
     assert wait_until(lambda: ended(daemon), 10) and left_folders(tmp_path) == []
+
+
+# ---- a folder is its tutor's while the tutor holds its lock, in any PID namespace ------------
+
+def _hold(lock: Path) -> subprocess.Popen[str]:
+    """Another process that holds `lock` (as a tutor in another PID namespace would) until
+    its stdin closes; returned once it holds it."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys\n"
+         f"fd = os.open({str(lock)!r}, os.O_RDONLY)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\nsys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+@pytest.mark.skipif(not LOCKS, reason="no flock on this platform: the pid rule holds there")
+def test_a_folder_is_kept_while_its_lock_is_held_whatever_its_pid_says(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    folder = tmp_path / (owned_prefix(int(dead.stdout)) + "a")  # its owner's pid: dead here
+    folder.mkdir()
+    holder = _hold(_claimed(folder))
+    try:
+        assert abandoned_folders(str(tmp_path), lambda pid: False) == []
+    finally:
+        holder.communicate("")  # it lets go, and ends
+    assert abandoned_folders(str(tmp_path), lambda pid: True) == [folder]  # free: swept
+
+
+def _claimed(folder: Path) -> Path:
+    """`folder` as a tutor claims it, then let go (as when that tutor is killed)."""
+    release(claim(folder))
+    return folder / LOCK_NAME
+
+
+@pytest.mark.skipif(not LOCKS, reason="no flock on this platform: the pid rule holds there")
+def test_a_free_lock_or_an_old_unlocked_folder_is_swept(tmp_path: Path) -> None:
+    freed, young, old = (tmp_path / (owned_prefix(os.getpid()) + name)
+                         for name in ("freed", "young", "old"))
+    for folder in (freed, young, old):
+        folder.mkdir()
+    _claimed(freed)  # its owner's pid (this one) is alive: the free lock decides
+    hours_ago = time.time() - 2 * STALE_AFTER
+    os.utime(old, (hours_ago, hours_ago))
+    assert sorted(abandoned_folders(str(tmp_path), lambda pid: True)) == [freed, old]
+
+
+@pytest.mark.skipif(not LOCKS, reason="no flock on this platform: the pid rule holds there")
+def test_a_check_s_folder_is_held_until_it_is_removed() -> None:
+    slot = Slot()
+    try:
+        assert lock_held(slot.base) is True
+        assert slot.base not in abandoned_folders(str(slot.base.parent), lambda pid: False)
+    finally:
+        slot.close()
+    assert not slot.base.exists()

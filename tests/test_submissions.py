@@ -221,9 +221,10 @@ def test_junit_keeps_a_dotted_name_whole_and_counts_errors_apart() -> None:
 
 
 @pytest.mark.parametrize(("platform", "abi", "sandboxed", "reachable", "why"), [
-    ("linux", 7, True, ["the network"], "nothing here walls the network yet"),
-    ("linux", 6, True, ["the network"], "nothing here walls the network yet"),
-    ("linux", 4, True, ["signal", "the network"], "Landlock is version 4"),
+    ("linux", 7, True, ["Unix sockets"], "walls a Unix socket reached by its path"),
+    ("linux", 6, True, ["Unix sockets"], "walls a Unix socket reached by its path"),
+    ("linux", 4, True, ["signal", "Unix sockets"], "Landlock is version 4"),
+    ("linux", 3, True, ["signal", "the network"], "Landlock is version 3"),
     ("linux", 0, True, ["read and to write", "signal", "the network"], "has no Landlock"),
     ("linux", 7, False, ["read and to write", "signal", "the network"], "GRADTUTOR_SANDBOX=0"),
     ("darwin", 0, True, ["read and to write", "signal", "the network"], "macOS has no"),
@@ -236,7 +237,7 @@ def test_the_grading_warning_names_each_missing_wall_and_why(
     assert len(walls.reachable) == len(reachable)
     assert all(part in str(wall) for part, wall in zip(reachable, walls.reachable, strict=True))
     assert why in str(walls.why)
-    assert ("6.12" in str(walls.hint)) == (reachable != ["the network"])
+    assert ("6.12" in str(walls.hint)) == (reachable != ["Unix sockets"])
 
 
 # ---- the whole command ---------------------------------------------------------------------

@@ -15,9 +15,11 @@ from gradtutor.checking.check import STARTUP_ALLOWANCE, Outcome
 from gradtutor.runtime.engine import Lifecycle, Running
 from gradtutor.runtime.lifetime import Workers
 from gradtutor.runtime.procfs import tutor_descendants
-from gradtutor.runtime.server import Forked, Server, reference_alone
+from gradtutor.runtime.server import Forked, Server
 from gradtutor.runtime.signals import LINUX
 from gradtutor.runtime.slot import Slot
+from gradtutor.runtime.spawn import beside, reference_alone
+from gradtutor.runtime.spawned import with_references
 from gradtutor.runtime.supervise import supervise
 
 FORK_SERVER = (LINUX and hasattr(os, "fork") and hasattr(socket, "send_fds")
@@ -145,8 +147,11 @@ class ForkEngine(Lifecycle[Server, Forked]):
     def _in_child(self, server: Server, request: protocol.Request,
                   timeout: float) -> tuple[Outcome, bool]:
         reference, asked = self._reference(server, request)
-        if request["kind"] == "check" and (reference is not None or asked):
+        alone = None  # the server's reference process is lost: a declared exercise's
+        if request["kind"] == "check" and (reference is not None or asked):  # are its own
             request = {**request, "reference": "tutor"}
+        else:
+            request, alone = beside(request, self._environ, self._workers)
         slot = Slot()
         try:
             slot.write_request(request)
@@ -178,12 +183,17 @@ class ForkEngine(Lifecycle[Server, Forked]):
                     return outcome, True  # nothing of the learner's ran: again, the old way
                 if reference is None:  # it ran (and may have killed the server with its
                     # reference process): judged on references computed alone, never run again
-                    reference = reference_alone(request, environ=self._environ)
+                    reference = reference_alone(request, STARTUP_ALLOWANCE, self._workers,
+                                                self._environ)
+            if alone is not None:
+                return with_references(outcome, alone), server.lost and not slot.learner_started
             if reference is not None:
                 outcome = replace(outcome[0], reference=reference), outcome[1]
             return outcome, server.lost and not slot.learner_started
         finally:
             slot.close()
+            if alone is not None:
+                alone.close()
 
     def _reference(self, server: Server, request: protocol.Request) -> tuple[
             protocol.Expected | None, bool]:

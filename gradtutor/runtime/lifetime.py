@@ -1,8 +1,9 @@
 """Nothing of a check outlives the tutor: what a check leaves running is swept after it, and
 whatever a killed tutor left behind is swept at the next start.
 
-`owned_prefix` (every check folder names the tutor that owns it), `sweep_abandoned` (check
-folders and marked processes whose tutor is gone), and `Workers`, the checks' workers running
+`owned_prefix` (every check folder names the tutor that owns it), `claim` (and holds it by a
+lock), `sweep_abandoned` (check folders no live tutor holds, and marked processes whose tutor
+is gone), and `Workers`, the checks' workers running
 now, which the sweep after each check spares and `stop` ends. How a process dies with the
 tutor is signals.py's; what the tutor reads of processes, procfs.py's.
 """
@@ -27,6 +28,11 @@ from pathlib import Path
 from gradtutor.runtime.procfs import alive, descendants, process_table
 from gradtutor.runtime.signals import LINUX, become_subreaper, guard_memory, kill_group
 from gradtutor.runtime.wire import CHECK_MARK
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 FOLDER_PREFIX = "gradtutor-check-"
 # A check's folder is FOLDER_PREFIX + the owning tutor's pid + "-" + random letters. A check's
@@ -69,17 +75,95 @@ def folder_owner(name: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def abandoned_folders(temp: str, is_alive: Callable[[int], bool] = alive) -> list[Path]:
-    """The check folders (and grading runs' folders) in `temp` whose tutor is gone (never one
-    a live tutor owns)."""
+# ---- a folder held by its tutor ------------------------------------------------------------
+# A check's folder (and a grading run's) belongs to a live tutor while that tutor holds an
+# flock on the lock file inside it: the kernel lets go of it when the tutor ends, however it
+# ends, and the lock is seen the same from every PID namespace that shares the folder (a pid
+# is not: a tutor in a container sharing /tmp is "not alive" outside it). Windows has no
+# flock: there a folder's tutor is alive while its pid is.
+
+LOCK_NAME = "owner.lock"
+# A folder with no lock file (one being made, an older gradtutor's, or a check whose learner
+# code deleted it) is left alone until it is this old, in seconds: longer than any check.
+STALE_AFTER = 3600.0
+LOCKS = fcntl is not None
+
+
+def claim(folder: Path) -> int | None:
+    """Hold `folder` for this process until `release`: a lock file in it, locked before it has
+    its name (made under a name of its own, locked, then renamed), so that a sweep never finds
+    it unlocked while this process lives. The fd (None without flock: Windows)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return None
+    making = folder / f".{LOCK_NAME}.{os.getpid()}"
+    fd = os.open(making, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW,
+                 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(making, folder / LOCK_NAME)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def release(held: int | None) -> None:
+    """Let go of a folder `claim` held (after removing it)."""
+    if held is not None:
+        with contextlib.suppress(OSError):
+            os.close(held)
+
+
+def lock_held(folder: Path) -> bool | None:
+    """Whether a live process holds `folder`'s lock; None if it has no lock file (or there is
+    no flock). A lock file that cannot be opened counts as held: nothing is removed unsure."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return None
+    try:
+        fd = os.open(folder / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def abandoned(folder: Path, owner: int, is_alive: Callable[[int], bool], now: float,
+              locks: bool) -> bool:
+    """Whether the tutor-owned `folder` (its name says `owner`) has no live tutor: its lock is
+    free, or it has no lock file and is older than STALE_AFTER. Without flock (`locks`
+    False): its owner's pid is not alive here."""
+    if not locks:
+        return not is_alive(owner)
+    held = lock_held(folder)
+    if held is not None:
+        return not held
+    try:
+        return now - folder.lstat().st_mtime > STALE_AFTER
+    except OSError:
+        return False
+
+
+def abandoned_folders(temp: str, is_alive: Callable[[int], bool] = alive, *,
+                      now: float | None = None, locks: bool = LOCKS) -> list[Path]:
+    """The check folders (and grading runs' folders) in `temp` that no live tutor holds
+    (`abandoned`); never one of another program, nor an older gradtutor's unnamed ones."""
     found = []
+    moment = time.time() if now is None else now
     with contextlib.suppress(OSError):
         for entry in os.scandir(temp):
             if (entry.name.startswith((FOLDER_PREFIX, GRADE_PREFIX))
                     and entry.is_dir(follow_symlinks=False)):
                 owner = folder_owner(entry.name)
-                if owner is not None and not is_alive(owner):
-                    found.append(Path(entry.path))
+                path = Path(entry.path)
+                if owner is not None and abandoned(path, owner, is_alive, moment, locks):
+                    found.append(path)
     return found
 
 

@@ -37,7 +37,7 @@ from gradtutor.grading import (
 )
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
-from gradtutor.runtime.lifetime import GRADE_PREFIX, owned_prefix
+from gradtutor.runtime.lifetime import GRADE_PREFIX, claim, owned_prefix, release
 from gradtutor.runtime.sandbox import (
     READ_ENV,
     beneath,
@@ -74,6 +74,7 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
     _refuse_readable(students, tutor_environ(environ))
     # named for this process, so that the next start's sweep removes it if grading is killed
     root = Path(tempfile.mkdtemp(prefix=owned_prefix(kind=GRADE_PREFIX)))
+    held = claim(root)  # and held while this process lives, whichever PID namespace looks
     root.chmod(0o300)  # entries can be made and reached, but not listed
     try:
         # zips and loose LMS files first become folders of the grader's own, unreadable to
@@ -83,7 +84,7 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
         students = stage(students, [e.id for e in exercises], handed_in)
         copies = [copy_student(student, exercises, root) for student in students]
     except BaseException:
-        _remove(root)
+        _remove(root, held)
         raise
     # Every worker of this run, and any it restarts or falls back to, walls reading in too:
     # a student's code reads only Python, torch and its own check's folder, not the others'.
@@ -144,7 +145,7 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
         for thread in threads:
             if thread.ident is not None:  # started: Ctrl-C may come before they all are
                 thread.join(10.0)
-        _remove(root)
+        _remove(root, held)
     if not failures:
         failures = _grader_broken(verdicts, students)
     if failures:
@@ -234,9 +235,10 @@ def remove_copies(copies: Copies) -> None:
             path.unlink(missing_ok=True)
 
 
-def _remove(root: Path) -> None:
+def _remove(root: Path, held: int | None) -> None:
     root.chmod(0o700)
     shutil.rmtree(root, ignore_errors=True)
+    release(held)
 
 
 def _copy_in(folder: Path, private: Path, exercise_id: str) -> tuple[Path | None, str | None]:

@@ -148,12 +148,14 @@ PRELOADED = ("torch._dynamo", "torch.profiler", "torch.profiler._cupti_monitor",
 def confine_learner(folder: str) -> None:
     """From here on this process has a cap on its processes and IPC of its own
     (resources.py), may write only beneath the check's `folder` and signal only its own
-    children (Landlock, sandbox.py; nothing where the kernel has none)."""
+    children (Landlock, sandbox.py; nothing where the kernel has none), and reaches no
+    network (netns.py, then Landlock's network rules)."""
     if sys.platform.startswith("linux"):
+        from gradtutor.runtime.netns import leave_network
         from gradtutor.runtime.resources import own_resources
         from gradtutor.runtime.sandbox import confine
 
         own_resources(folder)
-
+        leave_network()
         with contextlib.suppress(OSError):
             confine(folder, os.getcwd())

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -87,18 +88,28 @@ def warm_up() -> None:
 
 def spawn_reference(checker_name: CheckerRef, seed: int, fd: int) -> int:
     """The reference in a fresh interpreter writing to `fd` as its stdout; its exit code."""
-    from gradtutor.runtime.spawn import start_reference
+    from gradtutor.runtime.spawn import ask, start_reference
 
-    return start_reference(checker_name, seed, fd, os.environ).wait()
+    proc, question = start_reference(fd, os.environ)
+    ask(question, checker_name, seed)
+    return proc.wait()
 
 
-def reference_main(checker_name: CheckerRef, seed: int) -> NoReturn:
-    """`--reference`: send the reference results on stdout (the result pipe), then end."""
+def reference_main() -> NoReturn:
+    """`--reference`: not dumpable first (so that another process of the user, learner code
+    beside it, can read neither its memory nor its descriptors through /proc), import torch,
+    then read the checker and the seed from stdin (the tutor's pipe, or a Windows worker's),
+    send the reference results on stdout (the result pipe), and end."""
+    from gradtutor.runtime.signals import not_dumpable
+
+    not_dumpable()
     send = ResultSender(sys.stdout.fileno())
 
     def body() -> None:
         import_torch_quietly()
-        send(reference_message(checker_name, seed))
+        question = json.loads(sys.stdin.buffer.read())
+        checker = protocol.checker_ref(question, "checker")
+        send(reference_message(checker, int(question["seed"])))
 
     os._exit(report_failures(send, body))
 

@@ -136,6 +136,16 @@ def scopes(abi: int) -> int:
     return SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
 
 
+ACCESS_NET_BIND_TCP = 1 << 0
+ACCESS_NET_CONNECT_TCP = 1 << 1
+
+
+def net_rights(abi: int) -> int:
+    """The network rights ABI `abi` knows (4 on), all handled and none granted: no TCP port
+    can be bound or connected to."""
+    return ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP if abi >= 4 else 0
+
+
 class _RulesetAttr(ctypes.Structure):
     _fields_ = [("handled_access_fs", ctypes.c_uint64),
                 ("handled_access_net", ctypes.c_uint64),
@@ -176,7 +186,8 @@ def _check(result: int, what: str) -> int:
 def restrict(writable: Iterable[str], abi: int | None = None,
              readable: Iterable[str] | None = None) -> int:
     """Confine this process (and whatever it starts from now on) for good: writes only beneath
-    the folders `writable` and on /dev/null; signals and abstract sockets only within. The ABI
+    the folders `writable` and on /dev/null; signals and abstract sockets only within; no TCP
+    (ABI 4 on). The ABI
     used; 0 if the kernel has no Landlock (nothing was done). OSError if it has one but
     refused; the process may be half-way (no_new_privs set), never less confined than before.
     With `readable`, reading and executing are walled in too: allowed beneath those folders
@@ -188,7 +199,8 @@ def restrict(writable: Iterable[str], abi: int | None = None,
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
     handled = write_rights(abi)
     walls_reads = readable is not None
-    attr = _RulesetAttr(handled | (_READ_RIGHTS if walls_reads else 0), 0, scopes(abi))
+    attr = _RulesetAttr(handled | (_READ_RIGHTS if walls_reads else 0), net_rights(abi),
+                        scopes(abi))
     size = 24 if abi >= 6 else 16 if abi >= 4 else 8  # the struct as this ABI knows it
     ruleset = _check(libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
                                   ctypes.c_uint32(0)), "landlock_create_ruleset")

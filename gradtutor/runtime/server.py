@@ -14,7 +14,6 @@ import time
 from collections.abc import Mapping
 
 from gradtutor.checking import protocol
-from gradtutor.checking.check import STARTUP_ALLOWANCE
 from gradtutor.runtime import wire
 from gradtutor.runtime.channel import LineReader, readable_within
 from gradtutor.runtime.lifetime import Workers
@@ -25,9 +24,6 @@ from gradtutor.runtime.spawn import (
     WORKER,
     server_environment,
     start,
-    start_reference,
-    tutor_environ,
-    worker_environment,
 )
 from gradtutor.runtime.supervise import KILL_WAIT
 
@@ -334,28 +330,3 @@ def _reap_orphans(pids: list[int], server: int | None) -> None:
             if done or time.monotonic() >= deadline:
                 break
             time.sleep(0.005)
-
-
-def reference_alone(request: protocol.CheckRequest, timeout: float = STARTUP_ALLOWANCE,
-                    environ: Mapping[str, str] | None = None) -> protocol.Expected | None:
-    """A check's references from a fresh process of their own (`worker --reference`), for
-    when the process meant to compute them beside the check died with the check already run:
-    learner code is never run a second time to get them. None if they cannot be had."""
-    read, write = os.pipe()
-    try:
-        proc = start_reference(request["checker"], request["seed"], write,
-                               worker_environment(tutor_environ(environ)))
-    except OSError:
-        os.close(read)
-        return None
-    finally:
-        os.close(write)
-    try:
-        line = LineReader(read).next(timeout)
-        return wire.decode_reference(line) if line is not None else None
-    except protocol.Malformed:
-        return None
-    finally:
-        os.close(read)
-        proc.kill()
-        proc.wait()

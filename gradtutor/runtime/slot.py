@@ -13,7 +13,7 @@ from pathlib import Path
 from gradtutor.checking import protocol
 from gradtutor.checking.check import RESULTS_CAP
 from gradtutor.runtime.channel import Drain
-from gradtutor.runtime.lifetime import owned_prefix, remove_tree
+from gradtutor.runtime.lifetime import claim, owned_prefix, release, remove_tree
 
 OUTPUT_CAP = 64 * 1024  # learner output kept, stdout and stderr together
 
@@ -25,6 +25,7 @@ class Slot:
 
     def __init__(self) -> None:
         self.base = Path(tempfile.mkdtemp(prefix=owned_prefix()))  # names the tutor owning it
+        self._held = claim(self.base)  # and it is this tutor's while the tutor lives
         self.work = self.base / "work"
         self.request_path = self.base / "request.json"
         self._unowned: list[int] = []  # fds no drain has taken over yet
@@ -44,7 +45,9 @@ class Slot:
         return pair
 
     def write_request(self, request: protocol.Request) -> None:
-        self.request_path.write_text(json.dumps(request), encoding="utf-8")
+        """The request file the worker reads, which learner code can read too: sealed (no
+        declared exercise's solution in it)."""
+        self.request_path.write_text(json.dumps(protocol.sealed(request)), encoding="utf-8")
 
     @property
     def learner_started(self) -> bool:
@@ -67,3 +70,5 @@ class Slot:
                 os.close(fd)
         self._unowned.clear()
         remove_tree(self.base)
+        release(self._held)
+        self._held = None

@@ -12,15 +12,24 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from gradtutor.checking import protocol
-from gradtutor.checking.check import Outcome
+from gradtutor.checking.check import STARTUP_ALLOWANCE, Outcome
 from gradtutor.runtime import wire
 from gradtutor.runtime.lifetime import Workers
 from gradtutor.runtime.procfs import tutor_descendants
 from gradtutor.runtime.signals import kill_group
 from gradtutor.runtime.slot import Slot
-from gradtutor.runtime.spawn import WORKER, inheriting, start, tutor_environ, worker_environment
+from gradtutor.runtime.spawn import (
+    WORKER,
+    ReferenceProcess,
+    beside,
+    inheriting,
+    start,
+    tutor_environ,
+    worker_environment,
+)
 from gradtutor.runtime.supervise import Tree, supervise
 
 # How a just-started worker is put in a Tree: `contain_in_job` (Windows), or a test's fake.
@@ -96,19 +105,25 @@ class WaitingWorker:
     answers it at once; a pre-started one (warm.py) later. One request each; `discard` once
     it is over (or never used) leaves nothing of it behind. `tied`: it dies with the tutor
     (Linux's parent-death signal, which fires when the thread that started it ends, so only
-    for a worker whose starting thread waits for it)."""
+    for a worker whose starting thread waits for it). `references`: start the tutor's
+    reference process for its request first (`spawn.ReferenceProcess`), so that it imports
+    torch alongside, ahead of the worker."""
 
     def __init__(self, workers: Workers, *, preload: bool = False, tied: bool = False,
-                 contain: Contain = contain_in_job,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 contain: Contain = contain_in_job, environ: Mapping[str, str] | None = None,
+                 references: bool = False) -> None:
         self._workers = workers
+        self._environ = tutor_environ(environ)
+        self._ahead = ReferenceProcess(self._environ, workers) if references else None
         self.slot = Slot()
         try:
             self._spawned, self._go = _spawn_worker(
-                self.slot, workers, tutor_environ(environ), preload=preload, tied=tied,
+                self.slot, workers, self._environ, preload=preload, tied=tied,
                 contain=contain)
         except BaseException:
             self.slot.close()
+            if self._ahead is not None:
+                self._ahead.close()
             raise
         self.pid = self._spawned.pid
         self.slot.handed_over()
@@ -118,14 +133,23 @@ class WaitingWorker:
 
     def answer(self, request: protocol.Request, timeout: float) -> tuple[Outcome, bool]:
         """The run; and whether it may be retried (the worker died before it said a word,
-        so before any learner code ran: killed while it waited, say)."""
-        self.slot.write_request(request)
-        before = tutor_descendants() - {self.pid}
-        started = time.monotonic()
-        _send_go(self._go)
-        self._go = -1
-        outcome = supervise(self.slot, self._spawned, request, timeout, before=before,
-                            started=started, workers=self._workers)
+        so before any learner code ran: killed while it waited, say). A declared exercise's
+        references come from a process of the tutor's own, started now (`spawn.beside`)."""
+        ahead, self._ahead = self._ahead, None
+        request, references = beside(request, self._environ, self._workers, ahead)
+        try:
+            self.slot.write_request(request)
+            before = tutor_descendants() - {self.pid}
+            started = time.monotonic()
+            _send_go(self._go)
+            self._go = -1
+            outcome = supervise(self.slot, self._spawned, request, timeout, before=before,
+                                started=started, workers=self._workers)
+            if references is not None:
+                outcome = with_references(outcome, references)
+        finally:
+            if references is not None:
+                references.close()
         return outcome, not self.slot.learner_started
 
     def settle(self, seconds: float) -> None:
@@ -139,6 +163,9 @@ class WaitingWorker:
         if self._go >= 0:
             os.close(self._go)
             self._go = -1
+        if self._ahead is not None:
+            self._ahead.close()
+            self._ahead = None
         self._spawned.kill()
         self._spawned.proc.wait()
         self._workers.forget(self.pid)
@@ -147,6 +174,21 @@ class WaitingWorker:
             if drain.is_alive():
                 drain.join(timeout=2.0)
         self.slot.close()
+
+
+def with_references(outcome: Outcome, references: ReferenceProcess) -> Outcome:
+    """`outcome` judged on the references of the tutor's own process, waited for now: that
+    wait is start-up (computing references), added to it, not to the learner's clock. A run
+    that timed out needs none (its verdict is the time limit)."""
+    run, seen = outcome
+    if run.timed_out:
+        references.close()
+        return outcome
+    waited = time.monotonic()
+    reference = references.answer(STARTUP_ALLOWANCE)
+    extra = round((time.monotonic() - waited) * 1000)
+    startup = None if seen.startup_ms is None else seen.startup_ms + extra
+    return replace(run, reference=reference), replace(seen, startup_ms=startup)
 
 
 def _spawn_worker(slot: Slot, workers: Workers, environ: Mapping[str, str], *, preload: bool,

@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> None:
     pre-started worker), then answer REQUEST.json with results on the pipe RESULT and nowhere
     else. With --die-with, it is killed when the tutor PID ends (Linux).
 
+    `python -m gradtutor.runtime.worker --reference`: once torch is imported, a checker and a
+    seed (JSON) on stdin, their references on stdout (`references.reference_main`).
+
     `python -m gradtutor.runtime.worker --serve CONTROL --tutor PID`: the fork server (Linux,
     see `serve`); PID names its tutor, so that a sweep can tell when it is gone.
 
@@ -98,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
 
         serve(int(args[1]), warm_up="--no-warm-up" not in args)
     if args[:1] == ["--reference"]:
-        reference_main(json.loads(args[1]), int(args[2]))
+        reference_main()
     for flag in args[3:]:
         if flag.startswith("--die-with="):  # a cold worker ends with the tutor that waits on it
             from gradtutor.runtime.signals import die_with
