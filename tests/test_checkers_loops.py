@@ -4,8 +4,9 @@ processes (tests/checker_batch.py), and each checker's `judge` runs here, in the
 on the plain data that came back.
 
 Correct solutions in several styles pass on 50 seeds; each mutant in the lesson fails, on 50
-seeds, on the check it names; other real mistakes fail with a message that names them; and
-hard-coded answers, lying objects and a replaced `Tensor.backward` never pass.
+seeds, on the check it names (10 seeds, and the other 40 as `sweep` tests: tests/checker_suite.py);
+other real mistakes fail with a message that names them; and hard-coded answers, lying objects
+and a replaced `Tensor.backward` never pass.
 """
 
 from __future__ import annotations
@@ -13,17 +14,29 @@ from __future__ import annotations
 import functools
 import io
 import json
-import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from textwrap import dedent
 from typing import Any
 
 import checker_batch
 import pytest
+from checker_suite import (
+    DEFAULT_SEEDS,
+    SEED_SETS,
+    SWEEP_SEEDS,
+    Run,
+    assert_fail_on_every_seed,
+    assert_pass_on_every_seed,
+    corpus_runs,
+    describe,
+    failing,
+    passed,
+    run_batches,
+    seeds_of,
+)
 
 from gradtutor.checking.checkers import judge_of, request_checker, worker_checker
 from gradtutor.checking.checkers.gradient_kinds import KINDS
@@ -34,7 +47,6 @@ from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Slide
 
 HERE = Path(__file__).parent
-SEEDS = range(50)
 FEW_SEEDS = range(5)
 HARD_CODED_SEEDS = range(5)
 
@@ -56,14 +68,6 @@ def exercise(exercise_id: str) -> Exercise:
 def cases_of(exercise_id: str) -> Any:
     """The `cases(seed)` of the exercise's checker, as the worker draws them."""
     return worker_checker(request_checker(exercise(exercise_id))).cases
-
-
-def mutated(step: Exercise, index: int) -> str:
-    source = step.solution
-    for edit in step.mutants[index].replace:
-        assert step.solution.count(edit.find) == 1, (step.mutants[index].id, edit.find)
-        source = source.replace(edit.find, edit.with_)
-    return source
 
 
 # Correct solutions, in the styles learners write them.
@@ -883,30 +887,17 @@ GAMING: dict[str, tuple[str, str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Run:
-    label: str
-    checker: str
-    source: str
-    seed: int
+CORPUS = {exercise_id: exercise_id for exercise_id in EXERCISES}
 
 
 def all_runs() -> list[Run]:
-    runs: list[Run] = []
-    for checker, styles in STYLES.items():
-        runs += [Run(f"style:{checker}/{name}", checker, dedent(source), seed)
-                 for name, source in styles.items() for seed in SEEDS]
-    for exercise_id in EXERCISES:
-        step = exercise(exercise_id)
-        runs += [Run(f"solution:{exercise_id}", exercise_id, step.solution, seed)
-                 for seed in SEEDS]
-        runs += [Run(f"starter:{exercise_id}", exercise_id, step.starter, seed)
-                 for seed in FEW_SEEDS]
-        runs += [Run(f"mutant:{exercise_id}/{mutant.id}", exercise_id, mutated(step, m), seed)
-                 for m, mutant in enumerate(step.mutants) for seed in SEEDS]
+    """The default run: the sweep's files on the default seeds, and every other file."""
+    runs = corpus_runs(STYLES, CORPUS, exercise, DEFAULT_SEEDS)
+    runs += [Run(f"starter:{exercise_id}", exercise_id, exercise(exercise_id).starter, seed)
+             for exercise_id in EXERCISES for seed in FEW_SEEDS]
     for label, (checker, source, _, _) in MISTAKES.items():
         runs += [Run(f"mistake:{label}", checker, dedent(source), seed)
-                 for seed in (SEEDS if label in EVERY_SEED else FEW_SEEDS)]
+                 for seed in (DEFAULT_SEEDS if label in EVERY_SEED else FEW_SEEDS)]
     for label, (checker, source, _) in GAMING.items():
         runs += [Run(f"gaming:{label}", checker, dedent(source), seed) for seed in FEW_SEEDS]
     runs += [Run("hard-coded:grad-health", "grad-health", hard_coded_report(seed), seed)
@@ -977,39 +968,9 @@ def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
                                      messages)
 
 
-def start_batch(runs: list[Run], tmp: Path, name: str) -> tuple[subprocess.Popen[str], Path]:
-    jobs, results = tmp / f"{name}-jobs.json", tmp / f"{name}-results.json"
-    jobs.write_text(json.dumps([{"checker": request_checker(exercise(r.checker)),
-                                 "source": r.source, "seed": r.seed,
-                                 "function": EXERCISES[r.checker][0]} for r in runs]))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "checker_batch.py"), str(jobs), str(results)],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True)
-    return process, results
-
-
-def run_batches(runs: list[Run], tmp: Path, processes: int = 2) -> list[list[dict[str, Any]]]:
-    """Every run's worker messages, from `processes` batch workers running side by side."""
-    started = [start_batch(runs[i::processes], tmp, f"part{i}") for i in range(processes)]
-    parts: list[list[list[dict[str, Any]]]] = []
-    try:
-        for process, results in started:
-            _, stderr = process.communicate(timeout=600)
-            assert process.returncode == 0, stderr[-3000:]
-            parts.append(json.loads(results.read_text()))
-    finally:
-        for process, _ in started:
-            if process.poll() is None:
-                process.kill()
-            process.communicate()
-    merged: list[list[dict[str, Any]]] = [[] for _ in runs]
-    for i, part in enumerate(parts):
-        for j, messages in enumerate(part):
-            merged[i + j * processes] = messages
-    return merged
+def job(run: Run) -> dict[str, Any]:
+    return {"checker": request_checker(exercise(run.checker)), "source": run.source,
+            "seed": run.seed, "function": EXERCISES[run.checker][0]}
 
 
 Results = dict[str, list[tuple[list[Check], list[dict[str, Any]]]]]
@@ -1020,47 +981,53 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Results:
     """label -> per seed: the checks of the run, and the messages the worker sent."""
     tmp = tmp_path_factory.mktemp("loop-checkers")
     runs = all_runs()
-    messages = run_batches(runs, tmp)
+    messages = run_batches(runs, job, tmp)
     first: dict[str, list[list[dict[str, Any]]]] = {}
     for run, run_messages in zip(runs, messages, strict=True):
         first.setdefault(run.label, []).append(run_messages)
     second = hard_coded_runs(first)
     runs += second
-    messages += run_batches(second, tmp, processes=1)
-    by_label: Results = {}
+    messages += run_batches(second, job, tmp / "hard-coded", processes=1)
+    return by_label(runs, messages)
+
+
+def by_label(runs: list[Run], messages: list[list[dict[str, Any]]]) -> Results:
+    found: Results = {}
     for run, run_messages in zip(runs, messages, strict=True):
-        by_label.setdefault(run.label, []).append(
+        found.setdefault(run.label, []).append(
             (checks_from(run.checker, run_messages), run_messages))
-    return by_label
+    return found
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Results:
+    """The sweep's files on the rest of the 50 seeds (only under `-m sweep` or a whole run),
+    as `results` gives them."""
+    runs = corpus_runs(STYLES, CORPUS, exercise, SWEEP_SEEDS)
+    runs += [Run(f"mistake:{label}", MISTAKES[label][0], dedent(MISTAKES[label][1]), seed)
+             for label in EVERY_SEED for seed in SWEEP_SEEDS]
+    return by_label(runs, run_batches(runs, job, tmp_path_factory.mktemp("loop-sweep")))
 
 
 def checks_of(results: Results, label: str) -> list[list[Check]]:
     return [checks for checks, _ in results[label]]
 
 
-def describe(checks: list[Check]) -> str:
-    return "; ".join(f"{c.name}={c.status}: {c.message}" for c in checks)
-
-
-def passed(checks: list[Check]) -> bool:
-    return bool(checks) and all(c.status == "pass" for c in checks)
-
-
-def failing(checks: list[Check], name: str) -> Check | None:
-    return next((c for c in checks if c.name == name and c.status == "fail"), None)
-
-
 # Correct answers pass.
 
+def checks_in(request: pytest.FixtureRequest, seeds: str, label: str) -> list[list[Check]]:
+    """The checks of `label`'s runs in the SEED_SETS fixture `seeds`."""
+    return checks_of(request.getfixturevalue(seeds), label)
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 @pytest.mark.parametrize("label", [f"style:{checker}/{name}" for checker, styles in
                                    STYLES.items() for name in styles]
                          + [f"solution:{e}" for e in EXERCISES])
-def test_correct_answers_pass_on_every_seed(results: Results, label: str) -> None:
-    runs = checks_of(results, label)
-    assert len(runs) == len(SEEDS)
-    for seed, checks in enumerate(runs):
-        assert passed(checks), f"seed {seed}: {describe(checks)}"
+def test_correct_answers_pass_on_every_seed(request: pytest.FixtureRequest, seeds: str,
+                                            label: str) -> None:
+    assert_pass_on_every_seed(checks_in(request, seeds, label), seeds_of(seeds))
 
 
 # Mistakes fail, on the check that names them.
@@ -1070,24 +1037,28 @@ MUTANTS = [(exercise_id, mutant.id, mutant.fails) for exercise_id in EXERCISES
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 @pytest.mark.parametrize(("exercise_id", "mutant", "check"), MUTANTS,
                          ids=[f"{e}/{m}" for e, m, _ in MUTANTS])
 def test_each_mutant_fails_its_named_check_on_every_seed(
-        results: Results, exercise_id: str, mutant: str, check: str) -> None:
-    runs = checks_of(results, f"mutant:{exercise_id}/{mutant}")
-    assert len(runs) == len(SEEDS)
-    for seed, checks in enumerate(runs):
-        assert failing(checks, check), f"seed {seed}: {describe(checks)}"
+        request: pytest.FixtureRequest, seeds: str, exercise_id: str, mutant: str,
+        check: str) -> None:
+    assert_fail_on_every_seed(checks_in(request, seeds, f"mutant:{exercise_id}/{mutant}"),
+                              seeds_of(seeds), check)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("label", list(MISTAKES))
-def test_realistic_mistakes_fail_with_a_message_that_names_them(results: Results,
-                                                                label: str) -> None:
+@pytest.mark.parametrize(("label", "seeds"), [
+    *[(label, "results") for label in MISTAKES],
+    *[pytest.param(label, "swept", id=f"{label}-sweep", marks=pytest.mark.sweep)
+      for label in EVERY_SEED]])
+def test_realistic_mistakes_fail_with_a_message_that_names_them(
+        request: pytest.FixtureRequest, label: str, seeds: str) -> None:
     _, _, check, words = MISTAKES[label]
-    runs = checks_of(results, f"mistake:{label}")
-    assert len(runs) == len(SEEDS if label in EVERY_SEED else FEW_SEEDS)
-    for seed, checks in enumerate(runs):
+    runs = checks_in(request, seeds, f"mistake:{label}")
+    every_seed = seeds_of(seeds) if label in EVERY_SEED else FEW_SEEDS
+    assert len(runs) == len(every_seed)
+    for seed, checks in zip(every_seed, runs, strict=True):
         found = failing(checks, check)
         assert found, f"seed {seed}: {describe(checks)}"
         assert re.search(words, found.message, re.DOTALL), found.message
@@ -1179,7 +1150,10 @@ FIX_CODE = re.compile(r"w -=|torch\.no_grad|\.backward\(|= None|for batch in")
 
 
 @pytest.mark.slow
-def test_manual_sgd_hints_point_in_words_and_never_give_the_fix(results: Results) -> None:
+@pytest.mark.parametrize("seeds", SEED_SETS)
+def test_manual_sgd_hints_point_in_words_and_never_give_the_fix(
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
     labels = [label for label in results if "manual-sgd" in label or ":sgd/" in label]
     assert len(labels) > 10
     for label in labels:
@@ -1189,8 +1163,10 @@ def test_manual_sgd_hints_point_in_words_and_never_give_the_fix(results: Results
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 def test_an_update_through_dot_data_passes_with_a_note_that_no_grad_is_the_safe_way(
-        results: Results) -> None:
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
     for checks in checks_of(results, "style:manual-sgd/data"):
         assert passed(checks), describe(checks)
         update = next(c for c in checks if c.name == "update")
@@ -1227,7 +1203,10 @@ def test_the_leftover_table_shows_what_was_in_grad_before_the_call(results: Resu
 
 
 @pytest.mark.slow
-def test_the_scale_of_a_wrong_step_is_the_number_of_micro_batches(results: Results) -> None:
+@pytest.mark.parametrize("seeds", SEED_SETS)
+def test_the_scale_of_a_wrong_step_is_the_number_of_micro_batches(
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
     for checks, messages in results["mutant:accumulate-micro-batches/not-divided"]:
         found = failing(checks, "step-gradient")
         assert found is not None
@@ -1256,7 +1235,10 @@ def test_a_declared_field_with_a_format_formats_the_number_itself() -> None:
 
 
 @pytest.mark.slow
-def test_grad_health_names_the_misclassified_parameters(results: Results) -> None:
+@pytest.mark.parametrize("seeds", SEED_SETS)
+def test_grad_health_names_the_misclassified_parameters(
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
     for checks, _ in results["mutant:grad-health/norm-only"]:
         found = failing(checks, "classification")
         assert found is not None and found.evidence is not None
@@ -1267,8 +1249,10 @@ def test_grad_health_names_the_misclassified_parameters(results: Results) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 def test_a_crash_on_a_none_gradient_is_explained_not_reported_as_an_error(
-        results: Results) -> None:
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
     for checks, _ in results["mutant:grad-health/no-none-check"]:
         assert [c.status for c in checks] == ["pass", "fail"], describe(checks)
 
@@ -1276,8 +1260,12 @@ def test_a_crash_on_a_none_gradient_is_explained_not_reported_as_an_error(
 # The cases exercise every clause of the contracts.
 
 @pytest.mark.slow
-def test_norms_sit_just_above_and_just_below_max_norm(results: Results) -> None:
-    for seed, (_, messages) in enumerate(results["solution:grad-health"]):
+@pytest.mark.parametrize("seeds", SEED_SETS)
+def test_norms_sit_just_above_and_just_below_max_norm(
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
+    for seed, (_, messages) in zip(seeds_of(seeds), results["solution:grad-health"],
+                                       strict=True):
         by_kind: dict[str, list[float]] = {}
         sent = next(m for m in messages if m["type"] == "expected")
         for case, expected in zip(sent["cases"], sent["expected"], strict=True):
