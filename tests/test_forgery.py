@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_isolation import EXPECTED, decided, worker_run
+from isolation_support import EXPECTED, decided, worker_run
 
 from gradtutor.checking.checkers import request_checker, worker_checker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES

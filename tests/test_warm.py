@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from checker_batch import checks_from, run_in_batch
-from test_isolation import (
+from isolation_support import (
     CONFINED,
     CORRECT,
     HOSTILE,
@@ -31,7 +31,6 @@ from test_isolation import (
     FakeJobs,
     Guarded,
     exercise,
-    guarded,  # noqa: F401 - a fixture
     live,
     own_descendants,
     process_parents,
@@ -566,7 +565,7 @@ CTRL_C = """
 import os, sys, threading, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from test_isolation import exercise
+from isolation_support import exercise
 from gradtutor.runtime.warm import WarmWorker
 
 worker = WarmWorker()
@@ -749,7 +748,7 @@ def test_check_all_on_one_warm_worker_judges_as_the_checkers_do(cli: Cli,
 
 
 @pytest.fixture(scope="module")
-def guarded_warm(guarded: Guarded, piddir: Path) -> Iterator[WarmWorker]:  # noqa: F811
+def guarded_warm(guarded: Guarded, piddir: Path) -> Iterator[WarmWorker]:
     """A fork server started once `guarded` has moved HOME to its stand-in: the server's
     environment is the tutor's when it started."""
     with WarmWorker() as worker:
@@ -760,7 +759,7 @@ def guarded_warm(guarded: Guarded, piddir: Path) -> Iterator[WarmWorker]:  # noq
 @pytest.mark.skipif(not (FORK_SERVER and CONFINED), reason="needs the fork server and Landlock")
 @pytest.mark.parametrize("name", [*TAMPERING, *(case[0] for case in SIGNALLING)])
 def test_a_warm_check_changes_nothing_outside_it_and_signals_no_one(
-        name: str, guarded: Guarded, guarded_warm: WarmWorker) -> None:  # noqa: F811
+        name: str, guarded: Guarded, guarded_warm: WarmWorker) -> None:
     """Through the fork server: the files, the progress and the server (the child's parent
     here) are as they were, and the next check passes in the same server."""
     server = pid_of(guarded_warm)
