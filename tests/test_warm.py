@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from checker_batch import checks_from, run_in_batch
+from hostile_cases import FORK, HOSTILE_FILES, run_by
 from isolation_support import (
     CONFINED,
     CORRECT,
@@ -498,18 +499,10 @@ def test_unconfined_learner_code_that_kills_the_server_gains_nothing(
         assert then.passed, then.checks
 
 
-HOSTILE_CASES = [  # (file, status, words), as in test_isolation
-    ("infinite_loop", "timeout", "still running after 1 s"),
-    ("ignores_sigterm", "timeout", "still running after 1 s"),
-    ("setsid_grandchild", "fail", ""),
-    ("setsid_exec_sleep", "fail", ""),
-    ("fork_children", "fail", ""),
-    ("output_flood", "fail", ""),
-    ("memory_flood", "error", "ran out of memory (the limit is 2 GiB)"),
-    ("segfault", "error", "segmentation fault"),
-    ("tamper_torch", "fail", "backward"),
-    ("writes_fake_results", "error", "results came back unreadable"),
-]
+# The hostile files of tests/hostile_cases.py that meet the fork server here (the forged ones
+# meet it in test_forgery.py): (file, status, words).
+HOSTILE_CASES = [(name, HOSTILE_FILES[name].status, "\n".join(HOSTILE_FILES[name].said(TIMEOUT)))
+                 for name in run_by(FORK, forged=False)]
 
 
 @pytest.mark.slow
@@ -518,8 +511,8 @@ HOSTILE_CASES = [  # (file, status, words), as in test_isolation
 def test_a_hostile_file_ends_cleanly_through_the_warm_path(
         warm: WarmWorker, folder: Path, piddir: Path, name: str, status: str,
         says: str) -> None:
-    if name in ("setsid_grandchild", "memory_flood") and not LINUX:
-        pytest.skip("needs Linux")
+    if not HOSTILE_FILES[name].runs_here:
+        pytest.skip(f"needs {HOSTILE_FILES[name].only}")
     pid_of(warm)  # started: its start-up is no part of the check
     before = own_descendants() if LINUX else set()
     started = time.monotonic()
