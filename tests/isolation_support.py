@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
 from gradtutor.runtime.lifetime import remove_tree
-from gradtutor.runtime.sandbox import landlock_abi, sandbox_enabled
+from gradtutor.runtime.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabled
 
 HOSTILE = Path(__file__).parent / "hostile"
 ROOT = Path(gradtutor.__file__).parents[1]  # the gradtutor under test
@@ -230,3 +231,36 @@ class FakeJobs:
     def __call__(self, proc: Any) -> FakeJob:
         self.jobs.append(FakeJob(proc.pid))
         return self.jobs[-1]
+
+
+# A file whose code notes its pid (in GRADTUTOR_TEST_PIDDIR) as soon as it is loaded, then
+# never returns: once the note is there, learner code is running.
+LOOPS = """
+import os
+with open(os.path.join(os.environ["GRADTUTOR_TEST_PIDDIR"], "loops.pid"), "w") as f:
+    f.write(str(os.getpid()))
+
+
+def read_grad(w, loss_fn):
+    while True:
+        pass
+"""
+
+
+def wait_for(path: Path, seconds: float = 60.0) -> None:
+    """Until `path` exists; a generous deadline, since a loaded machine may take long."""
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear in {seconds:g} s"
+        time.sleep(0.01)
+
+
+def loops_noting(folder: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """LOOPS written into `folder`, and where it will note its pid: GRADTUTOR_TEST_PIDDIR
+    (writable for learner code) is set for the workers started from now on."""
+    notes = folder / "notes"
+    notes.mkdir()
+    monkeypatch.setenv("GRADTUTOR_TEST_PIDDIR", str(notes))
+    monkeypatch.setenv(WRITABLE_ENV, str(notes))
+    (folder / "loops.py").write_text(LOOPS)
+    return folder / "loops.py", notes / "loops.pid"

@@ -41,9 +41,11 @@ from isolation_support import (
     judge_all_pass,
     line,
     live,
+    loops_noting,
     needs_walls,
     own_descendants,
     refused_everything,
+    wait_for,
     worker_run,
 )
 
@@ -640,17 +642,14 @@ def test_a_snippet_the_tutor_stopped_says_so() -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not LINUX, reason="counts the tutor's descendants in /proc")
-def test_stop_workers_ends_a_running_check_as_stopped(tmp_path: Path) -> None:
+def test_stop_workers_ends_a_running_check_as_stopped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = own_descendants()
+    loops, started = loops_noting(tmp_path, monkeypatch)
     engine = ColdEngine()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        running = pool.submit(run_check, exercise(timeout=60), HOSTILE / "infinite_loop.py",
-                              seed=1, engine=engine)
-        deadline = time.monotonic() + 30
-        while own_descendants() == before:  # the worker has started
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        time.sleep(0.5)
+        running = pool.submit(run_check, exercise(timeout=60), loops, seed=1, engine=engine)
+        wait_for(started)  # learner code is running
         stopped_at = time.monotonic()
         engine.close()
         verdict = running.result(timeout=10)

@@ -27,16 +27,19 @@ from isolation_support import (
     CONFINED,
     CORRECT,
     HOSTILE,
+    LOOPS,
     SIGNALLING,
     TAMPERING,
     FakeJobs,
     Guarded,
     exercise,
     live,
+    loops_noting,
     own_descendants,
     process_parents,
     processes_named,
     refused_everything,
+    wait_for,
 )
 
 from gradtutor.checking.check import MEMORY_BUDGET
@@ -531,19 +534,20 @@ def test_a_hostile_file_ends_cleanly_through_the_warm_path(
 
 
 @pytest.mark.slow
-def test_checks_from_another_thread_and_close_in_the_middle_of_one(folder: Path) -> None:
+def test_checks_from_another_thread_and_close_in_the_middle_of_one(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The walkthrough's use: checks off the key loop, the first before the worker is ready;
     quitting while a check runs ends it and leaves no process."""
     before = own_descendants() if LINUX else set()
+    loops, started = loops_noting(tmp_path, monkeypatch)
     worker = WarmWorker()
     worker.start()
     with ThreadPoolExecutor(max_workers=1) as pool:
         first = pool.submit(worker.check, exercise(), folder / "correct.py", seed=9).result()
         assert first.passed, first.checks
         server = pid_of(worker)
-        running = pool.submit(worker.check, exercise(timeout=60), HOSTILE / "infinite_loop.py",
-                              seed=1)
-        time.sleep(0.3)
+        running = pool.submit(worker.check, exercise(timeout=60), loops, seed=1)
+        wait_for(started)  # learner code is running
         worker.close()
         verdict = running.result(timeout=10)
     assert [(c.name, c.status) for c in verdict.checks] == [("stopped", "error")]
@@ -570,16 +574,6 @@ threading.Thread(target=worker.check, args=(exercise(60), Path(sys.argv[2]) / "l
 while not (Path(sys.argv[3]) / "loops.pid").exists():
     time.sleep(0.01)
 raise KeyboardInterrupt  # as Ctrl+C in the walkthrough, with a check running off the key loop
-"""
-LOOPS = """
-import os
-with open(os.path.join(os.environ["GRADTUTOR_TEST_PIDDIR"], "loops.pid"), "w") as f:
-    f.write(str(os.getpid()))
-
-
-def read_grad(w, loss_fn):
-    while True:
-        pass
 """
 
 
@@ -626,11 +620,12 @@ def test_the_pre_started_worker(folder: Path, piddir: Path,
 
 @pytest.mark.slow
 def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
-        folder: Path) -> None:
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Windows's warm worker, its job faked: each pre-started worker is contained when it
     starts, capped when learner code starts, and its job closed once it is used; closing the
     tutor mid-check ends that check as stopped, not as a crash."""
     before = own_descendants() if LINUX else set()
+    loops, started = loops_noting(tmp_path, monkeypatch)
     jobs = FakeJobs()
     worker = WarmWorker(fork=False, contain=jobs)
     worker.start()
@@ -641,9 +636,8 @@ def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
     assert used.calls[-1] == "close" and used.calls.count("close") == 1
     with ThreadPoolExecutor(max_workers=1) as pool:
         second = pid_of(worker)
-        running = pool.submit(worker.check, exercise(timeout=60),
-                              HOSTILE / "infinite_loop.py", seed=1)
-        time.sleep(1.0)
+        running = pool.submit(worker.check, exercise(timeout=60), loops, seed=1)
+        wait_for(started)  # learner code is running: its job was capped
         worker.close()
         verdict = running.result(timeout=10)
     assert [(c.name, c.status) for c in verdict.checks] == [("stopped", "error")]
