@@ -34,6 +34,7 @@ from checker_suite import (
     seeds_of,
 )
 from checker_suite import not_passing as failing
+from learner_files import BASIC_STYLES
 
 from gradtutor.checking.checkers import judge_of, request_checker, worker_checker
 from gradtutor.checking.checkers.common import flat, shape
@@ -68,137 +69,8 @@ def spec(checker: str) -> Any:
     return request_checker(exercise(CHECKER_OF[checker][0]))
 
 
-# Correct solutions, in the styles learners write them.
-STYLES: dict[str, dict[str, str]] = {
-    "read-grad": {
-        "method": """
-            def read_grad(w, loss_fn):
-                loss = loss_fn(w)
-                loss.backward()
-                return w.grad
-        """,
-        "autograd-backward": """
-            import torch
-
-            def read_grad(w, loss_fn):
-                torch.autograd.backward(loss_fn(w))
-                return w.grad
-        """,
-        "clone": """
-            def read_grad(w, loss_fn):
-                loss_fn(w).backward()
-                return w.grad.clone()
-        """,
-        "explicit-gradient": """
-            import torch
-
-            def read_grad(w, loss_fn):
-                loss = loss_fn(w)
-                loss.backward(torch.ones_like(loss))
-                return w.grad.detach()
-        """,
-        "inputs": """
-            def read_grad(w, loss_fn):
-                loss_fn(w).backward(inputs=[w])
-                grad = w.grad
-                return grad
-        """,
-    },
-    "none-before-backward": {
-        "reads": """
-            def grad_before_and_after(w, loss_fn):
-                before = w.grad
-                loss_fn(w).backward()
-                return before, w.grad
-        """,
-        "clone-after": """
-            def grad_before_and_after(w, loss_fn):
-                before = w.grad
-                loss = loss_fn(w)
-                loss.backward()
-                after = w.grad.clone()
-                return (before, after)
-        """,
-        "list": """
-            import torch
-
-            def grad_before_and_after(w, loss_fn):
-                readings = [w.grad]
-                torch.autograd.backward(loss_fn(w))
-                readings.append(w.grad)
-                return readings
-        """,
-        "guarded-copy": """
-            def grad_before_and_after(w, loss_fn):
-                before = None if w.grad is None else w.grad.clone()
-                loss_fn(w).backward()
-                return before, w.grad
-        """,
-        "namedtuple": """
-            from collections import namedtuple
-
-            Readings = namedtuple("Readings", "before after")
-
-            def grad_before_and_after(w, loss_fn):
-                before = w.grad
-                loss_fn(w).backward()
-                return Readings(before, w.grad)
-        """,
-    },
-    "two-backwards": {
-        "two-losses": """
-            def grad_after_two_backwards(w, loss_fn):
-                loss_fn(w).backward()
-                loss_fn(w).backward()
-                return w.grad
-        """,
-        "loop": """
-            def grad_after_two_backwards(w, loss_fn):
-                for _ in range(2):
-                    loss = loss_fn(w)
-                    loss.backward()
-                return w.grad
-        """,
-        "retain-graph": """
-            def grad_after_two_backwards(w, loss_fn):
-                loss = loss_fn(w)
-                loss.backward(retain_graph=True)
-                loss.backward()
-                return w.grad
-        """,
-        "autograd-backward": """
-            import torch
-
-            def grad_after_two_backwards(w, loss_fn):
-                torch.autograd.backward(loss_fn(w))
-                torch.autograd.backward(loss_fn(w))
-                return w.grad.clone()
-        """,
-    },
-    "set-to-none": {
-        "zero-grad": """
-            def clear_grads(optimizer):
-                optimizer.zero_grad()
-        """,
-        "zero-grad-explicit": """
-            def clear_grads(optimizer):
-                optimizer.zero_grad(set_to_none=True)
-        """,
-        "loop": """
-            def clear_grads(optimizer):
-                for group in optimizer.param_groups:
-                    for p in group["params"]:
-                        p.grad = None
-        """,
-        "del": """
-            def clear_grads(optimizer):
-                params = [p for group in optimizer.param_groups for p in group["params"]]
-                for p in params:
-                    del p.grad
-                return optimizer
-        """,
-    },
-}
+# Correct solutions, in the styles learners write them (tests/learner_files.py).
+STYLES = BASIC_STYLES
 
 # Real mistakes beyond the lesson's mutants: (checker, source, the check that fails, words its
 # message must contain).
