@@ -28,7 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
 WHOLE_MODULES = frozenset(f"tests/{name}.py" for name in (
     "test_checkers_basic", "test_checkers_loops",  # results: the checker batches
     "test_forgery",  # results: the forgery driver's run
-    "test_isolation",  # runs: every hostile file, cold; guarded: the tutor's files, watched
+    "test_isolation",  # runs: its hostile files (tests/hostile_cases.py), cold; guarded: watched
     "test_warm", "test_snippets",  # warm: a fork server
     "test_grade",  # graded: a class graded once
     "test_doctor_corpus",  # judged: every corpus script run under the probe once
