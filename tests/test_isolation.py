@@ -341,16 +341,46 @@ def test_interrupting_the_tutor_mid_check_leaves_nothing_behind(
 
 # ---- the walls (Landlock): nothing outside the check's folder changes, no signal leaves it --
 
+@dataclass(frozen=True)
+class Walled:
+    verdict: Verdict
+    changes: list[str]  # what differed afterwards (put back since)
+
+
+@pytest.fixture(scope="module")
+def walled(guarded: Guarded) -> dict[str, Walled]:
+    """Each file that tampers or signals, checked cold one after another, with what it
+    changed; then `other_student.py`, a correct file, once after all of them (a correct check
+    after each cost 6 more cold workers): the tutor still checks, and it passes."""
+    done = {}
+    for name in TAMPERING:
+        verdict = run_check(exercise(), guarded.submissions / f"{name}.py", seed=3)
+        done[name] = Walled(verdict, guarded.changes())
+    for name, _, _ in SIGNALLING:
+        verdict = run_check(exercise(), HOSTILE / f"{name}.py", seed=5)
+        done[name] = Walled(verdict, guarded.changes())
+    then = run_check(exercise(), guarded.submissions / "other_student.py", seed=4)
+    done["after"] = Walled(then, guarded.changes())
+    return done
+
+
 @pytest.mark.slow
 @needs_walls
 @pytest.mark.parametrize("name", TAMPERING)
 def test_learner_code_cannot_change_the_tutor_its_progress_or_other_files(
-        name: str, guarded: Guarded) -> None:
-    verdict = run_check(exercise(), guarded.submissions / f"{name}.py", seed=3)
+        name: str, walled: dict[str, Walled]) -> None:
+    verdict = walled[name].verdict
     assert verdict.status == "fail", messages(verdict)
     refused_everything(verdict)
-    assert guarded.changes() == []
-    assert run_check(exercise(), guarded.submissions / "other_student.py", seed=4).passed
+    assert walled[name].changes == []
+
+
+@pytest.mark.slow
+@needs_walls
+def test_a_correct_file_passes_after_the_files_that_tamper_and_signal(
+        walled: dict[str, Walled]) -> None:
+    assert walled["after"].verdict.passed, messages(walled["after"].verdict)
+    assert walled["after"].changes == []
 
 
 @pytest.mark.slow
@@ -374,13 +404,14 @@ def test_check_all_with_hostile_files_changes_nothing_outside_the_checks(
 @needs_walls
 @pytest.mark.parametrize(("name", "status", "says"), SIGNALLING,
                          ids=[case[0] for case in SIGNALLING])
-def test_learner_code_cannot_signal_the_tutor(name: str, status: str, says: str) -> None:
+def test_learner_code_cannot_signal_the_tutor(name: str, status: str, says: str,
+                                              walled: dict[str, Walled]) -> None:
     """In a cold check the worker's parent is the tutor (this test process): it must not be
-    killed or stopped, and the verdict is a clean failure."""
-    verdict = run_check(exercise(), HOSTILE / f"{name}.py", seed=5)
+    killed or stopped (this test runs), and the verdict is a clean failure."""
+    verdict = walled[name].verdict
     assert verdict.status == status, messages(verdict)
     assert says in messages(verdict)
-    assert run_check(exercise(), HOSTILE / "correct_prints_passed.py", seed=6).passed
+    assert walled[name].changes == []
 
 
 @pytest.mark.slow
