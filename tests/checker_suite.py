@@ -76,6 +76,7 @@ def run_batches(runs: list[Run], job: Callable[[Run], dict[str, Any]], tmp: Path
                 processes: int = 2) -> list[list[dict[str, Any]]]:
     """Every run's worker messages, in the order of `runs`, from `processes` batch workers
     running side by side; `job` gives a run's job for tests/checker_batch.py."""
+    tmp.mkdir(parents=True, exist_ok=True)
     started = []
     for i in range(processes):
         jobs, results = tmp / f"jobs{i}.json", tmp / f"results{i}.json"
