@@ -28,7 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
 WHOLE_MODULES = frozenset(f"tests/{name}.py" for name in (
     "test_checkers_basic", "test_checkers_loops",  # results: the checker batches
     "test_forgery",  # results: the forgery driver's run
-    "test_isolation",  # runs: every hostile file, cold; guarded: the tutor's files, watched
+    "test_isolation",  # runs: its hostile files (tests/hostile_cases.py), cold; guarded: watched
     "test_warm", "test_snippets",  # warm: a fork server
     "test_grade",  # graded: a class graded once
     "test_doctor_corpus",  # judged: every corpus script run under the probe once
@@ -104,3 +104,21 @@ def no_hang() -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """What learner code must not change (isolation_support.Guarded), with HOME in it."""
+    from isolation_support import CONFINED, HOSTILE, Guarded, exercise
+
+    from gradtutor.runtime.run import run_check
+
+    if not CONFINED:
+        pytest.skip("needs Landlock with signal scoping")
+    # warm the tutor's own imports first, so that what they write is in the snapshot
+    run_check(exercise(), HOSTILE / "correct_prints_passed.py", seed=1)
+    Cli(Path(os.environ["GRADTUTOR_HOME"]))("list")  # and the tutor's lesson cache
+    with pytest.MonkeyPatch.context() as mp:
+        guard = Guarded(tmp_path_factory.mktemp("guarded"))
+        mp.setenv("HOME", str(guard.home))
+        yield guard

@@ -3,10 +3,11 @@
     python tests/forgery_driver.py RESULTS.json FILE.py... [-- FILE.py...]...
     # each file answers read-grad; `--` starts another group
 
-For each file: a cold check (`run_check`), a check in a child of the warm fork server, one
-in a pre-started spawned worker (the macOS and Windows path), and `gradtutor check --all
---json`; then checks on fresh random seeds through the fork server (the property: a file
-passes only if its function is correct). One process for all of it, so that
+For each file, the ways of checking it that tests/hostile_cases.py lists for it (`paths`): a
+cold check (`run_check`), a check in a child of the warm fork server, one in a pre-started
+spawned worker (the macOS and Windows path), `gradtutor check --all --json`; then checks on
+fresh random seeds through the fork server (the property: a file passes only if its function
+is correct). One process for all of it, so that
 tests/test_forgery.py can run it as an ordinary user would (without CAP_SYS_PTRACE) even when
 the tests run as root.
 
@@ -28,6 +29,8 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from hostile_cases import COLD, FORK, HOSTILE_FILES, PRE_STARTED
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Verdict
@@ -51,7 +54,7 @@ def exercise() -> Exercise:
 
 
 def summary(verdict: Verdict) -> dict[str, object]:
-    return {"status": verdict.status,
+    return {"status": verdict.status, "output": verdict.output,
             "checks": [[c.name, c.status, c.message] for c in verdict.checks]}
 
 
@@ -95,6 +98,7 @@ def check_all(paths: list[Path]) -> dict[str, dict[str, object]]:
         assert len(by_id) == report["total"] == len(paths), report
         return {path.stem: {
             "status": by_id[exercise_id(path)]["status"], "exit": done.returncode,
+            "output": by_id[exercise_id(path)]["output"],
             "checks": [[c["name"], c["status"], c["message"]]
                        for c in by_id[exercise_id(path)]["checks"]]} for path in paths}
     finally:
@@ -124,14 +128,17 @@ def main() -> None:
     # A worker mostly waits for its torch import: three at once. Not both kinds at once: the
     # sweep after a check kills every new process below this one (a tutor's), a CLI too.
     with ThreadPoolExecutor(max_workers=3) as pool:
-        list(pool.map(cold, files))
+        list(pool.map(cold, [path for path in files if COLD in HOSTILE_FILES[path.stem].paths]))
     with ThreadPoolExecutor(max_workers=3) as pool:
         list(pool.map(by_cli, [group for group in groups if group]))
-    for fork, label in ((True, "fork_server"), (False, "pre_started")):
+    for fork, label in ((True, FORK), (False, PRE_STARTED)):
         if fork and not FORK_SERVER:
             continue
         with WarmWorker(fork=fork) as warm:
-            for path in files:
+            # the fork server meets every file (on fresh seeds too); a pre-started worker,
+            # one torch import per check, only the files whose ending is the engine's
+            for path in (files if fork else
+                         [p for p in files if PRE_STARTED in HOSTILE_FILES[p.stem].paths]):
                 results[path.stem][label] = summary(warm.check(exercise(), path, seed=7))
                 if fork:
                     seeds = [rng.randrange(2**31) for _ in range(SEEDS)]

@@ -10,6 +10,7 @@ from textwrap import dedent
 
 import pytest
 from checker_batch import checks_from, run_in_batch
+from learner_files import BACKWARD_FILES
 
 from gradtutor.checking.checkers import judge_of, request_checker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
@@ -19,53 +20,7 @@ from gradtutor.lessons.model import Exercise
 
 SEEDS = (0, 7)
 
-# label -> (exercise, learner file, the check that must fail or None for a pass, words)
-FILES: dict[str, tuple[str, str, str | None, str]] = {
-    "vector:autograd-backward": ("backward-a-vector", """
-        import torch
-
-        def grad_of_errors(w, x, y):
-            errors = (w * x - y) ** 2
-            torch.autograd.backward(errors, grad_tensors=torch.ones_like(errors))
-            return w.grad
-        """, None, ""),
-    "vector:list-of-one": ("backward-a-vector", """
-        import torch
-
-        def grad_of_errors(w, x, y):
-            errors = (w * x - y) ** 2
-            torch.autograd.backward([errors], [torch.ones_like(errors)])
-            return w.grad
-        """, None, ""),
-    "vector:sum-first": ("backward-a-vector", """
-        def grad_of_errors(w, x, y):
-            errors = (w * x - y) ** 2
-            errors.sum().backward()
-            return w.grad
-        """, "from-the-vector", "started from one number"),
-    "vector:half-of-it": ("backward-a-vector", """
-        import torch
-
-        def grad_of_errors(w, x, y):
-            errors = ((w * x - y) ** 2).flatten()
-            half = len(errors) // 2
-            errors[:half].backward(gradient=torch.ones(half, dtype=errors.dtype))
-            return w.grad
-        """, "from-the-vector", "entries, and errors has"),
-    "twice:two-forward-passes": ("backward-twice-one-graph", """
-        def backward_twice(w, loss_fn):
-            loss_fn(w).backward()
-            loss_fn(w).backward()
-            return w.grad
-        """, "one-graph", "loss_fn ran 2 times"),
-    "twice:one-graph": ("backward-twice-one-graph", """
-        def backward_twice(w, loss_fn):
-            loss = loss_fn(w)
-            loss.backward(retain_graph=True)
-            loss.backward()
-            return w.grad
-        """, None, ""),
-}
+FILES = BACKWARD_FILES
 
 
 def exercise(exercise_id: str) -> Exercise:

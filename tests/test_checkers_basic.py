@@ -4,25 +4,37 @@ set-to-none), judged as the tutor judges them: learner files run in worker proce
 the test process, on the plain data that came back.
 
 Correct solutions in several styles pass on 50 seeds; each mutant in the lesson fails, on 50
-seeds, on the check it names; other real mistakes fail with a message that names them; and
-hard-coded answers, lying objects, printed text and a fake `Tensor.backward` never pass.
+seeds, on the check it names (10 seeds, and the other 40 as `sweep` tests: tests/checker_suite.py);
+other real mistakes fail with a message that names them; and hard-coded answers, lying objects,
+printed text and a fake `Tensor.backward` never pass.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
 import re
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from textwrap import dedent
 from typing import Any
 
 import checker_batch
 import pytest
+from checker_suite import (
+    DEFAULT_SEEDS,
+    SEED_SETS,
+    SWEEP_SEEDS,
+    Run,
+    assert_fail_on_every_seed,
+    assert_pass_on_every_seed,
+    corpus_runs,
+    describe,
+    passed,
+    run_batches,
+    seeds_of,
+)
+from checker_suite import not_passing as failing
+from learner_files import BASIC_MISTAKES, BASIC_STYLES
 
 from gradtutor.checking.checkers import judge_of, request_checker, worker_checker
 from gradtutor.checking.checkers.common import flat, shape
@@ -33,8 +45,7 @@ from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Slide
 
 HERE = Path(__file__).parent
-SEEDS = range(50)
-FEW_SEEDS = range(10)
+FEW_SEEDS = DEFAULT_SEEDS
 
 EXERCISES = {  # exercise id -> (its label here, function, the slide it follows)
     "read-grad": ("read-grad", "read_grad", "grad-attribute"),
@@ -58,307 +69,12 @@ def spec(checker: str) -> Any:
     return request_checker(exercise(CHECKER_OF[checker][0]))
 
 
-def mutated(step: Exercise, index: int) -> str:
-    source = step.solution
-    for edit in step.mutants[index].replace:
-        assert source.count(edit.find) == 1, (step.mutants[index].id, edit.find)
-        source = source.replace(edit.find, edit.with_)
-    return source
-
-
-# Correct solutions, in the styles learners write them.
-STYLES: dict[str, dict[str, str]] = {
-    "read-grad": {
-        "method": """
-            def read_grad(w, loss_fn):
-                loss = loss_fn(w)
-                loss.backward()
-                return w.grad
-        """,
-        "autograd-backward": """
-            import torch
-
-            def read_grad(w, loss_fn):
-                torch.autograd.backward(loss_fn(w))
-                return w.grad
-        """,
-        "clone": """
-            def read_grad(w, loss_fn):
-                loss_fn(w).backward()
-                return w.grad.clone()
-        """,
-        "explicit-gradient": """
-            import torch
-
-            def read_grad(w, loss_fn):
-                loss = loss_fn(w)
-                loss.backward(torch.ones_like(loss))
-                return w.grad.detach()
-        """,
-        "inputs": """
-            def read_grad(w, loss_fn):
-                loss_fn(w).backward(inputs=[w])
-                grad = w.grad
-                return grad
-        """,
-    },
-    "none-before-backward": {
-        "reads": """
-            def grad_before_and_after(w, loss_fn):
-                before = w.grad
-                loss_fn(w).backward()
-                return before, w.grad
-        """,
-        "clone-after": """
-            def grad_before_and_after(w, loss_fn):
-                before = w.grad
-                loss = loss_fn(w)
-                loss.backward()
-                after = w.grad.clone()
-                return (before, after)
-        """,
-        "list": """
-            import torch
-
-            def grad_before_and_after(w, loss_fn):
-                readings = [w.grad]
-                torch.autograd.backward(loss_fn(w))
-                readings.append(w.grad)
-                return readings
-        """,
-        "guarded-copy": """
-            def grad_before_and_after(w, loss_fn):
-                before = None if w.grad is None else w.grad.clone()
-                loss_fn(w).backward()
-                return before, w.grad
-        """,
-        "namedtuple": """
-            from collections import namedtuple
-
-            Readings = namedtuple("Readings", "before after")
-
-            def grad_before_and_after(w, loss_fn):
-                before = w.grad
-                loss_fn(w).backward()
-                return Readings(before, w.grad)
-        """,
-    },
-    "two-backwards": {
-        "two-losses": """
-            def grad_after_two_backwards(w, loss_fn):
-                loss_fn(w).backward()
-                loss_fn(w).backward()
-                return w.grad
-        """,
-        "loop": """
-            def grad_after_two_backwards(w, loss_fn):
-                for _ in range(2):
-                    loss = loss_fn(w)
-                    loss.backward()
-                return w.grad
-        """,
-        "retain-graph": """
-            def grad_after_two_backwards(w, loss_fn):
-                loss = loss_fn(w)
-                loss.backward(retain_graph=True)
-                loss.backward()
-                return w.grad
-        """,
-        "autograd-backward": """
-            import torch
-
-            def grad_after_two_backwards(w, loss_fn):
-                torch.autograd.backward(loss_fn(w))
-                torch.autograd.backward(loss_fn(w))
-                return w.grad.clone()
-        """,
-    },
-    "set-to-none": {
-        "zero-grad": """
-            def clear_grads(optimizer):
-                optimizer.zero_grad()
-        """,
-        "zero-grad-explicit": """
-            def clear_grads(optimizer):
-                optimizer.zero_grad(set_to_none=True)
-        """,
-        "loop": """
-            def clear_grads(optimizer):
-                for group in optimizer.param_groups:
-                    for p in group["params"]:
-                        p.grad = None
-        """,
-        "del": """
-            def clear_grads(optimizer):
-                params = [p for group in optimizer.param_groups for p in group["params"]]
-                for p in params:
-                    del p.grad
-                return optimizer
-        """,
-    },
-}
+# Correct solutions, in the styles learners write them (tests/learner_files.py).
+STYLES = BASIC_STYLES
 
 # Real mistakes beyond the lesson's mutants: (checker, source, the check that fails, words its
 # message must contain).
-MISTAKES: dict[str, tuple[str, str, str, str]] = {
-    "read-grad/clone-not-called": ("read-grad", """
-        def read_grad(w, loss_fn):
-            loss_fn(w).backward()
-            return w.grad.clone
-    """, "returns-grad", r"You returned `w\.grad\.clone` itself, a function or method that was "
-                         r"never called: without parentheses"),
-    "read-grad/backward-not-called": ("read-grad", """
-        def read_grad(w, loss_fn):
-            loss = loss_fn(w)
-            loss.backward
-            return w.grad
-    """, "runs-backward", r"never ran backward.*A line of your function names `loss.backward` "
-                         r"without calling it, so that line does nothing"),
-    "read-grad/tolist": ("read-grad", """
-        def read_grad(w, loss_fn):
-            loss_fn(w).backward()
-            return w.grad.tolist()
-    """, "returns-grad", r"a Python list, not a tensor"),
-    "read-grad/returns-w": ("read-grad", """
-        def read_grad(w, loss_fn):
-            loss_fn(w).backward()
-            return w
-    """, "returns-grad", r"w itself"),
-    "read-grad/item-of-loss": ("read-grad", """
-        def read_grad(w, loss_fn):
-            loss = loss_fn(w)
-            loss.backward()
-            return loss.item()
-    """, "returns-grad", r"the loss as a Python float"),
-    "read-grad/scaled-loss": ("read-grad", """
-        def read_grad(w, loss_fn):
-            (2 * loss_fn(w)).backward()
-            return w.grad
-    """, "returns-grad", r"2x the gradient, though backward ran once"),
-    "read-grad/read-too-early": ("read-grad", """
-        def read_grad(w, loss_fn):
-            grad = w.grad
-            loss_fn(w).backward()
-            return grad
-    """, "returns-grad", r"None: w.grad was read before backward filled it"),
-    "read-grad/no-return": ("read-grad", """
-        def read_grad(w, loss_fn):
-            loss_fn(w).backward()
-    """, "returns-grad", r"no `return`"),
-    "read-grad/returns-backward": ("read-grad", """
-        def read_grad(w, loss_fn):
-            loss = loss_fn(w)
-            return loss.backward()
-    """, "returns-grad", r"^You returned None, which is what backward\(\) returns: .*Look at "
-                         r"what your function returns after the backward call\.$"),
-    "read-grad/returns-backward-of-the-call": ("read-grad", """
-        def read_grad(w, loss_fn):
-            return loss_fn(w).backward()
-    """, "returns-grad", r"^You returned None, which is what backward\(\) returns"),
-    "read-grad/autograd-grad": ("read-grad", """
-        import torch
-
-        def read_grad(w, loss_fn):
-            (grad,) = torch.autograd.grad(loss_fn(w), w)
-            return grad
-    """, "runs-backward", r"w\.grad stayed None: torch\.autograd\.grad, for one, returns the "
-                          r"gradient without storing it in \.grad"),
-    "two-backwards/same-loss-twice": ("two-backwards", """
-        def grad_after_two_backwards(w, loss_fn):
-            loss = loss_fn(w)
-            loss.backward()
-            loss.backward()
-            return w.grad
-    """, "graph-freed", r"already freed: backward\(\) frees the tensors its graph saved.*"
-                        r"look at where your second pass gets its loss from\.$"),
-    "none-before-backward/single-value": ("none-before-backward", """
-        def grad_before_and_after(w, loss_fn):
-            loss_fn(w).backward()
-            return w.grad
-    """, "returns-pair", r"a single tensor.*not a pair"),
-    "none-before-backward/dict": ("none-before-backward", """
-        def grad_before_and_after(w, loss_fn):
-            before = w.grad
-            loss_fn(w).backward()
-            return {"before": before, "after": w.grad}
-    """, "returns-pair", r"You returned a dict, not a pair"),
-    "none-before-backward/is-none-test": ("none-before-backward", """
-        def grad_before_and_after(w, loss_fn):
-            before = w.grad is None
-            loss_fn(w).backward()
-            return before, w.grad
-    """, "before-is-none", r"a bool.*`w.grad is None`"),
-    "none-before-backward/both-after": ("none-before-backward", """
-        def grad_before_and_after(w, loss_fn):
-            loss_fn(w).backward()
-            return w.grad, w.grad
-    """, "before-is-none", r"read w.grad after backward.*same tensor"),
-    "none-before-backward/after-read-early": ("none-before-backward", """
-        def grad_before_and_after(w, loss_fn):
-            before = w.grad
-            after = w.grad
-            loss_fn(w).backward()
-            return before, after
-    """, "after-is-grad", r"`after` was None: w.grad was read before backward"),
-    "two-backwards/scaled-loss": ("two-backwards", """
-        def grad_after_two_backwards(w, loss_fn):
-            (2 * loss_fn(w)).backward()
-            return w.grad
-    """, "backward-twice", r"backward ran once.*doubled it by hand"),
-    "two-backwards/summed-losses": ("two-backwards", """
-        def grad_after_two_backwards(w, loss_fn):
-            (loss_fn(w) + loss_fn(w)).backward()
-            return w.grad
-    """, "backward-twice", r"backward ran once"),
-    "two-backwards/cleared-at-the-end": ("two-backwards", """
-        def grad_after_two_backwards(w, loss_fn):
-            loss_fn(w).backward()
-            loss_fn(w).backward()
-            w.grad = None
-            return w.grad
-    """, "doubled", r"cleared it after the backward calls"),
-    "two-backwards/copied-then-cleared": ("two-backwards", """
-        def grad_after_two_backwards(w, loss_fn):
-            loss_fn(w).backward()
-            loss_fn(w).backward()
-            grad = w.grad
-            w.grad = None
-            return grad
-    """, "grad-kept", r"afterwards w.grad was None"),
-    "two-backwards/four-passes": ("two-backwards", """
-        def grad_after_two_backwards(w, loss_fn):
-            for _ in range(4):
-                loss_fn(w).backward()
-            return w.grad
-    """, "doubled", r"4x the gradient: backward ran 4 times"),
-    "set-to-none/step-only": ("set-to-none", """
-        def clear_grads(optimizer):
-            optimizer.step()
-    """, "all-none", r"step\(\) updates the weights.*does not clear"),
-    "set-to-none/last-group-only": ("set-to-none", """
-        def clear_grads(optimizer):
-            for p in optimizer.param_groups[-1]["params"]:
-                p.grad = None
-    """, "all-none", r"first.*param groups? kept their gradients"),
-    "set-to-none/first-param-of-each-group": ("set-to-none", """
-        def clear_grads(optimizer):
-            for group in optimizer.param_groups:
-                group["params"][0].grad = None
-    """, "all-none", r"Only the first parameter of each param group"),
-    "set-to-none/zeros-like": ("set-to-none", """
-        import torch
-
-        def clear_grads(optimizer):
-            for group in optimizer.param_groups:
-                for p in group["params"]:
-                    p.grad = torch.zeros_like(p)
-    """, "all-none", r"every .grad was a tensor of zeros"),
-    "set-to-none/emptied-groups": ("set-to-none", """
-        def clear_grads(optimizer):
-            optimizer.param_groups.clear()
-            optimizer.zero_grad()
-    """, "all-none", r"kept its gradient"),
-}
+MISTAKES = BASIC_MISTAKES
 
 # Answers that must never pass, whatever they print or pretend.
 LIAR = dedent("""
@@ -476,26 +192,15 @@ def hard_coded(checker: str, seed: int) -> str:
     return f"import torch\n\n\ndef {function}(w, loss_fn):\n    {body}\n"
 
 
-@dataclass(frozen=True)
-class Run:
-    label: str
-    checker: str
-    source: str
-    seed: int
+CORPUS = {exercise_id: checker for exercise_id, (checker, _, _) in EXERCISES.items()}
 
 
 def all_runs() -> list[Run]:
-    runs: list[Run] = []
-    for checker, styles in STYLES.items():
-        runs += [Run(f"style:{checker}/{name}", checker, dedent(source), seed)
-                 for name, source in styles.items() for seed in SEEDS]
-    for exercise_id, (checker, _, _) in EXERCISES.items():
-        step = exercise(exercise_id)
-        runs += [Run(f"solution:{exercise_id}", checker, step.solution, seed) for seed in SEEDS]
-        runs += [Run(f"starter:{exercise_id}", checker, step.starter, seed)
+    """The default run: the sweep's files on the default seeds, and every other file."""
+    runs = corpus_runs(STYLES, CORPUS, exercise, DEFAULT_SEEDS)
+    for exercise_id, checker in CORPUS.items():
+        runs += [Run(f"starter:{exercise_id}", checker, exercise(exercise_id).starter, seed)
                  for seed in FEW_SEEDS]
-        runs += [Run(f"mutant:{exercise_id}/{mutant.id}", checker, mutated(step, m), seed)
-                 for m, mutant in enumerate(step.mutants) for seed in SEEDS]
     for label, (checker, source, _, _) in MISTAKES.items():
         runs += [Run(f"mistake:{label}", checker, dedent(source), seed) for seed in FEW_SEEDS]
     for label, (checker, source, _) in HOSTILE.items():
@@ -514,74 +219,42 @@ def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
     return checker_batch.checks_from(judge, CHECKER_OF[checker][1], messages)
 
 
-def run_batches(runs: list[Run], tmp: Path, processes: int = 2) -> list[list[dict[str, Any]]]:
-    """Every run's worker messages, from `processes` batch workers running side by side."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
-    parts = [runs[i::processes] for i in range(processes)]
-    started = []
-    for i, part in enumerate(parts):
-        jobs, results = tmp / f"jobs{i}.json", tmp / f"results{i}.json"
-        jobs.write_text(json.dumps([{"checker": spec(r.checker),
-                                     "function": CHECKER_OF[r.checker][1],
-                                     "source": r.source, "seed": r.seed} for r in part]))
-        started.append((subprocess.Popen(
-            [sys.executable, str(HERE / "checker_batch.py"), str(jobs), str(results)],
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True), results))
-    out: list[list[list[dict[str, Any]]]] = []
-    try:
-        for process, results in started:
-            _, stderr = process.communicate(timeout=300)
-            assert process.returncode == 0, stderr[-3000:]
-            out.append(json.loads(results.read_text()))
-    finally:
-        for process, _ in started:
-            if process.poll() is None:
-                process.kill()
-            process.communicate()
-    merged: list[list[dict[str, Any]]] = [[] for _ in runs]
-    for i, answers in enumerate(out):
-        for j, messages in enumerate(answers):
-            merged[i + j * processes] = messages
-    return merged
+def job(run: Run) -> dict[str, Any]:
+    return {"checker": spec(run.checker), "function": CHECKER_OF[run.checker][1],
+            "source": run.source, "seed": run.seed}
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[Check]]]:
+def checks_by_label(runs: list[Run], tmp: Path) -> dict[str, list[list[Check]]]:
     """label -> the checks of each of its runs, one list per seed."""
-    runs = all_runs()
-    messages = run_batches(runs, tmp_path_factory.mktemp("checker-batch"))
     by_label: dict[str, list[list[Check]]] = {}
-    for run, run_messages in zip(runs, messages, strict=True):
+    for run, run_messages in zip(runs, run_batches(runs, job, tmp), strict=True):
         by_label.setdefault(run.label, []).append(checks_from(run.checker, run_messages))
     return by_label
 
 
-def describe(checks: list[Check]) -> str:
-    return "; ".join(f"{c.name}={c.status}: {c.message}" for c in checks)
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[Check]]]:
+    """label -> the checks of each of its runs on the default seeds."""
+    return checks_by_label(all_runs(), tmp_path_factory.mktemp("checker-batch"))
 
 
-def passed(checks: list[Check]) -> bool:
-    return bool(checks) and all(c.status == "pass" for c in checks)
-
-
-def failing(checks: list[Check], name: str) -> Check | None:
-    return next((c for c in checks if c.name == name and c.status != "pass"), None)
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[Check]]]:
+    """The sweep's files on the rest of the 50 seeds (only under `-m sweep` or a whole run)."""
+    return checks_by_label(corpus_runs(STYLES, CORPUS, exercise, SWEEP_SEEDS),
+                           tmp_path_factory.mktemp("checker-sweep"))
 
 
 # Correct answers pass.
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 @pytest.mark.parametrize("label", [f"style:{checker}/{name}" for checker, styles in
                                    STYLES.items() for name in styles]
                          + [f"solution:{e}" for e in EXERCISES])
-def test_correct_answers_pass_on_every_seed(results: dict[str, list[list[Check]]],
+def test_correct_answers_pass_on_every_seed(request: pytest.FixtureRequest, seeds: str,
                                             label: str) -> None:
-    runs = results[label]
-    assert len(runs) == len(SEEDS)
-    for seed, checks in enumerate(runs):
-        assert passed(checks), f"seed {seed}: {describe(checks)}"
+    assert_pass_on_every_seed(request.getfixturevalue(seeds)[label], seeds_of(seeds))
 
 
 # Mistakes fail, on the check that names them.
@@ -591,14 +264,14 @@ MUTANTS = [(exercise_id, mutant.id, mutant.fails) for exercise_id in EXERCISES
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 @pytest.mark.parametrize(("exercise_id", "mutant", "check"), MUTANTS,
                          ids=[f"{e}/{m}" for e, m, _ in MUTANTS])
 def test_each_mutant_fails_its_named_check_on_every_seed(
-        results: dict[str, list[list[Check]]], exercise_id: str, mutant: str, check: str) -> None:
-    runs = results[f"mutant:{exercise_id}/{mutant}"]
-    assert len(runs) == len(SEEDS)
-    for seed, checks in enumerate(runs):
-        assert failing(checks, check), f"seed {seed}: {describe(checks)}"
+        request: pytest.FixtureRequest, seeds: str, exercise_id: str, mutant: str,
+        check: str) -> None:
+    assert_fail_on_every_seed(request.getfixturevalue(seeds)[f"mutant:{exercise_id}/{mutant}"],
+                              seeds_of(seeds), check, failing)
 
 
 @pytest.mark.slow
@@ -647,8 +320,10 @@ FIX_CODE = re.compile(r"\.backward\(|return |zero_grad\(|= None|before = |before
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 def test_hints_point_in_words_and_never_give_the_code_of_the_fix(
-        results: dict[str, list[list[Check]]]) -> None:
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: dict[str, list[list[Check]]] = request.getfixturevalue(seeds)
     for label, runs in results.items():
         for checks in runs:
             for check in checks:

@@ -4,8 +4,9 @@ processes (tests/checker_batch.py), and each checker's `judge` runs here, in the
 on the plain data that came back.
 
 Correct solutions in several styles pass on 50 seeds; each mutant in the lesson fails, on 50
-seeds, on the check it names; other real mistakes fail with a message that names them; and
-hard-coded answers, lying objects and a replaced `Tensor.backward` never pass.
+seeds, on the check it names (10 seeds, and the other 40 as `sweep` tests: tests/checker_suite.py);
+other real mistakes fail with a message that names them; and hard-coded answers, lying objects
+and a replaced `Tensor.backward` never pass.
 """
 
 from __future__ import annotations
@@ -13,17 +14,30 @@ from __future__ import annotations
 import functools
 import io
 import json
-import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from textwrap import dedent
 from typing import Any
 
 import checker_batch
 import pytest
+from checker_suite import (
+    DEFAULT_SEEDS,
+    SEED_SETS,
+    SWEEP_SEEDS,
+    Run,
+    assert_fail_on_every_seed,
+    assert_pass_on_every_seed,
+    corpus_runs,
+    describe,
+    failing,
+    passed,
+    run_batches,
+    seeds_of,
+)
+from learner_files import LOOP_MISTAKES, LOOP_STYLES
 
 from gradtutor.checking.checkers import judge_of, request_checker, worker_checker
 from gradtutor.checking.checkers.gradient_kinds import KINDS
@@ -34,7 +48,6 @@ from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Slide
 
 HERE = Path(__file__).parent
-SEEDS = range(50)
 FEW_SEEDS = range(5)
 HARD_CODED_SEEDS = range(5)
 
@@ -58,700 +71,11 @@ def cases_of(exercise_id: str) -> Any:
     return worker_checker(request_checker(exercise(exercise_id))).cases
 
 
-def mutated(step: Exercise, index: int) -> str:
-    source = step.solution
-    for edit in step.mutants[index].replace:
-        assert step.solution.count(edit.find) == 1, (step.mutants[index].id, edit.find)
-        source = source.replace(edit.find, edit.with_)
-    return source
-
-
-# Correct solutions, in the styles learners write them.
-STYLES: dict[str, dict[str, str]] = {
-    "accumulate-micro-batches": {
-        "model-zero-grad-keeps-zeros": """
-            def accumulated_step(model, optimizer, loss_fn, micro_batches):
-                model.zero_grad(set_to_none=False)
-                for x, y in micro_batches:
-                    loss = loss_fn(model(x), y) * (1 / len(micro_batches))
-                    loss.backward()
-                optimizer.step()
-        """,
-        "scales-grads-before-step": """
-            def accumulated_step(model, optimizer, loss_fn, micro_batches):
-                optimizer.zero_grad()
-                for x, y in micro_batches:
-                    loss_fn(model(x), y).backward()
-                for p in model.parameters():
-                    p.grad /= len(micro_batches)
-                optimizer.step()
-        """,
-        "clears-just-before-the-first": """
-            def accumulated_step(model, optimizer, loss_fn, micro_batches):
-                n = len(micro_batches)
-                for i, (x, y) in enumerate(micro_batches):
-                    loss = loss_fn(model(x), y) / n
-                    if i == 0:
-                        for p in model.parameters():
-                            p.grad = None
-                    loss.backward()
-                optimizer.step()
-        """,
-        "weights-by-rows": """
-            import torch
-
-            def accumulated_step(model, optimizer, loss_fn, micro_batches):
-                optimizer.zero_grad(set_to_none=True)
-                total = sum(len(x) for x, _ in micro_batches)
-                for x, y in micro_batches:
-                    torch.autograd.backward(loss_fn(model(x), y) * len(x) / total)
-                optimizer.step()
-        """,
-        # torch.optim's closure API: step() runs the closure, then updates
-        "closure": """
-            def accumulated_step(model, optimizer, loss_fn, micro_batches):
-                def closure():
-                    optimizer.zero_grad()
-                    total = 0.0
-                    for x, y in micro_batches:
-                        loss = loss_fn(model(x), y) / len(micro_batches)
-                        loss.backward()
-                        total += loss.item()
-                    return total
-
-                optimizer.step(closure)
-        """,
-    },
-    "fix-the-loop": {
-        "model-zero-grad": """
-            def train(model, optimizer, loss_fn, batches):
-                losses = []
-                for x, y in batches:
-                    model.zero_grad()
-                    loss = loss_fn(model(x), y)
-                    loss.backward()
-                    optimizer.step()
-                    losses.append(loss.item())
-                return losses
-        """,
-        "keeps-zeros": """
-            def train(model, optimizer, loss_fn, batches):
-                losses = []
-                for x, y in batches:
-                    optimizer.zero_grad(set_to_none=False)
-                    out = model(x)
-                    loss = loss_fn(out, y)
-                    loss.backward()
-                    optimizer.step()
-                    losses.append(float(loss))
-                return losses
-        """,
-        "clears-right-before-backward": """
-            def train(model, optimizer, loss_fn, batches):
-                losses = []
-                for x, y in batches:
-                    loss = loss_fn(model(x), y)
-                    optimizer.zero_grad()
-                    loss.backward()
-                    optimizer.step()
-                    losses.append(loss.detach().item())
-                return losses
-        """,
-        "none-by-hand": """
-            def train(model, optimizer, loss_fn, batches):
-                losses = []
-                for x, y in batches:
-                    for p in model.parameters():
-                        p.grad = None
-                    loss = loss_fn(model(x), y)
-                    loss.backward()
-                    optimizer.step()
-                    losses.append(loss.item())
-                return [float(v) for v in losses]
-        """,
-        "closure": """
-            def train(model, optimizer, loss_fn, batches):
-                losses = []
-                for x, y in batches:
-                    def closure():
-                        optimizer.zero_grad()
-                        loss = loss_fn(model(x), y)
-                        loss.backward()
-                        return loss
-
-                    losses.append(optimizer.step(closure).item())
-                return losses
-        """,
-        "closure-by-keyword-model-zero-grad": """
-            def train(model, optimizer, loss_fn, batches):
-                losses = []
-                for x, y in batches:
-                    def closure(x=x, y=y):
-                        model.zero_grad()
-                        loss = loss_fn(model(x), y)
-                        loss.backward()
-                        losses.append(loss.item())
-                        return loss
-
-                    optimizer.step(closure=closure)
-                return losses
-        """,
-    },
-    "manual-sgd": {
-        "zero-after-update": """
-            import torch
-
-            def manual_sgd(w, loss_fn, batches, lr):
-                for batch in batches:
-                    loss_fn(w, batch).backward()
-                    with torch.no_grad():
-                        w -= lr * w.grad
-                    w.grad.zero_()
-        """,
-        "sub-in-place": """
-            import torch
-
-            def manual_sgd(w, loss_fn, batches, lr):
-                for batch in batches:
-                    loss = loss_fn(w, batch)
-                    loss.backward()
-                    with torch.no_grad():
-                        w.sub_(lr * w.grad)
-                    w.grad = None
-        """,
-        # .data is the older idiom: it bypasses autograd, but keeps w the same leaf.
-        "data": """
-            def manual_sgd(w, loss_fn, batches, lr):
-                for batch in batches:
-                    w.grad = None
-                    loss_fn(w, batch).backward()
-                    w.data.sub_(lr * w.grad)
-        """,
-        "copy-and-autograd-backward": """
-            import torch
-
-            def manual_sgd(w, loss_fn, batches, lr):
-                for batch in batches:
-                    if w.grad is not None:
-                        w.grad.zero_()
-                    torch.autograd.backward(loss_fn(w, batch))
-                    with torch.no_grad():
-                        w.copy_(w - lr * w.grad)
-        """,
-    },
-    "grad-health": {
-        "any-and-isnan": """
-            import torch
-
-            def grad_report(model, max_norm):
-                report = {}
-                for name, p in model.named_parameters():
-                    g = p.grad
-                    if g is None or not g.any():
-                        report[name] = "dead"
-                    elif torch.isnan(g).any() or torch.isinf(g).any():
-                        report[name] = "exploding"
-                    elif torch.linalg.vector_norm(g) > max_norm:
-                        report[name] = "exploding"
-                    else:
-                        report[name] = "ok"
-                return report
-        """,
-        "helper-and-comprehension": """
-            import torch
-
-            def health(grad, max_norm):
-                if grad is None or torch.count_nonzero(grad) == 0:
-                    return "dead"
-                norm = grad.norm(2)
-                if not torch.isfinite(norm) or norm.item() > max_norm:
-                    return "exploding"
-                return "ok"
-
-            def grad_report(model, max_norm):
-                return {name: health(p.grad, max_norm) for name, p in model.named_parameters()}
-        """,
-        "float64-sum-of-squares": """
-            import math
-            import torch
-
-            def grad_report(model, max_norm):
-                report = {}
-                for name, p in model.named_parameters():
-                    if p.grad is None:
-                        report[name] = "dead"
-                        continue
-                    g = p.grad.double()
-                    if torch.all(g == 0):
-                        report[name] = "dead"
-                    elif not bool(torch.isfinite(g).all()):
-                        report[name] = "exploding"
-                    else:
-                        norm = math.sqrt(float((g * g).sum()))
-                        report[name] = "exploding" if norm > max_norm else "ok"
-                return report
-        """,
-    },
-}
+# Correct solutions, in the styles learners write them (tests/learner_files.py).
+STYLES = LOOP_STYLES
 
 # More mistakes learners make: (exercise, source, the check that must fail, words it says).
-MISTAKES: dict[str, tuple[str, str, str, str]] = {
-    "accumulate/not-divided-message": ("accumulate-micro-batches", """
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            optimizer.zero_grad()
-            for x, y in micro_batches:
-                loss_fn(model(x), y).backward()
-            optimizer.step()
-    """, "step-gradient", r"^Your loss was not divided by the number of micro-batches: the step "
-                          r"used a gradient [2-5]× too large\.$"),
-    "accumulate/divides-twice": ("accumulate-micro-batches", """
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            optimizer.zero_grad()
-            n = len(micro_batches)
-            for x, y in micro_batches:
-                (loss_fn(model(x), y) / n).backward()
-            for p in model.parameters():
-                p.grad /= n
-            optimizer.step()
-    """, "step-gradient", r"[2-5]× too small: the micro-batches' losses were scaled down twice"),
-    "accumulate/clears-after-backward": ("accumulate-micro-batches", """
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            n = len(micro_batches)
-            for x, y in micro_batches:
-                (loss_fn(model(x), y) / n).backward()
-            optimizer.zero_grad()
-            optimizer.step()
-    """, "step-gradient", r"\.grad was cleared after backward"),
-    "accumulate/clears-in-the-loop-message": ("accumulate-micro-batches", """
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            for x, y in micro_batches:
-                optimizer.zero_grad()
-                (loss_fn(model(x), y) / len(micro_batches)).backward()
-            optimizer.step()
-    """, "step-gradient", r"only the last micro-batch's gradient: \.grad was cleared inside the "
-                          r"loop"),
-    "accumulate/leftovers-message": ("accumulate-micro-batches", """
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            for x, y in micro_batches:
-                (loss_fn(model(x), y) / len(micro_batches)).backward()
-            optimizer.step()
-    """, "clears-leftovers", r"^The step used leftover gradients from before your function was "
-                             r"called: clear them first\.$"),
-    "accumulate/steps-twice": ("accumulate-micro-batches", """
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            optimizer.zero_grad()
-            for x, y in micro_batches:
-                (loss_fn(model(x), y) / len(micro_batches)).backward()
-            optimizer.step()
-            optimizer.step()
-    """, "one-step", r"optimizer\.step\(\) ran 2 times"),
-    "accumulate/grads-by-hand": ("accumulate-micro-batches", """
-        import torch
-
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            params = list(model.parameters())
-            n = len(micro_batches)
-            total = [torch.zeros_like(p) for p in params]
-            for x, y in micro_batches:
-                grads = torch.autograd.grad(loss_fn(model(x), y) / n, params)
-                total = [t + g for t, g in zip(total, grads)]
-            for p, t in zip(params, total):
-                p.grad = t
-            optimizer.step()
-    """, "backward-per-micro-batch", r"No gradient reached the parameters through backward"),
-    "accumulate/closure-clears-in-the-loop": ("accumulate-micro-batches", """
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            def closure():
-                for x, y in micro_batches:
-                    optimizer.zero_grad()
-                    (loss_fn(model(x), y) / len(micro_batches)).backward()
-
-            optimizer.step(closure)
-    """, "step-gradient", r"only the last micro-batch's gradient: \.grad was cleared inside the "
-                          r"loop"),
-    "accumulate/clips-the-gradient": ("accumulate-micro-batches", """
-        import torch
-
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            optimizer.zero_grad()
-            for x, y in micro_batches:
-                (loss_fn(model(x), y) / len(micro_batches)).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.01)
-            optimizer.step()
-    """, "step-gradient", r"^The step used [0-9.e-]+× the whole-batch mean gradient: look at "
-                          r"how much each micro-batch's loss counts; together they should make "
-                          r"one batch's mean\.$"),
-    "accumulate/first-micro-batch-only": ("accumulate-micro-batches", """
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            optimizer.zero_grad()
-            x, y = micro_batches[0]
-            loss_fn(model(x), y).backward()
-            optimizer.step()
-    """, "step-gradient", r"^The step's gradient is not the mean-loss gradient of all the "
-                          r"micro-batches taken as one batch\.$"),
-    "accumulate/zeros-before-the-step": ("accumulate-micro-batches", """
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            for x, y in micro_batches:
-                (loss_fn(model(x), y) / len(micro_batches)).backward()
-            optimizer.zero_grad(set_to_none=False)
-            optimizer.step()
-    """, "step-gradient", r"^The step used none of your micro-batches' gradients: \.grad was "
-                          r"cleared after backward\.$"),
-    "accumulate/backward-twice": ("accumulate-micro-batches", """
-        def accumulated_step(model, optimizer, loss_fn, micro_batches):
-            optimizer.zero_grad()
-            n = len(micro_batches)
-            for x, y in micro_batches:
-                loss = loss_fn(model(x), y) / (2 * n)
-                loss.backward(retain_graph=True)
-                loss.backward()
-            optimizer.step()
-    """, "backward-per-micro-batch", r"^backward ran (4|6|8|10) times for [2-5] micro-batches"),
-    "loop/closure-never-clears": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            for x, y in batches:
-                def closure():
-                    loss = loss_fn(model(x), y)
-                    loss.backward()
-                    return loss
-
-                losses.append(optimizer.step(closure).item())
-            return losses
-    """, "per-batch-gradient", r"^Step 2 used the gradient of batch 1 plus batch 2: \.grad was "
-                               r"not cleared before backward\.$"),
-    "loop/closure-clears-after-backward": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            for x, y in batches:
-                def closure():
-                    loss = loss_fn(model(x), y)
-                    loss.backward()
-                    optimizer.zero_grad()
-                    return loss
-
-                losses.append(optimizer.step(closure).item())
-            return losses
-    """, "per-batch-gradient", r"zero_grad\(\) ran after backward and before step\(\)"),
-    "loop/classic-bug-message": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            for x, y in batches:
-                loss = loss_fn(model(x), y)
-                loss.backward()
-                optimizer.step()
-                losses.append(loss.item())
-            return losses
-    """, "per-batch-gradient", r"^Step 2 used the gradient of batch 1 plus batch 2: \.grad was "
-                               r"not cleared before backward\.$"),
-    "loop/clears-after-step-message": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            for x, y in batches:
-                loss = loss_fn(model(x), y)
-                loss.backward()
-                optimizer.step()
-                optimizer.zero_grad()
-                losses.append(loss.item())
-            return losses
-    """, "clears-leftovers", r"used leftover gradients from before your function was called: "
-                             r"clear them first"),
-    "loop/step-before-backward-message": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            for x, y in batches:
-                optimizer.zero_grad()
-                loss = loss_fn(model(x), y)
-                optimizer.step()
-                loss.backward()
-                losses.append(loss.item())
-            return losses
-    """, "backward-per-batch", r"^optimizer\.step\(\) ran before backward: step 1 had no "
-                               r"backward pass before it\.$"),
-    "loop/clears-between-backward-and-step": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            for x, y in batches:
-                loss = loss_fn(model(x), y)
-                loss.backward()
-                optimizer.zero_grad(set_to_none=False)
-                optimizer.step()
-                losses.append(loss.item())
-            return losses
-    """, "per-batch-gradient", r"zero_grad\(\) ran after backward and before step\(\)"),
-    "loop/backward-twice": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            for x, y in batches:
-                optimizer.zero_grad()
-                loss = loss_fn(model(x), y)
-                loss.backward(retain_graph=True)
-                loss.backward()
-                optimizer.step()
-                losses.append(loss.item())
-            return losses
-    """, "backward-per-batch", r"backward ran 2 times before step 1"),
-    "loop/steps-once-at-the-end": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            optimizer.zero_grad()
-            for x, y in batches:
-                loss = loss_fn(model(x), y)
-                loss.backward()
-                losses.append(loss.item())
-            optimizer.step()
-            return losses
-    """, "one-step-per-batch", r"ran 1 time for [2-5] batches"),
-    "loop/returns-a-tuple": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = ()
-            for x, y in batches:
-                optimizer.zero_grad()
-                loss = loss_fn(model(x), y)
-                loss.backward()
-                optimizer.step()
-                losses += (loss.item(),)
-            return losses
-    """, "returns-losses", r"You returned a tuple"),
-    "loop/forgets-to-return": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            for x, y in batches:
-                optimizer.zero_grad()
-                loss = loss_fn(model(x), y)
-                loss.backward()
-                optimizer.step()
-                losses.append(loss.item())
-    """, "returns-losses", r"^You returned None"),
-    "loop/losses-after-the-step": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            for x, y in batches:
-                optimizer.zero_grad()
-                loss_fn(model(x), y).backward()
-                optimizer.step()
-                losses.append(loss_fn(model(x), y).item())
-            return losses
-    """, "returns-losses", r"^Loss 1 you returned is not the loss of batch 1"),
-    "sgd/never-clears-message": ("manual-sgd", """
-        import torch
-
-        def manual_sgd(w, loss_fn, batches, lr):
-            for batch in batches:
-                loss_fn(w, batch).backward()
-                with torch.no_grad():
-                    w -= lr * w.grad
-    """, "per-batch-gradient", r"^The second update used batch 1's gradient too: nothing "
-                               r"cleared w\.grad in between, and backward adds into it\.$"),
-    "sgd/rebinds-outside-no-grad-message": ("manual-sgd", """
-        def manual_sgd(w, loss_fn, batches, lr):
-            for batch in batches:
-                loss = loss_fn(w, batch)
-                loss.backward()
-                w = w - lr * w.grad
-    """, "stays-leaf", r"`w = w - \.\.\.` makes a new tensor and points your function's local "
-                       r"name w at it\. The caller's w never changes"),
-    "sgd/rebinds-inside-no-grad-message": ("manual-sgd", """
-        import torch
-
-        def manual_sgd(w, loss_fn, batches, lr):
-            for batch in batches:
-                loss_fn(w, batch).backward()
-                with torch.no_grad():
-                    w = w - lr * w.grad
-    """, "stays-leaf", r"w no longer requires grad"),
-    "sgd/fresh-leaf-each-time": ("manual-sgd", """
-        def manual_sgd(w, loss_fn, batches, lr):
-            for batch in batches:
-                loss_fn(w, batch).backward()
-                w = (w - lr * w.grad).detach().requires_grad_()
-    """, "stays-leaf", r"new tensor, not the w you were given"),
-    "sgd/uses-an-optimizer": ("manual-sgd", """
-        import torch
-
-        def manual_sgd(w, loss_fn, batches, lr):
-            optimizer = torch.optim.SGD([w], lr=lr)
-            for batch in batches:
-                optimizer.zero_grad()
-                loss_fn(w, batch).backward()
-                optimizer.step()
-    """, "no-optimizer", r"An optimizer's step\(\) ran"),
-    "sgd/autograd-grad-instead-of-dot-grad": ("manual-sgd", """
-        import torch
-
-        def manual_sgd(w, loss_fn, batches, lr):
-            for batch in batches:
-                (grad,) = torch.autograd.grad(loss_fn(w, batch), w)
-                with torch.no_grad():
-                    w -= lr * grad
-    """, "backward-per-batch", r"backward\(\) never filled w\.grad"),
-    "sgd/uphill": ("manual-sgd", """
-        import torch
-
-        def manual_sgd(w, loss_fn, batches, lr):
-            for batch in batches:
-                w.grad = None
-                loss_fn(w, batch).backward()
-                with torch.no_grad():
-                    w.add_(lr * w.grad)
-    """, "update", r"added lr \* grad: w moved uphill"),
-    "sgd/in-place-while-recording": ("manual-sgd", """
-        def manual_sgd(w, loss_fn, batches, lr):
-            for batch in batches:
-                w.grad = None
-                loss_fn(w, batch).backward()
-                w.sub_(lr * w.grad)
-    """, "update", r"PyTorch refuses to change a leaf that requires grad in place"),
-    "sgd/skips-the-last-batch": ("manual-sgd", """
-        import torch
-
-        def manual_sgd(w, loss_fn, batches, lr):
-            for batch in batches[:-1]:
-                w.grad = None
-                loss_fn(w, batch).backward()
-                with torch.no_grad():
-                    w -= lr * w.grad
-    """, "per-batch-gradient", r"loss_fn was never called with batch [2-5]"),
-    "health/no-none-check-message": ("grad-health", """
-        import torch
-
-        def grad_report(model, max_norm):
-            return {name: "exploding" if p.grad.norm() > max_norm else "ok"
-                    for name, p in model.named_parameters()}
-    """, "classification", r"crashed on a parameter whose \.grad is None"),
-    "health/norm-only-message": ("grad-health", """
-        def grad_report(model, max_norm):
-            report = {}
-            for name, p in model.named_parameters():
-                if p.grad is None or (p.grad == 0).all():
-                    report[name] = "dead"
-                else:
-                    report[name] = "exploding" if p.grad.norm() > max_norm else "ok"
-            return report
-    """, "classification", r"nan > max_norm is False"),
-    "health/total-norm": ("grad-health", """
-        import torch
-
-        def grad_report(model, max_norm):
-            grads = [p.grad for p in model.parameters() if p.grad is not None]
-            total = torch.cat([g.reshape(-1) for g in grads]).norm()
-            report = {}
-            for name, p in model.named_parameters():
-                if p.grad is None or (p.grad == 0).all():
-                    report[name] = "dead"
-                elif not torch.isfinite(p.grad).all() or total > max_norm:
-                    report[name] = "exploding"
-                else:
-                    report[name] = "ok"
-            return report
-    """, "classification", r"as if you compared one total norm of all the gradients "
-                           r"\((nan|inf|[0-9.e+-]+)\) with max_norm"),
-    # as real monitoring code does: "vanishing" below an absolute threshold
-    "health/max-below-1e-6-means-dead": ("grad-health", """
-        import torch
-
-        def grad_report(model, max_norm):
-            report = {}
-            for name, p in model.named_parameters():
-                g = p.grad
-                if g is None or g.abs().max() < 1e-6:
-                    report[name] = "dead"
-                elif not torch.isfinite(g).all() or g.norm() > max_norm:
-                    report[name] = "exploding"
-                else:
-                    report[name] = "ok"
-            return report
-    """, "classification", r"tiny gradient \(norm [0-9.]+e-[0-9]+\), but not a zero one"),
-    "health/norm-below-1e-9-means-dead": ("grad-health", """
-        import torch
-
-        def grad_report(model, max_norm):
-            report = {}
-            for name, p in model.named_parameters():
-                g = p.grad
-                if g is None or g.norm() < 1e-9:
-                    report[name] = "dead"
-                elif not torch.isfinite(g).all() or g.norm() > max_norm:
-                    report[name] = "exploding"
-                else:
-                    report[name] = "ok"
-            return report
-    """, "classification", r"tiny gradient \(norm [0-9.]+e-[0-9]+\), but not a zero one"),
-    "health/allclose-to-zero-means-dead": ("grad-health", """
-        import torch
-
-        def grad_report(model, max_norm):
-            report = {}
-            for name, p in model.named_parameters():
-                g = p.grad
-                if g is None or torch.allclose(g, torch.zeros_like(g)):
-                    report[name] = "dead"
-                elif not torch.isfinite(g).all() or g.norm() > max_norm:
-                    report[name] = "exploding"
-                else:
-                    report[name] = "ok"
-            return report
-    """, "classification", r"tiny gradient \(norm [0-9.]+e-[0-9]+\), but not a zero one"),
-    "health/total-norm-by-clip-grad-norm": ("grad-health", """
-        import torch
-
-        def grad_report(model, max_norm):
-            params = [p for p in model.parameters() if p.grad is not None]
-            total = torch.nn.utils.clip_grad_norm_(params, float("inf"))
-            report = {}
-            for name, p in model.named_parameters():
-                if p.grad is None or not p.grad.any():
-                    report[name] = "dead"
-                elif not torch.isfinite(p.grad).all() or total > max_norm:
-                    report[name] = "exploding"
-                else:
-                    report[name] = "ok"
-            return report
-    """, "classification", r"as if you compared one total norm of all the gradients "
-                           r"\((nan|inf|[0-9.e+-]+)\) with max_norm"),
-    "health/l1-norm": ("grad-health", """
-        import torch
-
-        def grad_report(model, max_norm):
-            report = {}
-            for name, p in model.named_parameters():
-                g = p.grad
-                if g is None or (g == 0).all():
-                    report[name] = "dead"
-                elif not torch.isfinite(g).all() or g.abs().sum() > max_norm:
-                    report[name] = "exploding"
-                else:
-                    report[name] = "ok"
-            return report
-    """, "classification", r"not above max_norm [0-9.]+: it is ok"),
-    "health/small-means-dead": ("grad-health", """
-        import torch
-
-        def grad_report(model, max_norm):
-            report = {}
-            for name, p in model.named_parameters():
-                g = p.grad
-                if g is None or g.norm() < 1e-4:
-                    report[name] = "dead"
-                elif not torch.isfinite(g).all() or g.norm() > max_norm:
-                    report[name] = "exploding"
-                else:
-                    report[name] = "ok"
-            return report
-    """, "classification", r"tiny gradient \(norm [0-9.e-]+\), but not a zero one"),
-    "health/returns-a-list": ("grad-health", """
-        def grad_report(model, max_norm):
-            return [(name, "ok") for name, p in model.named_parameters()]
-    """, "returns-dict", r"^You returned a list, not a dict\.$"),
-    "health/booleans": ("grad-health", """
-        def grad_report(model, max_norm):
-            return {name: p.grad is None for name, p in model.named_parameters()}
-    """, "returns-dict", r"Each value must be one of the strings .*a bool"),
-    "health/module-names": ("grad-health", """
-        def grad_report(model, max_norm):
-            return {name: "ok" for name, _ in model.named_children()}
-    """, "returns-dict", r"no entry for"),
-}
+MISTAKES = LOOP_MISTAKES
 
 # Mistakes that must fail on every seed, not only on the few the others run on: a mistake
 # the inputs catch on some seeds only would pass for an unlucky learner.
@@ -883,30 +207,17 @@ GAMING: dict[str, tuple[str, str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Run:
-    label: str
-    checker: str
-    source: str
-    seed: int
+CORPUS = {exercise_id: exercise_id for exercise_id in EXERCISES}
 
 
 def all_runs() -> list[Run]:
-    runs: list[Run] = []
-    for checker, styles in STYLES.items():
-        runs += [Run(f"style:{checker}/{name}", checker, dedent(source), seed)
-                 for name, source in styles.items() for seed in SEEDS]
-    for exercise_id in EXERCISES:
-        step = exercise(exercise_id)
-        runs += [Run(f"solution:{exercise_id}", exercise_id, step.solution, seed)
-                 for seed in SEEDS]
-        runs += [Run(f"starter:{exercise_id}", exercise_id, step.starter, seed)
-                 for seed in FEW_SEEDS]
-        runs += [Run(f"mutant:{exercise_id}/{mutant.id}", exercise_id, mutated(step, m), seed)
-                 for m, mutant in enumerate(step.mutants) for seed in SEEDS]
+    """The default run: the sweep's files on the default seeds, and every other file."""
+    runs = corpus_runs(STYLES, CORPUS, exercise, DEFAULT_SEEDS)
+    runs += [Run(f"starter:{exercise_id}", exercise_id, exercise(exercise_id).starter, seed)
+             for exercise_id in EXERCISES for seed in FEW_SEEDS]
     for label, (checker, source, _, _) in MISTAKES.items():
         runs += [Run(f"mistake:{label}", checker, dedent(source), seed)
-                 for seed in (SEEDS if label in EVERY_SEED else FEW_SEEDS)]
+                 for seed in (DEFAULT_SEEDS if label in EVERY_SEED else FEW_SEEDS)]
     for label, (checker, source, _) in GAMING.items():
         runs += [Run(f"gaming:{label}", checker, dedent(source), seed) for seed in FEW_SEEDS]
     runs += [Run("hard-coded:grad-health", "grad-health", hard_coded_report(seed), seed)
@@ -977,39 +288,9 @@ def checks_from(checker: str, messages: list[dict[str, Any]]) -> list[Check]:
                                      messages)
 
 
-def start_batch(runs: list[Run], tmp: Path, name: str) -> tuple[subprocess.Popen[str], Path]:
-    jobs, results = tmp / f"{name}-jobs.json", tmp / f"{name}-results.json"
-    jobs.write_text(json.dumps([{"checker": request_checker(exercise(r.checker)),
-                                 "source": r.source, "seed": r.seed,
-                                 "function": EXERCISES[r.checker][0]} for r in runs]))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "checker_batch.py"), str(jobs), str(results)],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True)
-    return process, results
-
-
-def run_batches(runs: list[Run], tmp: Path, processes: int = 2) -> list[list[dict[str, Any]]]:
-    """Every run's worker messages, from `processes` batch workers running side by side."""
-    started = [start_batch(runs[i::processes], tmp, f"part{i}") for i in range(processes)]
-    parts: list[list[list[dict[str, Any]]]] = []
-    try:
-        for process, results in started:
-            _, stderr = process.communicate(timeout=600)
-            assert process.returncode == 0, stderr[-3000:]
-            parts.append(json.loads(results.read_text()))
-    finally:
-        for process, _ in started:
-            if process.poll() is None:
-                process.kill()
-            process.communicate()
-    merged: list[list[dict[str, Any]]] = [[] for _ in runs]
-    for i, part in enumerate(parts):
-        for j, messages in enumerate(part):
-            merged[i + j * processes] = messages
-    return merged
+def job(run: Run) -> dict[str, Any]:
+    return {"checker": request_checker(exercise(run.checker)), "source": run.source,
+            "seed": run.seed, "function": EXERCISES[run.checker][0]}
 
 
 Results = dict[str, list[tuple[list[Check], list[dict[str, Any]]]]]
@@ -1020,47 +301,53 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Results:
     """label -> per seed: the checks of the run, and the messages the worker sent."""
     tmp = tmp_path_factory.mktemp("loop-checkers")
     runs = all_runs()
-    messages = run_batches(runs, tmp)
+    messages = run_batches(runs, job, tmp)
     first: dict[str, list[list[dict[str, Any]]]] = {}
     for run, run_messages in zip(runs, messages, strict=True):
         first.setdefault(run.label, []).append(run_messages)
     second = hard_coded_runs(first)
     runs += second
-    messages += run_batches(second, tmp, processes=1)
-    by_label: Results = {}
+    messages += run_batches(second, job, tmp / "hard-coded", processes=1)
+    return by_label(runs, messages)
+
+
+def by_label(runs: list[Run], messages: list[list[dict[str, Any]]]) -> Results:
+    found: Results = {}
     for run, run_messages in zip(runs, messages, strict=True):
-        by_label.setdefault(run.label, []).append(
+        found.setdefault(run.label, []).append(
             (checks_from(run.checker, run_messages), run_messages))
-    return by_label
+    return found
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Results:
+    """The sweep's files on the rest of the 50 seeds (only under `-m sweep` or a whole run),
+    as `results` gives them."""
+    runs = corpus_runs(STYLES, CORPUS, exercise, SWEEP_SEEDS)
+    runs += [Run(f"mistake:{label}", MISTAKES[label][0], dedent(MISTAKES[label][1]), seed)
+             for label in EVERY_SEED for seed in SWEEP_SEEDS]
+    return by_label(runs, run_batches(runs, job, tmp_path_factory.mktemp("loop-sweep")))
 
 
 def checks_of(results: Results, label: str) -> list[list[Check]]:
     return [checks for checks, _ in results[label]]
 
 
-def describe(checks: list[Check]) -> str:
-    return "; ".join(f"{c.name}={c.status}: {c.message}" for c in checks)
-
-
-def passed(checks: list[Check]) -> bool:
-    return bool(checks) and all(c.status == "pass" for c in checks)
-
-
-def failing(checks: list[Check], name: str) -> Check | None:
-    return next((c for c in checks if c.name == name and c.status == "fail"), None)
-
-
 # Correct answers pass.
 
+def checks_in(request: pytest.FixtureRequest, seeds: str, label: str) -> list[list[Check]]:
+    """The checks of `label`'s runs in the SEED_SETS fixture `seeds`."""
+    return checks_of(request.getfixturevalue(seeds), label)
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 @pytest.mark.parametrize("label", [f"style:{checker}/{name}" for checker, styles in
                                    STYLES.items() for name in styles]
                          + [f"solution:{e}" for e in EXERCISES])
-def test_correct_answers_pass_on_every_seed(results: Results, label: str) -> None:
-    runs = checks_of(results, label)
-    assert len(runs) == len(SEEDS)
-    for seed, checks in enumerate(runs):
-        assert passed(checks), f"seed {seed}: {describe(checks)}"
+def test_correct_answers_pass_on_every_seed(request: pytest.FixtureRequest, seeds: str,
+                                            label: str) -> None:
+    assert_pass_on_every_seed(checks_in(request, seeds, label), seeds_of(seeds))
 
 
 # Mistakes fail, on the check that names them.
@@ -1070,24 +357,28 @@ MUTANTS = [(exercise_id, mutant.id, mutant.fails) for exercise_id in EXERCISES
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 @pytest.mark.parametrize(("exercise_id", "mutant", "check"), MUTANTS,
                          ids=[f"{e}/{m}" for e, m, _ in MUTANTS])
 def test_each_mutant_fails_its_named_check_on_every_seed(
-        results: Results, exercise_id: str, mutant: str, check: str) -> None:
-    runs = checks_of(results, f"mutant:{exercise_id}/{mutant}")
-    assert len(runs) == len(SEEDS)
-    for seed, checks in enumerate(runs):
-        assert failing(checks, check), f"seed {seed}: {describe(checks)}"
+        request: pytest.FixtureRequest, seeds: str, exercise_id: str, mutant: str,
+        check: str) -> None:
+    assert_fail_on_every_seed(checks_in(request, seeds, f"mutant:{exercise_id}/{mutant}"),
+                              seeds_of(seeds), check)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("label", list(MISTAKES))
-def test_realistic_mistakes_fail_with_a_message_that_names_them(results: Results,
-                                                                label: str) -> None:
+@pytest.mark.parametrize(("label", "seeds"), [
+    *[(label, "results") for label in MISTAKES],
+    *[pytest.param(label, "swept", id=f"{label}-sweep", marks=pytest.mark.sweep)
+      for label in EVERY_SEED]])
+def test_realistic_mistakes_fail_with_a_message_that_names_them(
+        request: pytest.FixtureRequest, label: str, seeds: str) -> None:
     _, _, check, words = MISTAKES[label]
-    runs = checks_of(results, f"mistake:{label}")
-    assert len(runs) == len(SEEDS if label in EVERY_SEED else FEW_SEEDS)
-    for seed, checks in enumerate(runs):
+    runs = checks_in(request, seeds, f"mistake:{label}")
+    every_seed = seeds_of(seeds) if label in EVERY_SEED else FEW_SEEDS
+    assert len(runs) == len(every_seed)
+    for seed, checks in zip(every_seed, runs, strict=True):
         found = failing(checks, check)
         assert found, f"seed {seed}: {describe(checks)}"
         assert re.search(words, found.message, re.DOTALL), found.message
@@ -1179,7 +470,10 @@ FIX_CODE = re.compile(r"w -=|torch\.no_grad|\.backward\(|= None|for batch in")
 
 
 @pytest.mark.slow
-def test_manual_sgd_hints_point_in_words_and_never_give_the_fix(results: Results) -> None:
+@pytest.mark.parametrize("seeds", SEED_SETS)
+def test_manual_sgd_hints_point_in_words_and_never_give_the_fix(
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
     labels = [label for label in results if "manual-sgd" in label or ":sgd/" in label]
     assert len(labels) > 10
     for label in labels:
@@ -1189,8 +483,10 @@ def test_manual_sgd_hints_point_in_words_and_never_give_the_fix(results: Results
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 def test_an_update_through_dot_data_passes_with_a_note_that_no_grad_is_the_safe_way(
-        results: Results) -> None:
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
     for checks in checks_of(results, "style:manual-sgd/data"):
         assert passed(checks), describe(checks)
         update = next(c for c in checks if c.name == "update")
@@ -1227,7 +523,10 @@ def test_the_leftover_table_shows_what_was_in_grad_before_the_call(results: Resu
 
 
 @pytest.mark.slow
-def test_the_scale_of_a_wrong_step_is_the_number_of_micro_batches(results: Results) -> None:
+@pytest.mark.parametrize("seeds", SEED_SETS)
+def test_the_scale_of_a_wrong_step_is_the_number_of_micro_batches(
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
     for checks, messages in results["mutant:accumulate-micro-batches/not-divided"]:
         found = failing(checks, "step-gradient")
         assert found is not None
@@ -1256,7 +555,10 @@ def test_a_declared_field_with_a_format_formats_the_number_itself() -> None:
 
 
 @pytest.mark.slow
-def test_grad_health_names_the_misclassified_parameters(results: Results) -> None:
+@pytest.mark.parametrize("seeds", SEED_SETS)
+def test_grad_health_names_the_misclassified_parameters(
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
     for checks, _ in results["mutant:grad-health/norm-only"]:
         found = failing(checks, "classification")
         assert found is not None and found.evidence is not None
@@ -1267,8 +569,10 @@ def test_grad_health_names_the_misclassified_parameters(results: Results) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", SEED_SETS)
 def test_a_crash_on_a_none_gradient_is_explained_not_reported_as_an_error(
-        results: Results) -> None:
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
     for checks, _ in results["mutant:grad-health/no-none-check"]:
         assert [c.status for c in checks] == ["pass", "fail"], describe(checks)
 
@@ -1276,8 +580,12 @@ def test_a_crash_on_a_none_gradient_is_explained_not_reported_as_an_error(
 # The cases exercise every clause of the contracts.
 
 @pytest.mark.slow
-def test_norms_sit_just_above_and_just_below_max_norm(results: Results) -> None:
-    for seed, (_, messages) in enumerate(results["solution:grad-health"]):
+@pytest.mark.parametrize("seeds", SEED_SETS)
+def test_norms_sit_just_above_and_just_below_max_norm(
+        request: pytest.FixtureRequest, seeds: str) -> None:
+    results: Results = request.getfixturevalue(seeds)
+    for seed, (_, messages) in zip(seeds_of(seeds), results["solution:grad-health"],
+                                       strict=True):
         by_kind: dict[str, list[float]] = {}
         sent = next(m for m in messages if m["type"] == "expected")
         for case, expected in zip(sent["cases"], sent["expected"], strict=True):

@@ -412,7 +412,7 @@ def test_validate_speaks_chinese_but_author_lines_stay_english(gt: Run, course: 
 
 def test_english_start_up_never_imports_the_translation_code(tmp_path: Path,
                                                               course: Path) -> None:
-    from test_startup_imports import imported_modules
+    from import_log import imported_modules
 
     english = imported_modules(["show", "basics", "--plain", "--lessons", str(course)],
                                tmp_path)

@@ -1,9 +1,12 @@
-"""Forged verdicts: learner files that try to pass without doing the exercise, run through
-every way the tutor checks a file (a cold worker, a child of the warm fork server, a
-pre-started spawned worker, and `gradtutor check --all --json`, run once on all the forged
-files and once on all that must pass). None may pass; a file with a correct function (the
-controls) must. Then the property, on fresh random seeds: a file of
-the suite passes only if its function is correct.
+"""Forged verdicts: learner files that try to pass without doing the exercise (the `forged`
+files of tests/hostile_cases.py), each run through the ways of checking a file it lists for
+it: a cold worker, a child of the warm fork server, a pre-started spawned worker, and
+`gradtutor check --all --json` (run once on all the forged files and once on all that must
+pass). The files whose ending is the engine's (where the references live, how output is kept
+apart from results) meet all four; those the shared judge decides meet the fork server and
+`check --all`. None may pass, and each gets its status and words; a file with a correct
+function (the controls) must pass. Then the property, on fresh random seeds through the fork
+server: a file of the suite passes only if its function is correct.
 
 The checks run in one subprocess (`forgery_driver.py`), as an ordinary user would run the
 tutor: when these tests run as root, the driver runs without any capability (`setpriv`), since
@@ -22,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_isolation import EXPECTED, decided, worker_run
+from hostile_cases import CHECK_ALL, GAPS, HOSTILE_FILES, PATHS
+from isolation_support import EXPECTED, decided, worker_run
 
 from gradtutor.checking.checkers import request_checker, worker_checker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
@@ -31,27 +35,9 @@ from gradtutor.lessons.course import load_course
 HOSTILE = Path(__file__).parent / "hostile"
 ROOT = Path(__file__).resolve().parents[1]
 
-# Each file of the attack suite, and whether its function is correct.
-SUITE: dict[str, bool] = {
-    "forge_reads_reference": False,  # no function: reads the reference from memory, forges
-    "forge_calls_hooks": False,  # no backward: calls the trace's hooks by hand
-    "forge_hooks_in_other_backward": False,  # ... from inside an unrelated backward
-    "forge_appends_events": False,  # no backward: appends an event to the trace
-    "forge_notes_events": False,  # ... through the method checkers add their own events with
-    "subclass_lies": False,  # zeros whose __torch_function__ answers tolist with the truth
-    "subclass_dispatch_lies": False,  # zeros whose __torch_dispatch__ answers every operator
-    "writes_fake_results": False,
-    "tamper_torch": False,
-    "eq_always_true": False,
-    "wrong_prints_passed": False,
-    "correct_prints_passed": True,  # controls: the property is not vacuous
-    "thread_left_running": True,
-}
-# What docs/isolation.md states still passes: a file that computes every answer itself and
-# forges a whole observation. Checked, so that the statement stays true.
-GAPS = ("gap_forges_computed_answers",)
-PATHS = ("cold", "fork_server", "pre_started", "check_all")
-
+# The attack suite: the forged files of tests/hostile_cases.py, each met on its `paths`.
+SUITE = {name: case for name, case in HOSTILE_FILES.items() if case.forged}
+MET = [(name, path) for name, case in SUITE.items() for path in PATHS if path in case.paths]
 
 
 def as_ordinary_user() -> list[str] | None:
@@ -74,8 +60,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
     # `check --all` runs twice: on the forged files (none may pass, so it exits 1), and on
     # the files that pass (the controls and the stated gap, so it exits 0).
-    forged = [name for name, correct in SUITE.items() if not correct]
-    passing = [name for name, correct in SUITE.items() if correct] + list(GAPS)
+    forged = [name for name, case in SUITE.items() if not case.correct]
+    passing = [name for name, case in SUITE.items() if case.correct]
     subprocess.run([*(prefix or []), sys.executable, str(ROOT / "tests" / "forgery_driver.py"),
                     str(out), *(str(HOSTILE / f"{name}.py") for name in forged), "--",
                     *(str(HOSTILE / f"{name}.py") for name in passing)],
@@ -84,57 +70,60 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     return loaded
 
 
+def said(got: dict[str, Any]) -> str:
+    return "\n".join(check[2] for check in got["checks"])
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n, correct in SUITE.items() if not correct])
-@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(("name", "path"), [(n, p) for n, p in MET if not SUITE[n].correct])
 def test_a_forged_verdict_does_not_pass(results: dict[str, dict[str, Any]], name: str,
                                         path: str) -> None:
+    """Each forged file gets its status on every way it meets, and its verdict names the
+    attack."""
     got = results[name][path]
-    assert got["status"] != "pass", got["checks"]
-    if path == "check_all":
+    assert got["status"] == SUITE[name].status != "pass", got["checks"]
+    for words in SUITE[name].said(5.0):
+        assert words in said(got), got["checks"]
+    if path == CHECK_ALL:
         assert got["exit"] == 1
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n, correct in SUITE.items() if correct])
-@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(("name", "path"), [(n, p) for n, p in MET if SUITE[n].correct])
 def test_a_correct_function_passes_every_way(results: dict[str, dict[str, Any]], name: str,
                                              path: str) -> None:
     got = results[name][path]
     assert got["status"] == "pass", got["checks"]
-    if path == "check_all":
+    if path == CHECK_ALL:
         assert got["exit"] == 0
 
 
 @pytest.mark.slow
 def test_every_way_gives_the_same_status(results: dict[str, dict[str, Any]]) -> None:
-    for name, got in results.items():
-        assert len({got[path]["status"] for path in PATHS}) == 1, (name, got)
+    for name, case in SUITE.items():
+        assert len({results[name][path]["status"] for path in case.paths}) == 1, (
+            name, results[name])
 
 
 @pytest.mark.slow
 def test_no_file_passes_unless_its_function_is_correct(
         results: dict[str, dict[str, Any]]) -> None:
     """The property, on fresh random seeds (new cases each run) through the fork server."""
-    for name, correct in SUITE.items():
+    for name, case in SUITE.items():
         statuses = results[name]["seeds"]
         assert len(statuses) >= 5
         for seed, status in statuses.items():
-            assert (status == "pass") == correct, (name, seed, status)
+            assert (status == "pass") == case.correct, (name, seed, status)
 
 
 @pytest.mark.slow
-def test_the_attacks_are_named_in_their_verdicts(results: dict[str, dict[str, Any]]) -> None:
-    def said(name: str) -> str:
-        return "\n".join(c[2] for c in results[name]["cold"]["checks"])
-
-    assert "does not define a function named `read_grad`" in said("forge_reads_reference")
-    for name in ("forge_calls_hooks", "forge_hooks_in_other_backward"):
-        assert "called the checker's gradient hooks itself" in said(name)
-    assert "no backward pass put it there" in said("forge_appends_events")
-    assert "the trace records 'accumulate' events itself" in said("forge_notes_events")
-    assert "You returned a tensor of zeros" in said("subclass_lies")
-    assert "an object of type Liar" in said("subclass_dispatch_lies")
+@pytest.mark.parametrize("path", PATHS)
+def test_printed_claims_do_not_change_the_verdict(results: dict[str, dict[str, Any]],
+                                                  path: str) -> None:
+    assert results["correct_prints_passed"][path]["status"] == "pass"
+    assert results["correct_prints_passed"][path]["output"] == "passed\n" * 4
+    lying = results["wrong_prints_passed"][path]
+    assert lying["status"] != "pass" and "PASSED ✓ all checks passed" in lying["output"]
 
 
 @pytest.mark.slow

@@ -9,34 +9,54 @@ then look at what each run left.
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import json
 import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_cases import COLD, HOSTILE_FILES, Hostile, run_by
+from isolation_support import (
+    CORRECT,
+    EXPECTED,
+    HOSTILE,
+    LINUX,
+    POSIX,
+    ROOT,
+    SIGNALLING,
+    TAMPERING,
+    FakeJob,
+    FakeJobs,
+    Guarded,
+    decided,
+    error,
+    exercise,
+    judge_all_pass,
+    line,
+    live,
+    loops_noting,
+    needs_walls,
+    own_descendants,
+    refused_everything,
+    wait_for,
+    worker_run,
+)
 
 import gradtutor
 from gradtutor.checking.check import MEMORY_BUDGET, RESULTS_CAP, Seen, check_with, snippet_with
-from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.outcome import (
-    Judge,
     WorkerRun,
-    decide,
     parse_results,
     source_problem,
 )
 from gradtutor.checking.protocol import (
-    Expected,
     Observed,
     Request,
     Started,
@@ -46,34 +66,18 @@ from gradtutor.checking.protocol import (
 )
 from gradtutor.checking.verdict import Check, Verdict, overall, to_json
 from gradtutor.errors import GradtutorError
-from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Exercise
 from gradtutor.runtime.cold import ColdEngine, run_worker
 from gradtutor.runtime.lifetime import remove_tree
 from gradtutor.runtime.procfs import descendants
 from gradtutor.runtime.run import run_check
-from gradtutor.runtime.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabled
+from gradtutor.runtime.sandbox import WRITABLE_ENV
 from gradtutor.runtime.slot import OUTPUT_CAP
 from gradtutor.runtime.spawn import worker_environment
 from gradtutor.runtime.spawned import Spawned
 from gradtutor.runtime.wire import CHECK_MARK
 from gradtutor.ui.safe_text import neutralise, neutralise_verdict
 
-HOSTILE = Path(__file__).parent / "hostile"
-ROOT = Path(gradtutor.__file__).parents[1]  # the gradtutor under test
 TIMEOUT = 3.0
-LINUX = sys.platform.startswith("linux")
-POSIX = os.name == "posix"
-
-CORRECT = "def read_grad(w, loss_fn):\n    loss_fn(w).backward()\n    return w.grad\n"
-
-
-def exercise(timeout: float = TIMEOUT) -> Exercise:
-    """The course's read-grad, judged as the lesson declares it, with this time limit."""
-    step = load_course(rules=EXERCISE_RULES).find_exercise("read-grad")
-    assert isinstance(step, Exercise)
-    return dataclasses.replace(step, timeout=timeout)
-
 
 @dataclass(frozen=True)
 class Case:
@@ -86,35 +90,14 @@ class Case:
 
     @property
     def runs_here(self) -> bool:
-        return {"any": True, "posix": POSIX, "linux": LINUX}[self.only]
+        return Hostile(self.status, only=self.only).runs_here
 
 
-CASES = [
-    # slowest first, so the lanes of the pool finish together
-    Case("infinite_loop", "timeout", ("still running after 3 s",)),
-    Case("ignores_sigterm", "timeout", ("still running after 3 s",), "posix"),
-    Case("thread_blocked", "timeout", ("still running after 3 s",)),
-    Case("memory_flood", "error", ("ran out of memory (the limit is 2 GiB)",), "linux"),
-    Case("output_flood", "fail"),
-    Case("segfault", "error", ("segmentation fault",)),
-    Case("fork_children", "fail", (), "posix"),
-    Case("setsid_grandchild", "fail", (), "linux"),
-    Case("setsid_exec_sleep", "fail", (), "posix"),
-    Case("thread_left_running", "pass"),
-    Case("reads_stdin", "error", ("tried to read input", "EOFError")),
-    Case("tamper_torch", "fail", ("backward",)),
-    Case("tamper_builtins", "error", ("ImportError: imports are switched off",)),
-    Case("deletes_cwd", "fail", (), "posix"),
-    Case("huge_exception", "error", ("raised ValueError: gradient gradient",)),
-    Case("escape_codes", "error", ("RuntimeError",)),
-    Case("sys_exit_at_import", "error", ("could not be loaded", "called sys.exit(0)")),
-    Case("os_exit_in_function", "error", ("ended the process (exit code 0) before the checks",)),
-    Case("keyboard_interrupt", "error", ("raised KeyboardInterrupt",)),
-    Case("correct_prints_passed", "pass"),
-    Case("wrong_prints_passed", "fail"),
-    Case("eq_always_true", "fail", ("Anything",)),
-    Case("writes_fake_results", "error", ("results came back unreadable",), "posix"),
-    # not hostile, but they need a worker too: written into a temporary folder by `runs`
+# The hostile files of tests/hostile_cases.py that meet the cold path here (the forged ones
+# meet it in test_forgery.py), and two files that are not hostile but need a worker too:
+# written into a temporary folder by `runs`.
+CASES = [Case(name, HOSTILE_FILES[name].status, HOSTILE_FILES[name].said(TIMEOUT),
+              HOSTILE_FILES[name].only) for name in run_by(COLD, forged=False)] + [
     Case("missing_function", "error", ("does not define a function named `read_grad`",)),
     Case("wrong_signature", "error", ("must take 2 arguments", "read_grad(w)")),
 ]
@@ -129,65 +112,6 @@ class Run:
     verdict: Verdict
     seconds: float  # wall time of run_check
     left_running: tuple[int, ...]  # pids the file wrote down that still existed afterwards
-
-
-def live(pids: list[int]) -> tuple[int, ...]:
-    """The pids that still name a process (a zombie counts: nobody has reaped it)."""
-    if LINUX:
-        return tuple(pid for pid in pids if os.path.exists(f"/proc/{pid}"))
-    return tuple(pid for pid in pids if POSIX and _exists(pid))
-
-
-def _exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # signal 0: only asks whether the process exists
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def process_parents() -> dict[int, int]:
-    """Every process's parent, read from /proc independently of the runner."""
-    parents: dict[int, int] = {}
-    for name in os.listdir("/proc"):
-        try:
-            data = Path(f"/proc/{name}/stat").read_bytes() if name.isdigit() else b""
-        except OSError:
-            continue
-        if data:
-            parents[int(name)] = int(data[data.rfind(b")") + 2:].split()[1])
-    return parents
-
-
-def own_descendants() -> set[int]:
-    """Processes below this test process, read from /proc independently of the runner."""
-    parents = process_parents()
-    found, todo = set(), [os.getpid()]
-    while todo:
-        parent = todo.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in found:
-                found.add(pid)
-                todo.append(pid)
-    return found
-
-
-def processes_named(pids: set[int]) -> list[str]:
-    """Each process as a failed test should name it: pid, parent, state and command line."""
-    said = []
-    for pid in sorted(pids):
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_bytes()
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-        except OSError:
-            said.append(f"{pid}: gone")
-            continue
-        state, parent = stat[stat.rfind(b")") + 2:].split()[:2]
-        said.append(f"{pid} (parent {int(parent)}, {state.decode()}): "
-                    f"{command.decode(errors='replace')[:300]}")
-    return said
 
 
 def check_one(case: Case, folder: Path, piddir: Path, engine: ColdEngine) -> Run:
@@ -339,14 +263,6 @@ def test_output_is_kept_as_printed_and_neutralised_for_the_terminal(
 
 
 @pytest.mark.slow
-def test_printed_claims_do_not_change_the_verdict(runs: dict[str, Run]) -> None:
-    assert runs["correct_prints_passed"].verdict.passed
-    assert runs["correct_prints_passed"].verdict.output == "passed\n" * 4
-    lying = runs["wrong_prints_passed"].verdict
-    assert not lying.passed and "PASSED ✓ all checks passed" in lying.output
-
-
-@pytest.mark.slow
 def test_a_huge_exception_message_is_cut(runs: dict[str, Run]) -> None:
     verdict = runs["huge_exception"].verdict
     assert len(messages(verdict)) < 10_000
@@ -425,99 +341,46 @@ def test_interrupting_the_tutor_mid_check_leaves_nothing_behind(
 
 # ---- the walls (Landlock): nothing outside the check's folder changes, no signal leaves it --
 
-CONFINED = landlock_abi() >= 6 and sandbox_enabled(os.environ)
-needs_walls = pytest.mark.skipif(not CONFINED, reason="needs Landlock with signal scoping")
-TAMPERING = ("tampers_package", "rewrites_progress", "deletes_home")
-SIGNALLING = [  # (file, status, words in its verdict): each call is refused, the tutor goes on
-    ("kills_parent", "error", "PermissionError"),
-    ("stops_parent", "error", "PermissionError"),
-    ("kills_parent_group", "error", "PermissionError"),
-    ("kills_every_process", "fail", ""),
-]
-
-
-class Guarded:
-    """What learner code must not change, with a copy to compare against: the tutor's package
-    and lessons, the progress file, a home folder and other submissions. `changes()` lists what
-    differs now and puts it back (a test that fails must not leave the source tree broken)."""
-
-    def __init__(self, root: Path) -> None:
-        from gradtutor.lessons.course import default_lessons_dir
-
-        self.home = root / "home"
-        self.submissions = root / "submissions"
-        self.data = Path(os.environ["GRADTUTOR_HOME"])  # the tests' own (conftest.py)
-        for folder in (self.home, self.submissions, self.data):
-            folder.mkdir(parents=True, exist_ok=True)
-        (self.home / "thesis.txt").write_text("years of work\n")
-        (self.submissions / "other_student.py").write_text(CORRECT)
-        (self.data / "progress.json").write_text(json.dumps(
-            {"version": 1, "lessons": {"grad": {"step": 2}}}))
-        for name in TAMPERING:
-            (self.submissions / f"{name}.py").write_bytes((HOSTILE / f"{name}.py").read_bytes())
-        package = Path(gradtutor.__file__).parent
-        self.roots = (package, default_lessons_dir(), self.data, self.home, self.submissions)
-        self.saved = self.snapshot()
-
-    def snapshot(self) -> dict[Path, bytes | None]:
-        import importlib.util
-
-        files: dict[Path, bytes | None] = {}
-        for root in self.roots:
-            for path in root.rglob("*"):
-                content = path.read_bytes() if path.is_file() else None
-                if (content is not None and path.suffix == ".pyc"
-                        and content.startswith(importlib.util.MAGIC_NUMBER)):
-                    continue  # Python's own, which the tutor's imports may write; not planted
-                if path.name == "__pycache__":
-                    continue  # made by the tutor's own imports too; what is in it counts
-                files[path] = content
-        return files
-
-    def changes(self) -> list[str]:
-        now = self.snapshot()
-        changed = sorted(str(p) for p in now.keys() | self.saved.keys()
-                         if now.get(p, b"?") != self.saved.get(p, b"?"))
-        for path in now.keys() - self.saved.keys():
-            with contextlib.suppress(OSError):
-                path.unlink() if not path.is_dir() else remove_tree(path)
-        for path, content in self.saved.items():
-            if content is not None and now.get(path) != content:
-                path.write_bytes(content)
-        return changed
+@dataclass(frozen=True)
+class Walled:
+    verdict: Verdict
+    changes: list[str]  # what differed afterwards (put back since)
 
 
 @pytest.fixture(scope="module")
-def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guarded]:
-    if not CONFINED:
-        pytest.skip("needs Landlock with signal scoping")
-    # warm the tutor's own imports first, so that what they write is in the snapshot
-    run_check(exercise(), HOSTILE / "correct_prints_passed.py", seed=1)
-    from conftest import Cli
-
-    Cli(Path(os.environ["GRADTUTOR_HOME"]))("list")  # and the tutor's lesson cache
-    with pytest.MonkeyPatch.context() as mp:
-        guard = Guarded(tmp_path_factory.mktemp("guarded"))
-        mp.setenv("HOME", str(guard.home))
-        yield guard
-
-
-def refused_everything(verdict: Verdict) -> None:
-    """The file's own report: every attempt was refused, none done."""
-    assert "refused" in verdict.output, verdict.output
-    assert not re.search(r"\b(done|deleted|planted in)\b", verdict.output), verdict.output
+def walled(guarded: Guarded) -> dict[str, Walled]:
+    """Each file that tampers or signals, checked cold one after another, with what it
+    changed; then `other_student.py`, a correct file, once after all of them (a correct check
+    after each cost 6 more cold workers): the tutor still checks, and it passes."""
+    done = {}
+    for name in TAMPERING:
+        verdict = run_check(exercise(), guarded.submissions / f"{name}.py", seed=3)
+        done[name] = Walled(verdict, guarded.changes())
+    for name, _, _ in SIGNALLING:
+        verdict = run_check(exercise(), HOSTILE / f"{name}.py", seed=5)
+        done[name] = Walled(verdict, guarded.changes())
+    then = run_check(exercise(), guarded.submissions / "other_student.py", seed=4)
+    done["after"] = Walled(then, guarded.changes())
+    return done
 
 
 @pytest.mark.slow
 @needs_walls
 @pytest.mark.parametrize("name", TAMPERING)
 def test_learner_code_cannot_change_the_tutor_its_progress_or_other_files(
-        name: str, guarded: Guarded) -> None:
-    verdict = run_check(exercise(), guarded.submissions / f"{name}.py", seed=3)
+        name: str, walled: dict[str, Walled]) -> None:
+    verdict = walled[name].verdict
     assert verdict.status == "fail", messages(verdict)
     refused_everything(verdict)
-    assert guarded.changes() == []
-    assert run_check(exercise(), guarded.submissions / "other_student.py", seed=4).passed
+    assert walled[name].changes == []
+
+
+@pytest.mark.slow
+@needs_walls
+def test_a_correct_file_passes_after_the_files_that_tamper_and_signal(
+        walled: dict[str, Walled]) -> None:
+    assert walled["after"].verdict.passed, messages(walled["after"].verdict)
+    assert walled["after"].changes == []
 
 
 @pytest.mark.slow
@@ -541,13 +404,14 @@ def test_check_all_with_hostile_files_changes_nothing_outside_the_checks(
 @needs_walls
 @pytest.mark.parametrize(("name", "status", "says"), SIGNALLING,
                          ids=[case[0] for case in SIGNALLING])
-def test_learner_code_cannot_signal_the_tutor(name: str, status: str, says: str) -> None:
+def test_learner_code_cannot_signal_the_tutor(name: str, status: str, says: str,
+                                              walled: dict[str, Walled]) -> None:
     """In a cold check the worker's parent is the tutor (this test process): it must not be
-    killed or stopped, and the verdict is a clean failure."""
-    verdict = run_check(exercise(), HOSTILE / f"{name}.py", seed=5)
+    killed or stopped (this test runs), and the verdict is a clean failure."""
+    verdict = walled[name].verdict
     assert verdict.status == status, messages(verdict)
     assert says in messages(verdict)
-    assert run_check(exercise(), HOSTILE / "correct_prints_passed.py", seed=6).passed
+    assert walled[name].changes == []
 
 
 @pytest.mark.slow
@@ -619,36 +483,6 @@ def test_check_gives_the_notice_once_when_the_sandbox_is_off(
 
 
 # ---- the pure decisions, with no process -------------------------------------------------
-
-EXPECTED: Expected = {"type": "expected", "cases": [{"w": [1.0]}, {"w": [2.0]}],
-            "expected": [{"grad": [2.0]}, {"grad": [4.0]}]}
-
-
-def line(message: Mapping[str, Any]) -> bytes:
-    return json.dumps(message).encode() + b"\n"
-
-
-def worker_run(*messages: Mapping[str, Any], raw: bytes = b"", returncode: int | None = 0,
-               **more: Any) -> WorkerRun:
-    data = b"".join(line(m) for m in messages) + raw
-    fields = {"results_overflow": False, "timed_out": False, "startup_timed_out": False,
-              "memory_limit": MEMORY_BUDGET, "file_limit": 64 << 20, **more}
-    return WorkerRun(data, returncode=returncode, **fields)
-
-
-def error(kind: str, message: str = "", traceback: str = "") -> dict[str, str]:
-    return {"type": kind, "message": message, "traceback": traceback}
-
-
-def judge_all_pass(cases: list[Any], expected: list[Any], observed: list[Any]) -> list[Check]:
-    assert all(isinstance(o, dict) for o in observed)  # plain data only
-    return [Check("values", "pass", f"{len(observed)} of {len(cases)} right")]
-
-
-def decided(run: WorkerRun, judge: Judge = judge_all_pass) -> tuple[Check, ...]:
-    return decide(run, judge, function="read_grad", timeout=10, startup_allowance=120,
-                  results_cap=RESULTS_CAP)
-
 
 OBSERVED: Observed = {"type": "observed",
                             "observed": [{"returned": [2.0]}, {"returned": [4.0]}]}
@@ -794,7 +628,6 @@ def test_neutralise_verdict_reaches_every_string() -> None:
 
 
 def test_the_worker_environment_imports_this_gradtutor_on_one_thread() -> None:
-    import gradtutor
 
     env = worker_environment({"PYTHONPATH": "/elsewhere", "PYTHONWARNINGS": "error",
                               "PYTHONFAULTHANDLER": "1", "HOME": "/home/x"})
@@ -843,17 +676,14 @@ def test_a_snippet_the_tutor_stopped_says_so() -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not LINUX, reason="counts the tutor's descendants in /proc")
-def test_stop_workers_ends_a_running_check_as_stopped(tmp_path: Path) -> None:
+def test_stop_workers_ends_a_running_check_as_stopped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = own_descendants()
+    loops, started = loops_noting(tmp_path, monkeypatch)
     engine = ColdEngine()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        running = pool.submit(run_check, exercise(timeout=60), HOSTILE / "infinite_loop.py",
-                              seed=1, engine=engine)
-        deadline = time.monotonic() + 30
-        while own_descendants() == before:  # the worker has started
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        time.sleep(0.5)
+        running = pool.submit(run_check, exercise(timeout=60), loops, seed=1, engine=engine)
+        wait_for(started)  # learner code is running
         stopped_at = time.monotonic()
         engine.close()
         verdict = running.result(timeout=10)
@@ -863,38 +693,6 @@ def test_stop_workers_ends_a_running_check_as_stopped(tmp_path: Path) -> None:
 
 
 # ---- Windows's job, faked: what the spawn path asks of it --------------------------------
-
-class FakeJob:
-    """Records what the runner asks of a worker's job (`runner.Tree`); `refuse` makes the
-    memory cap fail as a Windows call would."""
-
-    def __init__(self, pid: int, refuse: bool = False) -> None:
-        self.pid = pid
-        self.refuse = refuse
-        self.calls: list[str] = []
-
-    def cap_memory_above_now(self, budget: int) -> None:
-        self.calls.append(f"cap {budget}")
-        if self.refuse:
-            raise OSError(5, "access denied")
-
-    def kill(self) -> None:
-        self.calls.append("kill")
-
-    def close(self) -> None:
-        self.calls.append("close")
-
-
-class FakeJobs:
-    """A `runner.Contain` that puts each worker in a FakeJob and keeps them."""
-
-    def __init__(self) -> None:
-        self.jobs: list[FakeJob] = []
-
-    def __call__(self, proc: Any) -> FakeJob:
-        self.jobs.append(FakeJob(proc.pid))
-        return self.jobs[-1]
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "status"), [("correct", "pass"), ("infinite_loop", "timeout")])

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_isolation import CORRECT, ROOT
+from isolation_support import CORRECT, ROOT
 
 from gradtutor.runtime.lifetime import (
     GRADE_PREFIX,

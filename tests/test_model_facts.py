@@ -18,6 +18,7 @@ from textwrap import dedent
 from typing import Any, TypedDict
 
 import pytest
+from learner_files import MODEL_FILES
 
 from gradtutor.checking.checkers import request_checker, worker_checker
 from gradtutor.checking.checkers.common import close
@@ -32,128 +33,7 @@ HERE = Path(__file__).parent
 SEEDS = (0, 1, 2)
 
 # label -> (exercise whose family and solution are used, learner source)
-FILES: dict[str, tuple[str, str]] = {
-    "setup:solution": ("freeze-layer", "SOLUTION"),
-    "setup:module-flag": ("freeze-layer", """
-        def freeze_first_layer(model):
-            model[0].requires_grad = False
-        """),
-    "setup:eval": ("freeze-layer", """
-        def freeze_first_layer(model):
-            model[0].eval()
-        """),
-    "setup:whole-model": ("freeze-layer", """
-        def freeze_first_layer(model):
-            model.requires_grad_(False)
-        """),
-    "setup:returns": ("freeze-layer", """
-        def freeze_first_layer(model):
-            model[0].requires_grad_(False)
-            return 3
-        """),
-    "clip:solution": ("clip-and-step", "SOLUTION"),
-    "clip:after-step": ("clip-and-step", """
-        from torch import nn
-
-        def train_step(model, optimizer, loss_fn, x, y, max_norm):
-            optimizer.zero_grad()
-            loss_fn(model(x), y).backward()
-            optimizer.step()
-            return nn.utils.clip_grad_norm_(model.parameters(), max_norm).item()
-        """),
-    "clip:leftovers": ("clip-and-step", """
-        from torch import nn
-
-        def train_step(model, optimizer, loss_fn, x, y, max_norm):
-            loss_fn(model(x), y).backward()
-            total = nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-            optimizer.step()
-            return total
-        """),
-    "clip:each": ("clip-and-step", """
-        from torch import nn
-
-        def train_step(model, optimizer, loss_fn, x, y, max_norm):
-            optimizer.zero_grad()
-            loss_fn(model(x), y).backward()
-            for p in model.parameters():
-                nn.utils.clip_grad_norm_(p, max_norm)
-            optimizer.step()
-        """),
-    "clip:no-step": ("clip-and-step", """
-        import torch
-
-        def train_step(model, optimizer, loss_fn, x, y, max_norm):
-            optimizer.zero_grad()
-            loss_fn(model(x), y).backward()
-            total = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-            return min(total.item(), max_norm)
-        """),
-    "eval:solution": ("evaluate-without-grad", "SOLUTION"),
-    "eval:train-mode": ("evaluate-without-grad", """
-        import torch
-
-        def evaluate(model, loss_fn, batches):
-            with torch.no_grad():
-                losses = [loss_fn(model(x), y).item() for x, y in batches]
-            return sum(losses)
-        """),
-    "eval:graph": ("evaluate-without-grad", """
-        def evaluate(model, loss_fn, batches):
-            model.eval()
-            losses = [loss_fn(model(x), y) for x, y in batches]
-            return losses[-1]
-        """),
-    "eval:tensor": ("evaluate-without-grad", """
-        import torch
-
-        def evaluate(model, loss_fn, batches):
-            model.eval()
-            with torch.no_grad():
-                losses = torch.stack([loss_fn(model(x), y) for x, y in batches])
-            model.train()
-            return losses.mean()
-        """),
-    "eval:stays": ("evaluate-without-grad", """
-        import torch
-
-        def evaluate(model, loss_fn, batches):
-            model.eval()
-            with torch.no_grad():
-                losses = [loss_fn(model(x), y).item() for x, y in batches]
-            return None
-        """),
-    "checkpoint:solution": ("save-checkpoint", "SOLUTION"),
-    "checkpoint:object": ("save-checkpoint", """
-        import torch
-
-        def save_checkpoint(model, optimizer, f):
-            torch.save({"model": model, "optimizer": optimizer}, f)
-        """),
-    "checkpoint:model-only": ("save-checkpoint", """
-        import torch
-
-        def save_checkpoint(model, optimizer, f):
-            torch.save(model.state_dict(), f)
-        """),
-    "checkpoint:no-optimizer": ("save-checkpoint", """
-        import torch
-
-        def save_checkpoint(model, optimizer, f):
-            torch.save({"model": model.state_dict(), "step": 7}, f)
-        """),
-    "checkpoint:swapped": ("save-checkpoint", """
-        import torch
-
-        def save_checkpoint(model, optimizer, f):
-            torch.save({"model": optimizer.state_dict(),
-                        "optimizer": model.state_dict()}, f)
-        """),
-    "checkpoint:nothing": ("save-checkpoint", """
-        def save_checkpoint(model, optimizer, f):
-            pass
-        """),
-}
+FILES = MODEL_FILES
 
 
 # label -> per seed, the facts of each case

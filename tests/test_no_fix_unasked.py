@@ -35,6 +35,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from learner_files import BASIC_EXERCISE_OF, BASIC_MISTAKES, LOOP_MISTAKES, MODEL_FILES
 
 from gradtutor.checking.checkers import CHECKERS
 from gradtutor.checking.checkers.families import FAMILIES
@@ -372,21 +373,17 @@ def learner_files() -> list[tuple[str, str, str]]:
     realistic mistakes of the checker tests and the newcomer's files."""
     from textwrap import dedent
 
-    import test_checkers_basic
-    import test_checkers_loops
-    import test_model_facts
-
     files = []
     for step in exercises():
         files.append((f"starter:{step.id}", step.id, step.starter))
         files += [(f"mutant:{step.id}/{mutant.id}", step.id, mutant_source(step, index))
                   for index, mutant in enumerate(step.mutants)]
-    files += [(f"mistake:{label}", test_checkers_basic.CHECKER_OF[checker][0], dedent(source))
-              for label, (checker, source, _, _) in test_checkers_basic.MISTAKES.items()]
+    files += [(f"mistake:{label}", BASIC_EXERCISE_OF[checker], dedent(source))
+              for label, (checker, source, _, _) in BASIC_MISTAKES.items()]
     files += [(f"mistake:{label}", exercise_id, dedent(source))
-              for label, (exercise_id, source, _, _) in test_checkers_loops.MISTAKES.items()]
+              for label, (exercise_id, source, _, _) in LOOP_MISTAKES.items()]
     files += [(f"model-facts:{label}", exercise_id, dedent(source))
-              for label, (exercise_id, source) in test_model_facts.FILES.items()
+              for label, (exercise_id, source) in MODEL_FILES.items()
               if source != "SOLUTION"]
     files += [(f"newcomer:{label}", exercise_id, dedent(source))
               for label, (exercise_id, source) in NEWCOMER.items()]

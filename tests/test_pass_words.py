@@ -13,10 +13,8 @@ from dataclasses import replace
 from textwrap import dedent
 
 import pytest
-import test_backward_exercises
-import test_checkers_basic
-import test_checkers_loops
 from checker_batch import checks_from, lesson_catalog, run_in_batch, untranslated
+from learner_files import BACKWARD_FILES, BASIC_EXERCISE_OF, BASIC_STYLES, LOOP_STYLES
 
 from gradtutor.checking.checkers import judge_of, request_checker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
@@ -238,14 +236,13 @@ def all_files() -> dict[str, tuple[str, str]]:
 def styles() -> dict[str, tuple[str, str]]:
     """label -> (exercise, a correct learner file): every correct file this suite knows."""
     out = {f"{eid}/solution": (eid, step.solution) for eid, step in exercises().items()}
-    basic = {label: eid for eid, (label, _, _) in test_checkers_basic.EXERCISES.items()}
-    for table, exercise_of in ((test_checkers_basic.STYLES, basic.__getitem__),
-                               (test_checkers_loops.STYLES, str), (MORE_STYLES, str)):
+    for table, exercise_of in ((BASIC_STYLES, BASIC_EXERCISE_OF.__getitem__),
+                               (LOOP_STYLES, str), (MORE_STYLES, str)):
         for key, files in table.items():
             out.update({f"{exercise_of(key)}/{name}": (exercise_of(key), dedent(source))
                         for name, source in files.items()})
     out.update({f"{eid}/{label}": (eid, dedent(source)) for label, (eid, source, failing, _)
-                in test_backward_exercises.FILES.items() if failing is None})
+                in BACKWARD_FILES.items() if failing is None})
     return out
 
 

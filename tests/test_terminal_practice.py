@@ -26,7 +26,7 @@ from gradtutor.lessons.model import Exercise, Lesson
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 pexpect = pytest.importorskip("pexpect")
 
-from test_terminal import CTRL_C, LEGEND_END, Tutor, saved  # noqa: E402 - after the skip
+from terminal_support import CTRL_C, LEGEND_END, Tutor, saved  # noqa: E402 - after the skip
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 CHECK_S = 30  # a cold check loads torch in a new process; a loaded CI machine is slow
@@ -342,7 +342,7 @@ def test_piped_commands_wait_for_the_check_they_started(exercise: Exercise,
                                                         short_tmp: Path) -> None:
     """Without a terminal, the next line is read only once the check has answered, so a
     script of commands runs in the order a person would type them."""
-    from test_terminal import gradtutor
+    from terminal_support import gradtutor
 
     path = short_tmp / "workspace" / f"{exercise.id}.py"
     path.parent.mkdir(parents=True)

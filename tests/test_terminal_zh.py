@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX 
               pytest.mark.slow]
 pexpect = pytest.importorskip("pexpect")
 
-from test_terminal import (  # noqa: E402 - after the skip
+from terminal_support import (  # noqa: E402 - after the skip
     RIGHT,
     Tutor,
     gradtutor,

@@ -22,21 +22,24 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from checker_batch import checks_from, run_in_batch
-from test_isolation import (
+from hostile_cases import FORK, HOSTILE_FILES, run_by
+from isolation_support import (
     CONFINED,
     CORRECT,
     HOSTILE,
+    LOOPS,
     SIGNALLING,
     TAMPERING,
     FakeJobs,
     Guarded,
     exercise,
-    guarded,  # noqa: F401 - a fixture
     live,
+    loops_noting,
     own_descendants,
     process_parents,
     processes_named,
     refused_everything,
+    wait_for,
 )
 
 from gradtutor.checking.check import MEMORY_BUDGET
@@ -499,18 +502,10 @@ def test_unconfined_learner_code_that_kills_the_server_gains_nothing(
         assert then.passed, then.checks
 
 
-HOSTILE_CASES = [  # (file, status, words), as in test_isolation
-    ("infinite_loop", "timeout", "still running after 1 s"),
-    ("ignores_sigterm", "timeout", "still running after 1 s"),
-    ("setsid_grandchild", "fail", ""),
-    ("setsid_exec_sleep", "fail", ""),
-    ("fork_children", "fail", ""),
-    ("output_flood", "fail", ""),
-    ("memory_flood", "error", "ran out of memory (the limit is 2 GiB)"),
-    ("segfault", "error", "segmentation fault"),
-    ("tamper_torch", "fail", "backward"),
-    ("writes_fake_results", "error", "results came back unreadable"),
-]
+# The hostile files of tests/hostile_cases.py that meet the fork server here (the forged ones
+# meet it in test_forgery.py): (file, status, words).
+HOSTILE_CASES = [(name, HOSTILE_FILES[name].status, "\n".join(HOSTILE_FILES[name].said(TIMEOUT)))
+                 for name in run_by(FORK, forged=False)]
 
 
 @pytest.mark.slow
@@ -519,8 +514,8 @@ HOSTILE_CASES = [  # (file, status, words), as in test_isolation
 def test_a_hostile_file_ends_cleanly_through_the_warm_path(
         warm: WarmWorker, folder: Path, piddir: Path, name: str, status: str,
         says: str) -> None:
-    if name in ("setsid_grandchild", "memory_flood") and not LINUX:
-        pytest.skip("needs Linux")
+    if not HOSTILE_FILES[name].runs_here:
+        pytest.skip(f"needs {HOSTILE_FILES[name].only}")
     pid_of(warm)  # started: its start-up is no part of the check
     before = own_descendants() if LINUX else set()
     started = time.monotonic()
@@ -539,19 +534,20 @@ def test_a_hostile_file_ends_cleanly_through_the_warm_path(
 
 
 @pytest.mark.slow
-def test_checks_from_another_thread_and_close_in_the_middle_of_one(folder: Path) -> None:
+def test_checks_from_another_thread_and_close_in_the_middle_of_one(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The walkthrough's use: checks off the key loop, the first before the worker is ready;
     quitting while a check runs ends it and leaves no process."""
     before = own_descendants() if LINUX else set()
+    loops, started = loops_noting(tmp_path, monkeypatch)
     worker = WarmWorker()
     worker.start()
     with ThreadPoolExecutor(max_workers=1) as pool:
         first = pool.submit(worker.check, exercise(), folder / "correct.py", seed=9).result()
         assert first.passed, first.checks
         server = pid_of(worker)
-        running = pool.submit(worker.check, exercise(timeout=60), HOSTILE / "infinite_loop.py",
-                              seed=1)
-        time.sleep(0.3)
+        running = pool.submit(worker.check, exercise(timeout=60), loops, seed=1)
+        wait_for(started)  # learner code is running
         worker.close()
         verdict = running.result(timeout=10)
     assert [(c.name, c.status) for c in verdict.checks] == [("stopped", "error")]
@@ -566,7 +562,7 @@ CTRL_C = """
 import os, sys, threading, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from test_isolation import exercise
+from isolation_support import exercise
 from gradtutor.runtime.warm import WarmWorker
 
 worker = WarmWorker()
@@ -578,16 +574,6 @@ threading.Thread(target=worker.check, args=(exercise(60), Path(sys.argv[2]) / "l
 while not (Path(sys.argv[3]) / "loops.pid").exists():
     time.sleep(0.01)
 raise KeyboardInterrupt  # as Ctrl+C in the walkthrough, with a check running off the key loop
-"""
-LOOPS = """
-import os
-with open(os.path.join(os.environ["GRADTUTOR_TEST_PIDDIR"], "loops.pid"), "w") as f:
-    f.write(str(os.getpid()))
-
-
-def read_grad(w, loss_fn):
-    while True:
-        pass
 """
 
 
@@ -634,11 +620,12 @@ def test_the_pre_started_worker(folder: Path, piddir: Path,
 
 @pytest.mark.slow
 def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
-        folder: Path) -> None:
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Windows's warm worker, its job faked: each pre-started worker is contained when it
     starts, capped when learner code starts, and its job closed once it is used; closing the
     tutor mid-check ends that check as stopped, not as a crash."""
     before = own_descendants() if LINUX else set()
+    loops, started = loops_noting(tmp_path, monkeypatch)
     jobs = FakeJobs()
     worker = WarmWorker(fork=False, contain=jobs)
     worker.start()
@@ -649,9 +636,8 @@ def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
     assert used.calls[-1] == "close" and used.calls.count("close") == 1
     with ThreadPoolExecutor(max_workers=1) as pool:
         second = pid_of(worker)
-        running = pool.submit(worker.check, exercise(timeout=60),
-                              HOSTILE / "infinite_loop.py", seed=1)
-        time.sleep(1.0)
+        running = pool.submit(worker.check, exercise(timeout=60), loops, seed=1)
+        wait_for(started)  # learner code is running: its job was capped
         worker.close()
         verdict = running.result(timeout=10)
     assert [(c.name, c.status) for c in verdict.checks] == [("stopped", "error")]
@@ -749,7 +735,7 @@ def test_check_all_on_one_warm_worker_judges_as_the_checkers_do(cli: Cli,
 
 
 @pytest.fixture(scope="module")
-def guarded_warm(guarded: Guarded, piddir: Path) -> Iterator[WarmWorker]:  # noqa: F811
+def guarded_warm(guarded: Guarded, piddir: Path) -> Iterator[WarmWorker]:
     """A fork server started once `guarded` has moved HOME to its stand-in: the server's
     environment is the tutor's when it started."""
     with WarmWorker() as worker:
@@ -760,7 +746,7 @@ def guarded_warm(guarded: Guarded, piddir: Path) -> Iterator[WarmWorker]:  # noq
 @pytest.mark.skipif(not (FORK_SERVER and CONFINED), reason="needs the fork server and Landlock")
 @pytest.mark.parametrize("name", [*TAMPERING, *(case[0] for case in SIGNALLING)])
 def test_a_warm_check_changes_nothing_outside_it_and_signals_no_one(
-        name: str, guarded: Guarded, guarded_warm: WarmWorker) -> None:  # noqa: F811
+        name: str, guarded: Guarded, guarded_warm: WarmWorker) -> None:
     """Through the fork server: the files, the progress and the server (the child's parent
     here) are as they were, and the next check passes in the same server."""
     server = pid_of(guarded_warm)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_render_zh import in_chinese, render, screens, zh
+from zh_screens import in_chinese, render, screens, zh
 
 import gradtutor
 from gradtutor.bindings import KEY_NAMES, TABLES

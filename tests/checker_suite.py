@@ -1,0 +1,142 @@
+"""The checker tests' one harness (tests/test_checkers_basic.py, tests/test_checkers_loops.py):
+runs of learner files on seeds, run in batch worker processes (tests/checker_batch.py), and
+the words the tests use to judge the checks that came back.
+
+Seeds: the default run checks styles, solutions and mutants on DEFAULT_SEEDS; the rest of the
+50-seed sweep, SWEEP_SEEDS, runs under the `sweep` marker (pyproject.toml). `python -m pytest`
+runs both, so every file is still checked on 50 seeds, once; `-m "not sweep"` is the quick run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from textwrap import dedent
+from typing import Any
+
+import pytest
+
+from gradtutor.checking.mistakes import mutant_source
+from gradtutor.checking.verdict import Check
+from gradtutor.lessons.model import Exercise
+
+HERE = Path(__file__).parent
+DEFAULT_SEEDS = range(10)
+SWEEP_SEEDS = range(10, 50)
+
+# The two seed sets a sweep test runs on, one test each: the default seeds, and the rest of
+# the sweep behind the `sweep` marker.
+SEED_SETS = [pytest.param("results", id="default"),
+             pytest.param("swept", id="sweep", marks=pytest.mark.sweep)]
+
+
+@dataclass(frozen=True)
+class Run:
+    label: str
+    checker: str
+    source: str
+    seed: int
+
+
+def mutated(step: Exercise, index: int) -> str:
+    """The exercise's mutant `index`, as the tutor builds it; each edit must find one place."""
+    for edit in step.mutants[index].replace:
+        assert step.solution.count(edit.find) == 1, (step.mutants[index].id, edit.find)
+    return mutant_source(step, index)
+
+
+def corpus_runs(styles: Mapping[str, Mapping[str, str]], exercises: Mapping[str, str],
+                exercise: Callable[[str], Exercise], seeds: Iterable[int]) -> list[Run]:
+    """The runs of the sweep: every correct style, each exercise's solution and each of its
+    mutants, on `seeds`. `exercises` maps exercise id -> the checker label its runs carry."""
+    seeds = list(seeds)
+    runs = [Run(f"style:{checker}/{name}", checker, dedent(source), seed)
+            for checker, named in styles.items() for name, source in named.items()
+            for seed in seeds]
+    for exercise_id, checker in exercises.items():
+        step = exercise(exercise_id)
+        runs += [Run(f"solution:{exercise_id}", checker, step.solution, seed) for seed in seeds]
+        runs += [Run(f"mutant:{exercise_id}/{mutant.id}", checker, mutated(step, m), seed)
+                 for m, mutant in enumerate(step.mutants) for seed in seeds]
+    return runs
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of a batch worker: one thread, and this checkout importable."""
+    return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+
+
+def run_batches(runs: list[Run], job: Callable[[Run], dict[str, Any]], tmp: Path,
+                processes: int = 2) -> list[list[dict[str, Any]]]:
+    """Every run's worker messages, in the order of `runs`, from `processes` batch workers
+    running side by side; `job` gives a run's job for tests/checker_batch.py."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    started = []
+    for i in range(processes):
+        jobs, results = tmp / f"jobs{i}.json", tmp / f"results{i}.json"
+        jobs.write_text(json.dumps([job(r) for r in runs[i::processes]]))
+        started.append((subprocess.Popen(
+            [sys.executable, str(HERE / "checker_batch.py"), str(jobs), str(results)],
+            env=worker_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True), results))
+    parts: list[list[list[dict[str, Any]]]] = []
+    try:
+        for process, results in started:
+            _, stderr = process.communicate(timeout=900)
+            assert process.returncode == 0, stderr[-3000:]
+            parts.append(json.loads(results.read_text()))
+    finally:
+        for process, _ in started:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+    merged: list[list[dict[str, Any]]] = [[] for _ in runs]
+    for i, part in enumerate(parts):
+        for j, messages in enumerate(part):
+            merged[i + j * processes] = messages
+    return merged
+
+
+def describe(checks: list[Check]) -> str:
+    return "; ".join(f"{c.name}={c.status}: {c.message}" for c in checks)
+
+
+def passed(checks: list[Check]) -> bool:
+    return bool(checks) and all(c.status == "pass" for c in checks)
+
+
+def failing(checks: list[Check], name: str) -> Check | None:
+    """The check `name`, if it failed."""
+    return next((c for c in checks if c.name == name and c.status == "fail"), None)
+
+
+def not_passing(checks: list[Check], name: str) -> Check | None:
+    """The check `name`, if it did not pass (failed, or was not judged)."""
+    return next((c for c in checks if c.name == name and c.status != "pass"), None)
+
+
+def assert_pass_on_every_seed(runs: list[list[Check]], seeds: Iterable[int]) -> None:
+    seeds = list(seeds)
+    assert len(runs) == len(seeds)
+    for seed, checks in zip(seeds, runs, strict=True):
+        assert passed(checks), f"seed {seed}: {describe(checks)}"
+
+
+def assert_fail_on_every_seed(runs: list[list[Check]], seeds: Iterable[int], check: str,
+                              found: Callable[[list[Check], str], Check | None] = failing
+                              ) -> None:
+    seeds = list(seeds)
+    assert len(runs) == len(seeds)
+    for seed, checks in zip(seeds, runs, strict=True):
+        assert found(checks, check), f"seed {seed}: {describe(checks)}"
+
+
+def seeds_of(fixture: str) -> range:
+    """The seeds of a SEED_SETS fixture's runs."""
+    return DEFAULT_SEEDS if fixture == "results" else SWEEP_SEEDS
