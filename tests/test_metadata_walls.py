@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from grading_support import make_class, run_cli
 
 from gradtutor.runtime.sandbox import METADATA_CALLS
-from tests.test_grade import make_class, run_cli
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux") or platform.machine() not in METADATA_CALLS,

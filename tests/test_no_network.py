@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_isolation import exercise
+from isolation_support import exercise
 
 from gradtutor.runtime.cold import ColdEngine
 from gradtutor.runtime.netns import leave_network

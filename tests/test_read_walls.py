@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from grading_support import make_class, run_cli
 
 from gradtutor.runtime.sandbox import landlock_abi, readable_roots
-from tests.test_grade import make_class, run_cli
 
 pytestmark = pytest.mark.skipif(landlock_abi() < 1, reason="read walls need Landlock")
 

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from grading_support import make_class, run_cli
 
 from gradtutor.runtime import resources
-from tests.test_grade import make_class, run_cli
 
 KEY = 0x25250525
 
