@@ -102,7 +102,9 @@ def _students_in(path: Path, files: set[str]) -> list[Submission]:
             and not child.is_dir()]
     lms = _lms_students(path, [c for c in entries if c not in zips and not c.is_dir()
                                and c.name not in files], files)
-    handed_in = zips or lms or any(_holds_work(folder, files) for folder in folders)
+    # A student's own folder may keep a copy of their work in a folder of its own (`old/`): it
+    # takes two folders of work, a zip or an LMS file beside exercise files to make a class
+    handed_in = zips or lms or sum(_holds_work(folder, files) for folder in folders) >= 2
     if loose and not handed_in:
         return [Submission(shown_name(_name_of(path)), path)]  # one student's own folder
     if loose:

@@ -56,6 +56,12 @@ def test_a_folder_per_student_and_one_students_own_folder(tmp_path: Path) -> Non
         Submission("solo", tmp_path / "solo")]
 
 
+def test_a_students_own_folder_may_keep_a_copy_of_their_work_in_a_folder(tmp_path: Path) -> None:
+    write(tmp_path / "repo" / "read-grad.py")
+    write(tmp_path / "repo" / "old" / "read-grad.py")  # a student's backup, in a Classroom clone
+    assert names(tmp_path / "repo") == ["repo"]
+
+
 def test_a_stray_exercise_file_at_the_top_of_a_class_is_named_not_made_a_student(
     tmp_path: Path,
 ) -> None:
