@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradtutor.checking.checkers import (
+    checkpoint_facts,
+    clip_facts,
+    eval_facts,
     gradient_kinds,
     graph_facts,
     model_facts,
@@ -296,21 +299,21 @@ MODEL_SETUP = Family(
     tables={"parameters": model_facts.parameters_table})
 
 CLIP_STEP = Family(
-    arity=6, names=lambda parts: model_facts.CLIP_NAMES, cases=model_facts.clip_cases,
-    reference=model_facts.clip_reference, observe=model_facts.observe_clip,
-    facts=model_facts.clip_facts, columns=model_facts.clip_columns, explainers={},
-    tables={"norms": model_facts.norms_table})
+    arity=6, names=lambda parts: clip_facts.CLIP_NAMES, cases=clip_facts.clip_cases,
+    reference=clip_facts.clip_reference, observe=clip_facts.observe_clip,
+    facts=clip_facts.clip_facts, columns=clip_facts.clip_columns, explainers={},
+    tables={"norms": clip_facts.norms_table})
 
 EVALUATION = Family(
-    arity=3, names=lambda parts: model_facts.EVAL_NAMES, cases=model_facts.eval_cases,
-    reference=model_facts.eval_reference, observe=model_facts.observe_eval,
-    facts=model_facts.eval_facts, columns=model_facts.eval_columns, explainers={})
+    arity=3, names=lambda parts: eval_facts.EVAL_NAMES, cases=eval_facts.eval_cases,
+    reference=eval_facts.eval_reference, observe=eval_facts.observe_eval,
+    facts=eval_facts.eval_facts, columns=eval_facts.eval_columns, explainers={})
 
 CHECKPOINT = Family(
-    arity=3, names=lambda parts: model_facts.CHECKPOINT_NAMES,
-    cases=model_facts.checkpoint_cases, reference=model_facts.checkpoint_reference,
-    observe=model_facts.observe_checkpoint, facts=model_facts.checkpoint_facts,
-    columns=model_facts.checkpoint_columns, explainers={})
+    arity=3, names=lambda parts: checkpoint_facts.CHECKPOINT_NAMES,
+    cases=checkpoint_facts.checkpoint_cases, reference=checkpoint_facts.checkpoint_reference,
+    observe=checkpoint_facts.observe_checkpoint, facts=checkpoint_facts.checkpoint_facts,
+    columns=checkpoint_facts.checkpoint_columns, explainers={})
 
 FAMILIES: Mapping[str, Family] = {"fresh-leaf": FRESH_LEAF, "param-groups": PARAM_GROUPS,
                                   "gradient-kinds": GRADIENT_KINDS, "training": TRAINING,
