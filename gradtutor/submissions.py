@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import zipfile
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -163,9 +164,7 @@ def _lms_students(path: Path, candidates: list[Path], files: set[str]) -> list[S
         name = f"{handed['stem']}.py"
         if name not in chosen or chosen[name][0] < number:
             chosen[name] = (number, candidate)
-    who_count: dict[str, int] = {}
-    for who, _ in by_student:
-        who_count[who] = who_count.get(who, 0) + 1
+    who_count = Counter(who for who, _ in by_student)
     return [Submission(shown_name(who if who_count[who] == 1 else f"{who}_{number}"), path,
                        files=tuple(sorted((name, file) for name, (_, file) in chosen.items())))
             for (who, number), chosen in sorted(by_student.items())]

@@ -2,9 +2,7 @@
 training step with gradient clipping; the gradient the optimizer's step used and what the
 function returned.
 
-On the small seeded `nn.Sequential` of `model_facts.py`. Worker side (`*_cases`,
-`*_reference`, `observe_*`) imports torch inside its functions and hands back plain data; the
-tutor side (`*_facts`, the tables) is pure.
+On the small seeded model of `model_facts.py`, split between worker and tutor as it says.
 """
 
 from __future__ import annotations

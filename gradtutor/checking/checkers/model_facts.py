@@ -4,18 +4,11 @@ eval_facts.py, checkpoint_facts.py):
 
 - `model-setup`, `fn(model)`: what the function set up on the model (which parameters still
   require grad, which modules are in eval mode), then two SGD steps of the family's own: which
-  `.grad` stayed None and which weights moved;
-- `clip-step`, `fn(model, optimizer, loss_fn, x, y, max_norm)`: one training step with
-  gradient clipping; the gradient the optimizer's step used and what the function returned;
-- `evaluation`, `fn(model, loss_fn, batches)`: how each forward pass ran (train or eval mode,
-  recording a graph or not), the mode left behind, the batch-norm statistics, the number
-  returned;
-- `checkpoint`, `fn(model, optimizer, f)`: what was written to the file object `f`, whether
-  `torch.load(..., weights_only=True)` reads it, and whether a fresh model and optimizer
-  loaded from it go on training exactly as the originals do.
+  `.grad` stayed None and which weights moved.
 
-Worker side (`*_cases`, `*_reference`, `observe_*`) imports torch inside its functions and
-hands back plain data; the tutor side (`*_facts`, the tables) is pure.
+In this module and the other three, the worker side (`*_cases`, `*_reference`, `observe_*`)
+imports torch inside its functions and hands back plain data; the tutor side (`*_facts`, the
+tables) is pure.
 """
 
 from __future__ import annotations
