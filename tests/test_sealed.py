@@ -7,7 +7,9 @@ looks for a private course's solution, through a cold check, warm checks and `gr
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -69,15 +71,80 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str]]
     return done
 
 
+def fix_the_loop_greps() -> str:
+    """The hostile file's reading, then fix-the-loop's solution: a registered checker's
+    check, whose references a cold or pre-started worker once computed in a child of its own,
+    on the result pipe that the learner's process can reopen for reading."""
+    text = HOSTILE.read_text(encoding="utf-8")
+    lesson = (ROOT / "lessons" / "grad.yaml").read_text(encoding="utf-8")
+    at = lesson.index("    solution: |\n", lesson.index("    id: fix-the-loop"))
+    lines = lesson[at:].splitlines()[1:]
+    solution = [line[6:] for line in itertools.takewhile(lambda x: x.startswith(" " * 6), lines)]
+    return text[:text.index("def read_grad")] + "\n".join(solution) + "\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fork", [False, True], ids=["cold", "pre-started"])
+def test_a_registered_checks_references_are_never_on_a_pipe_the_learner_holds(
+        tmp_path: Path, fork: bool) -> None:
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
+    from gradtutor.lessons.course import load_course
+    from gradtutor.runtime.cold import ColdEngine
+    from gradtutor.runtime.run import run_check
+    from gradtutor.runtime.warm import WarmWorker
+
+    path = tmp_path / "fix-the-loop.py"
+    path.write_text(fix_the_loop_greps(), encoding="utf-8")
+    exercise = load_course(rules=EXERCISE_RULES).find_exercise("fix-the-loop")
+    if fork:  # a pre-started spawned worker, as `watch` and `start` use off the fork server
+        with WarmWorker(fork=False, environ=dict(os.environ)) as warm:
+            verdict = warm.check(exercise, path, seed=3)
+    else:
+        verdict = run_check(exercise, path, seed=3, engine=ColdEngine(environ=dict(os.environ)))
+    said = verdict.output
+    scans = re.findall(r"opened (\d+); solution found in: \[[^\]]*\]; references found in: "
+                       r"(\[[^\]]*\])", said)
+    assert scans and all(int(opened) > 3 and found == "[]" for opened, found in scans), said
+    assert verdict.passed  # judged on the references of the tutor's own process
+
+
+REFUSES = """
+import json
+from gradtutor.checking import protocol
+from gradtutor.runtime.sender import report_failures
+from gradtutor.runtime.worker import serve_request
+request = protocol.check_request(checker="fix-the-loop", function="train",
+                                 source="def train(*a):\\n    return []\\n", filename="x.py",
+                                 seed=1, memory_bytes=1 << 32, file_bytes=1 << 20)
+sent = []
+code = report_failures(sent.append, lambda: serve_request(request, sent.append))
+print(json.dumps({"code": code, "sent": sent}))
+"""
+
+
+def test_a_learners_worker_refuses_to_compute_a_checks_references() -> None:
+    """A check whose request does not say the tutor has its references (`reference:
+    worker`) ends as the tutor's fault (exit 70), with nothing sent and no learner code run: a learner's worker
+    never computes them (validate's batch worker, for the author's code, passes its own)."""
+    import subprocess
+    import sys
+
+    ran = subprocess.run([sys.executable, "-c", REFUSES], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    said = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert said == {"code": int(protocol.WorkerExit.SOFTWARE), "sent": []}  # nothing ran
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("way", ["cold", "warm", "grade"])
 def test_no_byte_the_learner_can_open_holds_the_solution(
         runs: dict[str, tuple[int, str]], way: str) -> None:
     code, said = runs[way]
-    scans = re.findall(r"opened (\d+); solution found in: (\[[^\]]*\])", said)
+    scans = re.findall(r"opened (\d+); solution found in: (\[[^\]]*\]); references found in: "
+                       r"(\[[^\]]*\])", said)
     assert scans, said  # the file ran, and said what it found
-    for opened, found in scans:
-        assert int(opened) > 3 and found == "[]", said
+    for opened, found, references in scans:
+        assert int(opened) > 3 and found == "[]" and references == "[]", said
     assert MARKER not in said
     # and the solution, which only the reference process had, judged it: a pass
     if way == "grade":
@@ -99,5 +166,3 @@ def test_a_declared_request_is_written_without_its_solution() -> None:
         slot.close()
     assert MARKER not in written
     assert json.loads(written)["checker"]["function"] == "read_grad"
-    assert protocol.declared(request) and not protocol.declared(
-        {**request, "checker": "read-grad"})

@@ -461,12 +461,6 @@ def snippet_request(*, code: str, show: str | None, series: Sequence[str],
             "filename": "<snippet>", "memory_bytes": memory_bytes, "file_bytes": file_bytes}
 
 
-def declared(request: Request) -> bool:
-    """Whether `request` checks a declared exercise, whose spec carries the author's solution:
-    its references are the tutor's to compute (`spawn.beside`), never its worker's."""
-    return request["kind"] == "check" and not isinstance(request["checker"], str)
-
-
 def sealed(request: Request) -> Request:
     """`request` as the learner's process may see it (its request file): a declared
     exercise's solution left out. That process needs only the family and the function's name

@@ -65,9 +65,10 @@ def main() -> None:
 
 def _serve(job: dict[str, Any], send: Callable[[Any], None]) -> None:
     from gradtutor.checking import protocol
+    from gradtutor.runtime.references import reference_here
     from gradtutor.runtime.worker import serve_request
 
-    serve_request(protocol.decode_request(job), send)
+    serve_request(protocol.decode_request(job), send, reference_here)  # the author's code
 
 
 def _snippet_result(messages: list[Any]) -> dict[str, Any]:

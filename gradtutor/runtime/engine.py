@@ -139,7 +139,7 @@ class Lifecycle(Generic[R, P]):
         with self._state:
             refuse_if(self._closed)
         worker = WaitingWorker(self._workers, tied=True, contain=self._contain,
-                               environ=self._environ, references=protocol.declared(request))
+                               environ=self._environ, references=request["kind"] == "check")
         try:
             if not self._record(worker, kept=False):  # closed while it started: it ends at
                 self._workers.stop([worker.pid])  # once, as stopped

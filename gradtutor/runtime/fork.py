@@ -147,7 +147,7 @@ class ForkEngine(Lifecycle[Server, Forked]):
     def _in_child(self, server: Server, request: protocol.Request,
                   timeout: float) -> tuple[Outcome, bool]:
         reference, asked = self._reference(server, request)
-        alone = None  # the server's reference process is lost: a declared exercise's
+        alone = None  # the server's reference process is lost: a check's references
         if request["kind"] == "check" and (reference is not None or asked):  # are its own
             request = {**request, "reference": "tutor"}
         else:

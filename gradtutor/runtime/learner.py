@@ -76,7 +76,7 @@ def evaluate(checker_name: CheckerRef, function: str, source: str, filename: str
 
     Messages, in order: `protocol.Expected` (sent by `reference` before learner code runs;
     `Started` instead when the tutor has the references), then a `LearnerError` or the
-    `Observed` records. A worker passes `reference_elsewhere`, so that
+    `Observed` records. A learner's worker passes `reference_by_tutor`, so that
     the reference results never exist in the process that runs learner code: this process
     only ever holds the cases (the inputs, which are no secret). `trace.install()` must have
     run first.

@@ -27,7 +27,7 @@ class PrestartEngine(Lifecycle[WaitingWorker, WaitingWorker]):
 
     def _make(self) -> WaitingWorker:
         return WaitingWorker(self._workers, preload=True, contain=self._contain,
-                             environ=self._environ, references=True)  # for a declared one
+                             environ=self._environ, references=True)  # for a check
 
     def wait_ready(self) -> bool:
         self._await_start()

@@ -1,6 +1,9 @@
-"""A check's reference results, computed where learner code never runs: in this process
-(the author's own code only), by the tutor's reference process, or by a process of their own
-(forked, or `worker --reference`).
+"""A check's reference results, computed where learner code never runs: by the fork
+server's reference process (`serve_references`), by a process the tutor starts for the check
+(`worker --reference`, `reference_main`), or, for the author's own code in `gradtutor
+validate` only, in the very process (`reference_here`). A learner's worker never computes them,
+nor forks a process that does: whatever it wrote on the result pipe, learner code could read
+back through /proc/self/fd before the tutor did.
 """
 
 from __future__ import annotations
@@ -21,10 +24,8 @@ from gradtutor.runtime.sender import (
     ReferenceFailed,
     ResultSender,
     Send,
-    flush_output,
     report_failures,
 )
-from gradtutor.runtime.signals import fork_child
 
 
 def reference_message(checker_name: CheckerRef, seed: int) -> protocol.Expected:
@@ -50,30 +51,10 @@ def reference_by_tutor(checker_name: CheckerRef, seed: int, send: Send) -> None:
     send(protocol.started())
 
 
-def reference_elsewhere(checker_name: CheckerRef, seed: int, send: Send) -> None:
-    """Have a short-lived process of its own compute the reference results and write them
-    straight to the tutor on the result pipe, then wait for it to end: the values never
-    exist in this process, which runs learner code next, nor in one it was forked from.
-
-    POSIX: a forked child (torch is imported already, and no tensor work has run here, so
-    forking is as safe as the fork server's). Elsewhere (Windows): a fresh interpreter,
-    `python -m gradtutor.runtime.worker --reference CHECKER_JSON SEED`, whose stdout is the
-    result pipe; it imports torch again, so a check there costs one more import."""
-    fd = send.fd if isinstance(send, ResultSender) else None
-    if fd is None:  # no private pipe to write to: an in-process caller
-        reference_here(checker_name, seed, send)
-        return
-    flush_output()  # the child must not write out what this process had buffered
-    if hasattr(os, "fork"):
-        pid = fork_child(lambda: report_failures(
-            send, lambda: send(reference_message(checker_name, seed))))
-        warm_up()  # meanwhile, and after the fork: the child must not inherit autograd's threads
-        _, status = os.waitpid(pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-    else:  # pragma: no cover - Windows; the same path is tested on Linux
-        code = spawn_reference(checker_name, seed, fd)
-    if code != 0:
-        raise ReferenceFailed(f"the reference process ended with exit code {code}")
+def refuse_reference(checker_name: CheckerRef, seed: int, send: Send) -> None:
+    """A learner's check whose request does not say the tutor has its references: refused,
+    as a fault of the tutor's (never computed here, where learner code runs next)."""
+    raise ReferenceFailed("a check's references must come from the tutor")
 
 
 def warm_up() -> None:
@@ -84,15 +65,6 @@ def warm_up() -> None:
 
     with contextlib.suppress(Exception):
         (torch.ones(2, dtype=torch.float64, requires_grad=True) * 2).sum().backward()  # type: ignore[no-untyped-call]
-
-
-def spawn_reference(checker_name: CheckerRef, seed: int, fd: int) -> int:
-    """The reference in a fresh interpreter writing to `fd` as its stdout; its exit code."""
-    from gradtutor.runtime.spawn import ask, start_reference
-
-    proc, question = start_reference(fd, os.environ)
-    ask(question, checker_name, seed)
-    return proc.wait()
 
 
 def reference_main() -> NoReturn:

@@ -210,7 +210,7 @@ class _References:
     """The tutor's end of the fork server's reference process (`references.serve_references`):
     asked for a checker's references on a seed while the check's child starts, it answers
     once the check is over. One question at a time; after any failure it is of no more use,
-    and checks send the references the old way (`references.reference_elsewhere`)."""
+    and checks get them from a process of their own (`spawn.beside`)."""
 
     def __init__(self, fd: int) -> None:
         self._socket = socket.socket(fileno=fd)

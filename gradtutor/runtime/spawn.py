@@ -162,12 +162,14 @@ def ask(fd: int, checker: CheckerRef, seed: int) -> None:
 
 class ReferenceProcess:
     """A check's references computed by a process the tutor starts itself (`worker
-    --reference`), beside the check's worker: the one way a declared exercise's solution
-    reaches the process that runs it, so that nothing the learner's process can read (its
-    request, folder, environment, descriptors) holds it. It is started ahead (it imports
-    torch meanwhile: a cold check starts it before its worker), `ask`ed once, and `answer`
-    reads its one line and ends it; `close` ends it unread. `workers`: the checks' workers,
-    whose sweeps must spare it while it runs (started and forgotten through it)."""
+    --reference`), beside the check's worker: the way a check's references reach the tutor
+    when no fork server's reference process gives them, and the one way a declared exercise's
+    solution reaches a process that runs it, so that nothing the learner's process can read
+    (its request, folder, environment, descriptors, the result pipe) holds either. It is
+    started ahead (it imports torch meanwhile: a cold check starts it before its worker),
+    `ask`ed once, and `answer` reads its one line and ends it; `close` ends it unread.
+    `workers`: the checks' workers, whose sweeps must spare it while it runs (started and
+    forgotten through it)."""
 
     def __init__(self, environ: Mapping[str, str], workers: Workers) -> None:
         self._workers = workers
@@ -222,14 +224,13 @@ def beside(request: protocol.Request, environ: Mapping[str, str], workers: Worke
            ahead: ReferenceProcess | None = None) -> tuple[
         protocol.Request, ReferenceProcess | None]:
     """The request to hand a worker, and the reference process asked for it (`ahead`, one
-    started before, or a new one): a declared exercise's references are computed by the
-    tutor's own process (the worker only says when learner code starts); every other request
-    is handed as it is, and `ahead` is closed."""
-    if not protocol.declared(request):
+    started before, or a new one): a check's references are computed by the tutor's own
+    process (the worker only says when learner code starts); a snippet is handed as it is,
+    and `ahead` is closed."""
+    if request["kind"] != "check":
         if ahead is not None:
             ahead.close()
         return request, None
-    assert request["kind"] == "check"
     process = ahead if ahead is not None else ReferenceProcess(environ, workers)
     process.ask(request["checker"], request["seed"])
     return {**request, "reference": "tutor"}, process

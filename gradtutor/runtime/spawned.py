@@ -133,7 +133,7 @@ class WaitingWorker:
 
     def answer(self, request: protocol.Request, timeout: float) -> tuple[Outcome, bool]:
         """The run; and whether it may be retried (the worker died before it said a word,
-        so before any learner code ran: killed while it waited, say). A declared exercise's
+        so before any learner code ran: killed while it waited, say). A check's
         references come from a process of the tutor's own, started now (`spawn.beside`)."""
         ahead, self._ahead = self._ahead, None
         request, references = beside(request, self._environ, self._workers, ahead)

@@ -26,14 +26,24 @@ from gradtutor.runtime.prepare import (
     limit_memory,
     preload,
 )
-from gradtutor.runtime.references import reference_by_tutor, reference_elsewhere, reference_main
+from gradtutor.runtime.references import (
+    Reference,
+    reference_by_tutor,
+    reference_main,
+    refuse_reference,
+)
 from gradtutor.runtime.sender import Send, flush_output, report_failures, result_sender
 from gradtutor.runtime.wire import CHECK_MARK
 
 
-def serve_request(request: protocol.Request, send: Send) -> None:
+def serve_request(request: protocol.Request, send: Send,
+                  reference: Reference = refuse_reference) -> None:
     """One request, in a worker that has imported torch: the limits, then the check or the
-    snippet. The same body for a cold worker, a pre-started one and a fork server's child."""
+    snippet. The same body for a cold worker, a pre-started one and a fork server's child.
+
+    A check's references are the tutor's (its request says `reference: tutor`): they never
+    exist in this process, which runs learner code. Only validate's batch worker, which runs
+    the author's own code, passes `reference` to compute them here (`reference_here`)."""
     sys.argv = [request["filename"]]  # as if the learner ran their own file
     limit_files(request["file_bytes"])
     limit_memory(request["memory_bytes"])
@@ -45,7 +55,8 @@ def serve_request(request: protocol.Request, send: Send) -> None:
         send(protocol.snippet_failed(ran["error"]) if "error" in ran else
              protocol.snippet_ran(ran["shown"], ran["series"]))
         return
-    reference = reference_by_tutor if request["reference"] == "tutor" else reference_elsewhere
+    if request["reference"] == "tutor":
+        reference = reference_by_tutor
     evaluate(request["checker"], request["function"], request["source"], request["filename"],
              request["seed"], send, reference)
 

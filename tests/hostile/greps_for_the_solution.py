@@ -1,14 +1,18 @@
 # Reads every byte it can open and looks for the exercise's solution: the check's folder (its
 # request), its own folder, its environment, its descriptors (a pipe's bytes are written back),
-# its own and its parent's command line and environment. Prints where it found it, then
-# answers correctly. The marker is built here so that this file does not hold it.
+# its own and its parent's command line and environment. Prints where it found it, and where
+# it found a check's reference results (a pipe reopened for reading through /proc/self/fd
+# would hold them if a process of the learner's wrote them there), then answers correctly.
+# The marker is built here so that this file does not hold it.
 import contextlib
 import os
 import stat
 
 NEEDLE = ("TEACHER" + "-PRIVATE-" + "7f3a").encode()
 HERE = os.path.realpath(__file__)
+EXPECTED = b'"type":"expected"'
 found = []
+references = []
 opened = 0
 
 
@@ -40,6 +44,8 @@ def read(path, write_back=None):
             os.write(write_back, data)  # what it took from a pipe goes back
     if NEEDLE in data:
         found.append(path)
+    if EXPECTED in data.replace(b" ", b""):
+        references.append(path)
 
 
 def walk(top):
@@ -59,7 +65,7 @@ if NEEDLE in b"\0".join(k.encode() + b"=" + v.encode() for k, v in os.environ.it
 for entry in sorted(os.listdir("/proc/self/fd"), key=int) if os.path.isdir("/proc/self/fd") else []:
     if int(entry) > 2:
         read(f"/proc/self/fd/{entry}", write_back=int(entry))
-print(f"opened {opened}; solution found in: {found}")
+print(f"opened {opened}; solution found in: {found}; references found in: {references}")
 
 
 def read_grad(w, loss_fn):
