@@ -906,9 +906,13 @@ def _walls_warning(env: Environment) -> None:
     """Before a class is graded, one warning naming what students' code is not walled from
     on this system, why, and what a teacher can do."""
     from gradtutor.grading import missing_walls
-    from gradtutor.runtime.sandbox import landlock_abi, sandbox_enabled
+    from gradtutor.runtime.netns import network_walled
+    from gradtutor.runtime.sandbox import filter_machine, landlock_abi, sandbox_enabled
 
-    walls = missing_walls(sys.platform, landlock_abi(), sandbox_enabled(env.environ))
+    walls = missing_walls(sys.platform, landlock_abi(), sandbox_enabled(env.environ),
+                          netns=network_walled(), filtered=filter_machine() is not None)
+    if walls is None:
+        return  # walled from everything this grader knows of
     env.error(env.tr(msg("Warning: a student's code can reach {reachable} ({why}); {hint}.",
                          reachable=_listed(env.tr(w) for w in walls.reachable),
                          why=env.tr(walls.why), hint=env.tr(walls.hint))))

@@ -86,12 +86,14 @@ def grader_problem(verdict: Verdict) -> Check | None:
 
 # Linux 6.12 brought Landlock ABI 6 (signal and abstract-socket scoping). TCP is walled from
 # ABI 4 (Landlock's network rules), and on Linux wherever a network namespace can be made
-# (netns.py); a Unix socket reached by its path (an ssh-agent's, docker's) is not, by any
-# Landlock this code knows.
+# (netns.py); a Unix socket reached by its path (an ssh-agent's, docker's) by the seccomp
+# filter (sandbox.py), on the machines it knows, since no Landlock this code knows walls it.
 KERNEL_HINT = msg("to wall students in, grade on Linux 6.12 or newer, or in a container or "
                   "virtual machine of its own with no network (docs/isolation.md)")
 SOCKET_HINT = msg("to keep them off those, grade in a container that has no such socket, and "
                   "with no SSH agent (docs/isolation.md)")
+NETWORK_HINT = msg("to keep them off it, grade in a container or virtual machine with no "
+                   "network, or where user namespaces are allowed (docs/isolation.md)")
 
 
 @dataclass(frozen=True)
@@ -104,28 +106,37 @@ class Walls:
     hint: Msg
 
 
-def missing_walls(platform: str, abi: int, sandboxed: bool) -> Walls:
-    """The walls missing on `platform` (`sys.platform`) with a kernel of Landlock ABI `abi`
-    and the sandbox on or off (GRADTUTOR_SANDBOX)."""
+def missing_walls(platform: str, abi: int, sandboxed: bool, *, netns: bool,
+                  filtered: bool) -> Walls | None:
+    """The walls missing on `platform` (`sys.platform`) with a kernel of Landlock ABI `abi`,
+    the sandbox on or off (GRADTUTOR_SANDBOX), a network namespace that can (`netns`) or
+    cannot be made, and a machine the seccomp filter knows (`filtered`): None when none is."""
     files = msg("other students' files and yours, to read and to write")
     signals = msg("your other processes, to signal")
     network = msg("the network")
+    sockets = msg("Unix sockets by their path, such as an SSH agent's")
     if platform == "darwin" or platform.startswith(("win", "cygwin")):
         return Walls((files, signals, network),
                      msg("{system} has no Landlock",
                          system="macOS" if platform == "darwin" else "Windows"), KERNEL_HINT)
+    # on Linux the network namespace is made whatever the rest; the seccomp filter is the
+    # sandbox's
+    off = (*((network,) if not (netns or (sandboxed and abi >= 4)) else ()),
+           *((sockets,) if not (sandboxed and filtered) else ()))
     if not sandboxed:
-        return Walls((files, signals, network), msg("GRADTUTOR_SANDBOX=0"), KERNEL_HINT)
+        return Walls((files, signals, *off), msg("GRADTUTOR_SANDBOX=0"), KERNEL_HINT)
     if abi <= 0:
-        return Walls((files, signals, network), msg("this Linux kernel has no Landlock"),
+        return Walls((files, signals, *off), msg("this Linux kernel has no Landlock"),
                      KERNEL_HINT)
-    sockets = msg("Unix sockets by their path, such as an SSH agent's")
     if abi < 6:
-        return Walls((signals, network if abi < 4 else sockets),
-                     msg("this kernel's Landlock is version {abi}; signals are walled from "
-                         "version 6", abi=abi), KERNEL_HINT)
-    return Walls((sockets,), msg("no Landlock this grader knows walls a Unix socket reached by "
-                                 "its path"), SOCKET_HINT)
+        return Walls((signals, *off), msg("this kernel's Landlock is version {abi}; signals "
+                                          "are walled from version 6", abi=abi), KERNEL_HINT)
+    if sockets in off:
+        return Walls(off, msg("the filter that refuses Unix sockets knows x86_64 and aarch64 "
+                              "only"), SOCKET_HINT)
+    if off:
+        return Walls(off, msg("no network namespace can be made here"), NETWORK_HINT)
+    return None
 
 
 # ---- the reports ------------------------------------------------------------------------------

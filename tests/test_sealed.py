@@ -124,8 +124,9 @@ print(json.dumps({"code": code, "sent": sent}))
 
 def test_a_learners_worker_refuses_to_compute_a_checks_references() -> None:
     """A check whose request does not say the tutor has its references (`reference:
-    worker`) ends as the tutor's fault (exit 70), with nothing sent and no learner code run: a learner's worker
-    never computes them (validate's batch worker, for the author's code, passes its own)."""
+    worker`) ends as the tutor's fault (exit 70), with nothing sent and no learner code run:
+    a learner's worker never computes them (validate's batch worker, for the author's code,
+    passes its own)."""
     import subprocess
     import sys
 

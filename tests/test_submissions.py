@@ -8,6 +8,7 @@ import io
 import json
 import os
 import stat
+import sys
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -226,24 +227,57 @@ def test_junit_keeps_a_dotted_name_whole_and_counts_errors_apart() -> None:
     assert (root.get("failures"), root.get("errors")) == ("1", "1")
 
 
-@pytest.mark.parametrize(("platform", "abi", "sandboxed", "reachable", "why"), [
-    ("linux", 7, True, ["Unix sockets"], "walls a Unix socket reached by its path"),
-    ("linux", 6, True, ["Unix sockets"], "walls a Unix socket reached by its path"),
-    ("linux", 4, True, ["signal", "Unix sockets"], "Landlock is version 4"),
-    ("linux", 3, True, ["signal", "the network"], "Landlock is version 3"),
-    ("linux", 0, True, ["read and to write", "signal", "the network"], "has no Landlock"),
-    ("linux", 7, False, ["read and to write", "signal", "the network"], "GRADTUTOR_SANDBOX=0"),
-    ("darwin", 0, True, ["read and to write", "signal", "the network"], "macOS has no"),
-    ("win32", 0, True, ["read and to write", "signal", "the network"], "Windows has no"),
+NET, NO_NET = True, False  # a network namespace can be made here, or not
+KNOWN, UNKNOWN = True, False  # a machine the seccomp filter knows (x86_64, aarch64), or not
+FILES, SIGNALS, NETWORK, SOCKETS = "read and to write", "signal", "the network", "Unix sockets"
+
+
+@pytest.mark.parametrize(("platform", "abi", "sandboxed", "netns", "filtered", "reachable",
+                          "why", "hint"), [
+    ("linux", 7, True, NET, KNOWN, [], "", ""),
+    ("linux", 6, True, NO_NET, KNOWN, [], "", ""),  # Landlock's TCP rules
+    ("linux", 7, True, NET, UNKNOWN, [SOCKETS], "x86_64 and aarch64 only", "SSH agent"),
+    ("linux", 4, True, NO_NET, KNOWN, [SIGNALS], "Landlock is version 4", "6.12"),
+    ("linux", 3, True, NET, KNOWN, [SIGNALS], "Landlock is version 3", "6.12"),
+    ("linux", 3, True, NO_NET, KNOWN, [SIGNALS, NETWORK], "Landlock is version 3", "6.12"),
+    ("linux", 0, True, NET, KNOWN, [FILES, SIGNALS], "has no Landlock", "6.12"),
+    ("linux", 0, True, NO_NET, UNKNOWN, [FILES, SIGNALS, NETWORK, SOCKETS], "has no Landlock",
+     "6.12"),
+    ("linux", 7, False, NET, KNOWN, [FILES, SIGNALS, SOCKETS], "GRADTUTOR_SANDBOX=0", "6.12"),
+    ("darwin", 0, True, NO_NET, UNKNOWN, [FILES, SIGNALS, NETWORK], "macOS has no", "6.12"),
+    ("win32", 0, True, NO_NET, UNKNOWN, [FILES, SIGNALS, NETWORK], "Windows has no", "6.12"),
 ])
 def test_the_grading_warning_names_each_missing_wall_and_why(
-    platform: str, abi: int, sandboxed: bool, reachable: list[str], why: str,
+    platform: str, abi: int, sandboxed: bool, netns: bool, filtered: bool,
+    reachable: list[str], why: str, hint: str,
 ) -> None:
-    walls = grading.missing_walls(platform, abi, sandboxed)
-    assert len(walls.reachable) == len(reachable)
+    walls = grading.missing_walls(platform, abi, sandboxed, netns=netns, filtered=filtered)
+    if not reachable:  # walled from everything: no warning at all
+        assert walls is None
+        return
+    assert walls is not None and len(walls.reachable) == len(reachable)
     assert all(part in str(wall) for part, wall in zip(reachable, walls.reachable, strict=True))
-    assert why in str(walls.why)
-    assert ("6.12" in str(walls.hint)) == (reachable != ["Unix sockets"])
+    assert why in str(walls.why) and hint in str(walls.hint)
+
+
+def test_the_walls_warning_comes_once_before_grading(tmp_path: Path, cli: Cli) -> None:
+    """Where a wall is missing (here: the sandbox switched off), `grade` says so once, before
+    the first check; where none is, it says nothing."""
+    write(tmp_path / "class" / "amy" / "read-grad.py")
+    for environ, warned in (({"GRADTUTOR_SANDBOX": "0"}, True), ({}, None)):
+        code, _, err = cli("grade", str(tmp_path / "class"), "--exercise", "read-grad",
+                           "--jobs", "1", environ={**os.environ, **environ})
+        assert code in (0, 1), err
+        if warned is None:  # as this machine is: warned only if it misses a wall
+            from gradtutor.runtime.netns import network_walled
+            from gradtutor.runtime.sandbox import filter_machine, landlock_abi
+
+            warned = grading.missing_walls(
+                sys.platform, landlock_abi(), True, netns=network_walled(),
+                filtered=filter_machine() is not None) is not None
+        assert err.count("Warning: a student's code can reach") == int(warned), err
+        if warned:
+            assert err.index("Warning:") < err.index("Grading:"), err
 
 
 # ---- the whole command ---------------------------------------------------------------------
@@ -285,9 +319,6 @@ def test_a_class_of_zips_lms_files_and_hostile_names_is_graded_into_every_report
                              "--json", "--csv", str(tmp_path / "g.csv"), "--junit",
                              str(tmp_path / "g.xml"), "--seed", "4")
     assert code == 0, err
-    # what is not walled on this system is said once, before grading starts
-    warning = err.index("Warning: a student's code can reach")
-    assert warning < err.index("Grading:") and err.count("Warning:") == 1
     report = json.loads(out)
     passed = {s["student"]: s["passed"] for s in report["students"]}
     shown = "=cmd\\x1b]0;owned\\x07\\xff"

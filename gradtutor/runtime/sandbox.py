@@ -257,23 +257,36 @@ METADATA_CALLS = {
                425, 452, 463, 466),
     "aarch64": (52, 55, 54, 53, 88, 5, 6, 7, 14, 15, 16, 425, 452, 463, 466),
 }
+# socket(2), refused for AF_UNIX: Landlock before RESOLVE_UNIX cannot keep learner code from
+# connecting to a *named* Unix socket it can reach by path (the teacher's ssh-agent behind
+# SSH_AUTH_SOCK, a desktop bus, a Docker daemon's socket). Its first argument, the address
+# family, is a plain number, which a filter can test (connect's address is behind a pointer,
+# which it cannot). socketpair(2) stays allowed: a connected pair reaches no one else.
+SOCKET_CALL = {"x86_64": 41, "aarch64": 198}
+AF_UNIX = 1
 _X32_BIT = 0x40000000
 _RET_ALLOW = 0x7FFF0000
 _RET_EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_ARG0 = 16  # offsetof(struct seccomp_data, args[0])
 
 
 def metadata_filter(machine: str) -> list[tuple[int, int, int, int]]:
-    """The BPF program (code, jt, jf, k) refusing METADATA_CALLS[machine] with EPERM."""
+    """The BPF program (code, jt, jf, k) refusing METADATA_CALLS[machine], and a socket of
+    the AF_UNIX family, with EPERM."""
     calls = METADATA_CALLS[machine]
-    # after the arch check, the x32 check and one test per call comes ALLOW, then EPERM
+    # after the arch check, the x32 check and one test per call comes the socket test, ALLOW,
+    # then EPERM
     checks = [(_JGE_K, _X32_BIT)] if machine == "x86_64" else []
     checks += [(_JEQ_K, nr) for nr in calls]
     program = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, _AUDIT_ARCH[machine]),
                (_RET_K, 0, 0, _RET_EPERM), (_LD_W_ABS, 0, 0, 0)]
     for index, (code, k) in enumerate(checks):
-        program.append((code, len(checks) - index, 0, k))  # to EPERM, past ALLOW
-    return [*program, (_RET_K, 0, 0, _RET_ALLOW), (_RET_K, 0, 0, _RET_EPERM)]
+        program.append((code, len(checks) - index + 3, 0, k))  # to EPERM, past the rest
+    socket_test = [(_JEQ_K, 0, 2, SOCKET_CALL[machine]),  # not socket(2): ALLOW
+                   (_LD_W_ABS, 0, 0, _ARG0),  # its family (the low word: little-endian)
+                   (_JEQ_K, 1, 0, AF_UNIX)]  # AF_UNIX: EPERM, else ALLOW
+    return [*program, *socket_test, (_RET_K, 0, 0, _RET_ALLOW), (_RET_K, 0, 0, _RET_EPERM)]
 
 
 class _SockFilter(ctypes.Structure):
@@ -285,12 +298,19 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
+def filter_machine() -> str | None:
+    """This machine's name as the seccomp filter knows it, or None where it has no filter
+    (not Linux, or a machine whose system calls it does not know)."""
+    machine = os.uname().machine.lower().replace("arm64", "aarch64")  # not `platform`: 10 ms
+    return machine if sys.platform.startswith("linux") and machine in METADATA_CALLS else None
+
+
 def refuse_metadata_changes() -> bool:
     """From now on no thread of this process, nor anything it starts, may change a file's
-    mode, owner, times or extended attributes (True), where the machine's system calls are
-    known here (x86_64, aarch64) and the kernel has seccomp."""
-    machine = os.uname().machine.lower().replace("arm64", "aarch64")  # not `platform`: 10 ms
-    if not sys.platform.startswith("linux") or machine not in METADATA_CALLS:
+    mode, owner, times or extended attributes, nor make a Unix socket (True), where the
+    machine's system calls are known here (x86_64, aarch64) and the kernel has seccomp."""
+    machine = filter_machine()
+    if machine is None:
         return False
     program = metadata_filter(machine)
     filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))

@@ -3,9 +3,9 @@ a desktop session's bus, and says whether it got through. Returns the wrong thin
 import os
 import socket
 
-client = socket.socket(socket.AF_UNIX)
 try:
-    client.connect("\0" + os.environ["GRADTUTOR_TEST_SOCKET"])
+    with socket.socket(socket.AF_UNIX) as client:
+        client.connect("\0" + os.environ["GRADTUTOR_TEST_SOCKET"])
     print("connected")
 except OSError as exc:
     print(f"refused ({exc.errno})")
