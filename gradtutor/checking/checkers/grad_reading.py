@@ -340,13 +340,6 @@ def _not_the_gradient(facts: Facts, data: Data, value: str, subject: str) -> str
 
 
 FAMILY = Family(
-    arity=2,
-    names=_leaf_names,
-    cases=leaf_cases,
-    reference=reference,
-    observe=_observe_leaf,
-    facts=_leaf_facts,
-    columns=_leaf_columns,
-    explainers={"not-the-gradient": _not_the_gradient},
-    valued=frozenset({"not-the-gradient"}),
-)
+    arity=2, names=_leaf_names, cases=leaf_cases, reference=reference, observe=_observe_leaf,
+    facts=_leaf_facts, columns=_leaf_columns,
+    explainers={"not-the-gradient": _not_the_gradient}, valued=frozenset({"not-the-gradient"}))

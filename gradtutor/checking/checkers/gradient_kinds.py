@@ -402,13 +402,6 @@ def classification_table(case: dict[str, Any], reference: dict[str, Any],
 
 
 FAMILY = Family(
-    arity=2,
-    names=lambda parts: NAMES,
-    cases=cases,
-    reference=reference,
-    observe=observe,
-    facts=facts,
-    explainers={"misclassified": lambda facts, data, value, subject: misclassified(*data)},
-    tables={"classification": classification_table},
-    order=order,
-)
+    arity=2, names=lambda parts: NAMES, cases=cases, reference=reference, observe=observe,
+    facts=facts, tables={"classification": classification_table}, order=order,
+    explainers={"misclassified": lambda facts, data, value, subject: misclassified(*data)})

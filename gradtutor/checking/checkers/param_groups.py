@@ -203,12 +203,7 @@ def weights_table(reference: dict[str, Any], observed: dict[str, Any]) -> Table:
 
 
 FAMILY = Family(
-    arity=1,
-    names=lambda parts: NAMES,
-    cases=cases,
-    reference=reference,
-    observe=observe,
+    arity=1, names=lambda parts: NAMES, cases=cases, reference=reference, observe=observe,
     facts=facts,
     tables={"grads": lambda case, reference, observed: grads_table(reference, observed),
-            "weights": lambda case, reference, observed: weights_table(reference, observed)},
-)
+            "weights": lambda case, reference, observed: weights_table(reference, observed)})

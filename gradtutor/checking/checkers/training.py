@@ -364,11 +364,5 @@ def leftovers_table(case: dict[str, Any], reference: dict[str, Any],
 
 
 FAMILY = Family(
-    arity=4,
-    names=lambda parts: NAMES,
-    cases=cases,
-    reference=reference,
-    observe=observe,
-    facts=facts,
-    tables={"step-gradient": step_table, "step-leftovers": leftovers_table},
-)
+    arity=4, names=lambda parts: NAMES, cases=cases, reference=reference, observe=observe,
+    facts=facts, tables={"step-gradient": step_table, "step-leftovers": leftovers_table})
