@@ -49,8 +49,8 @@ PACKAGE = Path(__file__).parent.parent / "gradtutor"
 CHECKING = PACKAGE / "checking"
 # Modules whose messages any exercise's failed check may show.
 SHARED = (CHECKING / "checkers" / "common.py", CHECKING / "checkers" / "declared.py",
-          CHECKING / "checkers" / "families.py", CHECKING / "feedback.py",
-          CHECKING / "mistakes.py", CHECKING / "outcome.py", PACKAGE / "walk" / "exercise.py")
+          CHECKING / "feedback.py", CHECKING / "mistakes.py", CHECKING / "outcome.py",
+          PACKAGE / "walk" / "exercise.py")
 LANGUAGES = ("en", "zh-CN")
 
 

@@ -1,6 +1,7 @@
 """A kind of step is one record in `lessons.model.Step` and one entry in each per-kind table.
 This module checks every table has an entry for every kind, so a kind added to `Step` and
-forgotten in a table fails here by name, not with a KeyError in front of a learner."""
+forgotten in a table fails here by name, not with a KeyError in front of a learner. (What a
+translation does with each of its fields is on the record itself: tests/test_translate.py.)"""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from gradtutor.checking.lesson_proofs import PROOFS
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Step
 from gradtutor.lessons.timing import EFFORT
-from gradtutor.lessons.translate.fields import KEPT, PROSE
 from gradtutor.ui.step_screens import SCREENS
 from gradtutor.walk.kinds import MODULES, rules_for
 from gradtutor.walk.rules import StepRules
@@ -29,8 +29,6 @@ PER_KIND: dict[str, Mapping[type, object]] = {
     "checking.lesson_proofs.PROOFS": PROOFS,
     "walk.kinds.MODULES": MODULES,
     "ui.step_screens.SCREENS": SCREENS,
-    "lessons.translate.fields.PROSE": PROSE,
-    "lessons.translate.fields.KEPT": KEPT,
 }
 
 

@@ -1,5 +1,6 @@
-"""The `leaf-fn` and `values-fn` input families (checkers/tensor_facts.py): each fact they
-report is what real torch says of the returned value, and a check's conditions read them."""
+"""The `leaf-fn` and `values-fn` input families (checkers/tensor_facts.py, values_facts.py):
+each fact they report is what real torch says of the returned value, and a check's conditions
+read them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import torch
 
 from gradtutor.checking import trace
-from gradtutor.checking.checkers import tensor_facts
+from gradtutor.checking.checkers import tensor_facts, values_facts
 from gradtutor.checking.checkers.common import uncalled
 from gradtutor.checking.checkers.declared import (
     Case,
@@ -49,10 +50,10 @@ def leaf_fn(fn: Callable[[Any], Any], case: dict[str, Any] = CASE) -> dict[str, 
 def values_fn(fn: Callable[[Any], Any], values: list[float]) -> dict[str, Any]:
     case_trace = trace.start()
     try:
-        observed = tensor_facts.observe_values_fn({"values": values}, fn, case_trace)
+        observed = values_facts.observe_values_fn({"values": values}, fn, case_trace)
     finally:
         case_trace.close()
-    return tensor_facts.values_fn_facts({"values": values}, {}, observed, ())
+    return values_facts.values_fn_facts({"values": values}, {}, observed, ())
 
 
 def test_the_families_are_registered_with_every_fact_they_give() -> None:
@@ -207,7 +208,7 @@ def test_values_fn_sees_the_dtype_torch_picks() -> None:
 
 @pytest.mark.parametrize("seed", range(20))
 def test_every_seed_has_a_list_of_whole_numbers_and_shapes_that_differ(seed: int) -> None:
-    lists = [case["values"] for case in tensor_facts.values_cases(seed)]
+    lists = [case["values"] for case in values_facts.values_cases(seed)]
     assert sum(all(type(x) is int for x in values) for values in lists) == 1
     assert all(2 <= len(values) <= 5 for values in lists)
     shapes = [str(torch.tensor(case["w"]).shape) for case in tensor_facts.leaf_cases(seed)]
@@ -219,8 +220,8 @@ def test_every_seed_has_a_list_of_whole_numbers_and_shapes_that_differ(seed: int
 
 def test_cases_are_the_same_for_a_seed() -> None:
     assert tensor_facts.leaf_cases(3) == tensor_facts.leaf_cases(3)
-    assert tensor_facts.values_cases(3) == tensor_facts.values_cases(3)
-    assert tensor_facts.values_cases(3) != tensor_facts.values_cases(4)
+    assert values_facts.values_cases(3) == values_facts.values_cases(3)
+    assert values_facts.values_cases(3) != values_facts.values_cases(4)
 
 
 def exercise(exercise_id: str) -> Exercise:

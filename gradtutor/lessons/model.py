@@ -1,8 +1,9 @@
 """The typed lesson model: what a lesson YAML file becomes once it validates.
 
 Frozen dataclasses; the rules each field obeys are in its metadata and enforced by
-`schema.build`, which rejects unknown keys so a typo is reported instead of ignored.
-The model holds data only; nothing here runs code.
+`schema.build`, which rejects unknown keys so a typo is reported instead of ignored. Its
+metadata also says what a translation does with the field (below). The model holds data
+only; nothing here runs code.
 """
 
 import string
@@ -13,11 +14,29 @@ from gradtutor.lessons.schema import rules
 
 LETTERS = string.ascii_lowercase
 
-ID = rules(pattern=r"[a-z0-9]+(-[a-z0-9]+)*", max_chars=60, what="id")
+# What a translation does with each field: its metadata's "translate" role, from which
+# `lessons/translate/fields.py` derives its tables (tests/test_translate.py fails on a field
+# without one). TRANSLATED: words, translated. AS_WRITTEN: code, identifiers, answer keys and
+# settings, the same in every language. SHOWN_CODE: code shown to the learner, translated
+# only in its comments when it has any; STARTER: a starter's code, always translated for its
+# TODOs, likewise in its comments only. BY_ID, BY_LETTER, BY_NUMBER: a list whose items hold
+# texts, each item named in a field path by its id, its letter (a, b, ...) or its number (1,
+# 2, ...). NESTED_TEXTS: a record whose own fields hold texts.
+TRANSLATED = {"translate": "prose"}
+AS_WRITTEN = {"translate": "kept"}
+SHOWN_CODE = {"translate": "code"}
+STARTER = {"translate": "starter"}
+BY_ID = {"translate": "by id"}
+BY_LETTER = {"translate": "by letter"}
+BY_NUMBER = {"translate": "by number"}
+NESTED_TEXTS = {"translate": "nested"}
+
+# identifiers are kept as written
+ID = rules(pattern=r"[a-z0-9]+(-[a-z0-9]+)*", max_chars=60, what="id") | AS_WRITTEN
 TEXT = rules(nonempty=True)
-LETTER = rules(pattern=r"[a-z]", what="letter")
-PY_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="python name")
-VAR_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="variable name")
+LETTER = rules(pattern=r"[a-z]", what="letter") | AS_WRITTEN
+PY_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="python name") | AS_WRITTEN
+VAR_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="variable name") | AS_WRITTEN
 
 def _items(low: int, high: int | None = None, **more: object) -> dict[str, object]:
     return {**rules(min_items=low, max_items=high), **{k: v for k, v in more.items()}}
@@ -29,27 +48,27 @@ class Proof:
     expression, is evaluated; `gradtutor validate` requires `bool(holds)` to be true exactly
     when the answer key marks the choice correct."""
 
-    holds: str = field(metadata=TEXT)
-    code: str | None = field(default=None, metadata=TEXT)
+    holds: str = field(metadata=TEXT | AS_WRITTEN)
+    code: str | None = field(default=None, metadata=TEXT | AS_WRITTEN)
 
 @dataclass(frozen=True)
 class Choice:
     """One answer a learner can pick, and why it is right or wrong; in a quiz, optionally
     the `proof`, never shown, that the answer key is right about it."""
 
-    text: str = field(metadata=TEXT)
-    why: str = field(metadata=TEXT)
-    proof: Proof | None = None
+    text: str = field(metadata=TEXT | TRANSLATED)
+    why: str = field(metadata=TEXT | TRANSLATED)
+    proof: Proof | None = field(default=None, metadata=AS_WRITTEN)
 
 @dataclass(frozen=True)
 class Question:
     """A multiple-choice question; `answer` is one letter or a list of letters (a, b, ...)."""
 
     id: str = field(metadata=ID)
-    prompt: str = field(metadata=TEXT)
-    choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)))
+    prompt: str = field(metadata=TEXT | TRANSLATED)
+    choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)) | BY_LETTER)
     answer: str | tuple[str, ...] = field(metadata={**LETTER, "min_items": 1})
-    code: str | None = None
+    code: str | None = field(default=None, metadata=SHOWN_CODE)
 
     @property
     def letters(self) -> tuple[str, ...]:
@@ -68,39 +87,39 @@ class Question:
 class Slide:
     """A page of explanation: markdown, an optional code sample that runs as shown, notes."""
 
-    kind: Literal["slide"]
+    kind: Literal["slide"] = field(metadata=AS_WRITTEN)
     id: str = field(metadata=ID)
-    title: str = field(metadata=TEXT)
-    body: str = field(metadata=TEXT)
-    code: str | None = None
-    notes: str | None = None
-    optional: bool = False
+    title: str = field(metadata=TEXT | TRANSLATED)
+    body: str = field(metadata=TEXT | TRANSLATED)
+    code: str | None = field(default=None, metadata=SHOWN_CODE)
+    notes: str | None = field(default=None, metadata=TRANSLATED)
+    optional: bool = field(default=False, metadata=AS_WRITTEN)
 
 @dataclass(frozen=True)
 class Quiz:
     """The quick check: questions answered by letter, scored at the end."""
 
-    kind: Literal["quiz"]
+    kind: Literal["quiz"] = field(metadata=AS_WRITTEN)
     id: str = field(metadata=ID)
-    title: str = field(metadata=TEXT)
-    questions: tuple[Question, ...] = field(metadata=_items(1))
-    intro: str | None = None
-    pass_mark: float = field(default=0.7, metadata=rules(ge=0, le=1))
+    title: str = field(metadata=TEXT | TRANSLATED)
+    questions: tuple[Question, ...] = field(metadata=_items(1) | BY_ID)
+    intro: str | None = field(default=None, metadata=TRANSLATED)
+    pass_mark: float = field(default=0.7, metadata=rules(ge=0, le=1) | AS_WRITTEN)
 
 @dataclass(frozen=True)
 class Replacement:
     """Replace the text `find`, which must occur in the solution exactly once, by `with`."""
 
-    find: str = field(metadata=TEXT)
-    with_: str = field(metadata=rules(key="with"))
+    find: str = field(metadata=TEXT | AS_WRITTEN)
+    with_: str = field(metadata=rules(key="with") | AS_WRITTEN)
 
 @dataclass(frozen=True)
 class Mutant:
     """A real mistake a learner makes: the solution with edits, and the check it must fail."""
 
     id: str = field(metadata=ID)
-    mistake: str = field(metadata=TEXT)
-    replace: tuple[Replacement, ...] = field(metadata=_items(1))
+    mistake: str = field(metadata=TEXT | TRANSLATED)
+    replace: tuple[Replacement, ...] = field(metadata=_items(1) | AS_WRITTEN)
     fails: str = field(metadata=ID)
 
 @dataclass(frozen=True)
@@ -110,19 +129,19 @@ class Rule:
     input family, about the fact `value`, worded from `subject`), when every condition in
     `when` holds for that case (no `when`: always). `help` points at where to look."""
 
-    when: tuple[str, ...] = field(default=(), metadata=rules(nonempty=True))
-    say: str | None = field(default=None, metadata=TEXT)
+    when: tuple[str, ...] = field(default=(), metadata=rules(nonempty=True) | AS_WRITTEN)
+    say: str | None = field(default=None, metadata=TEXT | TRANSLATED)
     explain: str | None = field(default=None, metadata=ID)
     value: str | None = field(default=None, metadata=ID)
-    subject: str | None = field(default=None, metadata=TEXT)
-    help: str | None = field(default=None, metadata=TEXT)
+    subject: str | None = field(default=None, metadata=TEXT | TRANSLATED)
+    help: str | None = field(default=None, metadata=TEXT | TRANSLATED)
 
 @dataclass(frozen=True)
 class Column:
     """An evidence column: its title, and the fact (or `2x fact`) it shows for the case."""
 
-    title: str = field(metadata=TEXT)
-    shows: str = field(metadata=TEXT)
+    title: str = field(metadata=TEXT | TRANSLATED)
+    shows: str = field(metadata=TEXT | AS_WRITTEN)
 
 @dataclass(frozen=True)
 class DeclaredCheck:
@@ -136,15 +155,16 @@ class DeclaredCheck:
     says why when no case gives the facts it names (the function never returned, say)."""
 
     id: str = field(metadata=ID)
-    expect: tuple[str, ...] = field(metadata=_items(1, None, nonempty=True))
-    fail: tuple[Rule, ...] = field(metadata=_items(1))
-    pass_: str | None = field(default=None, metadata=rules(key="pass", nonempty=True))
-    help: str | None = field(default=None, metadata=TEXT)
-    evidence: tuple[Column, ...] = ()
+    expect: tuple[str, ...] = field(metadata=_items(1, None, nonempty=True) | AS_WRITTEN)
+    fail: tuple[Rule, ...] = field(metadata=_items(1) | BY_NUMBER)
+    pass_: str | None = field(default=None,
+                              metadata=rules(key="pass", nonempty=True) | TRANSLATED)
+    help: str | None = field(default=None, metadata=TEXT | TRANSLATED)
+    evidence: tuple[Column, ...] = field(default=(), metadata=BY_NUMBER)
     table: str | None = field(default=None, metadata=ID)
     after: tuple[str, ...] = field(default=(), metadata=ID)
-    unjudged: str | None = field(default=None, metadata=TEXT)
-    skip: tuple[Rule, ...] = ()
+    unjudged: str | None = field(default=None, metadata=TEXT | TRANSLATED)
+    skip: tuple[Rule, ...] = field(default=(), metadata=BY_NUMBER)
 
 @dataclass(frozen=True)
 class Exercise:
@@ -154,23 +174,23 @@ class Exercise:
     reference; `catches` lists the errors of PyTorch's that the family reports as facts, and
     `returns` names the values of a tuple the function returns, as facts)."""
 
-    kind: Literal["exercise"]
+    kind: Literal["exercise"] = field(metadata=AS_WRITTEN)
     id: str = field(metadata=ID)
-    title: str = field(metadata=TEXT)
-    prompt: str = field(metadata=TEXT)
+    title: str = field(metadata=TEXT | TRANSLATED)
+    prompt: str = field(metadata=TEXT | TRANSLATED)
     function: str = field(metadata=PY_NAME)
-    starter: str = field(metadata=TEXT)
-    solution: str = field(metadata=TEXT)
-    hints: tuple[str, ...] = field(metadata=_items(3, None, nonempty=True))
-    mutants: tuple[Mutant, ...] = field(metadata=_items(4))
-    why: str = field(metadata=TEXT)
+    starter: str = field(metadata=TEXT | STARTER)
+    solution: str = field(metadata=TEXT | AS_WRITTEN)
+    hints: tuple[str, ...] = field(metadata=_items(3, None, nonempty=True) | BY_NUMBER)
+    mutants: tuple[Mutant, ...] = field(metadata=_items(4) | BY_ID)
+    why: str = field(metadata=TEXT | TRANSLATED)
     checker: str | None = field(default=None, metadata=ID)
     inputs: str | None = field(default=None, metadata=ID)
     catches: tuple[str, ...] = field(default=(), metadata=ID)
     returns: tuple[str, ...] = field(default=(), metadata=PY_NAME)
-    checks: tuple[DeclaredCheck, ...] = ()
-    timeout: float = field(default=10.0, metadata=rules(gt=0, le=120))
-    optional: bool = False
+    checks: tuple[DeclaredCheck, ...] = field(default=(), metadata=BY_ID)
+    timeout: float = field(default=10.0, metadata=rules(gt=0, le=120) | AS_WRITTEN)
+    optional: bool = field(default=False, metadata=AS_WRITTEN)
 
     @property
     def declared(self) -> bool:
@@ -181,23 +201,24 @@ class Exercise:
 class Predict:
     """Guess what a snippet produces; the snippet then runs and the real value is shown."""
 
-    kind: Literal["predict"]
+    kind: Literal["predict"] = field(metadata=AS_WRITTEN)
     id: str = field(metadata=ID)
-    title: str = field(metadata=TEXT)
-    prompt: str = field(metadata=TEXT)
-    code: str = field(metadata=TEXT)
-    show: str = field(metadata=TEXT)  # an expression evaluated after `code`; its value is shown
-    choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)))
+    title: str = field(metadata=TEXT | TRANSLATED)
+    prompt: str = field(metadata=TEXT | TRANSLATED)
+    code: str = field(metadata=TEXT | SHOWN_CODE)
+    # an expression evaluated after `code`; its value is shown
+    show: str = field(metadata=TEXT | AS_WRITTEN)
+    choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)) | BY_LETTER)
     answer: str = field(metadata=LETTER)
-    optional: bool = False
+    optional: bool = field(default=False, metadata=AS_WRITTEN)
 
 @dataclass(frozen=True)
 class ParsonsLine:
     """One line to put in order; `after` names the lines that must come before it."""
 
     id: str = field(metadata=ID)
-    code: str = field(metadata=TEXT)
-    why: str = field(metadata=TEXT)
+    code: str = field(metadata=TEXT | AS_WRITTEN)
+    why: str = field(metadata=TEXT | TRANSLATED)
     after: tuple[str, ...] = field(default=(), metadata=ID)
 
 @dataclass(frozen=True)
@@ -206,10 +227,10 @@ class ParsonsRun:
     body of a loop that runs `repeat` times; after each pass `record` (an expression) is
     evaluated and appended to the list named `series`, which is shown, one value per pass."""
 
-    setup: str = field(metadata=TEXT)
-    record: str = field(metadata=TEXT)
+    setup: str = field(metadata=TEXT | AS_WRITTEN)
+    record: str = field(metadata=TEXT | AS_WRITTEN)
     series: str = field(metadata=VAR_NAME)
-    repeat: int = field(default=10, metadata=rules(ge=1, le=1000))
+    repeat: int = field(default=10, metadata=rules(ge=1, le=1000) | AS_WRITTEN)
 
 @dataclass(frozen=True)
 class Parsons:
@@ -218,14 +239,14 @@ class Parsons:
     `solution` is one correct order (line ids); without it, the lines as listed are one.
     With `run`, a correct order is then run as a loop and its effect shown."""
 
-    kind: Literal["parsons"]
+    kind: Literal["parsons"] = field(metadata=AS_WRITTEN)
     id: str = field(metadata=ID)
-    title: str = field(metadata=TEXT)
-    prompt: str = field(metadata=TEXT)
-    lines: tuple[ParsonsLine, ...] = field(metadata=_items(2))
+    title: str = field(metadata=TEXT | TRANSLATED)
+    prompt: str = field(metadata=TEXT | TRANSLATED)
+    lines: tuple[ParsonsLine, ...] = field(metadata=_items(2) | BY_ID)
     solution: tuple[str, ...] | None = field(default=None, metadata=ID)
-    run: ParsonsRun | None = None
-    optional: bool = False
+    run: ParsonsRun | None = field(default=None, metadata=AS_WRITTEN)
+    optional: bool = field(default=False, metadata=AS_WRITTEN)
 
     @property
     def solution_order(self) -> tuple[str, ...]:
@@ -244,21 +265,21 @@ class Chart:
     """Series the demo's code leaves in named variables, drawn as a chart."""
 
     series: tuple[str, ...] = field(metadata={**VAR_NAME, "min_items": 1})
-    title: str = field(metadata=TEXT)
-    x_label: str = "step"
-    y_label: str = "loss"
+    title: str = field(metadata=TEXT | TRANSLATED)
+    x_label: str = field(default="step", metadata=TRANSLATED)
+    y_label: str = field(default="loss", metadata=TRANSLATED)
 
 @dataclass(frozen=True)
 class Demo:
     """Real code that runs and shows its result, optionally as a chart."""
 
-    kind: Literal["demo"]
+    kind: Literal["demo"] = field(metadata=AS_WRITTEN)
     id: str = field(metadata=ID)
-    title: str = field(metadata=TEXT)
-    body: str = field(metadata=TEXT)
-    code: str = field(metadata=TEXT)
-    chart: Chart | None = None
-    optional: bool = False
+    title: str = field(metadata=TEXT | TRANSLATED)
+    body: str = field(metadata=TEXT | TRANSLATED)
+    code: str = field(metadata=TEXT | SHOWN_CODE)
+    chart: Chart | None = field(default=None, metadata=NESTED_TEXTS)
+    optional: bool = field(default=False, metadata=AS_WRITTEN)
 
 Step = Slide | Quiz | Exercise | Predict | Parsons | Demo
 
@@ -277,11 +298,11 @@ class Lesson:
     """One lesson: metadata and an ordered list of steps with stable ids."""
 
     id: str = field(metadata=ID)
-    title: str = field(metadata=TEXT)
-    summary: str = field(metadata=TEXT)
-    order: int = field(metadata=rules(ge=1))
-    steps: tuple[Step, ...] = field(metadata=_items(1))
-    minutes: int | None = field(default=None, metadata=rules(ge=1))
+    title: str = field(metadata=TEXT | TRANSLATED)
+    summary: str = field(metadata=TEXT | TRANSLATED)
+    order: int = field(metadata=rules(ge=1) | AS_WRITTEN)
+    steps: tuple[Step, ...] = field(metadata=_items(1) | AS_WRITTEN)
+    minutes: int | None = field(default=None, metadata=rules(ge=1) | AS_WRITTEN)
 
     def index_of(self, step_id: str) -> int | None:
         """The 0-based position of the step with this id, or None if the lesson has none."""

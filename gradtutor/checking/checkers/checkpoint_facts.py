@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.checkers.model_facts import (
     batch,
     build_model,
@@ -159,3 +160,8 @@ CHECKPOINT_NAMES = frozenset({
 def checkpoint_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return (("optimizer",),
             ("Adam" if case["optimizer"] == "adam" else "SGD(momentum=0.9)",))
+
+
+FAMILY = Family(arity=3, names=lambda parts: CHECKPOINT_NAMES, cases=checkpoint_cases,
+                reference=checkpoint_reference, observe=observe_checkpoint,
+                facts=checkpoint_facts, columns=checkpoint_columns)

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from gradtutor.checking.checkers.common import close, flat
+from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.checkers.model_facts import (
     as_number,
     batch,
@@ -192,3 +193,8 @@ def norms_table(case: dict[str, Any], reference: dict[str, Any],
                    _short(min(reference["norm"], reference["max_norm"])),
                    _short(returned) if returned is not None else
                    str(kind_of(observed["returned"]))),), frozenset({0}))
+
+
+FAMILY = Family(arity=6, names=lambda parts: CLIP_NAMES, cases=clip_cases,
+                reference=clip_reference, observe=observe_clip, facts=clip_facts,
+                columns=clip_columns, tables={"norms": norms_table})

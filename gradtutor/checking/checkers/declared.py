@@ -39,7 +39,8 @@ from gradtutor.checking.checkers.common import (
     uncalled_lines_words,
     uncalled_words,
 )
-from gradtutor.checking.checkers.families import CATCHABLE, FAMILIES, Facts, Family
+from gradtutor.checking.checkers.families import FAMILIES
+from gradtutor.checking.checkers.family import CATCHABLE, Facts, Family
 from gradtutor.checking.verdict import Check, Table
 from gradtutor.i18n import Msg, msg, placeholders
 from gradtutor.lessons.model import Column, DeclaredCheck, Exercise, Rule

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.checkers.model_facts import (
     as_number,
     batch,
@@ -131,3 +132,8 @@ def eval_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]
     return (("batches", "loss_fn"),
             (str(case["batches"]),
              "CrossEntropyLoss" if case["loss"] == "cross-entropy" else "MSELoss"))
+
+
+FAMILY = Family(arity=3, names=lambda parts: EVAL_NAMES, cases=eval_cases,
+                reference=eval_reference, observe=observe_eval, facts=eval_facts,
+                columns=eval_columns)

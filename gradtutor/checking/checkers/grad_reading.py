@@ -1,10 +1,11 @@
-"""The pieces of the `fresh-leaf` input family (`families.py`), on which the exercises that
-read `w.grad` are declared (read-grad, none-before-backward, two-backwards): their inputs (a
-fresh leaf `w` and a named loss), the reference gradient, and the words for a value that
-should have been the gradient but is not.
+"""The `fresh-leaf` input family (`FAMILY`, registered in `families.py`), on which the
+exercises that read `w.grad` are declared (read-grad, none-before-backward, two-backwards):
+their inputs (a fresh leaf `w` and a named loss), the reference gradient, how the function is
+called and observed, the facts a check may name, and the words for a value that should have
+been the gradient but is not. `plain`, `backward_runs` and `ran` serve other families too.
 
-`leaf_cases`, `reference` and `fresh_leaf` run in the worker; the rest is pure and runs in the
-tutor's process.
+`leaf_cases`, `reference`, `fresh_leaf` and the observing (`_observe_leaf`) run in the worker;
+the rest is pure and runs in the tutor's process.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from gradtutor.checking.checkers.common import (
     close,
     count,
     flat,
+    fmt,
     nest,
     seeded_values,
     shape,
     uncalled,
     uncalled_words,
 )
+from gradtutor.checking.checkers.family import CATCHABLE, Data, Facts, Family
 from gradtutor.i18n import msg
 
 # Vectors and small matrices, as weights come in both.
@@ -204,3 +207,139 @@ def loss_words(case: dict[str, Any]) -> str:
     dims = shape(case["w"])
     weights: list[Any] = list(range(1, len(flat(case["w"]) or []) + 1))
     return f"(w * {nest(weights, dims)}).sum()"
+
+
+# ---- the family: fn(w, loss_fn) on a fresh leaf w and a named loss ---------------------
+
+def _observe_leaf(case: dict[str, Any], fn: Any, trace: Any,
+                  catches: tuple[str, ...]) -> dict[str, Any]:
+    """`observe_returned`, and when the function returned two values, each of them; an error
+    named in `catches` becomes data (its first sentence), so a check can name the mistake."""
+    calls = [0]  # how often the function called loss_fn: each call builds a graph of its own
+    try:
+        seen = _leaf_call(case, fn, trace, calls)
+    except RuntimeError as exc:
+        said = str(exc)
+        caught = [name for name in catches if CATCHABLE[name] in said]
+        if not caught:
+            raise
+        first = said.strip().splitlines()[0]
+        end = first.find(". ")
+        return {"caught": caught[0], "said": first[:end + 1] if end > 0 else first,
+                "events": list(trace.events), "loss_calls": calls[0]}
+    return seen
+
+
+def _leaf_call(case: dict[str, Any], fn: Any, trace: Any, calls: list[int]) -> dict[str, Any]:
+    w = fresh_leaf(case)
+    trace.watch({"w": w})
+    loss = build_loss(case["loss"])
+
+    def loss_fn(value: Any) -> Any:
+        calls[0] += 1
+        return loss(value)
+
+    returned = fn(w, loss_fn)
+    seen = {"returned": plain(trace, returned), "returned_is_grad": returned is w.grad,
+            "grad_after": trace.values(w.grad), "events": list(trace.events),
+            "returns_backward": returns_backward(fn), "loss_calls": calls[0]}
+    if isinstance(returned, (tuple, list)):
+        seen["length"] = len(returned)
+        if len(returned) == 2:
+            first, second = returned  # only trace.values' plain copies leave this function
+            seen.update(first=plain(trace, first), second=plain(trace, second),
+                        first_is_grad=first is not None and first is w.grad,
+                        second_is_grad=second is w.grad,
+                        same=first is not None and first is second)
+    return seen
+
+
+LEAF_FACTS = frozenset({
+    "w", "gradient", "loss", "backward-count", "ran", "zero-grad-count",
+    "grad-after-each-backward", "grad-after-second-backward", "graph-freed", "returned",
+    "returned-is-grad", "returns-backward", "returned-words", "grad-after", "pair", "length",
+    "same", "returned-times", "grad-after-times", "returned-kind", "grad-after-kind",
+    "loss-calls"})
+
+
+def _leaf_names(parts: tuple[str, ...]) -> frozenset[str]:
+    return LEAF_FACTS | {f"{part}{suffix}" for part in parts
+                         for suffix in ("", "-is-grad", "-times", "-kind")}
+
+
+def _leaf_facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, Any],
+                parts: tuple[str, ...]) -> Facts:
+    runs = backward_runs(observed)
+    steps = accumulations(observed)
+    facts: Facts = {
+        "w": case["w"], "gradient": reference["grad"], "loss": reference["loss"],
+        "backward-count": runs, "ran": ran(runs),
+        "zero-grad-count": count(observed["events"], "zero_grad"),
+        "grad-after-each-backward": then([fmt(step) for step in steps]) or msg(
+            "no backward ran"),
+        "grad-after-second-backward": steps[1] if len(steps) > 1 else None,
+        "graph-freed": (f"RuntimeError: {observed['said']}"
+                        if observed.get("caught") == "graph-freed" else None),
+        "loss-calls": observed["loss_calls"],
+    }
+    if "caught" in observed:
+        return facts
+    facts.update({
+        "returned": observed["returned"], "returned-is-grad": observed["returned_is_grad"],
+        "returns-backward": observed["returns_backward"], "grad-after": observed["grad_after"],
+        "returned-words": _described(observed),
+        "pair": observed.get("length") == 2, "length": observed.get("length"),
+        "same": bool(observed.get("same")),
+    })
+    if facts["pair"] and len(parts) == 2:
+        for part, key in zip(parts, ("first", "second"), strict=True):
+            facts[part] = observed[key]
+            facts[f"{part}-is-grad"] = observed[f"{key}_is_grad"]
+    for name in ("returned", "grad-after", *parts):
+        if name in facts:
+            facts[f"{name}-times"] = multiple_of(facts[name], reference["grad"])
+            value = facts[name]
+            facts[f"{name}-kind"] = (value.get("not_a_tensor", "object")
+                                     if isinstance(value, dict) else None)
+    return facts
+
+
+def then(values: list[str]) -> str:
+    """`a then b then c`: values one after another, as a message."""
+    if len(values) <= 1:
+        return values[0] if values else ""
+    return msg("{earlier} then {later}", earlier=then(values[:-1]), later=values[-1])
+
+
+def _described(observed: dict[str, Any]) -> str:
+    """What the function returned, in words: "None (is `return` missing?)", "a tuple of 3
+    values", "a single tensor, [1, 2]"."""
+    returned = observed["returned"]
+    if observed.get("length") is not None:
+        return msg("a {kind} of {length} values", kind=returned["not_a_tensor"],
+                   length=observed["length"])
+    if returned is None:
+        return msg("None (is `return` missing?)")
+    if isinstance(returned, dict):
+        return msg("a {kind}", kind=returned["not_a_tensor"])
+    return msg("a single tensor, {value}", value=fmt(returned))
+
+
+def _leaf_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return ("w", "loss_fn(w)"), (fmt(case["w"]), loss_words(case))
+
+
+def _not_the_gradient(facts: Facts, data: Data, value: str, subject: str) -> str:
+    """Why the fact `value` is not the gradient (`grad_reading.not_the_grad`)."""
+    case = {"w": facts["w"]}
+    expected = {"grad": facts["gradient"], "loss": facts["loss"]}
+    returned = value == "returned"
+    return not_the_grad(subject, facts[value], case, expected, facts["backward-count"],
+                        bool(facts.get(f"{value}-is-grad")),
+                        returned and bool(facts.get("returns-backward")), returned)
+
+
+FAMILY = Family(
+    arity=2, names=_leaf_names, cases=leaf_cases, reference=reference, observe=_observe_leaf,
+    facts=_leaf_facts, columns=_leaf_columns,
+    explainers={"not-the-gradient": _not_the_gradient}, valued=frozenset({"not-the-gradient"}))

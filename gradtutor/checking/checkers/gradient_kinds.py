@@ -1,7 +1,7 @@
-"""The pieces of the `gradient-kinds` input family (`families.py`), on which grad-health is
-declared: the function gets a model after backward and a max_norm, and returns a dict that
-classifies each named parameter's gradient as "dead" (None or all zeros), "exploding" (any
-nan/inf, or a 2-norm above max_norm) or "ok".
+"""The `gradient-kinds` input family (`FAMILY`, registered in `families.py`), on which
+grad-health is declared: the function gets a model after backward and a max_norm, and returns
+a dict that classifies each named parameter's gradient as "dead" (None or all zeros),
+"exploding" (any nan/inf, or a 2-norm above max_norm) or "ok".
 
 Each case is a model after a real backward pass whose gradients were then set to chosen
 kinds: unused layers (None), all zeros, nan or inf entries, norms just above and just below
@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.feedback import joined, listed
 from gradtutor.checking.verdict import Table
 from gradtutor.i18n import msg
@@ -398,3 +399,9 @@ def classification_table(case: dict[str, Any], reference: dict[str, Any],
     return Table((msg("parameter"), msg("its gradient"), msg("should be"), msg("yours")),
                  tuple((name, describe(info, case["max_norm"]), info["class"], got)
                        for name, info, got in wrong), frozenset(range(len(wrong))))
+
+
+FAMILY = Family(
+    arity=2, names=lambda parts: NAMES, cases=cases, reference=reference, observe=observe,
+    facts=facts, tables={"classification": classification_table}, order=order,
+    explainers={"misclassified": lambda facts, data, value, subject: misclassified(*data)})

@@ -1,5 +1,6 @@
-"""The `squared-error` input family (`families.py`): `fn(w, x, y)` with a fresh leaf `w`, and
-inputs `x` and targets `y` that need no gradient, for the lesson on backward and the graph.
+"""The `squared-error` input family (`FAMILY`, registered in `families.py`): `fn(w, x, y)`
+with a fresh leaf `w`, and inputs `x` and targets `y` that need no gradient, for the lesson on
+backward and the graph.
 The loss is known to the learner, `((w * x - y) ** 2).sum()`, so its chain rule can be done
 by hand, its vector of errors can be backpropagated with `gradient=`, and its prediction
 `w * x` is an intermediate whose gradient `retain_grad()` can keep.
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradtutor.checking.checkers.common import close, flat, fmt, nest, signed
+from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.checkers.grad_reading import backward_runs, plain, ran
 
 SHAPES: tuple[tuple[int, ...], ...] = ((2,), (3,), (4,), (5,), (2, 3))
@@ -175,3 +177,7 @@ def facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, A
 
 def columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return ("w", "x", "y"), (fmt(case["w"], 3), fmt(case["x"], 3), fmt(case["y"], 3))
+
+
+FAMILY = Family(arity=3, names=lambda parts: NAMES, cases=cases, reference=reference,
+                observe=observe, facts=facts, columns=columns)

@@ -1,6 +1,6 @@
 """The small seeded `nn.Sequential` that four input families (`families.py`) hand the learner,
-its shared helpers, and the first of those families (the others: clip_facts.py,
-eval_facts.py, checkpoint_facts.py):
+its shared helpers, and the first of those families, this module's `FAMILY` (the others, each
+the `FAMILY` of its own module: clip_facts.py, eval_facts.py, checkpoint_facts.py):
 
 - `model-setup`, `fn(model)`: what the function set up on the model (which parameters still
   require grad, which modules are in eval mode), then two SGD steps of the family's own: which
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.verdict import Table
 from gradtutor.i18n import msg
 
@@ -238,3 +239,8 @@ def parameters_table(case: dict[str, Any], reference: dict[str, Any],
             observed["grad_none"], observed["moved"], strict=True))
     return Table((msg("parameter"), msg("requires_grad (yours)"), msg("should be"),
                   msg(".grad after a step"), msg("moved")), rows, failing)
+
+
+FAMILY = Family(arity=1, names=lambda parts: SETUP_NAMES, cases=setup_cases,
+                reference=setup_reference, observe=observe_setup, facts=setup_facts,
+                tables={"parameters": parameters_table})

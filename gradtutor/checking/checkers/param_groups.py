@@ -1,7 +1,7 @@
-"""The pieces of the `param-groups` input family (`families.py`): an optimizer whose
-parameters, in one to three param groups, all hold a gradient; the function is called with
-the optimizer, and what became of every parameter's .grad and weight is observed. clear-grads
-is declared on it.
+"""The `param-groups` input family (`FAMILY`, registered in `families.py`): an optimizer
+whose parameters, in one to three param groups, all hold a gradient; the function is called
+with the optimizer, and what became of every parameter's .grad and weight is observed.
+clear-grads is declared on it.
 
 Worker side (`cases`, `reference`, `observe`) builds the optimizers; the tutor side (`facts`,
 the tables) is pure.
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import random
 
 from gradtutor.checking.checkers.common import close, flat, fmt, seeded_values, shape
+from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.verdict import Table
 from gradtutor.i18n import msg
 
@@ -199,3 +200,10 @@ def weights_table(reference: dict[str, Any], observed: dict[str, Any]) -> Table:
                  for g, p in _moved(reference, observed))
     return Table((msg("param group"), msg("parameter"), msg("weight before"), msg("after")),
                  rows, frozenset(range(len(rows))))  # every weight here moved: each is wrong
+
+
+FAMILY = Family(
+    arity=1, names=lambda parts: NAMES, cases=cases, reference=reference, observe=observe,
+    facts=facts,
+    tables={"grads": lambda case, reference, observed: grads_table(reference, observed),
+            "weights": lambda case, reference, observed: weights_table(reference, observed)})

@@ -1,19 +1,20 @@
-"""The `leaf-fn` and `values-fn` input families (`families.py`): the function gets a fresh
-leaf `w` (`leaf-fn`) or a list of Python numbers (`values-fn`) and returns one value, and what
-is observed is what that value is to autograd: a tensor or a Python number, its dtype and
-shape, whether it requires grad, is a leaf, which node made it (`grad_fn`), whether it shares
-w's memory, whether a backward from it would reach w; and what became of w and of grad mode.
+"""The `leaf-fn` input family (`FAMILY`, registered in `families.py`): the function gets a
+fresh leaf `w` and returns one value, and what is observed is what that value is to autograd:
+a tensor or a Python number, its dtype and shape, whether it requires grad, is a leaf, which
+node made it (`grad_fn`), whether it shares w's memory, whether a backward from it would reach
+w; and what became of w and of grad mode. `values_facts.py` (`values-fn`) describes a returned
+value the same way (`described`, `returned_facts`).
 
-The worker side (`leaf_cases`, `values_cases`, `observe_leaf_fn`, `observe_values_fn`) imports
-torch inside its functions; the tutor side (`leaf_fn_facts`, `values_fn_facts`, the columns)
-is pure.
+The worker side (`leaf_cases`, `observe_leaf_fn`, `described`) imports torch inside its
+functions; the tutor side (`leaf_fn_facts`, `returned_facts`, the columns) is pure.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gradtutor.checking.checkers.common import count, fmt, seeded_values, signed
+from gradtutor.checking.checkers.common import count, fmt, seeded_values
+from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.checkers.grad_reading import plain
 
 # Vectors and small matrices, as weights come in both.
@@ -30,25 +31,6 @@ def leaf_cases(seed: int) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     shapes = rng.sample(SHAPES, k=4)
     return [{"w": seeded_values(rng, dims, 0.1, 2.0, 2)} for dims in shapes]
-
-
-def values_cases(seed: int) -> list[dict[str, Any]]:
-    """Four lists of two to five Python numbers; one of them, somewhere, holds whole numbers
-    as ints (`[3, -1, 2]`), as a config file or a hand-typed list gives them, so a function
-    that trusts the values to be floats is caught on every seed."""
-    import random
-
-    rng = random.Random(seed)
-    out = []
-    whole = rng.randrange(4)
-    for i in range(4):
-        size = rng.randint(2, 5)
-        if i == whole:
-            numbers: list[float] = [rng.choice((-1, 1)) * rng.randint(1, 9) for _ in range(size)]
-        else:
-            numbers = [signed(rng, 0.1, 9.0, 2) for _ in range(size)]
-        out.append({"values": numbers})
-    return out
 
 
 def leaf(case: dict[str, Any]) -> Any:
@@ -119,7 +101,7 @@ def _reaches(node: Any, target: Any) -> bool:
     return False
 
 
-def _call(fn: Any, argument: Any, calls: Any = None) -> tuple[Any, bool]:
+def call(fn: Any, argument: Any, calls: Any = None) -> tuple[Any, bool]:
     """fn(argument), with `calls` (a `trace.Calls`) entered around it if given, and whether
     grad mode was still on afterwards; grad mode is switched back on either way, so one
     case's mistake does not leak into the next."""
@@ -147,19 +129,12 @@ def observe_leaf_fn(case: dict[str, Any], fn: Any, trace: Any,
     trace.watch({"w": w})
     w_node = torch.autograd.graph.get_gradient_edge(w).node
     calls = Calls()
-    returned, grad_enabled = _call(fn, w, calls)
+    returned, grad_enabled = call(fn, w, calls)
     return {**described(trace, returned, w, w_node), "grad_enabled_after": grad_enabled,
             "recorded": list(calls.recorded), "made_by": calls.made_by(returned),
             "w_after": trace.values(w),
             "w_requires_grad_after": bool(_read(w, "requires_grad")),
             "grad_after": trace.values(real_grad(w)), "events": list(trace.events)}
-
-
-def observe_values_fn(case: dict[str, Any], fn: Any, trace: Any,
-                      catches: tuple[str, ...] = ()) -> dict[str, Any]:
-    """fn(values) on a fresh copy of the case's list: the returned value described."""
-    returned, grad_enabled = _call(fn, list(case["values"]))
-    return {**described(trace, returned), "grad_enabled_after": grad_enabled}
 
 
 def no_reference(case: dict[str, Any]) -> dict[str, Any]:
@@ -175,7 +150,6 @@ RETURNED_FACTS = frozenset({
 LEAF_FN_FACTS = RETURNED_FACTS | {
     "w", "shares-memory", "reaches-w", "w-after", "w-requires-grad-after", "grad-after",
     "backward-count", "recorded", "made-by"}
-VALUES_FN_FACTS = RETURNED_FACTS | {"values"}
 
 
 def returned_facts(observed: dict[str, Any]) -> dict[str, Any]:
@@ -215,14 +189,10 @@ def leaf_fn_facts(case: dict[str, Any], reference: dict[str, Any], observed: dic
             "made-by": observed.get("made_by")}
 
 
-def values_fn_facts(case: dict[str, Any], reference: dict[str, Any],
-                    observed: dict[str, Any], parts: tuple[str, ...]) -> dict[str, Any]:
-    return {**returned_facts(observed), "values": case["values"]}
-
-
 def leaf_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return ("w",), (fmt(case["w"]),)
 
 
-def values_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return ("values",), (str(case["values"]),)
+FAMILY = Family(arity=1, names=lambda parts: LEAF_FN_FACTS, cases=leaf_cases,
+                reference=no_reference, observe=observe_leaf_fn, facts=leaf_fn_facts,
+                columns=leaf_columns)

@@ -1,6 +1,6 @@
-"""The `training` input family (`families.py`), and what the training-loop checkers share:
-small models, optimizers and batches built from plain cases (worker side), and arithmetic on
-plain gradient lists (judge side, no torch).
+"""The `training` input family (`FAMILY`, registered in `families.py`), and what the
+training-loop checkers share: small models, optimizers and batches built from plain cases
+(worker side), and arithmetic on plain gradient lists (judge side, no torch).
 
 A case names everything (`seed`, sizes, loss, optimizer, param groups), so the reference and
 the observation build identical, fresh objects from it with a `torch.Generator`.
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import random
 
 from gradtutor.checking.checkers.common import close, count, flat, fmt
+from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.verdict import Table
 from gradtutor.i18n import msg
 
@@ -360,3 +361,8 @@ def leftovers_table(case: dict[str, Any], reference: dict[str, Any],
                                                 msg("your step used"), msg("should have used")),
                            reference["leftovers"], _step_grads(observed), reference["mean"],
                            against=(1, 2))
+
+
+FAMILY = Family(
+    arity=4, names=lambda parts: NAMES, cases=cases, reference=reference, observe=observe,
+    facts=facts, tables={"step-gradient": step_table, "step-leftovers": leftovers_table})

@@ -1,6 +1,8 @@
 """Which texts of a lesson are translated, and how each is named: by its step and its field
-path (`body`, `hints.2`, `questions.q3.choices.b.why`). The tables are keyed by the model's
-record types; everything else (code, ids, answer keys, settings) is kept as written. Pure.
+path (`body`, `hints.2`, `questions.q3.choices.b.why`). Each field of the model says what a
+translation does with it (its "translate" role, `lessons/model.py`); the tables here are
+derived from those roles, by record type. Everything that is no text (code, ids, answer keys,
+settings) is kept as written. Pure.
 """
 
 from __future__ import annotations
@@ -9,51 +11,12 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, TypeVar
 
-from gradtutor.lessons.model import (
-    LETTERS,
-    Chart,
-    Choice,
-    Column,
-    DeclaredCheck,
-    Demo,
-    Exercise,
-    Lesson,
-    Mutant,
-    Parsons,
-    ParsonsLine,
-    ParsonsRun,
-    Predict,
-    Proof,
-    Question,
-    Quiz,
-    Replacement,
-    Rule,
-    Slide,
-)
+from gradtutor.lessons import model
+from gradtutor.lessons.model import LETTERS, Lesson
 from gradtutor.lessons.schema import key_of
 from gradtutor.lessons.translate.shape import has_comment
 
 T = TypeVar("T")
-
-# Which fields of each model record hold prose. A record type added to the model stays English
-# until it is listed here; tests/test_translate.py names the fields no table lists.
-PROSE: dict[type, tuple[str, ...]] = {
-    Lesson: ("title", "summary"),
-    Slide: ("title", "body", "notes"),
-    Quiz: ("title", "intro"),
-    Question: ("prompt",),
-    Choice: ("text", "why"),
-    Exercise: ("title", "prompt", "starter", "why"),
-    Mutant: ("mistake",),
-    Predict: ("title", "prompt"),
-    Parsons: ("title", "prompt"),
-    ParsonsLine: ("why",),
-    Demo: ("title", "body"),
-    Chart: ("title", "x_label", "y_label"),
-    DeclaredCheck: ("pass_", "help", "unjudged"),
-    Rule: ("say", "subject", "help"),
-    Column: ("title",),
-}
 
 
 def _by_id(_: int, item: Any) -> str:
@@ -68,46 +31,41 @@ def _by_number(index: int, _: Any) -> str:
     return str(index + 1)
 
 
+# How an item of a list is named in a field path, by the list's role.
+NAMERS: dict[str, Callable[[int, Any], str]] = {
+    "by id": _by_id, "by letter": _by_letter, "by number": _by_number}
+# Every role a field of the model may take (model.py's TRANSLATED, AS_WRITTEN, ...).
+ROLES = frozenset({"prose", "kept", "code", "starter", "nested", *NAMERS})
+# The model's records, each with its fields' roles.
+RECORDS: dict[type, dict[str, str]] = {
+    record: {f.name: f.metadata.get("translate", "") for f in dataclasses.fields(record)}
+    for record in vars(model).values()
+    if isinstance(record, type) and dataclasses.is_dataclass(record)
+    and record.__module__ == model.__name__}
+
+
+def _fields_of(*roles: str) -> dict[type, tuple[str, ...]]:
+    """The fields of each record whose role is one of `roles` (records with none left out)."""
+    table = {record: tuple(name for name, role in fields.items() if role in roles)
+             for record, fields in RECORDS.items()}
+    return {record: names for record, names in table.items() if names}
+
+
+# Which fields of each record hold prose (a starter is always a text to translate, its TODOs).
+PROSE = _fields_of("prose", "starter")
 # Lists whose items hold prose, and how an item is named in a field path: questions, mutants
 # and parsons lines by id, choices by letter, hints by number (1, 2, ...).
 ITEMS: dict[type, dict[str, Callable[[int, Any], str]]] = {
-    Quiz: {"questions": _by_id},
-    Question: {"choices": _by_letter},
-    Exercise: {"hints": _by_number, "mutants": _by_id, "checks": _by_id},
-    DeclaredCheck: {"fail": _by_number, "skip": _by_number, "evidence": _by_number},
-    Predict: {"choices": _by_letter},
-    Parsons: {"lines": _by_id},
-}
+    record: {name: NAMERS[RECORDS[record][name]] for name in names}
+    for record, names in _fields_of(*NAMERS).items()}
 # Code whose comments are translated: the translation must be the same code, token for token,
 # with only its comments changed (`same_code`); otherwise the English is shown. A starter is
 # always a text to translate (its TODOs); shown code only when it has a comment to translate.
-COMMENTED_CODE: dict[type, tuple[str, ...]] = {
-    Exercise: ("starter",), Slide: ("code",), Predict: ("code",), Question: ("code",),
-    Demo: ("code",)}
+COMMENTED_CODE = _fields_of("code", "starter")
 # A single record inside another that holds prose.
-NESTED: dict[type, tuple[str, ...]] = {Demo: ("chart",)}
+NESTED = _fields_of("nested")
 # Kept exactly as written in every language: code, identifiers, answer keys, settings.
-KEPT: dict[type, tuple[str, ...]] = {
-    Lesson: ("id", "order", "steps", "minutes"),
-    Slide: ("kind", "id", "optional"),
-    Quiz: ("kind", "id", "pass_mark"),
-    Question: ("id", "answer"),
-    Choice: ("proof",),  # code the learner never sees, run by `gradtutor validate`
-    Proof: ("holds", "code"),
-    Exercise: ("kind", "id", "checker", "function", "solution", "timeout", "optional",
-               "inputs", "catches", "returns"),
-    DeclaredCheck: ("id", "expect", "after", "table"),
-    Rule: ("when", "explain", "value"),
-    Column: ("shows",),
-    Mutant: ("id", "replace", "fails"),
-    Replacement: ("find", "with_"),
-    Predict: ("kind", "id", "show", "answer", "optional"),
-    Parsons: ("kind", "id", "solution", "run", "optional"),
-    ParsonsLine: ("id", "code", "after"),
-    ParsonsRun: ("setup", "record", "series", "repeat"),
-    Demo: ("kind", "id", "optional"),
-    Chart: ("series",),
-}
+KEPT = _fields_of("kept")
 
 
 class FieldKey(NamedTuple):
