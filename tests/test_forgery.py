@@ -139,7 +139,8 @@ def test_the_stated_gap_is_still_open(results: dict[str, dict[str, Any]]) -> Non
 @pytest.mark.slow
 def test_the_reference_process_without_fork_writes_the_reference_and_nothing_else() -> None:
     """The path the tutor takes for a cold or pre-started check (and Windows for every one):
-    a fresh interpreter, the checker on its stdin (never its command line), stdout the result pipe."""
+    a fresh interpreter, the checker on its stdin (never its command line), stdout the result
+    pipe."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     spec = json.dumps(request_checker(load_course(rules=EXERCISE_RULES).find_exercise("read-grad")))
     question = json.dumps({"checker": json.loads(spec), "seed": 7})
