@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waits import PATIENCE_S
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import GradtutorError, LessonProblems
@@ -26,8 +27,8 @@ from gradtutor.store import ProgressStore
 pexpect = pytest.importorskip("pexpect")
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
-FIRST_SCREEN_S = 10  # Python start-up included
-SCREEN_S = 5
+FIRST_SCREEN_S = PATIENCE_S  # Python start-up included; ceilings only (tests/waits.py)
+SCREEN_S = PATIENCE_S
 # The last words of every screen: each key legend ends with `q quit` (Rich may put styles
 # between the key and its word).
 LEGEND_END = re.compile(r"q(?:\x1b\[[0-9;]*m)* quit")

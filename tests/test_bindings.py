@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 from narrowing import step_as
 from rich.console import Console
+from waits import PATIENCE_S
 
 from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, Scroll, find_key
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
@@ -270,7 +271,7 @@ def test_news_posted_wakes_the_key_reader_at_once(grad: Lesson) -> None:
                                        daemon=True)
             waiting.start()
             terminal.post(FileSaved("read-grad", "digest"))
-            waiting.join(timeout=10)
+            waiting.join(timeout=PATIENCE_S)
             assert answers == [None]  # woken, and no key was pressed
             assert terminal.next_event(grad, states(grad)["slide"]) == FileSaved("read-grad",
                                                                                  "digest")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from narrowing import index_of
+from waits import PATIENCE_S
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
@@ -62,7 +63,8 @@ class Term:
     def lines(self) -> list[str]:
         return [line.rstrip() for line in self.screen.display]
 
-    def wait(self, what: str, ok: Callable[[list[str]], bool], timeout: float = 15) -> None:
+    def wait(self, what: str, ok: Callable[[list[str]], bool],
+             timeout: float = PATIENCE_S) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.pump()
@@ -86,7 +88,7 @@ class Term:
 
     def end(self) -> int:
         """Wait for the process to exit; its exit status (128+n for signal n)."""
-        self.child.expect(pexpect.EOF, timeout=15)
+        self.child.expect(pexpect.EOF, timeout=PATIENCE_S)
         self.raw += self.child.before or ""
         self.child.close()
         if self.child.signalstatus is not None:

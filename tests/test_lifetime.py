@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from isolation_support import CORRECT, ROOT
+from waits import PATIENCE_S
 
 from gradtutor.runtime.lifetime import (
     GRADE_PREFIX,
@@ -154,14 +155,19 @@ def test_a_tutor_killed_mid_check_leaves_no_process_and_no_folder(
         raise
     pids = [written_pid(tmp_path / name) for name in ("worker", "daemon")]
     first.send_signal(sig)
-    first.communicate(timeout=60)
+    try:
+        first.communicate(timeout=PATIENCE_S)
+    except BaseException:
+        first.kill()  # nothing of a failed run may load the tests after it
+        first.communicate(timeout=PATIENCE_S)
+        raise
     assert first.returncode == -sig  # it ends as the signal meant, cleanup first
-    assert wait_until(lambda: ended(pids[0]), 10)  # the worker died with the tutor
+    assert wait_until(lambda: ended(pids[0]), PATIENCE_S)  # the worker died with the tutor
     if sig == signal.SIGKILL:  # no chance to clean up: the next start sweeps
         assert len(left_folders(tmp_path)) == 1
         then = tutor([str(tmp_path / "correct.py")], tmp_path)
         assert then.communicate(timeout=120) and then.returncode == 0
-    assert wait_until(lambda: all(ended(pid) for pid in pids), 10), pids
+    assert wait_until(lambda: all(ended(pid) for pid in pids), PATIENCE_S), pids
     assert left_folders(tmp_path) == []
 
 
@@ -181,8 +187,8 @@ def test_the_sweep_spares_a_live_tutor_s_check(tmp_path: Path) -> None:
         assert not ended(daemon) and len(left_folders(tmp_path)) == 1
     finally:
         first.send_signal(signal.SIGTERM)
-        first.communicate(timeout=60)
-    assert wait_until(lambda: ended(daemon), 10) and left_folders(tmp_path) == []
+        first.communicate(timeout=PATIENCE_S)
+    assert wait_until(lambda: ended(daemon), PATIENCE_S) and left_folders(tmp_path) == []
 
 
 # ---- a folder is its tutor's while the tutor holds its lock, in any PID namespace ------------

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from waits import PATIENCE_S
 
 from gradtutor.runtime.lifetime import PS_PROCPS, pids_with_marker, sweep_by_marker
 from gradtutor.runtime.wire import CHECK_MARK
@@ -51,7 +52,7 @@ def detach(tmp_path: Path, marker: str, how: str, env: dict[str, str]) -> int:
     pidfile = tmp_path / f"pid-{how}"
     subprocess.run([sys.executable, "-c", DETACH, marker, str(pidfile), how], env=env,
                    timeout=30, check=True)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE_S
     while not pidfile.exists():
         assert time.monotonic() < deadline
         time.sleep(0.01)
@@ -67,7 +68,7 @@ def running(pid: int) -> bool:
 
 
 def wait_until_gone(pid: int) -> None:
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE_S
     while running(pid):
         if time.monotonic() > deadline:
             pytest.fail(f"{pid} is still running")
@@ -95,7 +96,7 @@ def test_a_detached_grandchild_that_exec_d_sleep_is_found_by_its_environment(
     marker = f"/tmp/gradtutor-check-{uuid.uuid4().hex}"
     env = {**os.environ, CHECK_MARK: marker}
     grandchild = detach(tmp_path, marker, "exec", env)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE_S
     while Path(f"/proc/{grandchild}/cmdline").read_bytes() != b"sleep\x0060\x00":
         assert time.monotonic() < deadline, "the grandchild did not exec sleep"
         time.sleep(0.01)

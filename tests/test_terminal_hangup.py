@@ -19,12 +19,14 @@ pexpect = pytest.importorskip("pexpect")
 from terminal_support import (  # noqa: E402 - after the skip
     FIXTURES,
     SAVED,
+    SCREEN_S,
     Tutor,
     _quote,
     child_env,
     saved,
     walk_to,
 )
+from waits import PATIENCE_S  # noqa: E402
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES  # noqa: E402
 from gradtutor.lessons.course import load_course  # noqa: E402
@@ -50,12 +52,12 @@ def test_a_hang_up_with_sighup_ignored_still_ends_the_tutor(tmp_path: Path) -> N
     tutor.log, tutor.first = io.StringIO(), True
     tutor.child = pexpect.spawn("/bin/sh", ["-c", f"trap '' HUP; exec {command} 2>{errors}"],
                                 env=child_env(tmp_path), dimensions=(40, 100),
-                                encoding="utf-8", timeout=5)
+                                encoding="utf-8", timeout=SCREEN_S)
     tutor.child.logfile_read = tutor.log
     walk_to(tutor, basics, 0, 1)
     pid = tutor.child.pid
     os.close(tutor.child.child_fd)  # the terminal goes away; SIGHUP is ignored
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE_S
     status = None
     while time.monotonic() < deadline:
         ended, status = os.waitpid(pid, os.WNOHANG)

@@ -41,6 +41,7 @@ from isolation_support import (
     refused_everything,
     wait_for,
 )
+from waits import HANG_S, PATIENCE_S
 
 from gradtutor.checking.check import MEMORY_BUDGET
 from gradtutor.checking.checkers import judge_of, request_checker
@@ -199,7 +200,7 @@ def left_since(before: set[int]) -> set[int]:
 
 
 def pid_of(worker: WarmWorker) -> int:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE_S
     while worker.pid is None:
         assert time.monotonic() < deadline, "the warm worker did not start"
         time.sleep(0.01)
@@ -439,7 +440,7 @@ def test_a_spare_the_server_died_before_telling_of_is_reaped(folder: Path) -> No
         engine = worker._engine
         assert isinstance(engine, ForkEngine) and engine._ready is not None
         server = engine._ready
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + PATIENCE_S
         while "spare" not in server.told:  # the spare forked after that check, told of
             assert time.monotonic() < deadline, "the server told of no spare"
             server.receive(0.05)
@@ -523,7 +524,7 @@ def test_a_hostile_file_ends_cleanly_through_the_warm_path(
     took = time.monotonic() - started
     assert verdict.status == status, verdict.checks
     assert says in "\n".join(c.message for c in verdict.checks)
-    assert took < TIMEOUT + 5
+    assert took < TIMEOUT + HANG_S  # it ends, as a check of its time limit
     pidfile = piddir / f"{name}.pids"
     if pidfile.exists():
         assert live([int(p) for p in pidfile.read_text().split()]) == ()
@@ -549,7 +550,7 @@ def test_checks_from_another_thread_and_close_in_the_middle_of_one(
         running = pool.submit(worker.check, exercise(timeout=60), loops, seed=1)
         wait_for(started)  # learner code is running
         worker.close()
-        verdict = running.result(timeout=10)
+        verdict = running.result(timeout=PATIENCE_S)
     assert [(c.name, c.status) for c in verdict.checks] == [("stopped", "error")]
     assert "stopped because the tutor was closing" in verdict.checks[0].message
     assert live([server]) == ()
@@ -588,7 +589,7 @@ def test_ctrl_c_in_the_tutor_leaves_no_server_and_no_check_running(
                           env=env, timeout=60, check=False)
     assert "KeyboardInterrupt" in done.stderr and done.returncode != 0
     server, check = int(done.stdout.split()[0]), int((tmp_path / "loops.pid").read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE_S
     while live([server, check]) and time.monotonic() < deadline:
         time.sleep(0.01)
     left = live([server, check])
@@ -639,7 +640,7 @@ def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
         running = pool.submit(worker.check, exercise(timeout=60), loops, seed=1)
         wait_for(started)  # learner code is running: its job was capped
         worker.close()
-        verdict = running.result(timeout=10)
+        verdict = running.result(timeout=PATIENCE_S)
     assert [(c.name, c.status) for c in verdict.checks] == [("stopped", "error")]
     assert [job.pid for job in jobs.jobs] == [first, second]  # none started after close
     assert all(job.calls[-1] == "close" for job in jobs.jobs)
