@@ -1174,7 +1174,7 @@ def validate(
             env.error(env.tr(msg("running {runs} proofs of exercises and answer keys ...",
                                  runs=runs)))
             try:
-                problems = prove(found, _proof_progress(env, found, runs), env.environ)
+                problems = prove(found, _proof_progress(env, found, runs), environ=env.environ)
             finally:
                 env.status(None)
             if problems or unproven:

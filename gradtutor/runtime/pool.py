@@ -52,7 +52,6 @@ from gradtutor.runtime.sandbox import (
     sandbox_enabled,
 )
 from gradtutor.runtime.signals import cleanup_before_termination
-from gradtutor.runtime.spawn import tutor_environ
 from gradtutor.runtime.warm import WarmWorker
 from gradtutor.submissions import Submission, stage
 
@@ -78,20 +77,19 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
                 jobs: int, timeout: float | None = None,
                 on_check: OnCheck = lambda student, verdict: None,
                 during_check: DuringCheck = lambda student, exercise, loading: nullcontext(),
-                environ: Mapping[str, str] | None = None,
+                environ: Mapping[str, str],
                 own: OwnFolder | None = None) -> list[StudentResult]:
     """Every student's verdicts, in the order of `students`, each exercise on inputs from
     `seed`. `on_check` is called (from a job's thread) after each check, `during_check`
     around each that runs code. GradingFailed when the grader itself could not check (no
     result is then reported for anyone). `environ`: the tutor's environment, which the
     workers' is made from. `own`: the students' folders are a learner's own (`OwnFolder`)."""
-    tutor = tutor_environ(environ)
     if own is not None:
         in_place = [{e.id: _in_place(s.folder, e.id) for e in exercises} for s in students]
         return _check_students(students, exercises, in_place, seed=seed, jobs=jobs,
                                timeout=timeout, on_check=on_check, during_check=during_check,
-                               environ=tutor, own=own)
-    _refuse_readable(students, tutor)
+                               environ=environ, own=own)
+    _refuse_readable(students, environ)
     # named for this process, so that the next start's sweep removes it if grading is killed
     root = Path(tempfile.mkdtemp(prefix=owned_prefix(kind=GRADE_PREFIX)))
     held = claim(root)  # and held while this process lives, whichever PID namespace looks
@@ -108,7 +106,7 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
         # others'.
         return _check_students(students, exercises, copies, seed=seed, jobs=jobs,
                                timeout=timeout, on_check=on_check, during_check=during_check,
-                               environ={**tutor, READ_ENV: "walled"}, own=None)
+                               environ={**environ, READ_ENV: "walled"}, own=None)
     finally:
         _remove(root, held)
 
