@@ -113,13 +113,14 @@ def wait_until(condition: Callable[[], object], seconds: float = 20.0) -> bool:
     return False
 
 
-def tutor(args: list[str], tmp_path: Path) -> subprocess.Popen[str]:
-    """`gradtutor check` as a script would run it, with its own temporary folder."""
+def tutor(args: list[str], tmp_path: Path,
+          what: tuple[str, ...] = ("read-grad",)) -> subprocess.Popen[str]:
+    """`gradtutor check WHAT ARGS` as a script would run it, with its own temporary folder."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path / "tmp"),
            "GRADTUTOR_HOME": str(tmp_path / "home"), "GRADTUTOR_TEST_PIDDIR": str(tmp_path),
            WRITABLE_ENV: str(tmp_path)}
     (tmp_path / "tmp").mkdir(exist_ok=True)
-    return subprocess.Popen([sys.executable, "-m", "gradtutor", "check", "read-grad", *args],
+    return subprocess.Popen([sys.executable, "-m", "gradtutor", "check", *what, *args],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -163,6 +164,33 @@ def test_a_tutor_killed_mid_check_leaves_no_process_and_no_folder(
         assert then.communicate(timeout=120) and then.returncode == 0
     assert wait_until(lambda: all(ended(pid) for pid in pids), 10), pids
     assert left_folders(tmp_path) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LINUX, reason="the parent-death signal and /proc are Linux's")
+def test_check_all_ended_by_sigterm_mid_check_leaves_no_process_and_no_folder(
+        tmp_path: Path) -> None:
+    """`check --all` runs its checks on a job's thread, as `grade` does; SIGTERM still ends
+    the check running (on the warm worker) before the tutor ends by it."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "read-grad.py").write_text(LOOPS_WITH_A_DAEMON)
+    first = tutor(["--workspace", str(workspace), "--timeout", "600"], tmp_path,
+                  what=("--all",))
+    try:
+        assert wait_until(lambda: all(written_pid(tmp_path / name) for name in
+                                      ("worker", "daemon")), 120)
+    except BaseException:
+        first.kill()
+        first.communicate(timeout=30)
+        raise
+    pids = [written_pid(tmp_path / name) for name in ("worker", "daemon")]
+    first.send_signal(signal.SIGTERM)
+    first.communicate(timeout=60)
+    assert first.returncode == -signal.SIGTERM
+    assert wait_until(lambda: all(ended(pid) for pid in pids), 10), pids
+    assert left_folders(tmp_path) == []
+    assert (workspace / "read-grad.py").read_text() == LOOPS_WITH_A_DAEMON
 
 
 @pytest.mark.slow

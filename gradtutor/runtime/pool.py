@@ -143,7 +143,7 @@ def _check_students(students: Sequence[Submission], exercises: Sequence[Exercise
     else:
         workers += [ColdChecker(environ) for _ in range(count)]
 
-    def job(worker: WarmWorker | ColdChecker) -> None:
+    def job(worker: WarmWorker | ColdChecker, ended: threading.Event) -> None:
         try:
             while not stop.is_set():
                 try:
@@ -173,9 +173,15 @@ def _check_students(students: Sequence[Submission], exercises: Sequence[Exercise
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
             failures.append(exc)
             stop.set()
+        finally:
+            ended.set()
 
-    threads = [threading.Thread(target=job, args=(w,), name=f"gradtutor-grade-{n}",
-                                daemon=True) for n, w in enumerate(workers)]
+    # Each job's end is waited for on an Event, not by joining its thread: a join that a
+    # signal's exception interrupts (Ctrl-C, SIGTERM) marks a thread still running as ended
+    # (CPython 3.11's Thread._wait_for_tstate_lock), and the waits after it return at once.
+    ends = [threading.Event() for _ in workers]
+    threads = [threading.Thread(target=job, args=(worker, ends[n]), name=f"gradtutor-grade-{n}",
+                                daemon=True) for n, worker in enumerate(workers)]
     # SIGTERM or SIGHUP unwinds as Ctrl-C does: the checks end and their folders go first
     with cleanup_before_termination():
         try:
@@ -186,16 +192,16 @@ def _check_students(students: Sequence[Submission], exercises: Sequence[Exercise
                     worker.wait_ready()  # each clones the first server before any check runs
             for thread in threads:
                 thread.start()
-            for thread in threads:
-                while thread.is_alive():
-                    thread.join(0.1)  # short waits, so Ctrl-C reaches this thread
+            for ended in ends:
+                while not ended.wait(0.1):  # short waits, so Ctrl-C reaches this thread
+                    pass
         finally:
             stop.set()
             for worker in workers:
                 worker.close()  # a check still running (Ctrl-C) ends now
-            for thread in threads:
+            for thread, ended in zip(threads, ends, strict=True):
                 if thread.ident is not None:  # started: Ctrl-C may come before they all are
-                    thread.join(10.0)
+                    ended.wait(10.0)
     if failures and own is not None:
         raise failures[0]
     if not failures:
