@@ -38,6 +38,7 @@ from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.lesson_proofs import apply_edits
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Demo, Exercise, Predict
+from gradtutor.runtime.cold import ColdEngine
 from gradtutor.runtime.fork import FORK_SERVER
 from gradtutor.runtime.run import run_snippet
 from gradtutor.runtime.warm import WarmWorker
@@ -130,7 +131,7 @@ def main() -> None:
     snippets = [step for step in lesson_steps if isinstance(step, Predict | Demo)]
 
     rows: list[tuple[str, str, float, float, float]] = []  # name, which, p50, p95, cold p50
-    with WarmWorker() as worker:
+    with WarmWorker(environ=dict(os.environ)) as worker:
         first_s, _ = timed(lambda: worker.check(files[0][2], files[0][3], seed=0))
         seeds = iter(range(1, 1 << 30))  # a new seed for every check, as the walkthrough's
         for exercise_id, which, step, path in files:
@@ -159,7 +160,8 @@ def main() -> None:
 
             def cold_run(code: str = code, show: str | None = show,
                          series: tuple[str, ...] = series) -> object:
-                return run_snippet(code, show=show, series=series)
+                return run_snippet(code, show=show, series=series,
+                                   engine=ColdEngine(environ=dict(os.environ)))
 
             times = []
             for _ in range(warm_runs):

@@ -11,12 +11,14 @@ group, the sweep for escaped processes, and removing the working folder.
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 from gradtutor.lessons.model import Exercise
+from gradtutor.runtime.cold import ColdEngine
 from gradtutor.runtime.run import run_check
 
 HOSTILE = Path(__file__).resolve().parents[1] / "tests" / "hostile"
@@ -34,7 +36,8 @@ def measure(path: Path, runs: int) -> tuple[float, float, str]:
     walls, startups, statuses = [], [], set()
     for seed in range(runs):
         started = time.monotonic()
-        verdict = run_check(exercise(), path, seed=seed)
+        verdict = run_check(exercise(), path, seed=seed,
+                            engine=ColdEngine(environ=dict(os.environ)))
         walls.append(time.monotonic() - started)
         startups.append((verdict.extra.get("startup_ms") or 0) / 1000)
         statuses.add(verdict.status)

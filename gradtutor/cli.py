@@ -63,7 +63,6 @@ if TYPE_CHECKING:
     from gradtutor.checking.lesson_proofs import Job
     from gradtutor.checking.verdict import Verdict
     from gradtutor.i18n import Translator
-    from gradtutor.runtime.warm import WarmWorker
 
 # Help texts are msg() templates, so that `--lang zh ... --help` can say them in Chinese.
 app = typer.Typer(
@@ -597,8 +596,7 @@ TimeoutOpt = Annotated[float | None, typer.Option(
 
 
 def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
-               timeout: float | None, environ: Mapping[str, str],
-               warm: WarmWorker | None = None) -> Verdict:
+               timeout: float | None, environ: Mapping[str, str]) -> Verdict:
     from gradtutor.checking.check import check_order_file
     from gradtutor.lessons.parsons import parsons_steps
     from gradtutor.runtime.cold import ColdEngine
@@ -608,8 +606,6 @@ def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
     if exercise_id in orderings:  # an order of lines, graded as it is: nothing runs
         return check_order_file(orderings[exercise_id], path)
     exercise = course.find_exercise(exercise_id)
-    if warm is not None:
-        return warm.check(exercise, path, seed=seed, timeout=timeout)
     return run_check(exercise, path, seed=seed, timeout=timeout,
                      engine=ColdEngine(environ=environ))
 
@@ -617,32 +613,29 @@ def _check_one(exercise_id: str, path: Path, course: Course, seed: int,
 def _check_all(env: Environment, course: Course, folder: Path, seed: int,
                timeout: float | None, exercises: list[Exercise],
                status: bool = False) -> list[Verdict]:
-    """The workspace file of each of `exercises`, on one warm worker: torch is imported once
-    for them all, not once per exercise (GRADTUTOR_WARM=0: each cold, as before). As
-    `grade`'s workers, it does not warm up the next check's child: the checks come back to
-    back, and each would wait for it (8 checks: 490-680 ms with it, 308-375 ms without).
-    With `status`, a status line names the check running and counts its seconds."""
-    from gradtutor.grading import missing_verdict
-    from gradtutor.runtime.warm import WarmWorker, warm_enabled
+    """The workspace file of each of `exercises`: `grade` of one student, the workspace, on
+    one warm worker: torch is imported once for them all, not once per exercise
+    (GRADTUTOR_WARM=0: each cold, as before). As `grade`'s workers, it does not warm up the
+    next check's child: the checks come back to back, and each would wait for it (8 checks:
+    490-680 ms with it, 308-375 ms without). With `status`, a status line names the check
+    running and counts its seconds."""
+    from gradtutor.runtime.pool import OwnFolder, grade_class
+    from gradtutor.runtime.warm import warm_enabled
+    from gradtutor.submissions import Submission
     from gradtutor.ui.status import counting
 
-    verdicts: list[Verdict] = []
-    with contextlib.ExitStack() as stack:
-        warm = (stack.enter_context(WarmWorker(warm_up=False, environ=env.environ))
-                if warm_enabled(env.environ)
-                else None)
-        for number, exercise in enumerate(exercises, start=1):
-            path = folder / f"{exercise.id}.py"
-            if not path.is_file():
-                verdicts.append(missing_verdict(exercise.id, seed, path, msg(
-                    "write your solution there, or point --workspace at your folder")))
-                continue
-            line = functools.partial(_checking_line, exercise.id, number, len(exercises),
-                                     warm is None or warm.loading())
-            with counting(env, status, line):
-                verdicts.append(_check_one(exercise.id, path, course, seed, timeout,
-                                           env.environ, warm))
-    return verdicts
+    numbers = {e.id: number for number, e in enumerate(exercises, start=1)}
+
+    def during(_student: Submission, exercise: Exercise,
+               loading: bool) -> contextlib.AbstractContextManager[None]:
+        return counting(env, status, functools.partial(
+            _checking_line, exercise.id, numbers[exercise.id], len(exercises), loading))
+
+    own = OwnFolder(msg("write your solution there, or point --workspace at your folder"),
+                    warm=warm_enabled(env.environ))
+    [result] = grade_class([Submission(folder.name, folder)], exercises, seed=seed, jobs=1,
+                           timeout=timeout, during_check=during, environ=env.environ, own=own)
+    return list(result.verdicts)
 
 
 def _checking_line(exercise_id: str, number: int, total: int, loading: bool,
@@ -1185,7 +1178,7 @@ def validate(
             env.error(env.tr(msg("running {runs} proofs of exercises and answer keys ...",
                                  runs=runs)))
             try:
-                problems = prove(found, _proof_progress(env, found, runs), env.environ)
+                problems = prove(found, _proof_progress(env, found, runs), environ=env.environ)
             finally:
                 env.status(None)
             if problems or unproven:

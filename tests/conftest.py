@@ -109,14 +109,14 @@ def no_hang() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """What learner code must not change (isolation_support.Guarded), with HOME in it."""
-    from isolation_support import CONFINED, HOSTILE, Guarded, exercise
+    from isolation_support import CONFINED, HOSTILE, Guarded, cold, exercise
 
     from gradtutor.runtime.run import run_check
 
     if not CONFINED:
         pytest.skip("needs Landlock with signal scoping")
     # warm the tutor's own imports first, so that what they write is in the snapshot
-    run_check(exercise(), HOSTILE / "correct_prints_passed.py", seed=1)
+    run_check(exercise(), HOSTILE / "correct_prints_passed.py", seed=1, engine=cold())
     Cli(Path(os.environ["GRADTUTOR_HOME"]))("list")  # and the tutor's lesson cache
     with pytest.MonkeyPatch.context() as mp:
         guard = Guarded(tmp_path_factory.mktemp("guarded"))

@@ -116,7 +116,8 @@ def main() -> None:
     files = [path for group in groups for path in group]
     rng = random.Random()
     results: dict[str, dict[str, object]] = {name.stem: {} for name in files}
-    engine = ColdEngine()  # one for the three threads: each one's sweep spares the others
+    # one for the three threads: each one's sweep spares the others
+    engine = ColdEngine(environ=dict(os.environ))
 
     def cold(path: Path) -> None:
         results[path.stem]["cold"] = summary(run_check(exercise(), path, seed=7, engine=engine))
@@ -134,7 +135,7 @@ def main() -> None:
     for fork, label in ((True, FORK), (False, PRE_STARTED)):
         if fork and not FORK_SERVER:
             continue
-        with WarmWorker(fork=fork) as warm:
+        with WarmWorker(fork=fork, environ=dict(os.environ)) as warm:
             # the fork server meets every file (on fresh seeds too); a pre-started worker,
             # one torch import per check, only the files whose ending is the engine's
             for path in (files if fork else

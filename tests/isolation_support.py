@@ -26,6 +26,7 @@ from gradtutor.checking.protocol import Expected
 from gradtutor.checking.verdict import Check, Verdict
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
+from gradtutor.runtime.cold import ColdEngine
 from gradtutor.runtime.lifetime import remove_tree
 from gradtutor.runtime.sandbox import WRITABLE_ENV, landlock_abi, sandbox_enabled
 
@@ -35,6 +36,12 @@ LINUX = sys.platform.startswith("linux")
 POSIX = os.name == "posix"
 
 CORRECT = "def read_grad(w, loss_fn):\n    loss_fn(w).backward()\n    return w.grad\n"
+
+
+def cold() -> ColdEngine:
+    """A cold engine on this test process's environment as it is now (a test may have set a
+    variable its worker is to get): the environment is always handed to the runtime."""
+    return ColdEngine(environ=dict(os.environ))
 
 
 def exercise(timeout: float = 3.0) -> Exercise:

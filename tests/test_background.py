@@ -93,7 +93,7 @@ def test_no_wait_is_told_when_nothing_loads_or_the_screen_is_a_transcript(
 
 
 def test_a_cold_checker_never_waits_for_a_worker_started_before() -> None:
-    assert not ColdChecker().loading()  # each check loads torch in its own process
+    assert not ColdChecker({}).loading()  # each check loads torch in its own process
 
 
 def test_a_ticker_counts_whole_seconds_from_zero_and_stops_for_good() -> None:

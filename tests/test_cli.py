@@ -642,6 +642,11 @@ def test_check_all_says_a_file_not_there_is_not_written_yet(cli: Cli, tmp_path: 
     (tmp_path / "square-grad.py").write_text("raise ValueError('oops')\n")
     code, out, _ = cli("check", "--all", "--workspace", str(tmp_path), "--lang", lang, *COURSE)
     assert code == 1 and out.splitlines()[0] == crashed
+    # checked where it is (its traceback names it there), and left there
+    code, out, _ = cli("check", "--all", "--workspace", str(tmp_path), "--json", *COURSE)
+    assert f'File "{tmp_path / "square-grad.py"}", line 1' in (
+        json.loads(out)["exercises"][0]["checks"][0]["message"])
+    assert (tmp_path / "square-grad.py").read_text() == "raise ValueError('oops')\n"
 
 
 def test_the_taught_fix_typed_into_the_no_grad_predict_starter_passes(cli: Cli,
@@ -658,10 +663,12 @@ def test_the_taught_fix_typed_into_the_no_grad_predict_starter_passes(cli: Cli,
     assert code == 0, out
 
 
-def check_where(home: Path, *argv: str, stdout_tty: bool,
-                lang: str = "en") -> tuple[int, str, str]:
+def check_where(home: Path, *argv: str, stdout_tty: bool, lang: str = "en",
+                course: list[str] = COURSE,
+                environ: dict[str, str] | None = None) -> tuple[int, str, str]:
     """`gradtutor check ARGV` with stderr on a terminal and stdout on one or in a pipe: its
-    exit code, stdout and stderr."""
+    exit code, stdout and stderr (`course`: the --lessons arguments; `environ`: variables
+    besides the home, the language and the terminal's)."""
     import io
 
     from gradtutor.cli import run
@@ -670,9 +677,9 @@ def check_where(home: Path, *argv: str, stdout_tty: bool,
     out, err = io.StringIO(), io.StringIO()
     env = Environment(stdin=io.StringIO(), stdout=out, stderr=err,
                       environ={"GRADTUTOR_HOME": str(home), "GRADTUTOR_LANG": lang,
-                               "TERM": "xterm"},
+                               "TERM": "xterm", **(environ or {})},
                       stdin_tty=False, stdout_tty=stdout_tty, stderr_tty=True, width=100)
-    code = run(["check", *argv, *COURSE], env)
+    code = run(["check", *argv, *course], env)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -699,6 +706,28 @@ def test_check_on_a_terminal_shows_a_status_line_while_it_works_and_none_in_a_pi
                                      lang=lang)
         assert code == 1 and "square-grad" in out
         assert "\x1b" not in err and "PyTorch" not in err and "\r" not in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("warm", "second_loads"), [("1", False), ("0", True)],
+                         ids=["warm", "cold"])
+def test_check_all_on_a_terminal_says_which_checks_load_pytorch_first(
+        tmp_path: Path, warm: str, second_loads: bool) -> None:
+    """On one warm worker only `check --all`'s first check loads PyTorch; with the warm worker
+    off (GRADTUTOR_WARM=0) each check runs cold, and each says it loads PyTorch. A file not
+    written runs nothing and has no status line."""
+    for exercise_id in ("read-grad", "none-before-backward"):
+        (tmp_path / f"{exercise_id}.py").write_text("def nothing():\n    return None\n")
+    code, out, err = check_where(tmp_path / "home", "--lesson", "grad", "--workspace",
+                                 str(tmp_path), stdout_tty=True, course=[],
+                                 environ={"GRADTUTOR_WARM": warm})
+    assert code == 1 and "0 of 8 exercises passed" in out
+    assert err.startswith("\r\x1b[Kchecking read-grad (1 of 8): loading PyTorch first")
+    assert "\r\x1b[Kchecking none-before-backward (2 of 8): " in err
+    loads = "\r\x1b[Kchecking none-before-backward (2 of 8): loading PyTorch first" in err
+    assert loads == second_loads
+    assert "(3 of 8)" not in err
+
 
 
 @pytest.mark.parametrize(("stdout_tty", "stderr_tty", "term", "shown"), [

@@ -99,6 +99,7 @@ def test_a_workspace_file_linked_to_dev_zero_is_never_read(tmp_path: Path) -> No
 
 def test_a_1_gib_workspace_file_is_judged_without_being_read(tmp_path: Path) -> None:
     from gradtutor.lessons.load import load_lesson
+    from gradtutor.runtime.cold import ColdEngine
     from gradtutor.runtime.run import run_check
 
     exercise = step_as(load_lesson(COURSE / "second.yaml", EXERCISE_RULES), 0, Exercise)
@@ -106,7 +107,7 @@ def test_a_1_gib_workspace_file_is_judged_without_being_read(tmp_path: Path) -> 
     with open(path, "wb") as handle:  # sparse: 1 GiB long, no disk used
         handle.truncate(1024**3)
     peak = peak_bytes_while(lambda: read_exercise_file(path))
-    verdict = run_check(exercise, path, seed=1)
+    verdict = run_check(exercise, path, seed=1, engine=ColdEngine(environ=dict(os.environ)))
     assert verdict.status == "error"
     assert verdict.checks[0].message == ("Your file is 1024.0 MiB, more than the 1024 KiB a "
                                          "check accepts.")

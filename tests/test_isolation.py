@@ -35,6 +35,7 @@ from isolation_support import (
     FakeJob,
     FakeJobs,
     Guarded,
+    cold,
     decided,
     error,
     exercise,
@@ -148,7 +149,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, piddir: Path) -> Iterator[dic
         mp.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
         mp.setenv(WRITABLE_ENV, str(piddir))  # the notes these files leave for the tests
         here = [case for case in CASES if case.runs_here]
-        engine = ColdEngine()  # one for the three threads: each one's sweep spares the others
+        engine = cold()  # one for the three threads: each one's sweep spares the others
         with ThreadPoolExecutor(max_workers=3) as pool:
             done = dict(zip([c.name for c in here],
                             pool.map(lambda c: check_one(c, folder, piddir, engine), here),
@@ -165,7 +166,7 @@ def after_all(runs: dict[str, Run], tmp_path_factory: pytest.TempPathFactory) ->
     check after each hostile one cost 20 more cold workers, some 45 s of CPU.)"""
     path = tmp_path_factory.mktemp("after-all") / "correct.py"
     path.write_text(CORRECT)
-    return run_check(exercise(), path, seed=8)
+    return run_check(exercise(), path, seed=8, engine=cold())
 
 
 def assert_documented(verdict: Verdict) -> dict[str, Any]:
@@ -293,7 +294,7 @@ def test_a_file_that_cannot_run_fails_before_any_process(
     path = tmp_path / "answer.py"
     path.write_bytes(content)
     started = time.monotonic()
-    verdict = run_check(exercise(), path, seed=3)
+    verdict = run_check(exercise(), path, seed=3, engine=cold())
     assert time.monotonic() - started < 1  # no worker: a worker takes seconds
     assert verdict.status == "error" and not verdict.passed
     (check,) = verdict.checks
@@ -311,7 +312,7 @@ def test_a_syntax_error_shows_the_line_and_where() -> None:
 
 def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(GradtutorError) as raised:
-        run_check(exercise(), tmp_path / "nope.py", seed=1)
+        run_check(exercise(), tmp_path / "nope.py", seed=1, engine=cold())
     assert raised.value.exit_code == 2
     assert "nope.py" in raised.value.message
 
@@ -319,7 +320,7 @@ def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
 def test_a_huge_file_fails_unread(tmp_path: Path) -> None:
     path = tmp_path / "big.py"
     path.write_bytes(b"# padding\n" * 200_000)
-    verdict = run_check(exercise(), path, seed=1)
+    verdict = run_check(exercise(), path, seed=1, engine=cold())
     assert verdict.status == "error" and "MiB" in verdict.checks[0].message
 
 
@@ -339,7 +340,7 @@ def test_interrupting_the_tutor_mid_check_leaves_nothing_behind(
     signal.setitimer(signal.ITIMER_REAL, 1.0)  # Ctrl+C while the worker runs
     try:
         with pytest.raises(KeyboardInterrupt):
-            run_check(exercise(timeout=60), HOSTILE / "infinite_loop.py", seed=1)
+            run_check(exercise(timeout=60), HOSTILE / "infinite_loop.py", seed=1, engine=cold())
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -362,12 +363,14 @@ def walled(guarded: Guarded) -> dict[str, Walled]:
     after each cost 6 more cold workers): the tutor still checks, and it passes."""
     done = {}
     for name in TAMPERING:
-        verdict = run_check(exercise(), guarded.submissions / f"{name}.py", seed=3)
+        verdict = run_check(exercise(), guarded.submissions / f"{name}.py", seed=3,
+                            engine=cold())
         done[name] = Walled(verdict, guarded.changes())
     for name, _, _ in SIGNALLING:
-        verdict = run_check(exercise(), HOSTILE / f"{name}.py", seed=5)
+        verdict = run_check(exercise(), HOSTILE / f"{name}.py", seed=5, engine=cold())
         done[name] = Walled(verdict, guarded.changes())
-    then = run_check(exercise(), guarded.submissions / "other_student.py", seed=4)
+    then = run_check(exercise(), guarded.submissions / "other_student.py", seed=4,
+                     engine=cold())
     done["after"] = Walled(then, guarded.changes())
     return done
 
@@ -449,7 +452,8 @@ def test_learner_code_cannot_reach_an_abstract_socket_outside_its_check(
     with socket.socket(socket.AF_UNIX) as listener:
         listener.bind("\0" + name)
         listener.listen(1)
-        verdict = run_check(exercise(), HOSTILE / "connects_abstract_socket.py", seed=1)
+        verdict = run_check(exercise(), HOSTILE / "connects_abstract_socket.py", seed=1,
+                            engine=cold())
     # EPERM from Landlock's scope, or ECONNREFUSED: in the check's own network namespace
     # (netns.py) the computer's abstract sockets do not exist
     assert verdict.status == "fail" and re.search(r"refused \((1|111)\)", verdict.output), (
@@ -688,7 +692,7 @@ def test_stop_workers_ends_a_running_check_as_stopped(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = own_descendants()
     loops, started = loops_noting(tmp_path, monkeypatch)
-    engine = ColdEngine()
+    engine = cold()
     with ThreadPoolExecutor(max_workers=1) as pool:
         running = pool.submit(run_check, exercise(timeout=60), loops, seed=1, engine=engine)
         wait_for(started)  # learner code is running
@@ -709,7 +713,9 @@ def test_the_cold_worker_runs_in_its_job_capped_once_learner_code_starts(
     (tmp_path / "correct.py").write_text(CORRECT)
     path = tmp_path / "correct.py" if name == "correct" else HOSTILE / f"{name}.py"
     jobs = FakeJobs()
-    verdict = check_with(lambda r, t: run_worker(r, t, contain=jobs), exercise(1.0), path,
+    environ = dict(os.environ)
+    verdict = check_with(lambda r, t: run_worker(r, t, contain=jobs, environ=environ),
+                         exercise(1.0), path,
                          seed=2, timeout=None)
     assert verdict.status == status, messages(verdict)
     (job,) = jobs.jobs

@@ -114,13 +114,14 @@ def wait_until(condition: Callable[[], object], seconds: float = 20.0) -> bool:
     return False
 
 
-def tutor(args: list[str], tmp_path: Path) -> subprocess.Popen[str]:
-    """`gradtutor check` as a script would run it, with its own temporary folder."""
+def tutor(args: list[str], tmp_path: Path,
+          what: tuple[str, ...] = ("read-grad",)) -> subprocess.Popen[str]:
+    """`gradtutor check WHAT ARGS` as a script would run it, with its own temporary folder."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path / "tmp"),
            "GRADTUTOR_HOME": str(tmp_path / "home"), "GRADTUTOR_TEST_PIDDIR": str(tmp_path),
            WRITABLE_ENV: str(tmp_path)}
     (tmp_path / "tmp").mkdir(exist_ok=True)
-    return subprocess.Popen([sys.executable, "-m", "gradtutor", "check", "read-grad", *args],
+    return subprocess.Popen([sys.executable, "-m", "gradtutor", "check", *what, *args],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -139,13 +140,20 @@ def written_pid(path: Path) -> int:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not LINUX, reason="the parent-death signal and /proc are Linux's")
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
-                         ids=["TERM", "HUP", "KILL"])
+@pytest.mark.parametrize(("sig", "every"), [(signal.SIGTERM, False), (signal.SIGHUP, False),
+                                            (signal.SIGKILL, False), (signal.SIGTERM, True)],
+                         ids=["TERM", "HUP", "KILL", "TERM-check-all"])
 def test_a_tutor_killed_mid_check_leaves_no_process_and_no_folder(
-        sig: signal.Signals, tmp_path: Path) -> None:
-    (tmp_path / "loops.py").write_text(LOOPS_WITH_A_DAEMON)
+        sig: signal.Signals, every: bool, tmp_path: Path) -> None:
+    """`every`: `check --all`, whose checks run on a job's thread as `grade`'s do, on the warm
+    worker; the signal still ends the check running before the tutor ends by it."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "read-grad.py").write_text(LOOPS_WITH_A_DAEMON)
     (tmp_path / "correct.py").write_text(CORRECT)
-    first = tutor([str(tmp_path / "loops.py"), "--timeout", "600"], tmp_path)
+    first = (tutor(["--workspace", str(workspace), "--timeout", "600"], tmp_path,
+                   what=("--all",)) if every else
+             tutor([str(workspace / "read-grad.py"), "--timeout", "600"], tmp_path))
     try:  # a pid is written, then read: wait for the whole number, not the empty file
         assert wait_until(lambda: all(written_pid(tmp_path / name) for name in
                                       ("worker", "daemon")), 120)
@@ -169,6 +177,7 @@ def test_a_tutor_killed_mid_check_leaves_no_process_and_no_folder(
         assert then.communicate(timeout=120) and then.returncode == 0
     assert wait_until(lambda: all(ended(pid) for pid in pids), PATIENCE_S), pids
     assert left_folders(tmp_path) == []
+    assert (workspace / "read-grad.py").read_text() == LOOPS_WITH_A_DAEMON  # checked in place
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
 import re
 import sys
 import textwrap
@@ -304,7 +305,7 @@ def test_when_a_question_s_code_runs_past_its_limit_its_proofs_are_not_run(
     other = Job(FIXTURE, ("steps", 1, "questions", 1, "choices", 0, "proof"), "other", "holds",
                 {"kind": "proof", "code": "x = 1", "proof": "", "holds": "x == 1", **LIMITS},
                 step="check", runs_first=("steps", 1, "questions", 1, "code"))
-    assert run_jobs([looping, *proofs, other]) == [
+    assert run_jobs([looping, *proofs, other], environ=dict(os.environ)) == [
         {"timeout": 2.0}, {"skipped": True}, {"skipped": True}, {"holds": True}]
 
 
@@ -319,6 +320,6 @@ def test_a_proof_runs_under_the_limits_of_a_learner_s_check() -> None:
     proof = Job(FIXTURE, ("steps", 1, "questions", 0, "choices", 0, "proof"), "a proof",
                 "holds", {"kind": "proof", "code": "", "proof": big, "holds": "True",
                           **LIMITS}, step="check")
-    ran, proved = run_jobs([demo, proof])
+    ran, proved = run_jobs([demo, proof], environ=dict(os.environ))
     assert ran == {"error": "MemoryError"}, ran
     assert proved == {"error": "MemoryError", "in": "proof"}, proved

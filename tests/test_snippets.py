@@ -24,6 +24,7 @@ from gradtutor.checking.snippet import (
     run_code,
     snippet_result,
 )
+from gradtutor.runtime.cold import ColdEngine
 from gradtutor.runtime.run import run_snippet
 from gradtutor.runtime.warm import WarmWorker
 
@@ -45,7 +46,7 @@ print("done")
 
 @pytest.fixture(scope="module")
 def warm() -> Iterator[WarmWorker]:
-    with WarmWorker() as worker:
+    with WarmWorker(environ=dict(os.environ)) as worker:
         yield worker
 
 
@@ -65,7 +66,8 @@ def test_a_demo_shows_its_value_its_series_and_its_output(warm: WarmWorker) -> N
 
 @pytest.mark.slow
 def test_the_cold_path_gives_the_same_result(warm: WarmWorker) -> None:
-    cold = run_snippet(DEMO, show="w.detach()", series=("losses", "w"))
+    cold = run_snippet(DEMO, show="w.detach()", series=("losses", "w"),
+                       engine=ColdEngine(environ=dict(os.environ)))
     hot = warm.run_snippet(DEMO, show="w.detach()", series=("losses", "w"))
     assert (cold.ok, cold.shown, cold.series, cold.output, cold.error) == (
         hot.ok, hot.shown, hot.series, hot.output, hot.error)

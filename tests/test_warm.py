@@ -175,7 +175,7 @@ def warm(piddir: Path) -> Iterator[WarmWorker]:
     with pytest.MonkeyPatch.context() as mp:  # for the servers that replace killed ones too
         mp.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
         mp.setenv(WRITABLE_ENV, str(piddir))  # the notes learner files leave for the tests
-        worker = WarmWorker()
+        worker = WarmWorker(environ=dict(os.environ))
         worker.start()  # returns at once; the first check waits for the import
         yield worker
         worker.close()
@@ -215,7 +215,7 @@ def test_warm_enabled_reads_the_environment() -> None:
 
 
 def test_start_returns_at_once_and_close_is_idempotent() -> None:
-    worker = WarmWorker()
+    worker = WarmWorker(environ=dict(os.environ))
     started = time.monotonic()
     worker.start()
     worker.start()
@@ -230,7 +230,7 @@ def test_start_returns_at_once_and_close_is_idempotent() -> None:
 def test_loading_says_whether_a_check_now_would_wait_for_torch(folder: Path,
                                                                 fork: bool) -> None:
     """What the exercise screen tells the learner on the first check of a session."""
-    worker = WarmWorker(fork=fork)
+    worker = WarmWorker(fork=fork, environ=dict(os.environ))
     assert worker.loading()  # not even started: a check would start it and wait
     worker.start()
     assert worker.loading()  # importing torch
@@ -257,7 +257,8 @@ def test_warm_and_cold_verdicts_agree(warm: WarmWorker, tmp_path: Path) -> None:
             path = tmp_path / f"{exercise_id}-{kind}.py"
             path.write_text(source)
             files.append((step, path))
-    engine = ColdEngine(warm.workers)  # its sweeps spare the warm worker's processes
+    # its sweeps spare the warm worker's processes
+    engine = ColdEngine(warm.workers, environ=dict(os.environ))
     with ThreadPoolExecutor(max_workers=3) as pool:  # cold checks wait on imports: overlap
         cold = list(pool.map(lambda f: run_check(f[0], f[1], seed=11, engine=engine), files))
     warm_verdicts = [warm.check(step, path, seed=11) for step, path in files]
@@ -356,7 +357,7 @@ def test_a_reference_process_killed_by_learner_code_costs_no_verdict(
     monkeypatch.setenv(SWITCH_ENV, "0")
     monkeypatch.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
     (folder / "wrong.py").write_text(WRONG)
-    with WarmWorker() as worker:
+    with WarmWorker(environ=dict(os.environ)) as worker:
         server = pid_of(worker)
         verdict = worker.check(exercise(), HOSTILE / "reaches_reference_process.py", seed=31)
         assert verdict.passed, verdict.checks
@@ -393,7 +394,9 @@ def test_a_twin_shares_the_first_server_and_outlives_its_death(folder: Path) -> 
     Nothing is left running once both are closed."""
     (folder / "wrong.py").write_text(WRONG)
     before = own_descendants()
-    with WarmWorker() as leader, WarmWorker(twin_of=leader) as twin:
+    environ = dict(os.environ)
+    with WarmWorker(environ=environ) as leader, WarmWorker(twin_of=leader,
+                                                           environ=environ) as twin:
         assert twin.wait_ready()
         first, cloned = pid_of(leader), pid_of(twin)
         assert cloned != first and first in ancestors_of(cloned)
@@ -435,7 +438,7 @@ def test_a_spare_the_server_died_before_telling_of_is_reaped(folder: Path) -> No
     window a loaded machine opens) leaves that child to the tutor, which never heard of it:
     it is found by the server's session and reaped when the server is replaced, not left a
     zombie below the tutor. Here the tutor is made to forget the pid it was told."""
-    with WarmWorker() as worker:
+    with WarmWorker(environ=dict(os.environ)) as worker:
         assert worker.check(exercise(), folder / "correct.py", seed=7).passed
         engine = worker._engine
         assert isinstance(engine, ForkEngine) and engine._ready is not None
@@ -482,7 +485,7 @@ def test_unconfined_learner_code_that_kills_the_server_gains_nothing(
     child and knows its status, and the next check runs on a new server."""
     monkeypatch.setenv(SWITCH_ENV, "0")
     monkeypatch.setenv("GRADTUTOR_TEST_PIDDIR", str(tmp_path))
-    with WarmWorker() as worker:
+    with WarmWorker(environ=dict(os.environ)) as worker:
         old = pid_of(worker)
         verdict = worker.check(exercise(), folder / "kills_server_once.py", seed=5)
         # every call (one per case, until the kill lands) was in the one child of that
@@ -541,7 +544,7 @@ def test_checks_from_another_thread_and_close_in_the_middle_of_one(
     quitting while a check runs ends it and leaves no process."""
     before = own_descendants() if LINUX else set()
     loops, started = loops_noting(tmp_path, monkeypatch)
-    worker = WarmWorker()
+    worker = WarmWorker(environ=dict(os.environ))
     worker.start()
     with ThreadPoolExecutor(max_workers=1) as pool:
         first = pool.submit(worker.check, exercise(), folder / "correct.py", seed=9).result()
@@ -566,7 +569,7 @@ sys.path.insert(0, sys.argv[1])
 from isolation_support import exercise
 from gradtutor.runtime.warm import WarmWorker
 
-worker = WarmWorker()
+worker = WarmWorker(environ=dict(os.environ))
 worker.start()
 assert worker.check(exercise(), Path(sys.argv[2]) / "correct.py", seed=1).passed
 print(worker.pid, flush=True)
@@ -604,7 +607,7 @@ def test_the_pre_started_worker(folder: Path, piddir: Path,
     monkeypatch.setenv("GRADTUTOR_TEST_PIDDIR", str(piddir))
     monkeypatch.setenv(WRITABLE_ENV, str(piddir))
     before = own_descendants() if LINUX else set()
-    with WarmWorker(fork=False) as worker:
+    with WarmWorker(fork=False, environ=dict(os.environ)) as worker:
         first = pid_of(worker)
         hostile = worker.check(exercise(TIMEOUT), HOSTILE / "fork_children.py", seed=1)
         assert hostile.status == "fail" and first not in own_descendants()
@@ -628,7 +631,7 @@ def test_the_pre_started_worker_runs_in_its_job_and_a_close_stops_its_check(
     before = own_descendants() if LINUX else set()
     loops, started = loops_noting(tmp_path, monkeypatch)
     jobs = FakeJobs()
-    worker = WarmWorker(fork=False, contain=jobs)
+    worker = WarmWorker(fork=False, contain=jobs, environ=dict(os.environ))
     worker.start()
     first = pid_of(worker)
     assert worker.check(exercise(), folder / "correct.py", seed=3).passed
@@ -739,7 +742,7 @@ def test_check_all_on_one_warm_worker_judges_as_the_checkers_do(cli: Cli,
 def guarded_warm(guarded: Guarded, piddir: Path) -> Iterator[WarmWorker]:
     """A fork server started once `guarded` has moved HOME to its stand-in: the server's
     environment is the tutor's when it started."""
-    with WarmWorker() as worker:
+    with WarmWorker(environ=dict(os.environ)) as worker:
         yield worker
 
 

@@ -39,7 +39,7 @@ class ColdChecker:
     """A new worker process for every check: slower to answer (torch loads each time), but
     needs nothing kept running."""
 
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, environ: Mapping[str, str]) -> None:
         from gradtutor.runtime.cold import ColdEngine
 
         self._engine = ColdEngine(environ=environ)

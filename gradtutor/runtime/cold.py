@@ -9,7 +9,6 @@ from gradtutor.checking import protocol
 from gradtutor.checking.check import Outcome
 from gradtutor.runtime.engine import Lifecycle
 from gradtutor.runtime.lifetime import Workers
-from gradtutor.runtime.spawn import tutor_environ
 from gradtutor.runtime.spawned import Contain, WaitingWorker, contain_in_job
 
 
@@ -21,10 +20,9 @@ class ColdEngine(Lifecycle[None, WaitingWorker]):
     attempts = 0  # no worker is kept: every request is a one-shot
 
     def __init__(self, workers: Workers | None = None, *,
-                 contain: Contain = contain_in_job,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 contain: Contain = contain_in_job, environ: Mapping[str, str]) -> None:
         self.workers = workers if workers is not None else Workers()
-        super().__init__(self.workers, tutor_environ(environ), contain)
+        super().__init__(self.workers, environ, contain)
 
     @property
     def pid(self) -> int | None:
@@ -36,7 +34,7 @@ class ColdEngine(Lifecycle[None, WaitingWorker]):
 
 def run_worker(request: protocol.Request, timeout: float, *,
                contain: Contain = contain_in_job, workers: Workers | None = None,
-               environ: Mapping[str, str] | None = None) -> Outcome:
+               environ: Mapping[str, str]) -> Outcome:
     """Run one request in a fresh cold worker (`ColdEngine`) and return what happened, leaving
     nothing behind: no process, no temporary file, even if the tutor itself is interrupted
     meanwhile. `contain` puts the worker in a Tree (a Job Object on Windows)."""

@@ -21,7 +21,7 @@ from gradtutor.lessons.model import (
 )
 from gradtutor.runtime.channel import LineReader
 from gradtutor.runtime.resources import release
-from gradtutor.runtime.spawn import BATCH, start, tutor_environ, worker_environment
+from gradtutor.runtime.spawn import BATCH, start, worker_environment
 
 STARTUP_LIMIT_S = 180.0  # the batch worker's Python and torch import, before the first proof
 
@@ -29,8 +29,8 @@ STARTUP_LIMIT_S = 180.0  # the batch worker's Python and torch import, before th
 Started = Callable[[int, Job], None]
 
 
-def run_jobs(jobs: list[Job], started: Started | None = None,
-             environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+def run_jobs(jobs: list[Job], started: Started | None = None, *,
+             environ: Mapping[str, str]) -> list[dict[str, Any]]:
     """Run every job in a batch worker; one result per job. `started(n, job)` is told as
     each begins. A job that runs past its limit ends its worker with {"timeout": limit}; the
     jobs after it go on in a new one, except the other seeds of the same proof and the runs
@@ -38,7 +38,7 @@ def run_jobs(jobs: list[Job], started: Started | None = None,
     which the batch worker's is made from, as a learner's worker's is."""
     results: dict[int, dict[str, Any]] = {}
     pending = list(range(len(jobs)))
-    env = worker_environment(tutor_environ(environ))
+    env = worker_environment(environ)
     while pending:
         stuck = _run_batch(jobs, pending, results, started or (lambda n, job: None), env)
         if stuck is None:
@@ -117,12 +117,12 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def prove(lessons: list[tuple[Lesson, Path]], started: Started | None = None,
-          environ: Mapping[str, str] | None = None) -> list[Problem]:
+def prove(lessons: list[tuple[Lesson, Path]], started: Started | None = None, *,
+          environ: Mapping[str, str]) -> list[Problem]:
     """Run every proof for these lessons; the located problems found. `started(n, job)` is
     told as the n-th (from 0) begins; `environ` is the tutor's environment."""
     jobs = [job for lesson, path in lessons for job in jobs_for(lesson, path)]
-    results = run_jobs(jobs, started, environ)
+    results = run_jobs(jobs, started, environ=environ)
     found: list[tuple[Path, Loc, str]] = []
     seen: set[tuple[Path, Loc, str]] = set()
     for job, result in zip(jobs, results, strict=True):

@@ -1,5 +1,5 @@
 """A check or a snippet run on an engine: the check pipeline (`checking.check`), given the
-engine's `run`, a cold worker of its own by default."""
+engine's `run` (a cold one, `ColdEngine`, or a warm one)."""
 
 from __future__ import annotations
 
@@ -10,31 +10,28 @@ from gradtutor.checking.check import Outcome, RunWorker, check_with, snippet_wit
 from gradtutor.checking.snippet import SnippetResult
 from gradtutor.checking.verdict import Verdict
 from gradtutor.lessons.model import Exercise
-from gradtutor.runtime.cold import ColdEngine
 from gradtutor.runtime.engine import Engine
 from gradtutor.runtime.signals import cleanup_before_termination
 
 
-def run_check(exercise: Exercise, path: Path, *, seed: int, timeout: float | None = None,
-              engine: Engine | None = None) -> Verdict:
+def run_check(exercise: Exercise, path: Path, *, seed: int, engine: Engine,
+              timeout: float | None = None) -> Verdict:
     """Check the learner's file `path` against `exercise`'s checker, on inputs from `seed`,
-    on `engine` (default: a cold worker of its own).
+    on `engine` (`ColdEngine(environ=...)`: a cold worker of its own).
 
     `timeout` (default: the exercise's) is the time the learner's code may run; the worker's
     start-up (importing torch, computing references) is not counted. A missing or unreadable
     file raises GradtutorError; every other problem, down to a crash, is a failed Verdict.
     Checks run from several threads at once share one engine (or one `Workers`)."""
-    return check_with(guarded((engine if engine is not None else ColdEngine()).run), exercise,
-                      path, seed=seed, timeout=timeout)
+    return check_with(guarded(engine.run), exercise, path, seed=seed, timeout=timeout)
 
 
 def run_snippet(code: str, *, show: str | None = None, series: tuple[str, ...] = (),
-                timeout: float = 20.0, engine: Engine | None = None) -> SnippetResult:
-    """Run a lesson's snippet (a predict or demo step) on `engine` (default: a cold worker of
-    its own), isolated and timed like a check; `show` is an expression whose str() is wanted
-    afterwards, `series` the variables wanted as numbers."""
-    run = (engine if engine is not None else ColdEngine()).run
-    return snippet_with(run, code, show=show, series=series, timeout=timeout)
+                engine: Engine, timeout: float = 20.0) -> SnippetResult:
+    """Run a lesson's snippet (a predict or demo step) on `engine`, isolated and timed like a
+    check; `show` is an expression whose str() is wanted afterwards, `series` the variables
+    wanted as numbers."""
+    return snippet_with(engine.run, code, show=show, series=series, timeout=timeout)
 
 
 def guarded(run: RunWorker) -> RunWorker:

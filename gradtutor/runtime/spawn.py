@@ -2,9 +2,8 @@
 server, `worker --reference`, validate's batch worker): `python -m` a module of this very
 gradtutor, in the worker's environment (`worker_environment`), no stdin, fds passed by name.
 
-The environment is a parameter: the shell hands down the one it has (`Environment.environ`);
-`tutor_environ` is the only place that falls back to this process's own, for a caller (a test,
-a benchmark) that gives none.
+The environment is a parameter, never read here: the shell hands down the one it has
+(`Environment.environ`), a test or a benchmark the one it means.
 """
 
 from __future__ import annotations
@@ -39,11 +38,6 @@ _DROPPED_ENV = ("PYTHONWARNINGS", "PYTHONDEVMODE", "PYTHONFAULTHANDLER", "PYTHON
 # some 100 huge pages instead of 50,000 small ones, so forking a check's child and its exit
 # cost less (benchmarks/checks.py). Elsewhere they do nothing.
 SERVER_TUNING = {"PYTHONMALLOC": "malloc", "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
-
-
-def tutor_environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
-    """The tutor's environment as handed down, or (none handed) this process's own."""
-    return os.environ if environ is None else environ
 
 
 # What of the tutor's environment a worker gets: an allowlist, so that no token, agent socket
@@ -209,11 +203,11 @@ class ReferenceProcess:
 
 
 def reference_alone(request: protocol.CheckRequest, timeout: float, workers: Workers,
-                    environ: Mapping[str, str] | None = None) -> protocol.Expected | None:
+                    environ: Mapping[str, str]) -> protocol.Expected | None:
     """A check's references from a fresh process of their own, started now and waited for;
     None if they cannot be had."""
     try:
-        process = ReferenceProcess(tutor_environ(environ), workers)
+        process = ReferenceProcess(environ, workers)
     except OSError:
         return None
     process.ask(request["checker"], request["seed"])

@@ -27,7 +27,6 @@ from gradtutor.runtime.spawn import (
     beside,
     inheriting,
     start,
-    tutor_environ,
     worker_environment,
 )
 from gradtutor.runtime.supervise import Tree, supervise
@@ -110,10 +109,10 @@ class WaitingWorker:
     torch alongside, ahead of the worker."""
 
     def __init__(self, workers: Workers, *, preload: bool = False, tied: bool = False,
-                 contain: Contain = contain_in_job, environ: Mapping[str, str] | None = None,
+                 contain: Contain = contain_in_job, environ: Mapping[str, str],
                  references: bool = False) -> None:
         self._workers = workers
-        self._environ = tutor_environ(environ)
+        self._environ = environ
         self._ahead = ReferenceProcess(self._environ, workers) if references else None
         self.slot = Slot()
         try:

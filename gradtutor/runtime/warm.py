@@ -24,7 +24,6 @@ from gradtutor.runtime.lifetime import Workers
 from gradtutor.runtime.prestart import PrestartEngine
 from gradtutor.runtime.run import run_check, run_snippet
 from gradtutor.runtime.server import Server
-from gradtutor.runtime.spawn import tutor_environ
 from gradtutor.runtime.spawned import Contain, contain_in_job
 
 
@@ -55,14 +54,13 @@ class WarmWorker:
     def __init__(self, *, fork: bool | None = None, contain: Contain = contain_in_job,
                  twin_of: WarmWorker | None = None, warm_up: bool = True,
                  workers: Workers | None = None,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str]) -> None:
         use_fork = FORK_SERVER if fork is None else fork and FORK_SERVER
-        env = tutor_environ(environ)
         first = twin_of._clone_server if twin_of is not None else None
         self.workers: Workers = (twin_of.workers if twin_of is not None else
                                  workers if workers is not None else Workers())
-        self._engine: Engine = (ForkEngine(self.workers, env, first, warm_up) if use_fork
-                                else PrestartEngine(self.workers, env, contain))
+        self._engine: Engine = (ForkEngine(self.workers, environ, first, warm_up) if use_fork
+                                else PrestartEngine(self.workers, environ, contain))
         self._lock = threading.Lock()  # one check at a time
         # the safety net: the engine is closed when this object goes, or at exit at the latest
         self._finalizer = weakref.finalize(self, self._engine.close)
