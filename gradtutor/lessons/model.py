@@ -6,10 +6,11 @@ The model holds data only; nothing here runs code.
 """
 
 import string
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, get_args
 
 from gradtutor.lessons.schema import rules
+from gradtutor.records import record
 
 LETTERS = string.ascii_lowercase
 
@@ -22,7 +23,7 @@ VAR_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="variable name")
 def _items(low: int, high: int | None = None, **more: object) -> dict[str, object]:
     return {**rules(min_items=low, max_items=high), **{k: v for k, v in more.items()}}
 
-@dataclass(frozen=True)
+@record
 class Proof:
     """What a quiz choice says about code, as code the learner never sees: `code` (optional)
     runs after the question's `code`, in the same namespace, then `holds`, a Python
@@ -32,7 +33,7 @@ class Proof:
     holds: str = field(metadata=TEXT)
     code: str | None = field(default=None, metadata=TEXT)
 
-@dataclass(frozen=True)
+@record
 class Choice:
     """One answer a learner can pick, and why it is right or wrong; in a quiz, optionally
     the `proof`, never shown, that the answer key is right about it."""
@@ -41,7 +42,7 @@ class Choice:
     why: str = field(metadata=TEXT)
     proof: Proof | None = None
 
-@dataclass(frozen=True)
+@record
 class Question:
     """A multiple-choice question; `answer` is one letter or a list of letters (a, b, ...)."""
 
@@ -64,7 +65,7 @@ class Question:
     def multiple(self) -> bool:
         return len(set(self.letters)) > 1
 
-@dataclass(frozen=True)
+@record
 class Slide:
     """A page of explanation: markdown, an optional code sample that runs as shown, notes."""
 
@@ -76,7 +77,7 @@ class Slide:
     notes: str | None = None
     optional: bool = False
 
-@dataclass(frozen=True)
+@record
 class Quiz:
     """The quick check: questions answered by letter, scored at the end."""
 
@@ -87,14 +88,14 @@ class Quiz:
     intro: str | None = None
     pass_mark: float = field(default=0.7, metadata=rules(ge=0, le=1))
 
-@dataclass(frozen=True)
+@record
 class Replacement:
     """Replace the text `find`, which must occur in the solution exactly once, by `with`."""
 
     find: str = field(metadata=TEXT)
     with_: str = field(metadata=rules(key="with"))
 
-@dataclass(frozen=True)
+@record
 class Mutant:
     """A real mistake a learner makes: the solution with edits, and the check it must fail."""
 
@@ -103,7 +104,7 @@ class Mutant:
     replace: tuple[Replacement, ...] = field(metadata=_items(1))
     fails: str = field(metadata=ID)
 
-@dataclass(frozen=True)
+@record
 class Rule:
     """What to say about the first case where a declared check does not hold: `say` (a
     message whose `{fields}` name facts of that case) or `explain` (a shared explainer of the
@@ -117,14 +118,14 @@ class Rule:
     subject: str | None = field(default=None, metadata=TEXT)
     help: str | None = field(default=None, metadata=TEXT)
 
-@dataclass(frozen=True)
+@record
 class Column:
     """An evidence column: its title, and the fact (or `2x fact`) it shows for the case."""
 
     title: str = field(metadata=TEXT)
     shows: str = field(metadata=TEXT)
 
-@dataclass(frozen=True)
+@record
 class DeclaredCheck:
     """One check of an exercise judged from its YAML (`checking/checkers/declared.py`): the
     conditions that hold in every case of a correct run (`expect`), what is said when they
@@ -146,7 +147,7 @@ class DeclaredCheck:
     unjudged: str | None = field(default=None, metadata=TEXT)
     skip: tuple[Rule, ...] = ()
 
-@dataclass(frozen=True)
+@record
 class Exercise:
     """Write one function in a file. Either a checker from the registry judges what it does
     (`checker`), or the checks declared here do (`inputs` names the input family from
@@ -177,7 +178,7 @@ class Exercise:
         """Whether this exercise is judged by the checks its YAML declares."""
         return self.inputs is not None
 
-@dataclass(frozen=True)
+@record
 class Predict:
     """Guess what a snippet produces; the snippet then runs and the real value is shown."""
 
@@ -191,7 +192,7 @@ class Predict:
     answer: str = field(metadata=LETTER)
     optional: bool = False
 
-@dataclass(frozen=True)
+@record
 class ParsonsLine:
     """One line to put in order; `after` names the lines that must come before it."""
 
@@ -200,7 +201,7 @@ class ParsonsLine:
     why: str = field(metadata=TEXT)
     after: tuple[str, ...] = field(default=(), metadata=ID)
 
-@dataclass(frozen=True)
+@record
 class ParsonsRun:
     """What a correct order does when it runs: `setup` once, then the ordered lines as the
     body of a loop that runs `repeat` times; after each pass `record` (an expression) is
@@ -211,7 +212,7 @@ class ParsonsRun:
     series: str = field(metadata=VAR_NAME)
     repeat: int = field(default=10, metadata=rules(ge=1, le=1000))
 
-@dataclass(frozen=True)
+@record
 class Parsons:
     """Put shuffled lines in an order that satisfies their `after` constraints.
 
@@ -239,7 +240,7 @@ class Parsons:
                 return candidate
         raise KeyError(line_id)
 
-@dataclass(frozen=True)
+@record
 class Chart:
     """Series the demo's code leaves in named variables, drawn as a chart."""
 
@@ -248,7 +249,7 @@ class Chart:
     x_label: str = "step"
     y_label: str = "loss"
 
-@dataclass(frozen=True)
+@record
 class Demo:
     """Real code that runs and shows its result, optionally as a chart."""
 
@@ -272,7 +273,7 @@ def kind_of(step_type: type) -> str:
 # The kinds of step, in the order of `Step`: a new kind is one record added to `Step`.
 STEP_KINDS: tuple[str, ...] = tuple(kind_of(t) for t in get_args(Step))
 
-@dataclass(frozen=True)
+@record
 class Lesson:
     """One lesson: metadata and an ordered list of steps with stable ids."""
 
