@@ -11,10 +11,10 @@ or prediction on screen.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal
 
 from gradtutor.i18n import msg
+from gradtutor.records import record
 
 # The kinds of screen, each with its own table (`TABLES`, whose order `KINDS` keeps).
 Kind = Literal["slide", "exercise", "confirm", "predict", "parsons", "ordered", "question",
@@ -28,14 +28,14 @@ VIEW_ACTIONS: frozenset[str] = frozenset(
     {"line-up", "line-down", "page-up", "page-down", "page-or-next", "top", "bottom"})
 
 
-@dataclass(frozen=True)
+@record
 class Scroll:
     """A key that moves the screen's body, not the lesson: the shell handles it."""
 
     action: ViewAction
 
 
-@dataclass(frozen=True)
+@record
 class Binding:
     """One thing a screen lets the learner do.
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
 
 from gradtutor.i18n import msg
+from gradtutor.records import record
 
 
 class ExitCode(IntEnum):
@@ -30,7 +30,7 @@ class GradtutorError(Exception):
         self.hint = hint
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     """One thing wrong with a lesson file, located at 1-based line and column."""
 

@@ -133,3 +133,19 @@ def write_atomic(path: Path, text: str) -> None:
             os.unlink(tmp)
         raise
     _fsync_dir(path.parent)
+
+
+def code_state(folder: Path) -> str:
+    """The state of the Python code in `folder` and below: each module's path, size and time
+    of change, the test by which Python itself decides that a module's compiled form is stale.
+    It changes when any module there is edited, added, removed or installed anew."""
+    found = []
+    for where, folders, names in os.walk(folder):
+        folders[:] = sorted(name for name in folders if name != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py"):
+                with contextlib.suppress(OSError):
+                    info = os.stat(os.path.join(where, name))
+                    found.append(f"{os.path.relpath(os.path.join(where, name), folder)} "
+                                 f"{info.st_size} {info.st_mtime_ns}")
+    return "\n".join(found)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise, Lesson, Quiz
+from gradtutor.records import record
 
 if TYPE_CHECKING:
     from gradtutor.lessons.course import Entry
@@ -39,7 +40,7 @@ def _empty() -> Mapping[str, Any]:
 # (`unknown`), and writes them back as they were; a new record replaces an old one whole.
 
 
-@dataclass(frozen=True)
+@record
 class QuizScore:
     score: int
     total: int
@@ -51,7 +52,7 @@ class QuizScore:
         return self.score / self.total if self.total else 0.0
 
 
-@dataclass(frozen=True)
+@record
 class ExerciseRecord:
     """How an exercise went: checks run, hints and solution seen, and whether it ever passed."""
 
@@ -63,7 +64,7 @@ class ExerciseRecord:
     unknown: Mapping[str, Any] = field(default_factory=_empty)
 
 
-@dataclass(frozen=True)
+@record
 class Prediction:
     """The learner's latest answer to a predict step (a letter) and whether it was right."""
 
@@ -73,7 +74,7 @@ class Prediction:
     unknown: Mapping[str, Any] = field(default_factory=_empty)
 
 
-@dataclass(frozen=True)
+@record
 class LessonProgress:
     """Where the learner is in one lesson. Steps are named by their stable ids."""
 
@@ -91,7 +92,7 @@ class LessonProgress:
     unknown: Mapping[str, Any] = field(default_factory=_empty)
 
 
-@dataclass(frozen=True)
+@record
 class Progress:
     lessons: Mapping[str, LessonProgress] = field(default_factory=lambda: MappingProxyType({}))
     unknown: Mapping[str, Any] = field(default_factory=_empty)  # as in LessonProgress
@@ -299,7 +300,7 @@ def _float(text: str) -> float | Unreadable:
     return value if math.isfinite(value) else Unreadable(text)  # 1e999 reads as infinity
 
 
-@dataclass(frozen=True)
+@record
 class SetAside:
     """One entry of the file left out of the progress read from it: `where` it was (as
     `lessons.grad.best_quiz.check`) and why, a `msg()`."""
@@ -308,7 +309,7 @@ class SetAside:
     reason: str
 
 
-@dataclass(frozen=True)
+@record
 class Read:
     """Progress read from a file, and what in the file could not be used."""
 

@@ -150,7 +150,7 @@ def test_a_cache_entry_that_is_a_pipe_is_a_miss_and_is_replaced(tmp_path: Path,
     monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
     copy = tmp_path / "basics.yaml"
     shutil.copy(COURSE / "basics.yaml", copy)
-    entry = cache._entry(copy.read_text(encoding="utf-8"))
+    entry = cache._entry(copy.read_text(encoding="utf-8"), cache.checked_by(EXERCISE_RULES.state))
     entry.parent.mkdir(parents=True)
     fifo(entry)
     lesson, problems = load_lesson_file(copy, EXERCISE_RULES)

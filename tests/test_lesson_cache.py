@@ -10,6 +10,8 @@ import pytest
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons import cache
 from gradtutor.lessons.load import load_lesson_file
+from gradtutor.lessons.model import Exercise
+from gradtutor.lessons.schema import Loc
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course" / "basics.yaml"
 
@@ -76,3 +78,69 @@ def test_the_colours_of_code_are_kept_and_drawn_the_same(tmp_path: Path,
     assert drawn(code) == first
     other = code.replace("# a leaf", "# the leaf")
     assert "".join(text for text, _ in drawn(other)).count("the leaf") == 1
+
+
+class CountingRules:
+    """Checking's rules, counting how often they are asked about an exercise; `state` stands
+    for the state of their code."""
+
+    def __init__(self, state: str = EXERCISE_RULES.state) -> None:
+        self.state = state
+        self.checker_names = EXERCISE_RULES.checker_names
+        self.asked = 0
+
+    def problems(self, exercise: Exercise, /) -> list[tuple[str, Loc]]:
+        self.asked += 1
+        return list(EXERCISE_RULES.problems(exercise))
+
+
+SECOND = FIXTURE.parent / "second.yaml"  # its exercises declare checks: the rules are asked
+
+
+def test_a_lesson_that_passed_is_not_checked_again_until_it_or_the_code_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`start` and `show` (recheck=False) take an unchanged lesson's earlier pass as its
+    answer; `validate` and the whole course (recheck=True) ask the rules every time, and a
+    change to the rules' code or the loader's makes the lesson checked again."""
+    monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
+    rules = CountingRules()
+    first, problems = load_lesson_file(SECOND, rules, recheck=False)
+    assert problems == [] and first is not None and rules.asked > 0
+    asked = rules.asked
+    assert load_lesson_file(SECOND, rules, recheck=False) == (first, [])
+    assert rules.asked == asked  # not asked again
+    assert load_lesson_file(SECOND, rules) == (first, []) and rules.asked == 2 * asked
+    changed = CountingRules(state=EXERCISE_RULES.state + " edited")
+    assert load_lesson_file(SECOND, changed, recheck=False) == (first, [])
+    assert changed.asked == asked
+    monkeypatch.setattr(cache, "_loader_state", lambda: "the loader, edited")
+    again = CountingRules()
+    assert load_lesson_file(SECOND, again, recheck=False) == (first, [])
+    assert again.asked == asked
+
+
+def test_a_lesson_edited_after_it_passed_is_checked_and_its_problems_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    copy = tmp_path / "second.yaml"
+    shutil.copy(SECOND, copy)
+    assert load_lesson_file(copy, EXERCISE_RULES, recheck=False)[1] == []
+    copy.write_text(copy.read_text().replace("[backward-count is solution]",
+                                             "[backward-cnt is solution]"))
+    lesson, problems = load_lesson_file(copy, EXERCISE_RULES, recheck=False)
+    assert lesson is None
+    assert [p.message for p in problems] == [
+        "unknown fact 'backward-cnt'; did you mean 'backward-count'?"]
+
+
+def test_a_damaged_entry_of_a_lesson_that_passed_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GRADTUTOR_HOME", str(tmp_path / "home"))
+    expected, _ = load_lesson_file(FIXTURE, EXERCISE_RULES, recheck=False)
+    (entry,) = cache.cache_dir().glob("lesson-*.json")
+    entry.write_text('{"id": "forged", "steps": 3}')  # valid JSON, not a valid lesson
+    assert load_lesson_file(FIXTURE, EXERCISE_RULES, recheck=False) == (expected, [])

@@ -667,6 +667,7 @@ class OneCheckerRules:
     declared exercise."""
 
     checker_names: tuple[str, ...] = ("square-it",)
+    state: str = "one checker, no family"
 
     def problems(self, exercise: Exercise, /) -> list[tuple[str, tuple[str | int, ...]]]:
         return [(f"no family '{exercise.inputs}' here", ("inputs",))]

@@ -72,3 +72,17 @@ def test_validate_proves_the_shipped_course_without_importing_torch(tmp_path: Pa
 def test_the_fixture_course_never_imports_torch(args: list[str], tmp_path: Path) -> None:
     torch = torch_of(imported_modules(args, tmp_path))
     assert torch == [], f"`gradtutor {' '.join(args)}` imports torch"
+
+
+def test_show_takes_an_unchanged_lessons_earlier_pass_without_importing_checking(
+        tmp_path: Path) -> None:
+    """The first `show` of a lesson checks its declared checks with checking's modules; the
+    next, of the same lesson, unchanged, takes that answer from the lesson cache and imports
+    none of them (several milliseconds of a first slide)."""
+    args = ["show", "second", "--step", "1", "--plain", "--lessons", FIXTURES]
+
+    def checkers(modules: list[str]) -> list[str]:
+        return [m for m in modules if m.startswith("gradtutor.checking.checkers.")]
+
+    assert "gradtutor.checking.checkers.declared" in checkers(imported_modules(args, tmp_path))
+    assert checkers(imported_modules(args, tmp_path)) == []

@@ -6,10 +6,13 @@ declared checks' module only once an exercise declares checks."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradtutor.checking.checkers import CHECKERS
+from gradtutor.files import code_state
 
 if TYPE_CHECKING:
     from gradtutor.lessons.exercise_rules import ExerciseRules
@@ -23,10 +26,21 @@ class RegisteredRules:
 
     checker_names: tuple[str, ...] = tuple(CHECKERS)
 
+    @property
+    def state(self) -> str:
+        """The state of checking's modules, all of them (the declared checks' validation
+        reaches across the families)."""
+        return _checking_state()
+
     def problems(self, exercise: Exercise, /) -> list[tuple[str, Loc]]:
         from gradtutor.checking.checkers.declared import exercise_problems
 
         return exercise_problems(exercise)
+
+
+@functools.cache
+def _checking_state() -> str:
+    return code_state(Path(__file__).parent)
 
 
 EXERCISE_RULES: ExerciseRules = RegisteredRules()

@@ -12,7 +12,6 @@ the learner reaches it, or runs `list` or `validate`.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from pathlib import Path
 
 from gradtutor.errors import GradtutorError, LessonProblems, Problem
@@ -21,11 +20,12 @@ from gradtutor.lessons.exercise_rules import ExerciseRules
 from gradtutor.lessons.load import display_path, lesson_head, load_lesson_file, read_lesson_text
 from gradtutor.lessons.model import Exercise, Lesson, Parsons
 from gradtutor.lessons.timing import Duration, duration
+from gradtutor.records import record
 
 LESSON_SUFFIXES = (".yaml", ".yml")
 
 
-@dataclass(frozen=True)
+@record
 class Entry:
     """A lesson as the outline knows it, from the first lines of its file; its title is the
     English one, as written."""
@@ -40,7 +40,7 @@ class Entry:
 Titled = Lesson | Entry
 
 
-@dataclass(frozen=True)
+@record
 class Place:
     """A lesson's place in its course: `position` of `total` (from 1), and the lessons that
     come before and after it, if any."""
@@ -69,7 +69,7 @@ def find_id(lesson_id: str, ids: list[str]) -> int:
                          msg("{hint} (see `gradtutor list`)", hint=hint))
 
 
-@dataclass(frozen=True)
+@record
 class Course:
     folder: Path
     lessons: tuple[Lesson, ...]
@@ -108,7 +108,7 @@ class Course:
                              exercise_hint(exercise_id, list(found)))
 
 
-@dataclass(frozen=True)
+@record
 class Outline:
     """The course's lessons, in order, as their files state them, none of them loaded."""
 
@@ -254,8 +254,9 @@ def load_one(entry: Entry, lang: str = ENGLISH_CODE, *,
     """One lesson of an outline, loaded and validated alone, in `lang` (LessonProblems if it
     is broken), and the note on its translation if that cannot be used. What only the whole
     course can tell (an exercise id another lesson uses too) is left to the commands that
-    load it all."""
-    lesson, problems = load_lesson_file(entry.path, rules)
+    load it all; a file that passed every check before, unchanged and checked by the same
+    code, is not checked again beyond its structure (`load_lesson_file`'s `recheck`)."""
+    lesson, problems = load_lesson_file(entry.path, rules, recheck=False)
     if problems or lesson is None:
         raise LessonProblems(problems)
     if lesson.id != entry.id:  # the outline read the file otherwise: it cannot be trusted

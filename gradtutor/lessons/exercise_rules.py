@@ -20,6 +20,12 @@ class ExerciseRules(Protocol):
         """Every name a lesson's `checker:` may use, in the order they are listed to authors."""
         ...
 
+    @property
+    def state(self) -> str:
+        """The state of the code behind these rules (`gradtutor.files.code_state`): while it
+        and a lesson's text stay the same, the lesson passes them as it did before."""
+        ...
+
     def problems(self, exercise: Exercise, /) -> Iterable[tuple[str, Loc]]:
         """For an exercise with `inputs`, each thing wrong with its declared checks (an
         unknown family or fact, a condition that does not parse ...) with where it is, as a

@@ -14,7 +14,6 @@ import ast
 import difflib
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from gradtutor.lessons.exercise_rules import ExerciseRules
 from gradtutor.lessons.model import LETTERS, STEP_KINDS, Exercise, Lesson, Parsons, Quiz
 from gradtutor.lessons.parsons import first_out_of_place, is_correct
 from gradtutor.lessons.schema import Issue, build
+from gradtutor.records import record
 
 Loc = tuple[str | int, ...]
 
@@ -45,7 +45,7 @@ _MAX_DEPTH = 100  # lessons nest about six levels; far deeper would overflow Pyt
 _TOO_DEEP = "values are nested too deeply here; lessons need only a few levels"
 
 
-@dataclass(frozen=True)
+@record
 class Parsed:
     """A document as plain data, with the 1-based (line, col) of every value and key."""
 
@@ -768,15 +768,22 @@ def _skip_collection(loader: Any) -> None:
             raise ValueError("the stream ended inside a collection")
 
 
-def load_lesson_file(path: Path, rules: ExerciseRules) -> tuple[Lesson | None, list[Problem]]:
-    """Read, parse and validate one lesson file, its exercises by `rules`."""
+def load_lesson_file(path: Path, rules: ExerciseRules, *, recheck: bool = True
+                     ) -> tuple[Lesson | None, list[Problem]]:
+    """Read, parse and validate one lesson file, its exercises by `rules`. With `recheck`
+    false, a text that passed these very checks before (the cache keeps its data under the
+    state of their code) is only built into the model again, its structure checked: the
+    checks beyond that, which import checking's modules, gave their answer already."""
     text, problems = read_lesson_text(path)
     if text is None:
         return None, problems
     shown = display_path(path)
-    cached = cache.get(text)
+    checker = cache.checked_by(rules.state)
+    cached = cache.get(text, checker)
     if cached is not None:
-        lesson, problems = validate(Parsed(cached, {}, {}), shown, rules)
+        lesson = build(Lesson, cached)[0] if not recheck else None
+        if lesson is None:
+            lesson, _ = validate(Parsed(cached, {}, {}), shown, rules)
         if lesson is not None:
             return lesson, []
     parsed, problems = parse_yaml(text, shown)
@@ -788,7 +795,7 @@ def load_lesson_file(path: Path, rules: ExerciseRules) -> tuple[Lesson | None, l
     problems = sorted(problems + [p for p in more if (p.line, p.col) not in seen],
                       key=lambda p: (p.line, p.col))
     if lesson is not None and not problems:
-        cache.put(text, parsed.data)
+        cache.put(text, parsed.data, checker)
     return (lesson if not problems else None), problems
 
 

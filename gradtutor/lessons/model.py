@@ -7,10 +7,11 @@ only; nothing here runs code.
 """
 
 import string
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, get_args
 
 from gradtutor.lessons.schema import rules
+from gradtutor.records import record
 
 LETTERS = string.ascii_lowercase
 
@@ -41,7 +42,7 @@ VAR_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="variable name") | AS_W
 def _items(low: int, high: int | None = None, **more: object) -> dict[str, object]:
     return {**rules(min_items=low, max_items=high), **{k: v for k, v in more.items()}}
 
-@dataclass(frozen=True)
+@record
 class Proof:
     """What a quiz choice says about code, as code the learner never sees: `code` (optional)
     runs after the question's `code`, in the same namespace, then `holds`, a Python
@@ -51,7 +52,7 @@ class Proof:
     holds: str = field(metadata=TEXT | AS_WRITTEN)
     code: str | None = field(default=None, metadata=TEXT | AS_WRITTEN)
 
-@dataclass(frozen=True)
+@record
 class Choice:
     """One answer a learner can pick, and why it is right or wrong; in a quiz, optionally
     the `proof`, never shown, that the answer key is right about it."""
@@ -60,7 +61,7 @@ class Choice:
     why: str = field(metadata=TEXT | TRANSLATED)
     proof: Proof | None = field(default=None, metadata=AS_WRITTEN)
 
-@dataclass(frozen=True)
+@record
 class Question:
     """A multiple-choice question; `answer` is one letter or a list of letters (a, b, ...)."""
 
@@ -83,7 +84,7 @@ class Question:
     def multiple(self) -> bool:
         return len(set(self.letters)) > 1
 
-@dataclass(frozen=True)
+@record
 class Slide:
     """A page of explanation: markdown, an optional code sample that runs as shown, notes."""
 
@@ -95,7 +96,7 @@ class Slide:
     notes: str | None = field(default=None, metadata=TRANSLATED)
     optional: bool = field(default=False, metadata=AS_WRITTEN)
 
-@dataclass(frozen=True)
+@record
 class Quiz:
     """The quick check: questions answered by letter, scored at the end."""
 
@@ -106,14 +107,14 @@ class Quiz:
     intro: str | None = field(default=None, metadata=TRANSLATED)
     pass_mark: float = field(default=0.7, metadata=rules(ge=0, le=1) | AS_WRITTEN)
 
-@dataclass(frozen=True)
+@record
 class Replacement:
     """Replace the text `find`, which must occur in the solution exactly once, by `with`."""
 
     find: str = field(metadata=TEXT | AS_WRITTEN)
     with_: str = field(metadata=rules(key="with") | AS_WRITTEN)
 
-@dataclass(frozen=True)
+@record
 class Mutant:
     """A real mistake a learner makes: the solution with edits, and the check it must fail."""
 
@@ -122,7 +123,7 @@ class Mutant:
     replace: tuple[Replacement, ...] = field(metadata=_items(1) | AS_WRITTEN)
     fails: str = field(metadata=ID)
 
-@dataclass(frozen=True)
+@record
 class Rule:
     """What to say about the first case where a declared check does not hold: `say` (a
     message whose `{fields}` name facts of that case) or `explain` (a shared explainer of the
@@ -136,14 +137,14 @@ class Rule:
     subject: str | None = field(default=None, metadata=TEXT | TRANSLATED)
     help: str | None = field(default=None, metadata=TEXT | TRANSLATED)
 
-@dataclass(frozen=True)
+@record
 class Column:
     """An evidence column: its title, and the fact (or `2x fact`) it shows for the case."""
 
     title: str = field(metadata=TEXT | TRANSLATED)
     shows: str = field(metadata=TEXT | AS_WRITTEN)
 
-@dataclass(frozen=True)
+@record
 class DeclaredCheck:
     """One check of an exercise judged from its YAML (`checking/checkers/declared.py`): the
     conditions that hold in every case of a correct run (`expect`), what is said when they
@@ -166,7 +167,7 @@ class DeclaredCheck:
     unjudged: str | None = field(default=None, metadata=TEXT | TRANSLATED)
     skip: tuple[Rule, ...] = field(default=(), metadata=BY_NUMBER)
 
-@dataclass(frozen=True)
+@record
 class Exercise:
     """Write one function in a file. Either a checker from the registry judges what it does
     (`checker`), or the checks declared here do (`inputs` names the input family from
@@ -197,7 +198,7 @@ class Exercise:
         """Whether this exercise is judged by the checks its YAML declares."""
         return self.inputs is not None
 
-@dataclass(frozen=True)
+@record
 class Predict:
     """Guess what a snippet produces; the snippet then runs and the real value is shown."""
 
@@ -212,7 +213,7 @@ class Predict:
     answer: str = field(metadata=LETTER)
     optional: bool = field(default=False, metadata=AS_WRITTEN)
 
-@dataclass(frozen=True)
+@record
 class ParsonsLine:
     """One line to put in order; `after` names the lines that must come before it."""
 
@@ -221,7 +222,7 @@ class ParsonsLine:
     why: str = field(metadata=TEXT | TRANSLATED)
     after: tuple[str, ...] = field(default=(), metadata=ID)
 
-@dataclass(frozen=True)
+@record
 class ParsonsRun:
     """What a correct order does when it runs: `setup` once, then the ordered lines as the
     body of a loop that runs `repeat` times; after each pass `record` (an expression) is
@@ -232,7 +233,7 @@ class ParsonsRun:
     series: str = field(metadata=VAR_NAME)
     repeat: int = field(default=10, metadata=rules(ge=1, le=1000) | AS_WRITTEN)
 
-@dataclass(frozen=True)
+@record
 class Parsons:
     """Put shuffled lines in an order that satisfies their `after` constraints.
 
@@ -260,7 +261,7 @@ class Parsons:
                 return candidate
         raise KeyError(line_id)
 
-@dataclass(frozen=True)
+@record
 class Chart:
     """Series the demo's code leaves in named variables, drawn as a chart."""
 
@@ -269,7 +270,7 @@ class Chart:
     x_label: str = field(default="step", metadata=TRANSLATED)
     y_label: str = field(default="loss", metadata=TRANSLATED)
 
-@dataclass(frozen=True)
+@record
 class Demo:
     """Real code that runs and shows its result, optionally as a chart."""
 
@@ -293,7 +294,7 @@ def kind_of(step_type: type) -> str:
 # The kinds of step, in the order of `Step`: a new kind is one record added to `Step`.
 STEP_KINDS: tuple[str, ...] = tuple(kind_of(t) for t in get_args(Step))
 
-@dataclass(frozen=True)
+@record
 class Lesson:
     """One lesson: metadata and an ordered list of steps with stable ids."""
 

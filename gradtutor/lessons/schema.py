@@ -14,14 +14,15 @@ import functools
 import re
 import types
 import typing
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union
+
+from gradtutor.records import record
 
 Loc = tuple[str | int, ...]
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@record
 class Issue:
     """One validation problem: what went wrong, where, and the details a message needs."""
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from gradtutor.lessons.model import Demo, Exercise, Lesson, Parsons, Predict, Quiz, Slide, Step
+from gradtutor.records import record
 
 WORDS_PER_MINUTE = 200
 SECONDS_PER_CODE_LINE = 4
@@ -24,7 +24,7 @@ PRACTICE_MINUTES = {Exercise: 2.0, Parsons: 1.0, Predict: 0.5}
 QUESTION_MINUTES = 0.5
 
 
-@dataclass(frozen=True)
+@record
 class Duration:
     """Whole minutes, rounded up: the core path, and the optional practice on top of it."""
 

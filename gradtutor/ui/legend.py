@@ -8,8 +8,6 @@ the needed ones cannot fit (a very narrow terminal) does it take a second line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.padding import Padding
@@ -18,12 +16,13 @@ from rich.text import Text
 
 from gradtutor.bindings import KINDS, TABLES, Kind, shown_keys
 from gradtutor.i18n import msg
+from gradtutor.records import record
 from gradtutor.ui import render
 from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look
 
 
-@dataclass(frozen=True)
+@record
 class Entry:
     """One legend entry: its keys (all, and the first alone) and its word."""
 

@@ -10,6 +10,7 @@ character, so code that runs (a snippet, a starter) keeps its meaning.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Any, TypeVar
 
@@ -35,12 +36,22 @@ def _clean(value: Any) -> Any:
     if isinstance(value, tuple):
         items = tuple(_clean(item) for item in value)
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    kind: type = type(value)
+    names = _field_names(kind)
+    if names:
         changes = {}
-        for spec in dataclasses.fields(value):
-            old = getattr(value, spec.name)
+        for name in names:
+            old = getattr(value, name)
             new = _clean(old)
             if new is not old:
-                changes[spec.name] = new
+                changes[name] = new
         return dataclasses.replace(value, **changes) if changes else value
     return value
+
+
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    """The fields of a dataclass (none for any other type), looked up once per type: a lesson
+    has hundreds of records of a dozen types."""
+    return tuple(spec.name for spec in dataclasses.fields(kind)) if dataclasses.is_dataclass(
+        kind) else ()

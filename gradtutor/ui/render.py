@@ -8,7 +8,6 @@ on colour alone: pass and fail always carry a word and a symbol.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich import box
@@ -25,6 +24,7 @@ from gradtutor.i18n import ENGLISH, Translator, Untranslated, msg
 from gradtutor.lessons.model import LETTERS, Choice, Lesson, Question, Quiz, Slide
 from gradtutor.lessons.timing import Duration, duration, is_optional
 from gradtutor.progress import LessonProgress, exercises_solved, quiz_passed
+from gradtutor.records import record
 from gradtutor.ui.codeblock import CodeBlock
 from gradtutor.ui.linebreak import Prose, ProseMarkdown
 from gradtutor.ui.plain_markdown import PlainMarkdown
@@ -36,7 +36,7 @@ MAX_WIDTH = 100
 EN_MARK = "[EN]"  # after lesson text shown in English because its translation is missing
 
 
-@dataclass(frozen=True)
+@record
 class Look:
     """How screens are drawn: `plain` or fancy, and `tr`, the translator that says the
     interface's messages in the learner's language."""

@@ -8,7 +8,6 @@ on a slide does not wait for them; the views are the walkthrough's, named here f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -16,6 +15,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from gradtutor.lessons.model import Demo, Exercise, Lesson, Parsons, Predict, Quiz, Slide, Step
+from gradtutor.records import record
 from gradtutor.ui import render
 from gradtutor.ui.render import Look
 
@@ -31,7 +31,7 @@ StepT = TypeVar("StepT")
 ViewT = TypeVar("ViewT")
 
 
-@dataclass(frozen=True)
+@record
 class Frame:
     """What a step is drawn with besides itself and its view: the lesson it belongs to, the
     width of the screen, the look, and the folder of the exercise files."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 from rich.console import Console
 
 from gradtutor.env import Environment
+from gradtutor.records import record
 from gradtutor.ui.fullscreen import FullScreen
 from gradtutor.ui.keys import WAKE_INTERRUPT, WAKE_NEWS, WAKE_RESIZE, TimedReader, timed_reader
 from gradtutor.ui.render import Look
@@ -45,7 +46,7 @@ def read_line(stream: TextIO) -> str:
     return "" if len(line) >= LINE_CAP and not line.endswith("\n") else line
 
 
-@dataclass(frozen=True)
+@record
 class Typed:
     """A line the learner typed ("" at the end of input)."""
 

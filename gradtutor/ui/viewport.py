@@ -8,12 +8,11 @@ or below; a marker takes the place of a body row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gradtutor.bindings import ViewAction
+from gradtutor.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Window:
     """Body lines [start, end) are on screen; `above` and `below` lines are not, and each
     that is not 0 has a marker row (in fewer than 3 rows there is no room for markers, and
@@ -108,7 +107,7 @@ def settle(offset: int, total: int, rows: int, focus: tuple[int, int] | None,
     return reveal(focus[0], focus[1], total, rows, offset)
 
 
-@dataclass(frozen=True)
+@record
 class Place:
     """Where the reader is: the body line at the top, kept as the part of the body it falls
     in and how far into that part, so a resize that re-wraps the text keeps the same text

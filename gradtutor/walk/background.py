@@ -12,12 +12,12 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from gradtutor.errors import GradtutorError
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
+from gradtutor.records import record
 from gradtutor.runtime.checker import Checker, make_checker
 from gradtutor.walk.events import (
     CheckDone,
@@ -29,13 +29,13 @@ from gradtutor.walk.events import (
 )
 
 
-@dataclass(frozen=True)
+@record
 class CheckJob:
     exercise: Exercise
     path: Path
 
 
-@dataclass(frozen=True)
+@record
 class SnippetJob:
     step_id: str
     code: str

@@ -3,10 +3,11 @@ it printed); the learner reads and goes on, as on a slide. Pure."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gradtutor.lessons.model import Demo
+from gradtutor.records import record
 from gradtutor.walk.events import Effect, News, RunSnippet
 from gradtutor.walk.rules import Stay, StepRules, snippet_news
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from gradtutor.checking.snippet import SnippetResult
 
 
-@dataclass(frozen=True)
+@record
 class DemoView:
     running: bool = True
     result: SnippetResult | None = None

@@ -10,11 +10,11 @@ first reached (`gradtutor.walk.kinds`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
 from gradtutor import progress as prog
 from gradtutor.bindings import Scroll
+from gradtutor.records import record
 
 if TYPE_CHECKING:
     from gradtutor.checking.snippet import SnippetResult
@@ -30,21 +30,21 @@ Act = Literal["edit", "check", "hint", "solution", "yes", "no"]
 Move = Literal["up", "down", "grab"]
 
 
-@dataclass(frozen=True)
+@record
 class Choose:
     """Toggle (multiple answers) or pick (single answer) choice `index`."""
 
     index: int
 
 
-@dataclass(frozen=True)
+@record
 class Answer:
     """A whole answer at once, as a typed line gives it; it is submitted straight away."""
 
     indexes: frozenset[int]
 
 
-@dataclass(frozen=True)
+@record
 class Order:
     """A whole Parsons order at once, as a typed line gives it: the line numbers as shown,
     1-based, in their new order; graded straight away."""
@@ -52,7 +52,7 @@ class Order:
     numbers: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Unknown:
     """Input that means nothing here; `text` is what the learner typed or pressed."""
 
@@ -61,7 +61,7 @@ class Unknown:
 
 # --- the shell's news -------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class News:
     """Something the shell reports about its own work, rather than the learner's keys; it
     concerns step `step_id`."""
@@ -69,7 +69,7 @@ class News:
     step_id: str
 
 
-@dataclass(frozen=True)
+@record
 class FileReady(News):
     """The exercise's file is in place; `starter` if it holds just the starter (else it holds
     the learner's own work, which was left as it was). `hints` and `solution`: what progress
@@ -82,14 +82,14 @@ class FileReady(News):
     passed: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class FileSaved(News):
     """The learner's file for the exercise has new content, identified by `digest`."""
 
     digest: str
 
 
-@dataclass(frozen=True)
+@record
 class CheckWaiting(News):
     """The check asked for waits for the worker to load PyTorch (the first of a session);
     it has waited `seconds` whole seconds so far. Posted again each second until the check
@@ -98,40 +98,40 @@ class CheckWaiting(News):
     seconds: int
 
 
-@dataclass(frozen=True)
+@record
 class CheckDone(News):
     verdict: Verdict
 
 
-@dataclass(frozen=True)
+@record
 class CheckFailed(News):
     """A check that could not run at all (the file vanished, ...); `message` says why."""
 
     message: str
 
 
-@dataclass(frozen=True)
+@record
 class SnippetDone(News):
     """The step's code ran; `result` is what it showed, left and printed."""
 
     result: SnippetResult
 
 
-@dataclass(frozen=True)
+@record
 class SnippetFailed(News):
     """The step's code could not be run at all; `message` says why."""
 
     message: str
 
 
-@dataclass(frozen=True)
+@record
 class QuizRestored(News):
     """The answers progress kept for the quiz, each as its letters (none if there are none)."""
 
     answers: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Say:
     """One line from the shell for the learner: an editor that would not start, ...
     A message (`msg`), so the screen can say it in the learner's language. About no step."""
@@ -152,7 +152,7 @@ class Record:
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
+@record
 class Visit(Record):
     place: ClassVar[bool] = True
     step_id: str
@@ -161,7 +161,7 @@ class Visit(Record):
         return prog.visit(progress, lesson_id, self.step_id, now)
 
 
-@dataclass(frozen=True)
+@record
 class Finished(Record):
     place: ClassVar[bool] = True
 
@@ -173,14 +173,14 @@ class Work:
     """An effect the shell carries out; what it answers comes back as news."""
 
 
-@dataclass(frozen=True)
+@record
 class RestoreQuiz(Work):
     """Look up the answers kept from a quiz left half done; answer with QuizRestored."""
 
     quiz_id: str
 
 
-@dataclass(frozen=True)
+@record
 class WriteStarter(Work):
     """Put the exercise's starter in its workspace file, unless the learner has a file there;
     answer with FileReady."""
@@ -188,19 +188,19 @@ class WriteStarter(Work):
     exercise_id: str
 
 
-@dataclass(frozen=True)
+@record
 class RunCheck(Work):
     """Check the learner's file in the background; answer with CheckDone or CheckFailed."""
 
     exercise_id: str
 
 
-@dataclass(frozen=True)
+@record
 class OpenEditor(Work):
     exercise_id: str
 
 
-@dataclass(frozen=True)
+@record
 class RunSnippet(Work):
     """Run a step's code in the background (`show` evaluated after it, the `series` variables
     read back); answer with SnippetDone or SnippetFailed."""

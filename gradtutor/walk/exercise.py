@@ -4,12 +4,13 @@ starter, watches the file and runs the checks, and reports back as news."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gradtutor import progress as prog
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
+from gradtutor.records import record
 from gradtutor.walk.events import (
     CheckDone,
     CheckFailed,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 STUCK_AFTER = 3
 
 
-@dataclass(frozen=True)
+@record
 class RecordCheck(Record):
     """A check of the exercise ran (an attempt, even if the learner has moved on)."""
 
@@ -45,7 +46,7 @@ class RecordCheck(Record):
         return prog.record_check(progress, lesson_id, self.exercise_id, self.passed, now)
 
 
-@dataclass(frozen=True)
+@record
 class RecordHints(Record):
     exercise_id: str
     shown: int
@@ -54,7 +55,7 @@ class RecordHints(Record):
         return prog.record_hints(progress, lesson_id, self.exercise_id, self.shown, now)
 
 
-@dataclass(frozen=True)
+@record
 class RecordSolution(Record):
     exercise_id: str
 
@@ -62,7 +63,7 @@ class RecordSolution(Record):
         return prog.record_solution(progress, lesson_id, self.exercise_id, now)
 
 
-@dataclass(frozen=True)
+@record
 class ExerciseView:
     """Where the learner is on an exercise. `checking` while a check runs; `loading`, the
     seconds it has waited so far for the worker to load PyTorch (None while it does not wait

@@ -3,13 +3,14 @@ time, or typing the whole order), the order is graded, and a right one is run. P
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gradtutor.checking.parsons import grade
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Parsons
 from gradtutor.lessons.parsons import assembled, initial_order, run_series
+from gradtutor.records import record
 from gradtutor.walk.events import Event, News, Order, RunSnippet
 from gradtutor.walk.rules import Go, Stay, StepRules, page_on, snippet_news
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from gradtutor.checking.verdict import Check, Verdict
 
 
-@dataclass(frozen=True)
+@record
 class OrderGrade:
     """A graded order as the Parsons screen shows it: whether it passed, the line to mark as
     out of place (None if none), the first check that did not pass (its message and hint are
@@ -40,7 +41,7 @@ def graded(step: Parsons, verdict: Verdict) -> OrderGrade:
                       line.why if line is not None else "")
 
 
-@dataclass(frozen=True)
+@record
 class ParsonsView:
     """A Parsons step: the lines' order (ids), the cursor, whether the line under it is
     grabbed, the grade of the last submitted order, and the run of a correct one."""

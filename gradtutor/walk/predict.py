@@ -3,12 +3,13 @@ and the real value is shown beside the guess, marked right or wrong. Pure."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gradtutor import progress as prog
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Predict
+from gradtutor.records import record
 from gradtutor.walk.events import Answer, Choose, Event, News, Record, RunSnippet
 from gradtutor.walk.rules import Go, Stay, StepRules, choose_first, snippet_news, unknown_notice
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from gradtutor.checking.snippet import SnippetResult
 
 
-@dataclass(frozen=True)
+@record
 class RecordPrediction(Record):
     step_id: str
     answer: str
@@ -28,7 +29,7 @@ class RecordPrediction(Record):
                                       self.right, now)
 
 
-@dataclass(frozen=True)
+@record
 class Predicted:
     """A submitted prediction as its screen shows it: the choice, the right one (indexes) and
     whether they are the same."""
@@ -44,7 +45,7 @@ def judge(step: Predict, chosen: int) -> Predicted:
     return Predicted(chosen, answer, chosen == answer)
 
 
-@dataclass(frozen=True)
+@record
 class PredictView:
     """A predict step: the letter chosen, whether it is submitted, and the snippet's run."""
 

@@ -3,12 +3,13 @@ scored at the end; the answers kept, so a quiz left half done goes on where it w
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gradtutor import progress as prog
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Question, Quiz
+from gradtutor.records import record
 from gradtutor.walk.events import (
     Answer,
     Choose,
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from gradtutor.bindings import Kind
 
 
-@dataclass(frozen=True)
+@record
 class QuizDone(Record):
     """The quiz was answered to the end: record its score."""
 
@@ -37,7 +38,7 @@ class QuizDone(Record):
         return prog.record_quiz(progress, lesson_id, self.quiz_id, self.score, self.total, now)
 
 
-@dataclass(frozen=True)
+@record
 class QuizAnswered(Record):
     """Keep a quiz's answers so far, each as its letters, for coming back to it later."""
 
@@ -48,7 +49,7 @@ class QuizAnswered(Record):
         return prog.record_quiz_answers(progress, lesson_id, self.quiz_id, self.answers, now)
 
 
-@dataclass(frozen=True)
+@record
 class QuizResult:
     """A finished quiz as its score screen shows it; renderers read `passed`, never decide it."""
 
@@ -58,7 +59,7 @@ class QuizResult:
     missed: tuple[int, ...]  # the questions answered wrong, by their number from 1
 
 
-@dataclass(frozen=True)
+@record
 class Marked:
     """One choice of an answered question: whether it is a right one, and whether the learner
     chose it."""
@@ -67,7 +68,7 @@ class Marked:
     chosen: bool
 
 
-@dataclass(frozen=True)
+@record
 class AnswerMarks:
     """An answer as its feedback screen shows it: whether it is right as a whole, the right
     choices (their indexes, in order), and each choice marked."""
@@ -85,7 +86,7 @@ def mark_answer(question: Question, selected: frozenset[int]) -> AnswerMarks:
                              for i in range(len(question.choices))))
 
 
-@dataclass(frozen=True)
+@record
 class QuizView:
     """Where the learner is inside a quiz. `answers` holds one submitted answer per question."""
 

@@ -9,10 +9,11 @@ Each kind's module names its rules `RULES` (`gradtutor.walk.kinds` finds them th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 from gradtutor.i18n import msg
+from gradtutor.records import record
 from gradtutor.walk.events import Effect, Event, News, SnippetDone, SnippetFailed, Unknown
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ ViewT = TypeVar("ViewT")
 Go = Literal["forward", "back"]
 
 
-@dataclass(frozen=True)
+@record
 class Stay(Generic[ViewT]):
     """Stay on the step with `view`; the shell does `effects`. `notice` is the line for the
     learner (None: the one on screen stays)."""

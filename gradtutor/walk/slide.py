@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gradtutor.lessons.model import Slide
+from gradtutor.records import record
 from gradtutor.walk.rules import StepRules
 
 
-@dataclass(frozen=True)
+@record
 class SlideView:
     """A slide has nothing to remember: it is read, then left."""
 

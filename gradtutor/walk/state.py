@@ -3,8 +3,9 @@ is on that step), the help, the notice, and how the walk ended. Pure data."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, Protocol
+
+from gradtutor.records import record
 
 
 class StepView(Protocol):
@@ -15,7 +16,7 @@ class StepView(Protocol):
     def busy(self) -> bool: ...
 
 
-@dataclass(frozen=True)
+@record
 class WalkState:
     """Step `index` of the lesson is on screen, the learner at `view` of it; `help` shows the
     keys over it; `notice` is one line for the learner (a message, `msg`, translated by the
