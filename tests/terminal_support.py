@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from waits import PATIENCE_S
+from waits import PATIENCE_S, as_from_a_terminal
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import GradtutorError, LessonProblems
@@ -75,7 +75,8 @@ class Tutor:
             command = ["/bin/sh", "-c", script]
         self.child = pexpect.spawn(command[0], command[1:], env=child_env(home, **env),
                                    dimensions=(40, 100), encoding="utf-8",
-                                   timeout=SCREEN_S, codec_errors="strict")
+                                   timeout=SCREEN_S, codec_errors="strict",
+                                   preexec_fn=as_from_a_terminal)
         self.child.logfile_read = self.log
         self.first = True
 

@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 import pytest
 from grading_support import EXERCISES, HOSTILE, make_class, run_cli
 from rich.console import Console
+from waits import as_from_a_terminal
 
 from gradtutor import grading
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
@@ -289,7 +290,7 @@ def test_ctrl_c_stops_grading_at_once_writes_no_report_and_leaves_nothing(tmp_pa
          "read-grad", "--timeout", "120", "--csv", str(tmp_path / "grades.csv")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "GRADTUTOR_HOME": str(tmp_path / "home")},
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        preexec_fn=as_from_a_terminal)
     workers: list[int] = []
     for _ in range(600):  # until both jobs check (a minute at most): two fork servers (the
         # second forked from the first), their reference processes, and a check in each

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from isolation_support import CORRECT, ROOT
-from waits import PATIENCE_S
+from waits import PATIENCE_S, as_from_a_terminal
 
 from gradtutor.runtime.lifetime import (
     GRADE_PREFIX,
@@ -122,7 +122,8 @@ def tutor(args: list[str], tmp_path: Path,
            WRITABLE_ENV: str(tmp_path)}
     (tmp_path / "tmp").mkdir(exist_ok=True)
     return subprocess.Popen([sys.executable, "-m", "gradtutor", "check", *what, *args],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=as_from_a_terminal)
 
 
 def left_folders(tmp_path: Path) -> list[str]:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from waits import HANG_S
 
 from gradtutor.checking.outcome import WorkerRun
 from gradtutor.checking.snippet import (
@@ -92,7 +93,7 @@ def test_a_snippet_that_never_ends_is_stopped(warm: WarmWorker) -> None:
     result = warm.run_snippet("print('before')\nwhile True:\n    pass", timeout=0.5)
     assert not result.ok and result.error == "timed out after 0.5 s"
     assert result.output == "before\n"
-    assert result.duration_ms < 5000
+    assert result.duration_ms < HANG_S * 1000  # stopped at its limit, not left to run
 
 
 @pytest.mark.slow

@@ -216,10 +216,9 @@ def test_warm_enabled_reads_the_environment() -> None:
 
 def test_start_returns_at_once_and_close_is_idempotent() -> None:
     worker = WarmWorker(environ=dict(os.environ))
-    started = time.monotonic()
     worker.start()
     worker.start()
-    assert time.monotonic() - started < 0.5
+    assert worker.loading()  # returned while torch is still being imported (seconds)
     worker.close()
     worker.close()
     assert worker.pid is None
