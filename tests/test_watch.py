@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from waits import PATIENCE_S
 
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.load import load_lesson
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from conftest import Cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
-WAIT_S = 5.0  # generous: a loaded machine may be slow to schedule the watcher's threads
+WAIT_S = PATIENCE_S  # a ceiling (tests/waits.py): 5 s once ran out under CPU burners
 
 
 def save_like_an_editor(path: Path, text: str) -> None:
