@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
     from gradtutor.checking.lesson_proofs import Job
     from gradtutor.checking.verdict import Verdict
+    from gradtutor.grading import Walls
     from gradtutor.i18n import Translator
 
 # Help texts are msg() templates, so that `--lang zh ... --help` can say them in Chinese.
@@ -895,15 +896,20 @@ def grade(
         console.print(grading.class_line(results, env.tr))
 
 
-def _walls_warning(env: Environment) -> None:
-    """Before a class is graded, one warning naming what students' code is not walled from
-    on this system, why, and what a teacher can do."""
+def missing_walls_here(environ: Mapping[str, str]) -> Walls | None:
+    """The walls students' code would miss on this system, probed (None: none is missing)."""
     from gradtutor.grading import missing_walls
     from gradtutor.runtime.netns import network_walled
     from gradtutor.runtime.sandbox import filter_machine, landlock_abi, sandbox_enabled
 
-    walls = missing_walls(sys.platform, landlock_abi(), sandbox_enabled(env.environ),
-                          netns=network_walled(), filtered=filter_machine() is not None)
+    return missing_walls(sys.platform, landlock_abi(), sandbox_enabled(environ),
+                         netns=network_walled(), filtered=filter_machine() is not None)
+
+
+def _walls_warning(env: Environment) -> None:
+    """Before a class is graded, one warning naming what students' code is not walled from
+    on this system, why, and what a teacher can do."""
+    walls = missing_walls_here(env.environ)
     if walls is None:
         return  # walled from everything this grader knows of
     env.error(env.tr(msg("Warning: a student's code can reach {reachable} ({why}); {hint}.",
