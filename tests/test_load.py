@@ -175,8 +175,8 @@ def test_unknown_key_with_no_close_match_lists_the_allowed_keys() -> None:
         body: Hello.
         colour: red
     """) == [
-        "lesson.yaml:10:5: unknown key 'colour'; allowed keys: body, code, id, kind, notes, "
-        "optional, title"]
+        "lesson.yaml:10:5: unknown key 'colour'; allowed keys: asks, body, code, errors, id, "
+        "kind, notes, optional, title"]
 
 
 def test_unknown_key_in_a_replacement_suggests_with_not_the_python_name() -> None:

@@ -39,6 +39,14 @@ LETTER = rules(pattern=r"[a-z]", what="letter") | AS_WRITTEN
 PY_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="python name") | AS_WRITTEN
 VAR_NAME = rules(pattern=r"[A-Za-z_][A-Za-z0-9_]*", what="variable name") | AS_WRITTEN
 
+# What a step answers when a learner asks (`gradtutor ask`, `a` in the walkthrough): questions
+# in a learner's words, translated like any text, and PyTorch's messages (errors and warnings)
+# as PyTorch prints them, in English in every language. `validate` proves each question
+# finds its own step first.
+ASKS = rules(nonempty=True) | BY_NUMBER
+ERRORS = rules(nonempty=True) | AS_WRITTEN
+
+
 def _items(low: int, high: int | None = None, **more: object) -> dict[str, object]:
     return {**rules(min_items=low, max_items=high), **{k: v for k, v in more.items()}}
 
@@ -95,6 +103,8 @@ class Slide:
     code: str | None = field(default=None, metadata=SHOWN_CODE)
     notes: str | None = field(default=None, metadata=TRANSLATED)
     optional: bool = field(default=False, metadata=AS_WRITTEN)
+    asks: tuple[str, ...] = field(default=(), metadata=ASKS)
+    errors: tuple[str, ...] = field(default=(), metadata=ERRORS)
 
 @record
 class Quiz:
@@ -106,6 +116,8 @@ class Quiz:
     questions: tuple[Question, ...] = field(metadata=_items(1) | BY_ID)
     intro: str | None = field(default=None, metadata=TRANSLATED)
     pass_mark: float = field(default=0.7, metadata=rules(ge=0, le=1) | AS_WRITTEN)
+    asks: tuple[str, ...] = field(default=(), metadata=ASKS)
+    errors: tuple[str, ...] = field(default=(), metadata=ERRORS)
 
 @record
 class Replacement:
@@ -192,6 +204,8 @@ class Exercise:
     checks: tuple[DeclaredCheck, ...] = field(default=(), metadata=BY_ID)
     timeout: float = field(default=10.0, metadata=rules(gt=0, le=120) | AS_WRITTEN)
     optional: bool = field(default=False, metadata=AS_WRITTEN)
+    asks: tuple[str, ...] = field(default=(), metadata=ASKS)
+    errors: tuple[str, ...] = field(default=(), metadata=ERRORS)
 
     @property
     def declared(self) -> bool:
@@ -212,6 +226,8 @@ class Predict:
     choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)) | BY_LETTER)
     answer: str = field(metadata=LETTER)
     optional: bool = field(default=False, metadata=AS_WRITTEN)
+    asks: tuple[str, ...] = field(default=(), metadata=ASKS)
+    errors: tuple[str, ...] = field(default=(), metadata=ERRORS)
 
 @record
 class ParsonsLine:
@@ -248,6 +264,8 @@ class Parsons:
     solution: tuple[str, ...] | None = field(default=None, metadata=ID)
     run: ParsonsRun | None = field(default=None, metadata=AS_WRITTEN)
     optional: bool = field(default=False, metadata=AS_WRITTEN)
+    asks: tuple[str, ...] = field(default=(), metadata=ASKS)
+    errors: tuple[str, ...] = field(default=(), metadata=ERRORS)
 
     @property
     def solution_order(self) -> tuple[str, ...]:
@@ -281,6 +299,8 @@ class Demo:
     code: str = field(metadata=TEXT | SHOWN_CODE)
     chart: Chart | None = field(default=None, metadata=NESTED_TEXTS)
     optional: bool = field(default=False, metadata=AS_WRITTEN)
+    asks: tuple[str, ...] = field(default=(), metadata=ASKS)
+    errors: tuple[str, ...] = field(default=(), metadata=ERRORS)
 
 Step = Slide | Quiz | Exercise | Predict | Parsons | Demo
 
