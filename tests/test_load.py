@@ -194,8 +194,8 @@ def test_a_key_named_like_the_step_kind_does_not_move_other_positions() -> None:
         body: Hello.
     """) == [
         "lesson.yaml:6:5: missing required key 'title' in steps[1]; add `title:`",
-        "lesson.yaml:7:5: unknown key 'slide'; allowed keys: body, code, id, kind, notes, "
-        "optional, title",
+        "lesson.yaml:7:5: unknown key 'slide'; allowed keys: asks, body, code, errors, id, "
+        "kind, notes, optional, title",
     ]
 
 
