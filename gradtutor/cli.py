@@ -1052,6 +1052,91 @@ def watch(
 
 
 @app.command(help=msg(
+    "Ask the course a question in your own words, or paste an error message.\n\n"
+    "The answer comes from the course, offline: a sentence or two of it, then the steps "
+    "that teach it, each with its key passage and the command that shows it. A question the "
+    "course does not teach is answered so. With --exercise (and your file), a question such "
+    "as \"why does this fail?\" is answered about your file's failing check. No answer "
+    "gives an exercise's solution. In the walkthrough and `watch`, press a (or /) to ask "
+    "without leaving the screen.\n\n"
+    "Example: `gradtutor ask \"why is my w.grad None?\"`"))
+def ask(
+    ctx: typer.Context,
+    question: Annotated[list[str], typer.Argument(
+        metavar="QUESTION", show_default=False,
+        help=msg("Your question, or the message PyTorch printed (quote it)."))],
+    exercise_id: Annotated[str | None, typer.Option(
+        "--exercise", metavar="ID", show_default=False,
+        help=msg("The exercise you are working on: your file's latest check informs the "
+                 "answer."))] = None,
+    file: Annotated[Path | None, typer.Option(
+        "--file", metavar="PATH", show_default=False, dir_okay=False,
+        help=msg("Your file for that exercise; default: its workspace file."))] = None,
+    as_json: Annotated[bool, typer.Option("--json", help=msg("Print one JSON object."))] = False,
+    workspace: WorkspaceOpt = None,
+    lessons: LessonsOpt = None,
+    plain: PlainOpt = False,
+) -> None:
+    import json
+
+    from gradtutor.asking.answer import Moment, to_json
+    from gradtutor.ui.answer_view import answer_view
+    from gradtutor.ui.asking import ask_course
+
+    env = _env(ctx)
+    text = " ".join(question).strip()
+    if not text:
+        raise GradtutorError(msg("ask needs a question"),
+                             msg("try `gradtutor ask \"why is my w.grad None?\"`"))
+    folder = lessons if lessons is not None else env.options.lessons
+    moment = Moment()
+    if exercise_id is not None or file is not None:
+        if exercise_id is None:
+            raise GradtutorError(msg("--file needs --exercise: which exercise is it for?"),
+                                 msg("add `--exercise ID` (`gradtutor list` names them)"))
+        moment = _asking_moment(env, folder, exercise_id, file, workspace, text)
+    found = ask_course(folder, text, moment, env.lang)
+    if as_json:
+        env.stdout.write(json.dumps({**to_json(found, env.tr), "lang": env.lang},
+                                    indent=2, ensure_ascii=False) + "\n")
+        return
+    env.console(env.plain(plain)).print(answer_view(found, _look(env, env.plain(plain))))
+
+
+def _asking_moment(env: Environment, folder: Path | None, exercise_id: str, file: Path | None,
+                   workspace: Path | None, question: str) -> Any:
+    """The moment of `ask --exercise`: the exercise, the learner's file, and, when the
+    question is about that file failing, its check's failing checks (the check runs then)."""
+    import secrets
+
+    from gradtutor.asking.answer import Moment, about_failure
+    from gradtutor.ui.asking import failing
+    from gradtutor.workspace import exercise_path, read_exercise_file
+
+    course = load_course(folder, rules=EXERCISE_RULES)
+    exercise = course.find_exercise(exercise_id)
+    path = file if file is not None else exercise_path(workspace_dir(env, workspace),
+                                                       exercise_id)
+    try:
+        code = read_exercise_file(path).decode("utf-8", "replace")
+    except GradtutorError:
+        if file is not None:
+            raise
+        return Moment(exercise=exercise)  # no file yet: the exercise alone
+    moment = Moment(exercise=exercise, code=code, failing=(("", ""),))
+    if not about_failure(question, moment):
+        return Moment(exercise=exercise, code=code)
+    from gradtutor.ui.status import counting
+
+    with counting(env, env.status_line, lambda seconds: msg(
+            "checking your file for {exercise} first: {seconds} s so far",
+            exercise=exercise_id, seconds=seconds)):
+        verdict = _check_one(exercise_id, path, course, secrets.randbelow(2**31), None,
+                             env.environ)
+    return Moment(exercise=exercise, code=code, failing=failing(verdict, env.tr))
+
+
+@app.command(help=msg(
     "Run your own training script and find the gradient problems it has.\n\n"
     "It runs `python SCRIPT ARGS` as you would (same folder, same arguments, your own "
     "imports and data) until it has made --steps optimizer steps or ended, watching what it "
@@ -1563,7 +1648,7 @@ def _usage_problem(exc: Exception, message: str) -> str:
 
 def _command_of(argv: list[str]) -> str:
     commands = {"start", "list", "show", "quiz", "progress", "reset", "validate", "check",
-                "watch", "grade", "doctor", "translate"}
+                "watch", "ask", "grade", "doctor", "translate"}
     return next((a for a in argv if a in commands), "")
 
 

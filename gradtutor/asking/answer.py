@@ -21,8 +21,8 @@ from gradtutor.records import record
 # The course answers a question when its best step covers this share of the question's
 # rarity (idf) and scores this much; below, "not in this course". Measured on the
 # benchmark's questions (benchmarks/ask.py).
-COVER_MIN = 0.45
-SCORE_MIN = 4.0
+COVER_MIN = 0.4
+SCORE_MIN = 2.0
 # A named outside topic needs a stronger match to be answered from the course all the same.
 TOPIC_COVER_MIN = 0.8
 # A further step is cited when it scores this share of the best one.
@@ -102,7 +102,7 @@ def find_steps(index: Index, question: str, moment: Moment = Moment()) -> list[R
 def answer(index: Index, question: str, moment: Moment = Moment(),
            lang: str = ENGLISH_CODE, exercises: Iterable[Exercise] = ()) -> Answer:
     """The course's answer to `question`, in `lang`, at `moment`. `exercises` are the
-    course's, none of whose fix an answer may show in whole."""
+    course's, none of whose solution an answer may show."""
     question = question.strip()
     ranked = find_steps(index, question, moment)
     failing = about_failure(question, moment)
@@ -155,10 +155,10 @@ def _weight(text: str, query: set[str]) -> int:
 
 
 def _safe(text: str, moment: Moment, exercises: tuple[Exercise, ...]) -> bool:
-    """No piece of the fix of the exercise on screen; no whole fix of any."""
+    """No piece of the fix of the exercise on screen; no solution of any."""
     if moment.exercise is not None and guard.carries_fix(text, moment.exercise):
         return False
-    return not any(guard.shows_whole_fix(text, e) for e in exercises)
+    return not any(guard.shows_solution(text, e) for e in exercises)
 
 
 def _passage(doc: Doc, query: list[str], lang: str, moment: Moment) -> str:
@@ -190,12 +190,17 @@ def _sentences(doc: Doc, query: list[str], lang: str, moment: Moment) -> str:
             if not s.startswith(("-", "*", "|")) and _safe(s, moment, exercises)]
     if not said:
         return ""
-    scored = sorted(range(len(said)), key=lambda i: (-_weight(said[i], wanted), i))
+    # a sentence that says something, before one that asks (a prediction's question)
+    scored = sorted(range(len(said)), key=lambda i: (
+        said[i].rstrip().endswith(("?", "？")), -_weight(said[i], wanted), i))
     first = scored[0]
     picks = [first]
-    if len(scored) > 1 and _weight(said[scored[1]], wanted) > 0 and len(said[first]) < 160:
-        picks.append(scored[1])
-    return " ".join(said[i] for i in sorted(picks))
+    second = scored[1] if len(scored) > 1 else None
+    if (second is not None and _weight(said[second], wanted) > 0 and len(said[first]) < 160
+            and not said[second].rstrip().endswith(("?", "？"))):
+        picks.append(second)
+    joiner = "" if lang.startswith("zh") else " "
+    return joiner.join(said[i] for i in sorted(picks))
 
 
 def to_json(found: Answer, tr: object = None) -> dict[str, object]:

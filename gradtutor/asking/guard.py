@@ -2,7 +2,7 @@
 code its last hint shows, that its starter does not already hold. Answers are built from
 the course's teaching text, which holds no solution, but a slide's snippet may show the very
 call an exercise asks for; on that exercise's screen such a snippet or sentence is held
-back, and nowhere is a whole fix shown. Code is compared with layout, case and backquotes
+back, and nowhere is a whole solution shown. Code is compared with layout, case and backquotes
 aside. Pure.
 """
 
@@ -54,7 +54,17 @@ def carries_fix(text: str, exercise: Exercise) -> bool:
     return any(piece in said for piece in fix_of(exercise))
 
 
-def shows_whole_fix(text: str, exercise: Exercise) -> bool:
-    """Whether `text` shows every piece of the exercise's fix: its solution, given away."""
-    said, fix = squashed(text), fix_of(exercise)
-    return bool(fix) and all(piece in said for piece in fix)
+@cache
+def solution_lines(exercise: Exercise) -> tuple[str, ...]:
+    """The lines of the exercise's solution that its starter does not hold, in order,
+    squashed (comments and blank lines aside): what a learner would paste to pass."""
+    starter = {squashed(line.split("#")[0]) for line in exercise.starter.splitlines()}
+    lines = [squashed(line.split("#")[0]) for line in exercise.solution.splitlines()]
+    return tuple(line for line in lines if line and line not in starter)
+
+
+def shows_solution(text: str, exercise: Exercise) -> bool:
+    """Whether `text` holds the exercise's solution: all its lines beyond the starter, in
+    their order (one line alone is a call a slide teaches, not a solution given away)."""
+    lines = solution_lines(exercise)
+    return len(lines) > 1 and "".join(lines) in squashed(text)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 from gradtutor.asking.words import terms
-from gradtutor.lessons.model import Demo, Lesson, Predict, Quiz, Slide, Step
+from gradtutor.lessons.exercise_rules import ExerciseRules
+from gradtutor.lessons.model import Demo, Exercise, Lesson, Predict, Quiz, Slide, Step
 from gradtutor.records import record
 
 # How much a term counts in each part of a step (BM25F's field weights).
@@ -60,8 +62,8 @@ def teaching_text(step: Step) -> str:
     """What a step teaches in words, as the learner reads it on its screen."""
     if isinstance(step, (Slide, Demo)):
         parts = [step.body, getattr(step, "notes", None)]
-    elif isinstance(step, Quiz):
-        parts = [step.intro]
+    elif isinstance(step, Quiz):  # what it asks, never its answers
+        parts = [step.intro, *(q.prompt for q in step.questions)]
     else:
         parts = [step.prompt]
     return "\n\n".join(p.strip() for p in parts if p)
@@ -174,3 +176,23 @@ def from_lessons(by_lang: dict[str, Sequence[Lesson]]) -> Index:
                 lessons[lang] = match
         courses.append(lessons)
     return build(courses)
+
+
+def load(folder: Path | None, rules: ExerciseRules, languages: Sequence[str] = ("zh-CN",),
+         prepare: Callable[[tuple[Lesson, ...]], tuple[Lesson, ...]] = lambda found: found,
+         ) -> tuple[Index, tuple[Exercise, ...]]:
+    """The index of the course in `folder` (default: the built-in one), read in English and
+    in `languages` (a translation that cannot be read is left out), and its exercises. Reads
+    the lesson files (their parsed form from the lesson cache, as every command does);
+    `prepare` readies each language's lessons to be shown (the shell neutralises them)."""
+    from gradtutor.errors import GradtutorError
+    from gradtutor.lessons.course import load_course
+
+    english = load_course(folder, rules=rules)
+    by_lang: dict[str, Sequence[Lesson]] = {"en": prepare(english.lessons)}
+    for lang in languages:
+        try:
+            by_lang[lang] = prepare(load_course(folder, lang, rules=rules).lessons)
+        except GradtutorError:
+            continue
+    return from_lessons(by_lang), tuple(english.exercises().values())
