@@ -18,7 +18,7 @@ from gradtutor.records import record
 
 # The kinds of screen, each with its own table (`TABLES`, whose order `KINDS` keeps).
 Kind = Literal["slide", "exercise", "confirm", "predict", "parsons", "ordered", "question",
-               "feedback", "score", "help"]
+               "feedback", "score", "help", "asking", "answer"]
 
 # What the shell does itself: move the body of the screen in its viewport. "page-or-next"
 # pages down, and goes on to the next step once the end of the step is in view.
@@ -33,6 +33,18 @@ class Scroll:
     """A key that moves the screen's body, not the lesson: the shell handles it."""
 
     action: ViewAction
+
+
+@record
+class Ask:
+    """`a`: the shell asks for a question, over the screen, and answers it from the course;
+    `question` when a typed line carried it (`ask why is my grad None?`)."""
+
+    question: str = ""
+
+
+# What the answer screen's keys do: close it, or go to the step a number names.
+AskAction = Literal["close", "go"]
 
 
 @record
@@ -64,6 +76,10 @@ HELP = Binding("help", ("?", "f1"), ("?", "help"), _HELP, msg("show or hide this
 QUIT = Binding("quit", ("q", "ctrl-c"), ("q", "quit"), _QUIT,
                msg("quit; your place is saved"), legend=1)
 BACK = Binding("back", ("left", "b"), ("b", "back"), _BACK, msg("the previous step"), legend=2)
+# `a` on every screen but those where it is a choice letter, where / alone asks.
+_ASK_WORDS = (msg("ask"), msg("ask the course a question; Esc comes back here"))
+ASK = Binding("ask", ("a", "/"), ("ask",), *_ASK_WORDS, legend=2)
+ASK_SLASH = Binding("ask", ("/",), ("ask",), *_ASK_WORDS, legend=2)
 # Where b is a choice letter, ← alone goes back.
 BACK_ARROW = Binding("back", ("left",), ("back",), _BACK, msg("the previous step"), legend=2)
 
@@ -110,7 +126,7 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
     "slide": (
         Binding("next", ("right", "n", "enter"), ("n", "next", ""), _NEXT,
                 msg("the next step"), legend=1),
-        BACK, *_scrolling(True, "page-or-next"), HELP, QUIT),
+        BACK, ASK, *_scrolling(True, "page-or-next"), HELP, QUIT),
     "exercise": (
         Binding("edit", ("e",), ("e", "edit"), msg("edit"),
                 msg("open your file in your editor ($VISUAL or $EDITOR)"), legend=1),
@@ -122,32 +138,32 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
                 msg("the solution, after you confirm"), legend=2),
         Binding("next", ("right", "n", "enter"), ("n", "next", "skip", ""), _NEXT,
                 msg("the next step, solved or not"), legend=1),
-        BACK, *_scrolling(True), HELP, QUIT),
+        BACK, ASK, *_scrolling(True), HELP, QUIT),
     "confirm": (
         Binding("yes", ("y",), ("y", "yes"), msg("show the solution"),
                 msg("show the solution"), legend=1),
         Binding("no", ("n", "esc", "enter"), ("n", "no", ""), msg("keep it hidden"),
                 msg("keep it hidden"), legend=1),
-        *_scrolling(True), HELP, QUIT),
+        ASK, *_scrolling(True), HELP, QUIT),
     "predict": (
         _CHOOSE,
         Binding("submit", ("enter",), (), msg("submit"), msg("submit your prediction"),
                 legend=1),
         Binding("next", ("right", "n"), ("n", "next", "skip"), msg("skip"),
                 msg("skip to the next step without predicting"), legend=2),
-        BACK_ARROW, *_scrolling(True), HELP, QUIT),
+        BACK_ARROW, ASK_SLASH, *_scrolling(True), HELP, QUIT),
     "parsons": (
         *_moving(legend=1),
         Binding("submit", ("enter",), ("",), msg("check"),
                 msg("check the order"), legend=1),
         Binding("next", ("right", "n"), ("n", "next"), _NEXT,
                 msg("the next step, solved or not"), legend=2),
-        BACK, *_scrolling(False, space=None), HELP, QUIT),
+        BACK, ASK, *_scrolling(False, space=None), HELP, QUIT),
     # the same step once its order is right: Enter goes on; a move makes a new order to check
     "ordered": (
         Binding("next", ("enter", "right", "n"), ("", "n", "next"), _NEXT,
                 msg("the next step"), legend=1),
-        *_moving(legend=2), BACK, *_scrolling(False, space=None), HELP, QUIT),
+        *_moving(legend=2), BACK, ASK, *_scrolling(False, space=None), HELP, QUIT),
     "question": (
         Binding("choose", ("letters",), (), msg("choose"),
                 msg("choose an answer (again to change it)"), legend=1),
@@ -156,23 +172,39 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
                 msg("your answer's letters, such as a or a c"), legend=1),
         Binding("back", ("left",), ("back",), _BACK,
                 msg("the previous question or step"), legend=2),
-        *_scrolling(True), HELP, QUIT),
+        ASK_SLASH, *_scrolling(True), HELP, QUIT),
     "feedback": (
         Binding("next", ("enter", "right", "n"), ("", "n", "next"), msg("next question"),
                 msg("the next question"), legend=1),
         Binding("back", ("left", "b"), ("b", "back"), _BACK, msg("the previous question"),
                 legend=2),
-        *_scrolling(True), HELP, QUIT),
+        ASK, *_scrolling(True), HELP, QUIT),
     "score": (
         Binding("next", ("enter", "right", "n"), ("", "n", "next"), _NEXT,
                 msg("the next step"), legend=1),
         Binding("back", ("left", "b"), ("b", "back"), _BACK, msg("back to the last question"),
                 legend=2),
-        *_scrolling(True), HELP, QUIT),
+        ASK, *_scrolling(True), HELP, QUIT),
     "help": (
         Binding("help", ("?", "f1", "esc"), ("?", "help"), msg("close help"),
                 msg("close this help (any other key of the screen below works too)"),
                 legend=1),
+        *_scrolling(True), QUIT),
+    # typing a question for `a`, on a line over the screen
+    "asking": (
+        Binding("submit", ("enter",), (), msg("ask"), msg("ask your question"), legend=1),
+        Binding("close", ("esc",), (), msg("cancel"),
+                msg("back to the screen as it was"), legend=1),
+        Binding("erase", ("backspace",), (), msg("erase"), msg("erase the last character")),
+    ),
+    # the course's answer to it
+    "answer": (
+        Binding("close", ("esc", "left", "b"), (), _BACK,
+                msg("back to the screen as it was"), legend=1),
+        Binding("go", ("1", "2", "3"), (), msg("go to the step"),
+                msg("go to the step of this lesson with that number"), legend=2),
+        Binding("ask", ("a", "/"), (), msg("ask again"), msg("ask another question"),
+                legend=2),
         *_scrolling(True), QUIT),
 }
 KINDS: tuple[Kind, ...] = tuple(TABLES)

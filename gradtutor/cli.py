@@ -357,6 +357,7 @@ def start(
         finished = False
     where = place_in(course.order(), lesson.id)
     final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace),
+                course=lessons if lessons is not None else env.options.lessons,
                 place=(where.position, where.total))
     console = env.console(plain)
     # Prose (from render.inline) in a Group wraps Chinese between characters and never breaks
@@ -504,7 +505,8 @@ def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
     only_quiz = dataclasses.replace(lesson, steps=tuple(quizzes))
     plain = env.plain(plain)
     store = _store(env)
-    final = run(only_quiz, 0, env, store, plain, keep_place=False)
+    final = run(only_quiz, 0, env, store, plain, keep_place=False,
+                course=lessons if lessons is not None else env.options.lessons)
     if not reached_the_end(only_quiz, final):
         kept = isinstance(final.view, QuizView) and final.view.answers
         env.console(plain).print(env.tr(
@@ -1044,7 +1046,8 @@ def watch(
     plain = env.plain(plain)
     folder = workspace_dir(env, workspace)
     alone = dataclasses.replace(lesson, steps=(exercise,))
-    run(alone, 0, env, store, plain, keep_place=False, folder=folder, watching=True)
+    run(alone, 0, env, store, plain, keep_place=False, folder=folder, watching=True,
+        course=lessons if lessons is not None else env.options.lessons)
     # soft_wrap: a long path stays one piece to copy, whatever the terminal's width
     env.console(plain).print(env.tr(msg("Stopped watching {path}.",
                                            path=folder / (exercise.id + ".py"))),

@@ -91,6 +91,14 @@ class FullScreen:
             self.console.file.write(text)
             self.console.file.flush()
 
+    def keep(self) -> tuple[viewport.Place, viewport.Place, object]:
+        """The reader's place, to be given back by `restore` after pages drawn over it."""
+        return self.place, self.behind, self.screen
+
+    def restore(self, kept: tuple[viewport.Place, viewport.Place, object]) -> None:
+        self.place, self.behind, screen = kept
+        self.screen = screen if isinstance(screen, Screen) else self.screen
+
     # --- drawing ----------------------------------------------------------------------
 
     def show(self, screen: Screen, follow: bool) -> None:

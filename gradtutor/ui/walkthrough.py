@@ -16,7 +16,7 @@ from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradtutor.bindings import Scroll
+from gradtutor.bindings import Ask, Scroll
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
 from gradtutor.i18n import msg
@@ -53,7 +53,8 @@ if TYPE_CHECKING:  # the practice machinery loads after the first screen, when i
 
 def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plain: bool,
         keep_place: bool = True, folder: Path | None = None,
-        place: tuple[int, int] | None = None, watching: bool = False) -> WalkState:
+        place: tuple[int, int] | None = None, watching: bool = False,
+        course: Path | None = None) -> WalkState:
     """Walk through `lesson` from step `start` until the learner quits or finishes.
 
     Every change is saved as it happens, so nothing is lost on Ctrl-C or a closed terminal.
@@ -61,7 +62,8 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
     saved, only scores and how exercises went. Exercise files live in `folder` (default: the
     workspace in the learner's data folder). `place` (position, total) is the lesson's in
     its course, shown in the header. `watching`: `lesson` is one exercise watched alone, left
-    only by quitting.
+    only by quitting. `course` is the folder of the course (None: the built-in one), whose
+    index answers `a`.
     """
     look = Look(plain, env.tr)
     if folder is None:
@@ -69,7 +71,8 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
 
         folder = default_folder(env.home)
     with make_io(env, plain, look) as io:
-        state = _walk(lesson, start, env, store, io, look, folder, keep_place, place, watching)
+        state = _walk(lesson, start, env, store, io, look, folder, keep_place, place, watching,
+                      course)
     if not io.keys:
         io.console.print()
     return state
@@ -77,7 +80,8 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
 
 def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io: Io,
           look: Look, folder: Path, keep_place: bool,
-          place: tuple[int, int] | None, watching: bool = False) -> WalkState:
+          place: tuple[int, int] | None, watching: bool = False,
+          course: Path | None = None) -> WalkState:
     shell = _Shell(lesson, env, store, io, folder, keep_place)
     state, opened = enter(lesson, start)
     state = replace(state, watching=watching)
@@ -96,6 +100,12 @@ def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io
         state = shell.apply(state, [e for e in opened if isinstance(e, Visit)])
         while state.outcome is None:
             event = io.next_event(lesson, state)
+            if isinstance(event, Ask):
+                answered = _ask(io, lesson, state, env, look, folder, place, course, event)
+                if answered is None:
+                    show(follow=False)  # the screen as it was
+                    continue
+                event = answered
             if isinstance(event, Scroll):
                 if io.full is not None and event.action == "page-or-next" and io.full.at_end():
                     event = "next"  # space at the end of a step goes on, as a reader expects
@@ -122,6 +132,19 @@ def _walk(lesson: Lesson, start: int, env: Environment, store: ProgressStore, io
         finally:
             shell.close()
     return state
+
+
+def _ask(io: Io, lesson: Lesson, state: WalkState, env: Environment, look: Look, folder: Path,
+         place: tuple[int, int] | None, course: Path | None, event: Ask) -> Event | None:
+    """`a`: ask over the screen (or, typed on a line, answer at once); what the walk does
+    next, if anything (a step to go to, or quitting)."""
+    from gradtutor.ui.ask_screen import ask_on_lines, ask_on_terminal
+
+    if io.full is None:
+        ask_on_lines(io, event.question, lesson, state, env, folder, course, look)
+        return None
+    below = screen(lesson, state, io.console.width, io.keys, look, folder, place)
+    return ask_on_terminal(io, below, lesson, state, env, folder, course)
 
 
 class _Shell:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
 from gradtutor import progress as prog
-from gradtutor.bindings import Scroll
+from gradtutor.bindings import Ask, Scroll
 from gradtutor.records import record
 
 if TYPE_CHECKING:
@@ -50,6 +50,13 @@ class Order:
     1-based, in their new order; graded straight away."""
 
     numbers: tuple[int, ...]
+
+
+@record
+class GoTo:
+    """Open step `index` of the lesson (an answer of `a` names it)."""
+
+    index: int
 
 
 @record
@@ -212,5 +219,6 @@ class RunSnippet(Work):
 
 
 Effect: TypeAlias = Record | Work
-# The learner's input and the shell's news; the shell handles Scroll itself.
-Event: TypeAlias = Nav | Act | Move | Choose | Answer | Order | Unknown | News | Say | Scroll
+# The learner's input and the shell's news; the shell handles Scroll and Ask itself.
+Event: TypeAlias = (Nav | Act | Move | Choose | Answer | Order | GoTo | Unknown | News | Say
+                    | Scroll | Ask)

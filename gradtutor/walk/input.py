@@ -3,9 +3,11 @@ screen's table of keys (`gradtutor.bindings`). Pure."""
 
 from __future__ import annotations
 
+import re
 from typing import cast
 
 from gradtutor.bindings import (
+    Ask,
     Binding,
     Kind,
     Scroll,
@@ -22,6 +24,8 @@ from gradtutor.walk.state import WalkState
 
 
 def _as_event(binding: Binding) -> Event:
+    if binding.action == "ask":
+        return Ask()
     if binding.scroll:
         return Scroll(cast(ViewAction, binding.action))
     return cast(Event, binding.action)
@@ -52,6 +56,9 @@ def line_event(lesson: Lesson, state: WalkState, line: str) -> Event:
     """A typed line as an event: a word of the screen's table (`n`, `b`, `q`, `?`, empty for
     Enter, ...), letters such as `a c` for an answer, or line numbers for an order."""
     text = line.strip().lower()
+    asked = re.match(r"(?:ask|/)(?:\s+|$)", text)
+    if asked and any(offers(t, "ask") for t in _tables(lesson, state)):
+        return Ask(line.strip()[asked.end():].strip())
     letters = [c for c in text if c not in " ,;"]
     choices = choices_on_screen(lesson, state)
     for table in _tables(lesson, state):

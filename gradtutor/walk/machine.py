@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gradtutor.bindings import Kind, Scroll
+from gradtutor.bindings import Ask, Kind, Scroll
 from gradtutor.i18n import msg
-from gradtutor.walk.events import Effect, Event, Finished, News, Say, Visit
+from gradtutor.walk.events import Effect, Event, Finished, GoTo, News, Say, Visit
 from gradtutor.walk.kinds import rules_for
 from gradtutor.walk.rules import Go, Stay
 from gradtutor.walk.state import WalkState
@@ -67,8 +67,12 @@ def _moved(lesson: Lesson, state: WalkState, index: int) -> tuple[WalkState, lis
 
 def handle(lesson: Lesson, state: WalkState, event: Event) -> tuple[WalkState, list[Effect]]:
     """Apply one event; return the new state and what the shell must do."""
-    if isinstance(event, Scroll):  # the shell's own business: the lesson does not move
+    if isinstance(event, (Scroll, Ask)):  # the shell's own business: the lesson does not move
         return state, []
+    if isinstance(event, GoTo):
+        if state.watching or not 0 <= event.index < len(lesson.steps):
+            return state, []
+        return _moved(lesson, state, event.index)
     # the shell's news never closes the help screen: it is shown once help is closed
     if isinstance(event, Say):
         return replace(state, notice=event.text), []
