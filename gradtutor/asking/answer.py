@@ -21,10 +21,10 @@ from gradtutor.records import record
 # The course answers a question when its best step covers this share of the question's
 # rarity (idf) and scores this much; below, "not in this course". Measured on the
 # benchmark's questions (benchmarks/ask.py).
-COVER_MIN = 0.4
-SCORE_MIN = 2.0
+COVER_MIN = 0.25
+SCORE_MIN = 5.0
 # A named outside topic needs a stronger match to be answered from the course all the same.
-TOPIC_COVER_MIN = 0.8
+TOPIC_COVER_MIN = 0.6
 # A further step is cited when it scores this share of the best one.
 ALSO = 0.6
 MAX_STEPS = 3
@@ -49,6 +49,9 @@ class Moment:
     exercise: Exercise | None = None
     code: str | None = None
     failing: tuple[tuple[str, str], ...] = ()
+
+
+NOWHERE = Moment()  # a question asked from the command line, about no exercise
 
 
 @record
@@ -85,7 +88,7 @@ def about_failure(question: str, moment: Moment) -> bool:
     return _ABOUT_FAILURE.search(question) is not None or len(set(terms(question))) < 2
 
 
-def find_steps(index: Index, question: str, moment: Moment = Moment()) -> list[Ranked]:
+def find_steps(index: Index, question: str, moment: Moment = NOWHERE) -> list[Ranked]:
     """The steps that answer, best first: a pasted message's own step first, then the
     ranking by words (the failing check's own words added, when the question is about it)."""
     query = terms(question)
@@ -99,7 +102,7 @@ def find_steps(index: Index, question: str, moment: Moment = Moment()) -> list[R
     return first + [r for r in ranked if r.doc not in {p.doc for p in found}]
 
 
-def answer(index: Index, question: str, moment: Moment = Moment(),
+def answer(index: Index, question: str, moment: Moment = NOWHERE,
            lang: str = ENGLISH_CODE, exercises: Iterable[Exercise] = ()) -> Answer:
     """The course's answer to `question`, in `lang`, at `moment`. `exercises` are the
     course's, none of whose solution an answer may show."""
@@ -113,11 +116,11 @@ def answer(index: Index, question: str, moment: Moment = Moment(),
         or (best.cover >= (TOPIC_COVER_MIN if topic else COVER_MIN)
             and best.score >= SCORE_MIN))
     if not covered or best is None:
-        lead = (msg("That is not in this course: it is about {topic}, which the course does "
+        refusal = (msg("That is not in this course: it is about {topic}, which the course does "
                     "not teach.", topic=topic) if topic else
                 msg("That is not in this course, as far as I can tell: no step of it "
                     "answers this."))
-        return Answer(question, False, lead, "", (), topic, lang)
+        return Answer(question, False, refusal, "", (), topic, lang)
     chosen = [r for r in ranked[:MAX_STEPS]
               if r is best or r.score >= ALSO * best.score]
     query = terms(question) + [t for _, m in moment.failing[:1] if failing for t in terms(m)]

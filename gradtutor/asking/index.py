@@ -19,7 +19,7 @@ from gradtutor.lessons.model import Demo, Exercise, Lesson, Predict, Quiz, Slide
 from gradtutor.records import record
 
 # How much a term counts in each part of a step (BM25F's field weights).
-WEIGHTS = {"title": 2.0, "asks": 1.5, "errors": 1.0, "text": 1.0, "code": 0.5}
+WEIGHTS = {"title": 2.0, "asks": 1.0, "errors": 1.0, "text": 1.0, "code": 0.5}
 K1, B = 1.2, 0.75
 # How much matching one declared question well adds to a step's score, at most.
 ASK_BONUS = 6.0
@@ -108,11 +108,11 @@ def build(courses: Sequence[dict[str, Lesson]]) -> Index:
         english = lessons["en"]
         for position, step in enumerate(english.steps, start=1):
             docs.append(make_doc(lessons, position))
-            counted: Counter[str] = Counter()
+            counted: dict[str, float] = {}
             for name, found in _fields(lessons, position).items():
                 for term in found:
-                    counted[term] += WEIGHTS[name]
-            weights.append(dict(counted))
+                    counted[term] = counted.get(term, 0.0) + WEIGHTS[name]
+            weights.append(counted)
             lengths.append(sum(counted.values()))
             asks.append(tuple(frozenset(terms(a)) for lesson in lessons.values()
                               for a in lesson.steps[position - 1].asks))

@@ -14,7 +14,7 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[\u3400-\u4dbf\u4e00-\u9fff]+")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 # Words that say nothing about what is asked.
-STOP = frozenset("""
+_STOP_WORDS = """
 a about above after again all also am an and any are as at be because been before being below
 between both but by can could did do does doing done down during each even ever every few for
 from further get gets getting got had has have having he her here hers him his how i if in into
@@ -24,12 +24,14 @@ through to too under until up very was we were what when where which while who w
 with would you your yours yourself im ive dont doesnt isnt cant wont didnt thing things something
 anyone someone please thanks thank help question pytorch torch use using used way really also
 one like want need know see seems seem still happen happens happening happened
-""".split())
+"""
+STOP = frozenset(_STOP_WORDS.split())
 # Chinese pairs that carry no meaning of their own (particles, "I", "why", "what").
-STOP_PAIRS = frozenset("""
+_STOP_PAIRS = """
 什么 为什 么我 我的 的时 时候 一个 这个 那个 是不 不是 怎么 么办 如何 请问 吗？ 我们 你们 他们
-可以 就是 还是 但是 然后 因为 所以 这样 那么 的话 有没 没有 一下 还是 是否 么样 怎样 为何
-""".split())
+可以 就是 但是 然后 因为 所以 这样 那么 的话 有没 没有 一下 还是 是否 么样 怎样 为何
+"""
+STOP_PAIRS = frozenset(_STOP_PAIRS.split())
 # A beginner's word -> the word the course uses (after stemming).
 SAME = {
     "reset": "clear", "wipe": "clear", "eras": "clear", "flush": "clear", "empti": "clear",

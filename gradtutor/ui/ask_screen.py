@@ -125,9 +125,7 @@ def _prompt(io: Io, below: Screen) -> str | None:
             continue
         if key == "backspace":
             typed = typed[:-1]
-        elif key == "space":
-            typed += " "
-        elif key == "tab":
+        elif key == "space" or key == "tab":
             typed += " "
         elif len(key) == 1 and key.isprintable() and len(typed) < MAX_QUESTION:
             typed += key
