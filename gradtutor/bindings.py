@@ -239,7 +239,7 @@ KEY_NAMES: dict[str, str] = {
     "backspace": "Backspace", **{f"f{n}": f"F{n}" for n in range(1, 13)},
 }
 # Keys the legend leaves to the help: second ways to do what a shown key does.
-_QUIET = frozenset({"ctrl-c", "wheel-up", "wheel-down", "f1", "k", "j"})
+_QUIET = frozenset({"ctrl-c", "wheel-up", "wheel-down", "f1", "k", "j", "/"})
 
 
 def key_name(key: str, last_letter: str = "") -> str:
@@ -253,8 +253,8 @@ def shown_keys(binding: Binding, keys: bool, last_letter: str = "",
     """The keys (or, without a terminal, the words) of `binding` as the screen writes
     them; `quiet` leaves out second ways that only the help lists."""
     if keys:
-        names = [key_name(k, last_letter) for k in binding.keys
-                 if not (quiet and k in _QUIET)]
+        loud = [k for k in binding.keys if not (quiet and k in _QUIET)] or binding.keys
+        names = [key_name(k, last_letter) for k in loud]
     else:
         names = [_word_name(w, last_letter) for w in binding.words]
     return list(dict.fromkeys(names))  # in order, once each ("wheel" twice)
