@@ -1279,6 +1279,7 @@ def validate(
                 raise LessonProblems(sorted(unproven + problems,
                                             key=lambda p: (p.path, p.line, p.col)))
             proved = runs
+    unproven += _asks_astray(found)
     if unproven:
         raise LessonProblems(unproven)
     look = _look(env, env.plain())
@@ -1302,6 +1303,34 @@ def validate(
     elif reports:
         console.print(env.tr(msg("{ok} translations complete: {languages}", ok=look.ok,
                                  languages=", ".join(sorted({r.language for r in reports})))))
+
+
+def _asks_astray(found: list[tuple[Lesson, Path]]) -> list[Problem]:
+    """Each question a step declares (`asks`, in English and in each translation) must find
+    that step first in `ask`; a problem, at the step, for each that does not."""
+    from gradtutor.asking.answer import astray
+    from gradtutor.asking.index import from_lessons
+    from gradtutor.lessons.translate import in_language
+
+    by_lang: dict[str, list[Lesson]] = {"en": [lesson for lesson, _ in found]}
+    for lesson, path in found:
+        translated, broken = in_language(lesson, path, "zh-CN")
+        if not broken:
+            by_lang.setdefault("zh-CN", []).append(translated)
+    index = from_lessons(by_lang)
+    where = {lesson.id: path for lesson, path in found}
+    asks = [(lesson.id, step.id, ask) for lessons in by_lang.values() for lesson in lessons
+            for step in lesson.steps for ask in step.asks]
+    problems = []
+    for lesson_id, step_id, ask, first in astray(index, asks):
+        path = where[lesson_id]
+        text = path.read_text(encoding="utf-8")
+        line = next((n for n, row in enumerate(text.splitlines(), start=1)
+                     if row.strip() == f"id: {step_id}"), 1)
+        problems.append(Problem(display_path(path), line, 1, (
+            f"step '{step_id}' declares the question {ask!r}, but `ask` finds "
+            f"{first or 'no step'} first; word it closer to this step's own text")))
+    return problems
 
 
 def _proof_progress(env: Environment, found: list[tuple[Lesson, Path]],

@@ -225,3 +225,16 @@ def to_json(found: Answer, tr: object = None) -> dict[str, object]:
     if found.topic is not None:
         out["topic"] = say(found.topic)
     return out
+
+
+def astray(index: Index, asks: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """The declared questions (lesson, step, question) that do not find their own step
+    first, each with the step they find instead ("" for none): what `validate` reports."""
+    out = []
+    for lesson, step, question in asks:
+        found = find_steps(index, question)
+        first = index.docs[found[0].doc] if found else None
+        if first is None or (first.lesson, first.step) != (lesson, step):
+            out.append((lesson, step, question,
+                        f"{first.lesson}/{first.step}" if first else ""))
+    return out

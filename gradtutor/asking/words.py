@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[\u3400-\u4dbf\u4e00-\u9fff]+")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[\u3400-\u4dbf\u4e00-\u9fff]+|\b\d{1,2}\b")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 # Words that say nothing about what is asked.
@@ -62,6 +62,9 @@ def terms(text: str) -> list[str]:
     for token in _TOKEN.findall(text):
         if _CJK.match(token):
             out += _pairs(token)
+            continue
+        if token.isdigit():
+            out.append(token)  # "lesson 3", "第 3 课"
             continue
         word = token.lower().strip("_")
         if not word or word in STOP:
