@@ -29,7 +29,7 @@ from gradtutor import __version__
 from gradtutor import progress as prog
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.env import Environment, Options, OutputLost
-from gradtutor.errors import ExitCode, GradtutorError, LessonProblems
+from gradtutor.errors import ExitCode, GradtutorError, LessonProblems, Problem
 from gradtutor.i18n import (
     ENGLISH_CODE,
     CatalogError,
