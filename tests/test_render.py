@@ -114,7 +114,7 @@ Set `requires_grad=True` to track a tensor.
 
 Note: The gradient of x*x at 2 is 4.
 
-Right/n/Enter next | Left/b back | ? help | q quit"""
+Right/n/Enter next | Left/b back | a ask | ? help | q quit"""
 
 
 def test_fancy_slide_screen(basics: Lesson) -> None:
@@ -135,7 +135,7 @@ Set requires_grad=True to track a tensor.
 
 Note: The gradient of x*x at 2 is 4.
 
-→/n/Enter next · ←/b back · ? help · q quit"""
+→/n/Enter next · ←/b back · a ask · ? help · q quit"""
 
 
 def test_open_question_marks_the_selection(basics: Lesson) -> None:
@@ -189,7 +189,7 @@ What does `x.grad` hold after `(x * x).backward()` with x =
   - c)   None  (wrong)
          x requires grad, so backward fills in .grad.
 
-Enter next question | b back | ? help | q quit"""
+Enter next question | b back | ask | ? help | q quit"""
 
 
 def test_feedback_keeps_the_code_the_question_asked_about() -> None:

@@ -115,6 +115,8 @@ _KIND_TITLES: dict[Kind, str] = {
     "feedback": "Quiz feedback",
     "score": "The quiz score",
     "help": "The help",
+    "asking": "Typing a question (after `a`; every key types but these)",
+    "answer": "The answer to a question",
 }
 
 
