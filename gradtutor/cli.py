@@ -16,7 +16,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -1312,11 +1312,11 @@ def _asks_astray(found: list[tuple[Lesson, Path]]) -> list[Problem]:
     from gradtutor.asking.index import from_lessons
     from gradtutor.lessons.translate import in_language
 
-    by_lang: dict[str, list[Lesson]] = {"en": [lesson for lesson, _ in found]}
+    by_lang: dict[str, Sequence[Lesson]] = {"en": [lesson for lesson, _ in found]}
     for lesson, path in found:
         translated, broken = in_language(lesson, path, "zh-CN")
         if not broken:
-            by_lang.setdefault("zh-CN", []).append(translated)
+            by_lang["zh-CN"] = [*by_lang.get("zh-CN", ()), translated]
     index = from_lessons(by_lang)
     where = {lesson.id: path for lesson, path in found}
     asks = [(lesson.id, step.id, ask) for lessons in by_lang.values() for lesson in lessons

@@ -129,6 +129,7 @@ def answer(index: Index, question: str, moment: Moment = NOWHERE,
     cited = tuple(_cite(index.docs[r.doc], query, lang, moment, tuple(exercises))
                   for r in chosen)
     sentences = _sentences(cited[0].doc, query, lang, moment)
+    cited = _no_solution_together(cited, sentences, tuple(exercises))
     lead = None
     if failing:
         name, message = moment.failing[0]
@@ -185,6 +186,23 @@ def _cite(doc: Doc, query: list[str], lang: str, moment: Moment,
     code = doc.code
     held = code is not None and not _safe(code, moment, exercises)
     return Cited(doc, _passage(doc, query, lang, moment), None if held else code, held)
+
+
+def _no_solution_together(cited: tuple[Cited, ...], sentences: str,
+                          exercises: tuple[Exercise, ...]) -> tuple[Cited, ...]:
+    """The steps as cited, but where all of them together would show an exercise's
+    solution (each piece safe alone): snippets held back, then the further passages."""
+    def shown(steps: tuple[Cited, ...]) -> str:
+        return " ".join([sentences, *(c.passage for c in steps),
+                         *(c.snippet or "" for c in steps)])
+
+    if _safe(shown(cited), NOWHERE, exercises):
+        return cited
+    cited = tuple(Cited(c.doc, c.passage, None, c.held or c.snippet is not None)
+                  for c in cited)
+    if _safe(shown(cited), NOWHERE, exercises):
+        return cited
+    return (cited[0], *(Cited(c.doc, "", None, c.held) for c in cited[1:]))
 
 
 def _sentences(doc: Doc, query: list[str], lang: str, moment: Moment) -> str:

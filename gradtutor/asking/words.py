@@ -15,7 +15,7 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 # Words that say nothing about what is asked.
 _STOP_WORDS = """
-a about above after again all also am an and any are as at be because been before being below
+a about above again all also am an and any are as at be because been being below
 between both but by can could did do does doing done down during each even ever every few for
 from further get gets getting got had has have having he her here hers him his how i if in into
 is it its itself just me more most my myself no nor not now of off on once only or other our out
