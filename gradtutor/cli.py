@@ -60,6 +60,7 @@ from gradtutor.ui.linebreak import Prose, ProseMarkdown, has_wide
 if TYPE_CHECKING:
     from typer.core import TyperGroup
 
+    from gradtutor.asking.answer import Moment
     from gradtutor.checking.lesson_proofs import Job
     from gradtutor.checking.verdict import Verdict
     from gradtutor.grading import Walls
@@ -1082,7 +1083,7 @@ def ask(
 ) -> None:
     import json
 
-    from gradtutor.asking.answer import Moment, to_json
+    from gradtutor.asking.answer import NOWHERE, to_json
     from gradtutor.ui.answer_view import answer_view
     from gradtutor.ui.asking import ask_course
 
@@ -1092,7 +1093,7 @@ def ask(
         raise GradtutorError(msg("ask needs a question"),
                              msg("try `gradtutor ask \"why is my w.grad None?\"`"))
     folder = lessons if lessons is not None else env.options.lessons
-    moment = Moment()
+    moment = NOWHERE
     if exercise_id is not None or file is not None:
         if exercise_id is None:
             raise GradtutorError(msg("--file needs --exercise: which exercise is it for?"),
@@ -1107,12 +1108,12 @@ def ask(
 
 
 def _asking_moment(env: Environment, folder: Path | None, exercise_id: str, file: Path | None,
-                   workspace: Path | None, question: str) -> Any:
+                   workspace: Path | None, question: str) -> Moment:
     """The moment of `ask --exercise`: the exercise, the learner's file, and, when the
     question is about that file failing, its check's failing checks (the check runs then)."""
     import secrets
 
-    from gradtutor.asking.answer import Moment, about_failure
+    from gradtutor.asking.answer import Moment, asks_why_it_fails
     from gradtutor.ui.asking import failing
     from gradtutor.workspace import exercise_path, read_exercise_file
 
@@ -1126,8 +1127,7 @@ def _asking_moment(env: Environment, folder: Path | None, exercise_id: str, file
         if file is not None:
             raise
         return Moment(exercise=exercise)  # no file yet: the exercise alone
-    moment = Moment(exercise=exercise, code=code, failing=(("", ""),))
-    if not about_failure(question, moment):
+    if not asks_why_it_fails(question):
         return Moment(exercise=exercise, code=code)
     from gradtutor.ui.status import counting
 

@@ -83,20 +83,29 @@ def declared_errors(index: Index) -> list[tuple[int, str]]:
             for message in messages]
 
 
+def asks_why_it_fails(question: str) -> bool:
+    """Whether the question, were the learner's file failing, would be about that: it
+    says so ("why does this fail?"), or says too little to be about anything else."""
+    return _ABOUT_FAILURE.search(question) is not None or len(set(terms(question))) < 2
+
+
 def about_failure(question: str, moment: Moment) -> bool:
     """Whether the question asks about the learner's own failing file."""
-    if not moment.failing:
-        return False
-    return _ABOUT_FAILURE.search(question) is not None or len(set(terms(question))) < 2
+    return bool(moment.failing) and asks_why_it_fails(question)
+
+
+def _query(question: str, moment: Moment) -> list[str]:
+    """The question's terms, and the failing check's own words when it is about that."""
+    query = terms(question)
+    if about_failure(question, moment):
+        query += [t for _, message in moment.failing[:1] for t in terms(message)]
+    return query
 
 
 def find_steps(index: Index, question: str, moment: Moment = NOWHERE) -> list[Ranked]:
     """The steps that answer, best first: a pasted message's own step first, then the
     ranking by words (the failing check's own words added, when the question is about it)."""
-    query = terms(question)
-    if about_failure(question, moment):
-        query += [t for _, message in moment.failing[:1] for t in terms(message)]
-    ranked = rank(index, query)
+    ranked = rank(index, _query(question, moment))
     found = pasted.find(question, declared_errors(index))
     if not found:
         return ranked
@@ -125,7 +134,7 @@ def answer(index: Index, question: str, moment: Moment = NOWHERE,
         return Answer(question, False, refusal, "", (), topic, lang)
     chosen = [r for r in ranked[:MAX_STEPS]
               if r is best or r.score >= ALSO * best.score]
-    query = terms(question) + [t for _, m in moment.failing[:1] if failing for t in terms(m)]
+    query = _query(question, moment)
     cited = tuple(_cite(index.docs[r.doc], query, lang, moment, tuple(exercises))
                   for r in chosen)
     sentences = _sentences(cited[0].doc, query, lang, moment)

@@ -16,7 +16,7 @@ from gradtutor.asking.answer import Answer, Moment
 from gradtutor.bindings import find_key
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
-from gradtutor.i18n import msg
+from gradtutor.i18n import Translator, msg
 from gradtutor.lessons.model import Exercise, Lesson
 from gradtutor.ui import render
 from gradtutor.ui.answer_view import answer_parts
@@ -48,7 +48,7 @@ class PromptScreen(Screen):
 
 
 def moment_of(lesson: Lesson, state: WalkState, workspace: Path,
-              tr: object) -> Moment:
+              tr: Translator) -> Moment:
     """The learner's moment on this screen: the step, and on an exercise the file and the
     latest verdict's failing checks."""
     from gradtutor.ui.asking import failing
@@ -64,7 +64,7 @@ def moment_of(lesson: Lesson, state: WalkState, workspace: Path,
     except GradtutorError:
         code = None
     verdict = getattr(state.view, "verdict", None)
-    return Moment(lesson.id, step.id, step, code, failing(verdict, tr))  # type: ignore[arg-type]
+    return Moment(lesson.id, step.id, step, code, failing(verdict, tr))
 
 
 def answer_screen(found: Answer, below: Screen, lesson: Lesson, asked: int) -> Screen:
