@@ -208,6 +208,9 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
         *_scrolling(True), QUIT),
 }
 KINDS: tuple[Kind, ...] = tuple(TABLES)
+# The screens a learner on typed lines meets: there `ask QUESTION` is one line and its answer
+# is printed below the screen, so the question line and the answer page exist only with keys.
+LINE_KINDS: tuple[Kind, ...] = tuple(kind for kind in KINDS if kind not in ("asking", "answer"))
 
 
 def find_key(kind: Kind, key: str) -> Binding | None:

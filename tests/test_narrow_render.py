@@ -12,7 +12,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from gradtutor.bindings import KINDS
+from gradtutor.bindings import KINDS, LINE_KINDS
 from gradtutor.checking.checkers.common import fmt
 from gradtutor.checking.checkers.grad_reading import loss_words
 from gradtutor.checking.checkers.training import per_param_table
@@ -232,7 +232,7 @@ def gap_end(row: str) -> int:
 def test_a_wrapped_help_line_hangs_under_its_description(width: int, keys: bool,
                                                           look: Look) -> None:
     any_wrapped = False
-    for kind in KINDS:
+    for kind in KINDS if keys else LINE_KINDS:
         lines = lines_of(help_body(kind, keys, look, "d"), width)
         rows = lines[2:lines.index("", 2)]
         keyed = [row for row in rows if row.startswith("  ") and row[2] != " "]
