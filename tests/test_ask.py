@@ -79,6 +79,10 @@ def test_every_declared_message_finds_its_own_step_first_however_it_is_pasted() 
     ("CUDA out of memory when batch size is 64", "GPU memory"),
     ("怎么用混合精度训练？", "mixed precision"),
     ("how to export my model to ONNX", "ONNX"),
+    ("my model overfits badly: training loss goes to almost zero but the validation loss "
+     "keeps going up after epoch 5, should I add weight decay to the optimizer?", "overfitting"),
+    ("I set torch.manual_seed(0) but my loss is still different on every run of the same "
+     "training script, how do I make backward deterministic?", "reproducibility"),
 ])
 def test_an_outside_topic_is_not_in_this_course_and_points_nowhere(question: str,
                                                                     topic: str) -> None:
@@ -86,6 +90,18 @@ def test_an_outside_topic_is_not_in_this_course_and_points_nowhere(question: str
     assert not found.covered and found.steps == ()
     assert found.topic is not None and topic in found.topic
     assert found.lead is not None and "not in this course" in found.lead
+
+
+def test_a_long_question_whose_point_sits_in_one_clause_is_answered() -> None:
+    """Most of a forum post's words (the learner's setting, thanks, numbers) are words the
+    course never uses; the clause that matters is enough to answer it."""
+    found = ask("hi everyone, first post here. I'm fitting a small regression on my laptop for a "
+                "class project and I print model.fc.weight.grad after loss.backward() on every "
+                "batch; the numbers keep getting bigger from batch to batch. my loop never "
+                "calls zero_grad, is that related?")
+    assert found.covered
+    assert {"grad/hidden-bug", "grad/hidden-bug-demo", "grad/grad-accumulates",
+            "grad/zero-grad"} & set(cited(found))
 
 
 def test_gibberish_is_not_in_this_course() -> None:

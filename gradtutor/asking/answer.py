@@ -25,6 +25,9 @@ COVER_MIN = 0.25
 SCORE_MIN = 5.0
 # ... or covers this much of it: a short question ("why is my grad None?") scores little.
 WHOLE = 0.9
+# ... or, naming no outside topic, scores this much: a long question, whose many words the
+# course never uses (the learner's setting, numbers, thanks) cover little of it.
+LONG_SCORE = 9.0
 # A named outside topic needs a stronger match to be answered from the course all the same.
 TOPIC_COVER_MIN = 0.6
 # A further step is cited when it scores this share of the best one.
@@ -125,7 +128,8 @@ def answer(index: Index, question: str, moment: Moment = NOWHERE,
     covered = best is not None and (
         best.score == float("inf") or failing
         or (best.cover >= (TOPIC_COVER_MIN if topic else COVER_MIN)
-            and (best.score >= SCORE_MIN or best.cover >= WHOLE)))
+            and (best.score >= SCORE_MIN or best.cover >= WHOLE))
+        or (topic is None and best.score >= LONG_SCORE))
     if not covered or best is None:
         refusal = (msg("That is not in this course: it is about {topic}, which the course does "
                     "not teach.", topic=topic) if topic else

@@ -43,6 +43,16 @@ TOPICS: tuple[tuple[Msg, str], ...] = (
     (msg("hyperparameter search"), r"hyper.?parameter|grid search|optuna|超参数"),
     (msg("sparse tensors"), r"sparse tensor|to_sparse|稀疏"),
     (msg("higher-order gradients (Hessians)"), r"hessian|second.order|二阶导|海森"),
+    (msg("weight initialization"),
+     r"xavier|kaiming|glorot|nn\.init|init\.(normal|uniform|zeros|constant)_|权重初始化|初始化方法"),
+    (msg("overfitting and regularization"),
+     r"overfit|weight.decay|regulari[sz]|过拟合|正则化|权重衰减"),
+    (msg("imbalanced classes"), r"imbalanc|class.weights?|focal loss|类别不平衡|不平衡|类别权重"),
+    (msg("writing a Dataset"),
+     r"__getitem__|__len__|custom dataset|own dataset|dataset class|自定义 ?dataset"),
+    (msg("reproducibility and random seeds"),
+     r"reproducib|determinis|manual_seed|random seed|cudnn\.benchmark|复现|随机种子"),
+    (msg("early stopping"), r"early.?stop|早停"),
     (msg("custom autograd Functions"), r"autograd\.function|custom function|def backward\(ctx|"
      r"ctx\.save_for_backward|自定义.*function"),
 )
