@@ -18,7 +18,7 @@ from gradtutor.records import record
 
 # The kinds of screen, each with its own table (`TABLES`, whose order `KINDS` keeps).
 Kind = Literal["slide", "exercise", "confirm", "predict", "parsons", "ordered", "question",
-               "feedback", "score", "help", "asking", "answer"]
+               "feedback", "score", "help", "asking", "answer", "answer-only"]
 
 # What the shell does itself: move the body of the screen in its viewport. "page-or-next"
 # pages down, and goes on to the next step once the end of the step is in view.
@@ -206,11 +206,19 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
         Binding("ask", ("a", "/"), (), msg("ask again"), msg("ask another question"),
                 legend=2),
         *_scrolling(True), QUIT),
+    # the same page when it cites no step of this lesson: nothing for a number to go to
+    "answer-only": (
+        Binding("close", ("esc", "left", "b"), (), _BACK,
+                msg("back to the screen as it was"), legend=1),
+        Binding("ask", ("a", "/"), (), msg("ask again"), msg("ask another question"),
+                legend=2),
+        *_scrolling(True), QUIT),
 }
 KINDS: tuple[Kind, ...] = tuple(TABLES)
 # The screens a learner on typed lines meets: there `ask QUESTION` is one line and its answer
-# is printed below the screen, so the question line and the answer page exist only with keys.
-LINE_KINDS: tuple[Kind, ...] = tuple(kind for kind in KINDS if kind not in ("asking", "answer"))
+# is printed below the screen, so the question line and the answer pages exist only with keys.
+LINE_KINDS: tuple[Kind, ...] = tuple(kind for kind in KINDS
+                                     if kind not in ("asking", "answer", "answer-only"))
 
 
 def find_key(kind: Kind, key: str) -> Binding | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gradtutor.bindings import TABLES
+from gradtutor.bindings import TABLES, Kind
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import LETTERS, Lesson, Parsons, Predict, Quiz
@@ -74,10 +74,13 @@ class Terminal:
         return True
 
     def settled(self, *texts: str) -> list[str]:
-        """A whole screen with `texts` on it, down to its legend (which ends with quit)."""
+        """A whole screen with `texts` on it, down to its legend (which ends with quit). A
+        frame is written at once, but may be read in parts: what is left of it is read too."""
         self.wait(lambda lines: all(any(t in line for line in lines) for t in texts)
                   and self.legend.endswith("quit"), f"a screen with {texts}")
-        return self.lines
+        while self._read():
+            pass
+        return self.settled(*texts) if not self.legend.endswith("quit") else self.lines
 
     def send(self, keys: str) -> None:
         self.child.send(keys)
@@ -94,7 +97,7 @@ def course(lesson_id: str) -> Lesson:
     return load_course(FIXTURES, rules=EXERCISE_RULES).find(lesson_id)
 
 
-def ask_and_come_back(term: Terminal, kind: str) -> None:
+def ask_and_come_back(term: Terminal, kind: Kind) -> None:
     """On a settled screen of `kind`: `a` (or `/`), a question, its answer on a page that
     fits the terminal, then Esc: the screen exactly as it was."""
     before = term.lines
@@ -122,6 +125,15 @@ def test_a_on_slides_and_every_quiz_screen_then_esc_gives_the_place_back(
     term = Terminal(["start", "basics", "--lessons", str(FIXTURES)], home, size)
     term.settled(basics.steps[0].title)
     ask_and_come_back(term, "slide")
+    before = term.lines
+    term.send("a")
+    term.wait(lambda lines: any(line.startswith("Ask:") for line in lines), "the question line")
+    term.send("qwzx plorb frambulate\r")
+    page = term.settled("You asked:", "not in this course")
+    assert "1/2/3" not in term.legend, "no number key where the answer cites no step"
+    assert "Esc" in term.legend and len(page) == term.screen.lines
+    term.send(ESC)
+    term.wait(lambda lines: lines == before, "the slide exactly as it was")
     quiz_at = next(i for i, step in enumerate(basics.steps) if isinstance(step, Quiz))
     for index in range(1, quiz_at + 1):
         term.send(RIGHT)

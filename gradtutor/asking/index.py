@@ -140,12 +140,14 @@ def rank(index: Index, query: Iterable[str]) -> list[Ranked]:
         return []
     average = sum(index.lengths) / len(index.lengths)
     total = sum(index.idf_of(t) for t in wanted)
+    query_idf = {t: index.idf_of(t) for t in wanted}
     out = []
     for doc, counted in enumerate(index.weights):
         norm = K1 * (1 - B + B * index.lengths[doc] / average)
         score = sum(index.idf_of(t) * counted[t] * (K1 + 1) / (counted[t] + norm)
                     for t in wanted if t in counted)
-        best_ask = max((_overlap(index, wanted, ask) for ask in index.asks[doc]), default=0.0)
+        best_ask = max((_overlap(index, wanted, query_idf, ask) for ask in index.asks[doc]),
+                       default=0.0)
         score += ASK_BONUS * best_ask
         if score > 0:
             found = sum(index.idf_of(t) for t in wanted if t in counted)
@@ -153,15 +155,16 @@ def rank(index: Index, query: Iterable[str]) -> list[Ranked]:
     return sorted(out, key=lambda r: (-r.score, r.doc))
 
 
-def _overlap(index: Index, wanted: Counter[str], ask: frozenset[str]) -> float:
+def _overlap(index: Index, wanted: Counter[str], query_idf: dict[str, float],
+             ask: frozenset[str]) -> float:
     """How alike a question and one declared question are: the idf of the terms they
-    share over the idf of the terms either has (a weighted Jaccard), 0 to 1."""
-    if not ask:
+    share over the idf of the terms either has (a weighted Jaccard), 0 to 1. `query_idf`
+    holds the question's terms' idf (the question's, asked of every declared question)."""
+    shared = sum(query_idf[t] for t in ask if t in query_idf)
+    if not shared:
         return 0.0
-    query = set(wanted)
-    shared = sum(index.idf_of(t) for t in query & ask)
-    either = sum(index.idf_of(t) for t in query | ask)
-    return shared / either if either else 0.0
+    either = sum(query_idf.values()) + sum(index.idf_of(t) for t in ask) - shared
+    return shared / either
 
 
 def from_lessons(by_lang: dict[str, Sequence[Lesson]]) -> Index:

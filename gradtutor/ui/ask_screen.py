@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from gradtutor.asking.answer import Answer, Moment
-from gradtutor.bindings import find_key
+from gradtutor.bindings import Kind, find_key
 from gradtutor.env import Environment
 from gradtutor.errors import GradtutorError
 from gradtutor.i18n import Translator, msg
@@ -67,9 +67,16 @@ def moment_of(lesson: Lesson, state: WalkState, workspace: Path,
     return Moment(lesson.id, step.id, step, code, failing(verdict, tr))
 
 
+def answer_kind(found: Answer, lesson: Lesson) -> Kind:
+    """The answer page's keys: 1-3 only when a step it cites is in this lesson."""
+    here = any(cited.doc.lesson == lesson.id for cited in found.steps)
+    return "answer" if here else "answer-only"
+
+
 def answer_screen(found: Answer, below: Screen, lesson: Lesson, asked: int) -> Screen:
     parts = answer_parts(found, below.look, lesson.id, walking=True)
-    return Screen(below.header, parts, "", "answer", True, below.look, "", ("ask", asked))
+    return Screen(below.header, parts, "", answer_kind(found, lesson), True, below.look, "",
+                  ("ask", asked))
 
 
 def ask_on_terminal(io: Io, below: Screen, lesson: Lesson, state: WalkState,
@@ -142,7 +149,7 @@ def _on_answer(io: Io, found: Answer, lesson: Lesson) -> tuple[bool, Event | Non
             continue
         if key == "eof":
             return False, "quit"
-        binding = find_key("answer", key)
+        binding = find_key(answer_kind(found, lesson), key)
         if binding is None:
             continue
         if binding.scroll:

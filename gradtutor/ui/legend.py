@@ -117,6 +117,7 @@ _KIND_TITLES: dict[Kind, str] = {
     "help": "The help",
     "asking": "Typing a question (after `a`; every key types but these)",
     "answer": "The answer to a question",
+    "answer-only": "The answer, when it cites no step of the lesson you are in",
 }
 
 
