@@ -1,8 +1,9 @@
 """Text to search terms, the same for a step and a question: English words lower-cased,
 stemmed (Snowball) and mapped to the course's own word where a beginner says another
 ("reset" for "clear", "derivative" for "gradient"); code names kept whole and in parts
-(`zero_grad`, `zero`, `grad`); Chinese as overlapping character pairs, which need no
-dictionary and match a word however a learner segments it. Pure.
+(`zero_grad`, `zero`, `grad`; an in-place `zero_` also whole); question fillers ("vs",
+"better", "exactly") dropped or mapped; Chinese as overlapping character pairs, which need
+no dictionary and match a word however a learner segments it. Pure.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ through to too under until up very was we were what when where which while who w
 with would you your yours yourself im ive dont doesnt isnt cant wont didnt thing things something
 anyone someone please thanks thank help question pytorch torch use using used way really also
 one like want need know see seems seem still happen happens happening happened
+better best exactly actually basically simply properly ok okay hi hello guys everyone
 """
 STOP = frozenset(_STOP_WORDS.split())
 # Chinese pairs that carry no meaning of their own (particles, "I", "why", "what").
@@ -38,7 +40,7 @@ SAME = {
     "deriv": "gradient", "slope": "gradient", "backprop": "backward",
     "backpropag": "backward", "param": "paramet", "weight": "weight", "optim": "optim",
     "accum": "accumul", "increas": "grow", "bigger": "grow", "larger": "grow",
-    "explod": "explod", "nan": "nan", "inf": "inf",
+    "explod": "explod", "nan": "nan", "inf": "inf", "vs": "differ", "versus": "differ",
 }
 
 
@@ -70,6 +72,8 @@ def terms(text: str) -> list[str]:
         if not word or word in STOP:
             continue
         parts = [p for p in word.split("_") if p]
+        if token.endswith("_") and not token.startswith("_"):
+            out.append(token.lower())  # an in-place method: zero_, requires_grad_
         if len(parts) > 1:
             out.append(word)  # the code name whole: zero_grad, requires_grad
         out += [stem(p) for p in parts if p not in STOP and len(p) > 1 and not p.isdigit()]
