@@ -4,9 +4,10 @@ a dict that classifies each named parameter's gradient as "dead" (None or all ze
 "exploding" (any nan/inf, or a 2-norm above max_norm) or "ok".
 
 Each case is a model after a real backward pass whose gradients were then set to chosen
-kinds: unused layers (None), all zeros, nan or inf entries, norms just above and just below
-max_norm, huge norms, entries that sum to zero without being zero, tiny but nonzero ones:
-one a millionth of max_norm, and one whose norm (1e-12 to 1e-9) does not depend on max_norm,
+kinds: unused layers (None), all zeros, some zeros (not all), nan or inf entries, norms just
+above and just below max_norm, huge norms, entries that sum to zero without being zero, tiny
+but nonzero ones: one a millionth of max_norm, and one whose norm (1e-12 to 1e-9) does not
+depend on max_norm,
 so that no absolute "vanishing" threshold (grad.abs().max() < 1e-6, say) calls it dead by
 luck of the seed. In every seed one case holds a norm just above max_norm beside one just
 below it, so a total norm over all parameters, used for each one, misclassifies one of them.
@@ -25,7 +26,8 @@ from gradtutor.i18n import msg
 CASES = 3
 CLASSES = ("dead", "exploding", "ok")
 # The kinds of gradient a case sets up, and the class each one belongs to.
-KINDS = {"ok": "ok", "below": "ok", "sum-zero": "ok", "tiny": "ok", "vanishing": "ok",
+KINDS = {"ok": "ok", "below": "ok", "sum-zero": "ok", "some-zero": "ok", "tiny": "ok",
+         "vanishing": "ok",
          "above": "exploding",
          "huge": "exploding", "nan": "exploding", "inf": "exploding", "zero": "dead",
          "none": "dead"}
@@ -100,6 +102,10 @@ def _designed(kind: str, shape: Any, max_norm: float, gen: Any) -> Any:
         grad = direction * 10 ** (-12 + 2.9 * fraction)
     elif kind == "zero":
         grad = torch.zeros(shape, dtype=torch.float64)
+    elif kind == "some-zero":  # at least one entry zero, at least one not: alive
+        grad = direction * max_norm * (0.05 + 0.75 * fraction)
+        zeros = 1 + int(fraction * (numel - 2)) if numel > 2 else 1
+        grad.reshape(-1)[torch.randperm(numel, generator=gen)[:min(zeros, numel - 1)]] = 0.0
     elif kind == "sum-zero":
         # +a/-a pairs of quarters scaled by a power of two: the sum is exactly 0 in any order
         half = torch.randint(1, 5, (numel // 2,), generator=gen).to(torch.float64) / 4
@@ -154,9 +160,10 @@ def reference(case: dict[str, Any]) -> dict[str, Any]:
         g = p.grad
         info: dict[str, Any] = {"kind": case["kinds"][name], "class": KINDS[case["kinds"][name]],
                                 "numel": p.numel(), "none": g is None, "nan": 0, "inf": 0,
-                                "norm": None}
+                                "zeros": 0, "norm": None}
         if g is not None:
-            info.update(nan=int(torch.isnan(g).sum()), inf=int(torch.isinf(g).sum()))
+            info.update(nan=int(torch.isnan(g).sum()), inf=int(torch.isinf(g).sum()),
+                        zeros=int((g == 0).sum()))
             if torch.isfinite(g).all():
                 info["norm"] = float(g.double().norm())
         params[name] = info
@@ -212,6 +219,10 @@ def describe(info: dict[str, Any], max_norm: float) -> str:
         return msg("{counts} of {numel} entries", counts=joined(parts), numel=info["numel"])
     if info["norm"] == 0:
         return msg("all zeros")
+    if info.get("zeros"):
+        return msg("{zeros} of {numel} entries zero, norm {norm:.6g} (max_norm {max_norm:g})",
+                   zeros=info["zeros"], numel=info["numel"], norm=info["norm"],
+                   max_norm=max_norm)
     return msg("norm {norm:.6g} (max_norm {max_norm:g})", norm=info["norm"], max_norm=max_norm)
 
 
@@ -244,6 +255,10 @@ def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> tuple[str
                                "they are not all zero: it is ok. Look at how your function "
                                "decides that a gradient is all zeros: a sum of zero is not "
                                "enough.", name=name)
+    if kind == "some-zero" and got == "dead":
+        return "some-zero", msg("Some entries of the gradient of '{name}' are zero, but not all "
+                                "of them: it is ok. Dead means every entry is zero: look at how "
+                                "your function combines the test of each entry.", name=name)
     if kind in ("tiny", "vanishing") and got == "dead":
         return "tiny", msg("'{name}' has a tiny gradient (norm {norm}), but not a zero one: it "
                            "is ok. Dead means every entry is exactly zero.", name=name, norm=norm)
