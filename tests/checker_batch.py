@@ -2,7 +2,8 @@
 
     python tests/checker_batch.py JOBS.json RESULTS.json
 
-Each job is {"checker" (a name, or a declared exercise's spec), "function", "source", "seed"};
+Each job is {"checker" (a name, or a declared exercise's spec), "function", "source", "seed"}
+and, optionally, "timeout" (seconds; past it the job's messages are [{"type": "job-timeout"}]);
 the results file gets, per job, the
 messages `worker.evaluate` sent; `checks_from` turns them into the checks the tutor shows, and
 `untranslated` lists what of those a learner reading Chinese would see in English.
@@ -136,6 +137,31 @@ def restore(saved: list[tuple[Any, dict[str, Any]]]) -> None:
                 setattr(ns, name, value)
 
 
+class JobTimeout(BaseException):
+    """A job ran past its `timeout` (a generated mutant's endless loop, say): a BaseException,
+    so that no `except Exception` of the code under check swallows it."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None) -> Any:
+    """Raise JobTimeout in this (main) thread after `seconds` of wall time, if given."""
+    if not seconds:
+        yield
+        return
+    import signal
+
+    def expire(signum: int, frame: Any) -> None:
+        raise JobTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -172,8 +198,12 @@ def main() -> None:
         messages: list[ResultMessage] = []
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            evaluate(job["checker"], job["function"], job["source"], f"job{number}.py",
-                     job["seed"], messages.append, reference)
+            try:
+                with _time_limit(job.get("timeout")):
+                    evaluate(job["checker"], job["function"], job["source"],
+                             f"job{number}.py", job["seed"], messages.append, reference)
+            except JobTimeout:
+                messages = [{"type": "job-timeout"}]  # type: ignore[list-item]
         restore(saved)
         results.append(messages)
     with open(sys.argv[2], "w", encoding="utf-8") as f:
