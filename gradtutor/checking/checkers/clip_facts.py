@@ -15,6 +15,7 @@ from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.checkers.model_facts import (
     as_number,
     batch,
+    both_losses,
     build_model,
     kind_of,
     loss_of,
@@ -35,8 +36,9 @@ def clip_cases(seed: int) -> list[dict[str, Any]]:
 
     rng = random.Random(seed)
     out = []
-    for low, high in CLIP_FACTORS:
-        spec = model_spec(rng, classes=rng.random() < 0.5)
+    for (low, high), classes in zip(CLIP_FACTORS, both_losses(rng, len(CLIP_FACTORS)),
+                                    strict=True):
+        spec = model_spec(rng, classes=classes)
         spec.update(optimizer=rng.choice(("sgd", "momentum", "adam")),
                     lr=round(rng.uniform(0.01, 0.1), 3),
                     factor=round(rng.uniform(low, high), 3))

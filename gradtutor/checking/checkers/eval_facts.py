@@ -13,6 +13,7 @@ from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.checkers.model_facts import (
     as_number,
     batch,
+    both_losses,
     c_attribute,
     kind_of,
     loss_of,
@@ -29,8 +30,8 @@ def eval_cases(seed: int) -> list[dict[str, Any]]:
 
     rng = random.Random(seed)
     out = []
-    for _ in range(3):
-        spec = model_spec(rng, layers=2, classes=rng.random() < 0.5)
+    for classes in both_losses(rng, 3):
+        spec = model_spec(rng, layers=2, classes=classes)
         spec["batches"] = rng.randint(2, 4)
         out.append(spec)
     return out

@@ -31,6 +31,16 @@ def model_spec(rng: Any, layers: int | None = None, classes: bool = False) -> di
             "loss": "cross-entropy" if classes else "mse"}
 
 
+def both_losses(rng: Any, count: int) -> list[bool]:
+    """Which of `count` cases classify (cross-entropy) rather than regress (MSE): at least one
+    of each, in any order. Cross-entropy is the loss whose arguments cannot be swapped, MSE the
+    one whose targets are floats: a mistake either of them reveals is then caught on every
+    seed, not only on those that happen to draw it."""
+    kinds = [True, False, *(rng.random() < 0.5 for _ in range(count - 2))]
+    rng.shuffle(kinds)
+    return kinds
+
+
 def build_model(spec: dict[str, Any], seed: int | None = None) -> Any:
     """The model a spec describes, its weights drawn from the spec's seed (or `seed`), and a
     generator for the data that follows."""

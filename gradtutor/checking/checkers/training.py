@@ -28,9 +28,10 @@ ORDINALS = (msg("first"), msg("second"), msg("third"), msg("fourth"), msg("fifth
             msg("sixth"))
 
 
-def model_case(rng: random.Random, groups: int | None = None) -> dict[str, Any]:
-    """A plain description of a model, its loss and its optimizer."""
-    loss = rng.choice(LOSSES)
+def model_case(rng: random.Random, groups: int | None = None,
+               loss: str | None = None) -> dict[str, Any]:
+    """A plain description of a model, its loss (`loss`, else drawn) and its optimizer."""
+    loss = loss if loss is not None else rng.choice(LOSSES)
     return {
         "seed": rng.randrange(2**31),
         "arch": rng.choice(("linear", "mlp")),
@@ -209,14 +210,19 @@ def usable(observed: list[dict[str, Any]]) -> list[int]:
 
 def loop_cases(seed: int, count_key: str, how_many: int = 3) -> list[dict[str, Any]]:
     """Cases for the training-loop checkers: 2-5 (micro-)batches under `count_key`, one case
-    without leftover gradients and one with two param groups."""
+    without leftover gradients, one with two param groups, and one whose loss is
+    cross-entropy, the loss whose two arguments cannot be swapped (the others are symmetric:
+    `loss_fn(y, pred)` for `loss_fn(pred, y)` must fail on every seed, not only on those
+    that happen to draw it)."""
     import random  # here: the tutor, which never draws cases, need not import it
 
     rng = random.Random(seed)
     fresh, grouped = rng.sample(range(how_many), 2)
+    classed = rng.randrange(how_many)
     out = []
     for i in range(how_many):
-        case = model_case(rng, groups=2 if i == grouped else None)
+        case = model_case(rng, groups=2 if i == grouped else None,
+                          loss="cross-entropy" if i == classed else None)
         case.update({count_key: rng.randint(2, 5), "rows": rng.randint(1, 4),
                      "leftovers": i != fresh})
         out.append(case)
