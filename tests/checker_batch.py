@@ -203,7 +203,7 @@ def main() -> None:
                     evaluate(job["checker"], job["function"], job["source"],
                              f"job{number}.py", job["seed"], messages.append, reference)
             except JobTimeout:
-                messages = [{"type": "job-timeout"}]  # type: ignore[list-item]
+                messages = [{"type": "job-timeout"}]  # type: ignore[typeddict-item]
         restore(saved)
         results.append(messages)
     with open(sys.argv[2], "w", encoding="utf-8") as f:

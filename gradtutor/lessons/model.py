@@ -136,6 +136,15 @@ class Mutant:
     fails: str = field(metadata=ID)
 
 @record
+class Equivalent:
+    """A generated mutant of the solution (gradtutor/checking/mutation.py, named by its id)
+    that does what the solution does, so that no check can or should catch it; `why` says so
+    in one line, for the reviewer (benchmarks/mutants.py lists the candidates)."""
+
+    mutant: str = field(metadata=TEXT | AS_WRITTEN)
+    why: str = field(metadata=TEXT | AS_WRITTEN)
+
+@record
 class Rule:
     """What to say about the first case where a declared check does not hold: `say` (a
     message whose `{fields}` name facts of that case) or `explain` (a shared explainer of the
@@ -197,6 +206,7 @@ class Exercise:
     hints: tuple[str, ...] = field(metadata=_items(3, None, nonempty=True) | BY_NUMBER)
     mutants: tuple[Mutant, ...] = field(metadata=_items(4) | BY_ID)
     why: str = field(metadata=TEXT | TRANSLATED)
+    equivalent: tuple[Equivalent, ...] = field(default=(), metadata=AS_WRITTEN)
     checker: str | None = field(default=None, metadata=ID)
     inputs: str | None = field(default=None, metadata=ID)
     catches: tuple[str, ...] = field(default=(), metadata=ID)

@@ -5,7 +5,8 @@ a dict that classifies each named parameter's gradient as "dead" (None or all ze
 
 Each case is a model after a real backward pass whose gradients were then set to chosen
 kinds: unused layers (None), all zeros, some zeros (not all), nan or inf entries, norms just
-above and just below max_norm, huge norms, entries that sum to zero without being zero, tiny
+above and just below max_norm and one exactly equal to it (max_norm is a multiple of 1/64,
+exact in float32), huge norms, entries that sum to zero without being zero, tiny
 but nonzero ones: one a millionth of max_norm, and one whose norm (1e-12 to 1e-9) does not
 depend on max_norm,
 so that no absolute "vanishing" threshold (grad.abs().max() < 1e-6, say) calls it dead by
@@ -26,8 +27,8 @@ from gradtutor.i18n import msg
 CASES = 3
 CLASSES = ("dead", "exploding", "ok")
 # The kinds of gradient a case sets up, and the class each one belongs to.
-KINDS = {"ok": "ok", "below": "ok", "sum-zero": "ok", "some-zero": "ok", "tiny": "ok",
-         "vanishing": "ok",
+KINDS = {"ok": "ok", "below": "ok", "at-max": "ok", "sum-zero": "ok", "some-zero": "ok",
+         "tiny": "ok", "vanishing": "ok",
          "above": "exploding",
          "huge": "exploding", "nan": "exploding", "inf": "exploding", "zero": "dead",
          "none": "dead"}
@@ -54,7 +55,8 @@ def cases(seed: int) -> list[dict[str, Any]]:
         if i in with_unused:
             rng.choice(layers)["used"] = False
         out.append({"seed": rng.randrange(2**31), "dim": rng.randint(2, 4),
-                    "max_norm": round(rng.uniform(0.5, 20.0), 3), "layers": layers,
+                    # a multiple of 1/64: exact in float32, so a norm can equal it exactly
+                    "max_norm": round(rng.uniform(0.5, 20.0) * 64) / 64, "layers": layers,
                     "kinds": {name: "none" for layer in layers if not layer["used"]
                               for name in param_names(layer)}})
     # Every kind appears for every seed, at random places; the other parameters get any kind.
@@ -102,6 +104,9 @@ def _designed(kind: str, shape: Any, max_norm: float, gen: Any) -> Any:
         grad = direction * 10 ** (-12 + 2.9 * fraction)
     elif kind == "zero":
         grad = torch.zeros(shape, dtype=torch.float64)
+    elif kind == "at-max":  # one entry of exactly max_norm: a norm equal to it, not above
+        grad = torch.zeros(shape, dtype=torch.float64)
+        grad.reshape(-1)[int(fraction * numel) % numel] = max_norm
     elif kind == "some-zero":  # at least one entry zero, at least one not: alive
         grad = direction * max_norm * (0.05 + 0.75 * fraction)
         zeros = 1 + int(fraction * (numel - 2)) if numel > 2 else 1
@@ -117,7 +122,10 @@ def _designed(kind: str, shape: Any, max_norm: float, gen: Any) -> Any:
         grad = direction * max_norm * (0.05 + 0.75 * fraction)
         if kind in ("nan", "inf"):
             flat = grad.reshape(-1)
-            picks = torch.randperm(numel, generator=gen)[:min(numel, 1 + int(fraction * 2))]
+            # 1-2 entries, never all: a test that calls only an all-nan gradient exploding
+            # must fail on every seed (every layer has 2+ entries)
+            count = max(1, min(numel - 1, 1 + int(fraction * 2)))
+            picks = torch.randperm(numel, generator=gen)[:count]
             for j, index in enumerate(picks.tolist()):
                 flat[index] = math.nan if kind == "nan" else (-math.inf if j % 2 else math.inf)
     return grad.to(torch.float32)
@@ -255,6 +263,10 @@ def why(name: str, info: dict[str, Any], got: str, max_norm: float) -> tuple[str
                                "they are not all zero: it is ok. Look at how your function "
                                "decides that a gradient is all zeros: a sum of zero is not "
                                "enough.", name=name)
+    if kind == "at-max" and got == "exploding":
+        return "at-max", msg("'{name}' has a gradient norm of exactly max_norm, {norm}: not "
+                             "above it, so it is ok. Look at how your function compares the "
+                             "norm with max_norm.", name=name, norm=norm)
     if kind == "some-zero" and got == "dead":
         return "some-zero", msg("Some entries of the gradient of '{name}' are zero, but not all "
                                 "of them: it is ok. Dead means every entry is zero: look at how "
