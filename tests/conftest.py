@@ -32,6 +32,7 @@ WHOLE_MODULES = frozenset(f"tests/{name}.py" for name in (
     "test_warm", "test_snippets",  # warm: a fork server
     "test_grade",  # graded: a class graded once
     "test_doctor_corpus",  # judged: every corpus script run under the probe once
+    "test_mutant_seeds",  # default, swept: every mutant of every exercise on 50 seeds
 ))
 
 
