@@ -1,13 +1,13 @@
 """Does any exercise's verdict depend on the seed? Every first-order mutant of every reference
 solution (`gradtutor.checking.mutation`) and every declared mutant, checked on many seeds.
 
-    python benchmarks/mutants.py [--seeds 8] [--exercise ID ...] [--processes 2] [--list]
+    python benchmarks/mutants.py [--seeds 8] [--exercise ID ...] [--lessons DIR] [--list]
 
 A mutant is the solution with one small change, as a learner makes it (`<` for `<=`, `any`
 for `all`, a statement dropped, two swapped...). Over the seeds its verdict must be one:
 failed on every seed (a mistake caught) or passed on every seed (the change does not change
 what the function does: an equivalent mutant). A verdict that differs between two seeds is a
-mistake that a learner's luck decides: the goal is none. Prints, per exercise: mutants
+mistake that a learner's luck decides: the goal is none (tests/test_mutant_seeds.py holds the course to it). Prints, per exercise: mutants
 generated, caught on every seed, passed on every seed, seed-dependent (with two seeds that
 disagree), and the time. `--list` names every mutant that passed or depends on the seed.
 
@@ -54,9 +54,10 @@ def main() -> int:
     parser.add_argument("--exercise", action="append", dest="exercises")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--lessons", type=Path, default=None, help="a course folder of yours")
     parser.add_argument("--tmp", type=Path, default=Path("/tmp/gradtutor-mutants"))
     args = parser.parse_args()
-    course = load_course(None, rules=EXERCISE_RULES)
+    course = load_course(args.lessons, rules=EXERCISE_RULES)
     exercises = course.exercises()
     chosen = [exercises[e] for e in args.exercises] if args.exercises else list(
         exercises.values())

@@ -40,3 +40,30 @@ def test_a_family_module_registers_one_family_and_others_none() -> None:
     for module, found in checker_modules().items():
         families = [name for name, value in vars(found).items() if isinstance(value, Family)]
         assert families in ([], ["FAMILY"]), (module, families)
+
+
+def test_the_cases_a_family_holds_in_every_seed_are_there_in_every_seed() -> None:
+    """`Family.fixed`: what a declared check may name in `needs`, held to 500 seeds."""
+    held = {name: family for name, family in FAMILIES.items() if family.fixed}
+    assert {"gradient-kinds", "clip-step", "evaluation"} <= set(held)
+    for name, family in held.items():
+        for seed in range(500):
+            drawn = family.cases(seed)
+            missing = [case for case, holds in family.fixed.items() if not holds(drawn)]
+            assert not missing, f"{name}, seed {seed}: no {missing} case"
+
+
+def test_a_check_that_needs_a_case_its_family_does_not_hold_is_refused() -> None:
+    import dataclasses
+
+    from gradtutor.checking.checkers.declared import exercise_problems
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
+    from gradtutor.lessons.course import load_course
+
+    health = load_course(None, rules=EXERCISE_RULES).exercises()["grad-health"]
+    assert exercise_problems(health) == []
+    check = dataclasses.replace(health.checks[-1], needs=("some-zero", "half-zero"))
+    broken = dataclasses.replace(health, checks=(*health.checks[:-1], check))
+    problems = exercise_problems(broken)
+    assert len(problems) == 1 and "'half-zero' is not a case" in problems[0][0]
+    assert problems[0][1] == ("checks", len(health.checks) - 1, "needs", 1)

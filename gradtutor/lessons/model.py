@@ -174,7 +174,8 @@ class DeclaredCheck:
     row of `evidence` columns, or a `table` of the input family's). Its
     failure is not judged (it is skipped, with a reason) while a check in `after` fails, one
     mistake at a time, nor when a `skip` rule applies to its first failing case; `unjudged`
-    says why when no case gives the facts it names (the function never returned, say)."""
+    says why when no case gives the facts it names (the function never returned, say).
+    `needs` names the cases of the input family it needs in every seed (`Family.fixed`)."""
 
     id: str = field(metadata=ID)
     expect: tuple[str, ...] = field(metadata=_items(1, None, nonempty=True) | AS_WRITTEN)
@@ -187,6 +188,7 @@ class DeclaredCheck:
     after: tuple[str, ...] = field(default=(), metadata=ID)
     unjudged: str | None = field(default=None, metadata=TEXT | TRANSLATED)
     skip: tuple[Rule, ...] = field(default=(), metadata=BY_NUMBER)
+    needs: tuple[str, ...] = field(default=(), metadata=ID)
 
 @record
 class Exercise:

@@ -13,6 +13,7 @@ from typing import Any
 from gradtutor.checking.checkers.common import close, flat
 from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.checkers.model_facts import (
+    BOTH_LOSSES,
     as_number,
     batch,
     both_losses,
@@ -199,4 +200,7 @@ def norms_table(case: dict[str, Any], reference: dict[str, Any],
 
 FAMILY = Family(arity=6, names=lambda parts: CLIP_NAMES, cases=clip_cases,
                 reference=clip_reference, observe=observe_clip, facts=clip_facts,
-                columns=clip_columns, tables={"norms": norms_table})
+                columns=clip_columns, tables={"norms": norms_table},
+                fixed={**BOTH_LOSSES,
+                       "clips": lambda drawn: any(case["factor"] < 1 for case in drawn),
+                       "does-not-clip": lambda drawn: any(case["factor"] > 1 for case in drawn)})

@@ -378,6 +378,9 @@ def exercise_problems(exercise: Exercise) -> list[tuple[str, tuple[str | int, ..
             problems.append(("the last 'fail' rule has a 'when': give a last rule without "
                              "one, for a failing case that no other rule words",
                              at + ("fail", len(check.fail) - 1)))
+        problems += [(f"'{name}' is not a case that '{exercise.inputs}' holds in every seed; "
+                      f"it holds: {', '.join(family.fixed) or 'none'}", at + ("needs", i))
+                     for i, name in enumerate(check.needs) if name not in family.fixed]
         if check.table is not None and check.table not in family.tables:
             problems.append((f"unknown table '{check.table}'; tables: "
                              f"{', '.join(family.tables) or 'none'}", at + ("table",)))

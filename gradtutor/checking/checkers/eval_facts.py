@@ -11,6 +11,7 @@ from typing import Any
 
 from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.checkers.model_facts import (
+    BOTH_LOSSES,
     as_number,
     batch,
     both_losses,
@@ -137,4 +138,4 @@ def eval_columns(case: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]
 
 FAMILY = Family(arity=3, names=lambda parts: EVAL_NAMES, cases=eval_cases,
                 reference=eval_reference, observe=observe_eval, facts=eval_facts,
-                columns=eval_columns)
+                columns=eval_columns, fixed=BOTH_LOSSES)

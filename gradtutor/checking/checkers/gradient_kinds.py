@@ -431,4 +431,6 @@ def classification_table(case: dict[str, Any], reference: dict[str, Any],
 FAMILY = Family(
     arity=2, names=lambda parts: NAMES, cases=cases, reference=reference, observe=observe,
     facts=facts, tables={"classification": classification_table}, order=order,
-    explainers={"misclassified": lambda facts, data, value, subject: misclassified(*data)})
+    explainers={"misclassified": lambda facts, data, value, subject: misclassified(*data)},
+    fixed={kind: lambda drawn, kind=kind: any(kind in case["kinds"].values() for case in drawn)
+           for kind in KINDS})

@@ -41,6 +41,13 @@ def both_losses(rng: Any, count: int) -> list[bool]:
     return kinds
 
 
+# The cases `both_losses` makes every seed hold (`Family.fixed`).
+BOTH_LOSSES = {
+    "classifier": lambda drawn: any(case["loss"] == "cross-entropy" for case in drawn),
+    "regressor": lambda drawn: any(case["loss"] == "mse" for case in drawn),
+}
+
+
 def build_model(spec: dict[str, Any], seed: int | None = None) -> Any:
     """The model a spec describes, its weights drawn from the spec's seed (or `seed`), and a
     generator for the data that follows."""
