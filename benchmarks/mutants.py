@@ -7,9 +7,10 @@ A mutant is the solution with one small change, as a learner makes it (`<` for `
 for `all`, a statement dropped, two swapped...). Over the seeds its verdict must be one:
 failed on every seed (a mistake caught) or passed on every seed (the change does not change
 what the function does: an equivalent mutant). A verdict that differs between two seeds is a
-mistake that a learner's luck decides: the goal is none (tests/test_mutant_seeds.py holds the course to it). Prints, per exercise: mutants
-generated, caught on every seed, passed on every seed, seed-dependent (with two seeds that
-disagree), and the time. `--list` names every mutant that passed or depends on the seed.
+mistake that a learner's luck decides: the goal is none (tests/test_mutant_seeds.py holds the
+course to it). Prints, per exercise: mutants generated, caught on every seed, passed on every
+seed, seed-dependent (with two seeds that disagree), and the time. `--list` names every
+mutant that passed or depends on the seed.
 
 The checks run as the checker tests run them (tests/checker_batch.py: many checks in one
 process, under a learner's limits), `--processes` batch workers side by side.

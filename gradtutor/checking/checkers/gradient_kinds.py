@@ -16,6 +16,7 @@ below it, so a total norm over all parameters, used for each one, misclassifies 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -428,9 +429,13 @@ def classification_table(case: dict[str, Any], reference: dict[str, Any],
                        for name, info, got in wrong), frozenset(range(len(wrong))))
 
 
+def _holds(kind: str, drawn: list[dict[str, Any]]) -> bool:
+    """Whether one seed's cases hold a gradient of `kind`."""
+    return any(kind in case["kinds"].values() for case in drawn)
+
+
 FAMILY = Family(
     arity=2, names=lambda parts: NAMES, cases=cases, reference=reference, observe=observe,
     facts=facts, tables={"classification": classification_table}, order=order,
     explainers={"misclassified": lambda facts, data, value, subject: misclassified(*data)},
-    fixed={kind: lambda drawn, kind=kind: any(kind in case["kinds"].values() for case in drawn)
-           for kind in KINDS})
+    fixed={kind: functools.partial(_holds, kind) for kind in KINDS})
