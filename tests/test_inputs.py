@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any
 import pytest
 from waits import PATIENCE_S
 
+from gradtutor.checking.lesson_proofs import SEEDS
 from gradtutor.cli import run
 from gradtutor.env import Environment
 from gradtutor.runtime.sandbox import WRITABLE_ENV
@@ -363,12 +364,16 @@ def test_validate_names_the_proof_that_runs_past_its_limit(tmp_path: Path, tty: 
     row = text.splitlines().index("    starter: |") + 1  # the starter's block, at its '|'
     assert located == [f"{lesson}:{row}:14: the starter of exercise 'square-grad' (seed 0) did not "
                        "finish within 3 s (3 times its time limit); does it loop forever?"]
+    # on each seed the starter, the solution and 4 mutants; then the predict and the demo
+    total = 6 * len(SEEDS) + 2
     if tty:
-        assert "\r\x1b[Kproof 1 of 20: " in err
-        assert f"proof 20 of 20: {lesson}: square-grad" not in err  # the starter's seeds: skipped
-        assert "\r\x1b[K" + f"proof 2 of 20: {lesson}: square-grad: the solution (seed 0)" in err
+        assert f"\r\x1b[Kproof 1 of {total}: " in err
+        # the starter's other seeds: skipped once it hung
+        assert f"proof {total} of {total}: {lesson}: square-grad" not in err
+        assert (f"\r\x1b[Kproof 2 of {total}: {lesson}: square-grad: the solution (seed 0)"
+                in err)
     else:
-        assert f"proving {lesson} (20 proofs) ...\n" in err
+        assert f"proving {lesson} ({total} proofs) ...\n" in err
 
 
 @pytest.mark.slow
