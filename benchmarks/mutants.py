@@ -1,7 +1,8 @@
 """Does any exercise's verdict depend on the seed? Every first-order mutant of every reference
 solution (`gradtutor.checking.mutation`) and every declared mutant, checked on many seeds.
 
-    python benchmarks/mutants.py [--seeds 8] [--exercise ID ...] [--lessons DIR] [--list]
+    python benchmarks/mutants.py [--seeds 8] [--exercise ID ...] [--lessons DIR] [--pairs N]
+                                 [--list]
 
 A mutant is the solution with one small change, as a learner makes it (`<` for `<=`, `any`
 for `all`, a statement dropped, two swapped...). Over the seeds its verdict must be one:
@@ -39,9 +40,22 @@ from gradtutor.lessons.course import load_course  # noqa: E402
 from gradtutor.lessons.model import Exercise  # noqa: E402
 
 
-def runs_of(exercise: Exercise, seeds: list[int]) -> list[dict[str, Any]]:
-    """Every mutant of `exercise` (generated, then declared) on every seed."""
-    found = [(f"generated {m.id}", m.description, m.source) for m in mutants(exercise.solution)]
+def runs_of(exercise: Exercise, seeds: list[int], pairs: int = 0) -> list[dict[str, Any]]:
+    """Every mutant of `exercise` (generated, then declared) on every seed; with `pairs`,
+    also that many second-order mutants (two changes), drawn at random but the same each run:
+    a wrong file is seldom one change away from the solution."""
+    import random
+
+    first = mutants(exercise.solution)
+    found = [(f"generated {m.id}", m.description, m.source) for m in first]
+    rng = random.Random(exercise.id)
+    for _ in range(pairs if first else 0):
+        one = rng.choice(first)
+        further = [m for m in mutants(one.source) if m.line != one.line]
+        if further:
+            two = rng.choice(further)
+            found.append((f"pair {one.id}+{two.id}", f"{one.description}; {two.description}",
+                          two.source))
     found += [(f"declared {mutant.id}", mutant.mistake, mutant_source(exercise, i))
               for i, mutant in enumerate(exercise.mutants)]
     return [{"exercise": exercise.id, "mutant": name, "description": description,
@@ -55,6 +69,8 @@ def main() -> int:
     parser.add_argument("--exercise", action="append", dest="exercises")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--pairs", type=int, default=0,
+                        help="second-order mutants to add per exercise")
     parser.add_argument("--lessons", type=Path, default=None, help="a course folder of yours")
     parser.add_argument("--tmp", type=Path, default=Path("/tmp/gradtutor-mutants"))
     args = parser.parse_args()
@@ -64,7 +80,7 @@ def main() -> int:
         exercises.values())
     seeds = list(range(args.seeds))
     began = time.perf_counter()
-    runs = [run for exercise in chosen for run in runs_of(exercise, seeds)]
+    runs = [run for exercise in chosen for run in runs_of(exercise, seeds, args.pairs)]
 
     def job(run: dict[str, Any]) -> dict[str, Any]:
         exercise = exercises[run["exercise"]]
