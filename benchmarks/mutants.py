@@ -44,14 +44,17 @@ def runs_of(exercise: Exercise, seeds: list[int], pairs: int = 0) -> list[dict[s
     """Every mutant of `exercise` (generated, then declared) on every seed; with `pairs`,
     also that many second-order mutants (two changes), drawn at random but the same each run:
     a wrong file is seldom one change away from the solution."""
+    import ast
     import random
 
     first = mutants(exercise.solution)
     found = [(f"generated {m.id}", m.description, m.source) for m in first]
     rng = random.Random(exercise.id)
+    original = ast.dump(ast.parse(exercise.solution))
     for _ in range(pairs if first else 0):
         one = rng.choice(first)
-        further = [m for m in mutants(one.source) if m.line != one.line]
+        # not the change that undoes the first: that is the solution again
+        further = [m for m in mutants(one.source) if ast.dump(ast.parse(m.source)) != original]
         if further:
             two = rng.choice(further)
             found.append((f"pair {one.id}+{two.id}", f"{one.description}; {two.description}",
