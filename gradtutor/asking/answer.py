@@ -108,10 +108,12 @@ def _query(question: str, moment: Moment) -> list[str]:
     return query
 
 
-def find_steps(index: Index, question: str, moment: Moment = NOWHERE) -> list[Ranked]:
+def find_steps(index: Index, question: str, moment: Moment = NOWHERE,
+               query: list[str] | None = None) -> list[Ranked]:
     """The steps that answer, best first: a pasted message's own step first, then the
-    ranking by words (the failing check's own words added, when the question is about it)."""
-    ranked = rank(index, _query(question, moment))
+    ranking by words (the failing check's own words added, when the question is about it;
+    `query`, those terms, when the caller has them already)."""
+    ranked = rank(index, _query(question, moment) if query is None else query)
     found = pasted.find(question, declared_errors(index))
     if not found:
         return ranked
@@ -124,7 +126,8 @@ def answer(index: Index, question: str, moment: Moment = NOWHERE,
     """The course's answer to `question`, in `lang`, at `moment`. `exercises` are the
     course's, none of whose solution an answer may show."""
     question = question.strip()
-    ranked = find_steps(index, question, moment)
+    query = _query(question, moment)
+    ranked = find_steps(index, question, moment, query)
     failing = about_failure(question, moment)
     topic = topic_of(question)
     best = ranked[0] if ranked else None
@@ -141,7 +144,6 @@ def answer(index: Index, question: str, moment: Moment = NOWHERE,
         return Answer(question, False, refusal, "", (), topic, lang)
     chosen = [r for r in ranked[:MAX_STEPS]
               if r is best or r.score >= ALSO * best.score]
-    query = _query(question, moment)
     cited = tuple(_cite(index.docs[r.doc], query, lang, moment, tuple(exercises))
                   for r in chosen)
     sentences = _sentences(cited[0].doc, query, lang, moment)

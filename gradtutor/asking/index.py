@@ -8,6 +8,7 @@ exercise's solution, hints and "why it works", a quiz's or prediction's answers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -47,6 +48,7 @@ class Index:
     lengths: tuple[float, ...]
     idf: dict[str, float]
     asks: tuple[tuple[frozenset[str], ...], ...]  # each doc's declared questions, as terms
+    ask_idf: tuple[tuple[float, ...], ...]  # the idf of each declared question's terms, summed
     errors: tuple[tuple[str, ...], ...]  # each doc's declared messages
 
     def idf_of(self, term: str) -> float:
@@ -120,7 +122,11 @@ def build(courses: Sequence[dict[str, Lesson]]) -> Index:
     df: Counter[str] = Counter(term for counted in weights for term in counted)
     n = len(docs)
     idf = {term: math.log(1 + (n - count + 0.5) / (count + 0.5)) for term, count in df.items()}
-    return Index(tuple(docs), tuple(weights), tuple(lengths), idf, tuple(asks), tuple(errors))
+    index = Index(tuple(docs), tuple(weights), tuple(lengths), idf, tuple(asks), (),
+                  tuple(errors))
+    ask_idf = tuple(tuple(sum(index.idf_of(t) for t in ask) for ask in doc_asks)
+                    for doc_asks in asks)
+    return dataclasses.replace(index, ask_idf=ask_idf)
 
 
 @record
@@ -146,8 +152,9 @@ def rank(index: Index, query: Iterable[str]) -> list[Ranked]:
         norm = K1 * (1 - B + B * index.lengths[doc] / average)
         score = sum(index.idf_of(t) * counted[t] * (K1 + 1) / (counted[t] + norm)
                     for t in wanted if t in counted)
-        best_ask = max((_overlap(index, wanted, query_idf, ask) for ask in index.asks[doc]),
-                       default=0.0)
+        best_ask = max((_overlap(query_idf, total, ask, ask_total)
+                        for ask, ask_total in zip(index.asks[doc], index.ask_idf[doc],
+                                                  strict=True)), default=0.0)
         score += ASK_BONUS * best_ask
         if score > 0:
             found = sum(index.idf_of(t) for t in wanted if t in counted)
@@ -155,16 +162,15 @@ def rank(index: Index, query: Iterable[str]) -> list[Ranked]:
     return sorted(out, key=lambda r: (-r.score, r.doc))
 
 
-def _overlap(index: Index, wanted: Counter[str], query_idf: dict[str, float],
-             ask: frozenset[str]) -> float:
+def _overlap(query_idf: dict[str, float], query_total: float, ask: frozenset[str],
+             ask_total: float) -> float:
     """How alike a question and one declared question are: the idf of the terms they
     share over the idf of the terms either has (a weighted Jaccard), 0 to 1. `query_idf`
-    holds the question's terms' idf (the question's, asked of every declared question)."""
+    holds the question's terms' idf, the totals each side's idf summed."""
     shared = sum(query_idf[t] for t in ask if t in query_idf)
     if not shared:
         return 0.0
-    either = sum(query_idf.values()) + sum(index.idf_of(t) for t in ask) - shared
-    return shared / either
+    return shared / (query_total + ask_total - shared)
 
 
 def from_lessons(by_lang: dict[str, Sequence[Lesson]]) -> Index:
