@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from textwrap import dedent
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -33,6 +33,9 @@ SWEEP_SEEDS = range(10, 50)
 # the sweep behind the `sweep` marker.
 SEED_SETS = [pytest.param("results", id="default"),
              pytest.param("swept", id="sweep", marks=pytest.mark.sweep)]
+
+
+R = TypeVar("R")  # a run of a batch, as its caller describes it
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ def worker_env() -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
 
 
-def run_batches(runs: list[Run], job: Callable[[Run], dict[str, Any]], tmp: Path,
+def run_batches(runs: list[R], job: Callable[[R], dict[str, Any]], tmp: Path,
                 processes: int = 2) -> list[list[dict[str, Any]]]:
     """Every run's worker messages, in the order of `runs`, from `processes` batch workers
     running side by side; `job` gives a run's job for tests/checker_batch.py."""
@@ -140,3 +143,52 @@ def assert_fail_on_every_seed(runs: list[list[Check]], seeds: Iterable[int], che
 def seeds_of(fixture: str) -> range:
     """The seeds of a SEED_SETS fixture's runs."""
     return DEFAULT_SEEDS if fixture == "results" else SWEEP_SEEDS
+
+
+# ---- every small change of a solution (tests/test_mutant_seeds.py, benchmarks/mutants.py) --
+
+TIMED_OUT = [{"type": "job-timeout"}]  # tests/checker_batch.py's word for a job past its limit
+
+
+@dataclass(frozen=True)
+class MutantRun:
+    exercise: Exercise
+    mutant: str  # the generated mutant's id, "declared:ID", or "pair A+B"
+    change: str  # what it changes, for a person
+    source: str
+    seed: int
+
+
+def exercise_mutants(exercise: Exercise) -> list[tuple[str, str, str]]:
+    """(id, what it changes, source) of every first-order mutant of the exercise's solution
+    (gradtutor/checking/mutation.py), then of every mutant its lesson declares."""
+    from gradtutor.checking.mutation import mutants
+
+    found = [(m.id, m.description, m.source) for m in mutants(exercise.solution)]
+    return found + [(f"declared:{mutant.id}", mutant.mistake, mutant_source(exercise, i))
+                    for i, mutant in enumerate(exercise.mutants)]
+
+
+MutantVerdicts = dict[tuple[str, str], dict[int, tuple[bool, str]]]
+
+
+def mutant_verdicts(runs: list[MutantRun], tmp: Path, processes: int = 2) -> MutantVerdicts:
+    """(exercise id, mutant) -> seed -> (passed, the checks in a line): each run checked as
+    the tutor checks a learner's file, a run past 3 times its exercise's time limit failed."""
+    from gradtutor.checking.checkers import judge_of, request_checker
+
+    def job(run: MutantRun) -> dict[str, Any]:
+        return {"checker": request_checker(run.exercise), "function": run.exercise.function,
+                "source": run.source, "seed": run.seed, "timeout": 3 * run.exercise.timeout}
+
+    from checker_batch import checks_from
+
+    out: MutantVerdicts = {}
+    for run, sent in zip(runs, run_batches(runs, job, tmp, processes), strict=True):
+        if sent == TIMED_OUT:
+            verdict = (False, "timed out")
+        else:
+            checks = checks_from(judge_of(run.exercise), run.exercise.function, sent)
+            verdict = (passed(checks), describe(checks)[:300])
+        out.setdefault((run.exercise.id, run.mutant), {})[run.seed] = verdict
+    return out

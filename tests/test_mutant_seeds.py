@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
 import pytest
-from checker_batch import checks_from
-from checker_suite import DEFAULT_SEEDS, SWEEP_SEEDS, describe, passed, run_batches
+from checker_suite import (
+    DEFAULT_SEEDS,
+    SWEEP_SEEDS,
+    MutantRun,
+    MutantVerdicts,
+    exercise_mutants,
+    mutant_verdicts,
+)
 
-from gradtutor.checking.checkers import judge_of, request_checker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
-from gradtutor.checking.mistakes import mutant_source
-from gradtutor.checking.mutation import mutants
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise
 
 pytestmark = pytest.mark.slow
-TIMED_OUT = [{"type": "job-timeout"}]
 
 
 @functools.cache
@@ -33,53 +34,29 @@ def exercises() -> dict[str, Exercise]:
     return dict(load_course(None, rules=EXERCISE_RULES).exercises())
 
 
-def all_mutants(exercise: Exercise) -> list[tuple[str, str, str]]:
-    """(id, what it changes, its source): the generated ones, then the declared ones."""
-    found = [(m.id, m.description, m.source) for m in mutants(exercise.solution)]
-    return found + [(f"declared:{mutant.id}", mutant.mistake, mutant_source(exercise, i))
-                    for i, mutant in enumerate(exercise.mutants)]
-
-
-Verdicts = dict[tuple[str, str], dict[int, tuple[bool, str]]]
-
-
-def verdicts(seeds: range, tmp: Path) -> Verdicts:
+def verdicts(seeds: range, tmp: Path) -> MutantVerdicts:
     """(exercise, mutant) -> seed -> (passed, the checks in a line)."""
-    runs = [(exercise, mutant, source, seed) for exercise in exercises().values()
-            for mutant, _, source in all_mutants(exercise) for seed in seeds]
-
-    def job(run: tuple[Exercise, str, str, int]) -> dict[str, Any]:
-        exercise, _, source, seed = run
-        return {"checker": request_checker(exercise), "function": exercise.function,
-                "source": source, "seed": seed, "timeout": 3 * exercise.timeout}
-
-    out: Verdicts = {}
-    for (exercise, mutant, _, seed), sent in zip(runs, run_batches(runs, job, tmp),  # type: ignore[arg-type]
-                                                   strict=True):
-        if sent == TIMED_OUT:  # past its time limit: a learner's check fails
-            verdict = (False, "timed out")
-        else:
-            checks = checks_from(judge_of(exercise), exercise.function, sent)
-            verdict = (passed(checks), describe(checks)[:300])
-        out.setdefault((exercise.id, mutant), {})[seed] = verdict
-    return out
+    return mutant_verdicts([MutantRun(exercise, mutant, change, source, seed)
+                            for exercise in exercises().values()
+                            for mutant, change, source in exercise_mutants(exercise)
+                            for seed in seeds], tmp)
 
 
 @pytest.fixture(scope="module")
-def default(tmp_path_factory: pytest.TempPathFactory) -> Verdicts:
+def default(tmp_path_factory: pytest.TempPathFactory) -> MutantVerdicts:
     return verdicts(DEFAULT_SEEDS, tmp_path_factory.mktemp("mutants"))
 
 
 @pytest.fixture(scope="module")
-def swept(default: Verdicts, tmp_path_factory: pytest.TempPathFactory) -> Verdicts:
+def swept(default: MutantVerdicts, tmp_path_factory: pytest.TempPathFactory) -> MutantVerdicts:
     """All 50 seeds: the default ones and the sweep's."""
     rest = verdicts(SWEEP_SEEDS, tmp_path_factory.mktemp("mutants-sweep"))
     return {key: {**default[key], **rest[key]} for key in default}
 
 
-def one_verdict(found: Verdicts, exercise_id: str) -> None:
+def one_verdict(found: MutantVerdicts, exercise_id: str) -> None:
     exercise = exercises()[exercise_id]
-    described = {m: d for m, d, _ in all_mutants(exercise)}
+    described = {m: d for m, d, _ in exercise_mutants(exercise)}
     mixed = []
     for (owner, mutant), by_seed in found.items():
         if owner != exercise_id or len({ok for ok, _ in by_seed.values()}) == 1:
@@ -92,19 +69,19 @@ def one_verdict(found: Verdicts, exercise_id: str) -> None:
 
 
 @pytest.mark.parametrize("exercise_id", sorted(exercises()))
-def test_no_mutant_s_verdict_depends_on_the_seed(default: Verdicts, exercise_id: str) -> None:
+def test_no_mutant_s_verdict_depends_on_the_seed(default: MutantVerdicts, exercise_id: str) -> None:
     one_verdict(default, exercise_id)
 
 
 @pytest.mark.sweep
 @pytest.mark.parametrize("exercise_id", sorted(exercises()))
-def test_no_mutant_s_verdict_depends_on_the_seed_over_50_seeds(swept: Verdicts,
+def test_no_mutant_s_verdict_depends_on_the_seed_over_50_seeds(swept: MutantVerdicts,
                                                                exercise_id: str) -> None:
     one_verdict(swept, exercise_id)
 
 
 @pytest.mark.parametrize("exercise_id", sorted(exercises()))
-def test_what_no_seed_catches_is_listed_as_equivalent_with_why(default: Verdicts,
+def test_what_no_seed_catches_is_listed_as_equivalent_with_why(default: MutantVerdicts,
                                                                exercise_id: str) -> None:
     """A generated mutant that passes on every seed is either code that does what the
     solution does (listed, with why) or a mistake the checks miss (a hole to close); a
@@ -113,7 +90,7 @@ def test_what_no_seed_catches_is_listed_as_equivalent_with_why(default: Verdicts
     passing = {mutant for (owner, mutant), by_seed in default.items()
                if owner == exercise_id and all(ok for ok, _ in by_seed.values())}
     listed = {e.mutant for e in exercise.equivalent}
-    described = {m: d for m, d, _ in all_mutants(exercise)}
+    described = {m: d for m, d, _ in exercise_mutants(exercise)}
     assert not {m for m in passing if m.startswith("declared:")}, "a declared mistake passes"
     unlisted = sorted(passing - listed)
     assert not unlisted, "passes on every seed but is not listed under `equivalent:`:\n" + (
