@@ -156,13 +156,18 @@ def _look(env: Environment, plain: bool) -> render.Look:
     return render.Look(plain, env.tr)
 
 
+def _lessons_dir(env: Environment, folder: Path | None) -> Path | None:
+    """The course folder: the command's --lessons; without it, one given before the command
+    (None: the built-in course)."""
+    return folder if folder is not None else env.options.lessons
+
+
 def _course(env: Environment, folder: Path | None) -> Course:
     """The course in the learner's language, its notes (translations it could not use) shown.
-    `folder` is the command's --lessons; without it, one given before the command counts."""
+    `folder` is the command's --lessons (`_lessons_dir`)."""
     from gradtutor.ui.lesson_text import neutralised
 
-    course = load_course(folder if folder is not None else env.options.lessons, env.lang,
-                         rules=EXERCISE_RULES)
+    course = load_course(_lessons_dir(env, folder), env.lang, rules=EXERCISE_RULES)
     # lesson text is shown on a terminal: no escape sequence in it may act there
     course = dataclasses.replace(course, lessons=neutralised(course.lessons))
     for note in course.notes:
@@ -179,7 +184,7 @@ class _OneAtATime:
 
     def __init__(self, env: Environment, folder: Path | None) -> None:
         self.env = env
-        self.outline = course_outline(folder if folder is not None else env.options.lessons)
+        self.outline = course_outline(_lessons_dir(env, folder))
         self.course = _course(env, folder) if self.outline is None else None
         self._loaded: dict[str, Lesson] = {}
 
@@ -358,7 +363,7 @@ def start(
         finished = False
     where = place_in(course.order(), lesson.id)
     final = run(lesson, start_at, env, store, plain, folder=workspace_dir(env, workspace),
-                course=lessons if lessons is not None else env.options.lessons,
+                course=_lessons_dir(env, lessons),
                 place=(where.position, where.total))
     console = env.console(plain)
     # Prose (from render.inline) in a Group wraps Chinese between characters and never breaks
@@ -507,7 +512,7 @@ def quiz(ctx: typer.Context, lesson_id: LessonArg, lessons: LessonsOpt = None,
     plain = env.plain(plain)
     store = _store(env)
     final = run(only_quiz, 0, env, store, plain, keep_place=False,
-                course=lessons if lessons is not None else env.options.lessons)
+                course=_lessons_dir(env, lessons))
     if not reached_the_end(only_quiz, final):
         kept = isinstance(final.view, QuizView) and final.view.answers
         env.console(plain).print(env.tr(
@@ -1048,7 +1053,7 @@ def watch(
     folder = workspace_dir(env, workspace)
     alone = dataclasses.replace(lesson, steps=(exercise,))
     run(alone, 0, env, store, plain, keep_place=False, folder=folder, watching=True,
-        course=lessons if lessons is not None else env.options.lessons)
+        course=_lessons_dir(env, lessons))
     # soft_wrap: a long path stays one piece to copy, whatever the terminal's width
     env.console(plain).print(env.tr(msg("Stopped watching {path}.",
                                            path=folder / (exercise.id + ".py"))),
@@ -1092,7 +1097,7 @@ def ask(
     if not text:
         raise GradtutorError(msg("ask needs a question"),
                              msg("try `gradtutor ask \"why is my w.grad None?\"`"))
-    folder = lessons if lessons is not None else env.options.lessons
+    folder = _lessons_dir(env, lessons)
     moment = NOWHERE
     if exercise_id is not None or file is not None:
         if exercise_id is None:
