@@ -114,14 +114,9 @@ def ask_on_terminal(io: Io, below: Screen, lesson: Lesson, state: WalkState,
 def _prompt(io: Io, below: Screen) -> str | None:
     """The question typed on the prompt line; None for Esc, "quit" for the end of input."""
     typed = ""
-    assert io.read_key is not None
     while True:
         io.show(PromptScreen(below, typed), follow=False)
-        key = io.read_key(0.1)
-        if key is None or key == "resize":
-            if io.full is not None:
-                io.full.resized()
-            continue
+        key = io.key()
         if key == "eof":
             return "quit"
         if key in ("esc", "ctrl-c"):
@@ -141,12 +136,9 @@ def _prompt(io: Io, below: Screen) -> str | None:
 def _on_answer(io: Io, found: Answer, lesson: Lesson) -> tuple[bool, Event | None]:
     """Keys on the answer page: scrolling, a number to go to a step, `a` to ask again
     ((True, None)); else what the walkthrough does next: (False, an event or None)."""
-    assert io.read_key is not None and io.full is not None
+    assert io.full is not None
     while True:
-        key = io.read_key(0.1)
-        if key is None or key == "resize":
-            io.full.resized()
-            continue
+        key = io.key()
         if key == "eof":
             return False, "quit"
         binding = find_key(answer_kind(found, lesson), key)

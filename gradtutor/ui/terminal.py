@@ -114,6 +114,18 @@ class Io:
             self.console.print("> ", end="")
             self.console.file.flush()
 
+    def key(self) -> str:
+        """The next key pressed on the terminal ("eof" once it is gone), the screen drawn
+        again whenever the window is resized meanwhile; news waits in the inbox (the pages
+        over the walkthrough's screen, such as asking, read keys so)."""
+        assert self.read_key is not None
+        while True:
+            key = self.read_key(KEY_WAIT_S)
+            if key is not None and key != "resize":  # polled too: not every system signals
+                return key
+            if self.full is not None:
+                self.full.resized()
+
     def post(self, event: Event) -> None:
         """Called from any thread."""
         self.inbox.put(event)
