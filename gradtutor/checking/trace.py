@@ -42,6 +42,8 @@ from torch.optim.optimizer import (
 )
 from torch.overrides import TorchFunctionMode
 
+from gradtutor.checking.bytecode import instructions
+
 # Taken when this module is imported, before any learner code exists: a learner who later
 # replaces Tensor.tolist or adds a `grad` property cannot change what the trace reports.
 _TENSOR = torch.Tensor
@@ -113,11 +115,9 @@ def uncalled_lines(fn: Any) -> list[str]:
     name). Only names of torch's functions or of a tensor's, module's or optimizer's
     methods count, so a line that names data (`x.grad`) is not taken for one. What a helper
     function that `fn` calls does is not read."""
-    import dis
-
     def read(code: Any, depth: int = 0) -> list[str]:
         found: list[str] = []
-        ops = list(dis.get_instructions(code))
+        ops = instructions(code)
         for at in range(1, len(ops) - 1):
             op, before = ops[at], ops[at - 1]
             if (op.opname in ("LOAD_ATTR", "LOAD_METHOD") and ops[at + 1].opname == "POP_TOP"
@@ -147,12 +147,10 @@ def uncalled_returns(fn: Any) -> dict[str, str]:
     {"clone": "w.grad.clone"}. A method read from something without a name (`return (w *
     2).sum().item`) is not listed; neither is what a helper function that `fn` calls
     returns."""
-    import dis
-
     if _TYPE(fn) is not types.FunctionType:
         return {}
     try:
-        ops = list(dis.get_instructions(fn.__code__))
+        ops = instructions(fn.__code__)
     except Exception:  # noqa: BLE001 - odd bytecode is simply not read
         return {}
     found: dict[str, str] = {}

@@ -10,6 +10,7 @@ the rest is pure and runs in the tutor's process.
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from gradtutor.checking.checkers.common import (
@@ -70,13 +71,13 @@ def returns_backward(fn: Any) -> bool:
     """Whether `fn` ends in `return <...>.backward(...)`: a return that hands back what a
     backward call gave, which is always None. Read from the bytecode: the call just before a
     return is a call of a method or attribute named `backward`."""
-    import dis
+    from gradtutor.checking.bytecode import instructions
 
     code = getattr(fn, "__code__", None)
-    if code is None:
+    if type(code) is not types.CodeType:
         return False
     try:
-        ops = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        ops = instructions(code)
     except Exception:  # noqa: BLE001 - odd code objects are simply not recognised
         return False
     for at, op in enumerate(ops):
