@@ -3,8 +3,9 @@ runs of learner files on seeds, run in batch worker processes (tests/checker_bat
 the words the tests use to judge the checks that came back.
 
 Seeds: the default run checks styles, solutions and mutants on DEFAULT_SEEDS; the rest of the
-50-seed sweep, SWEEP_SEEDS, runs under the `sweep` marker (pyproject.toml). `python -m pytest`
-runs both, so every file is still checked on 50 seeds, once; `-m "not sweep"` is the quick run.
+50-seed sweep, SWEEP_SEEDS, runs under the `sweep` marker (pyproject.toml), which the default
+run leaves out: `python -m pytest -m sweep` runs it (.ci/run does, after the suite), so every
+file is still checked on 50 seeds.
 """
 
 from __future__ import annotations
@@ -159,14 +160,15 @@ class MutantRun:
     seed: int
 
 
-def exercise_mutants(exercise: Exercise) -> list[tuple[str, str, str]]:
+def exercise_mutants(exercise: Exercise, declared: bool = True) -> list[tuple[str, str, str]]:
     """(id, what it changes, source) of every first-order mutant of the exercise's solution
-    (gradtutor/checking/mutation.py), then of every mutant its lesson declares."""
+    (gradtutor/checking/mutation.py), then (unless `declared` is False) of every mutant its
+    lesson declares."""
     from gradtutor.checking.mutation import mutants
 
     found = [(m.id, m.description, m.source) for m in mutants(exercise.solution)]
     return found + [(f"declared:{mutant.id}", mutant.mistake, mutant_source(exercise, i))
-                    for i, mutant in enumerate(exercise.mutants)]
+                    for i, mutant in enumerate(exercise.mutants) if declared]
 
 
 MutantVerdicts = dict[tuple[str, str], dict[int, tuple[bool, str]]]

@@ -321,7 +321,7 @@ def by_label(runs: list[Run], messages: list[list[dict[str, Any]]]) -> Results:
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory: pytest.TempPathFactory) -> Results:
-    """The sweep's files on the rest of the 50 seeds (only under `-m sweep` or a whole run),
+    """The sweep's files on the rest of the 50 seeds (only under `-m sweep`),
     as `results` gives them."""
     runs = corpus_runs(STYLES, CORPUS, exercise, SWEEP_SEEDS)
     runs += [Run(f"mistake:{label}", MISTAKES[label][0], dedent(MISTAKES[label][1]), seed)
