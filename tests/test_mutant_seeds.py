@@ -6,8 +6,8 @@ which the lesson lists under `equivalent:` with why; anything else means a learn
 decides the verdict. The declared mutants of the exercises tests/test_checkers_basic.py and
 tests/test_checkers_loops.py sweep are proven there, on the same 50 seeds, to fail the very
 check they name (a stronger claim), so they are not run twice. Seeds 0-9 run by default,
-10-49 under the `sweep` marker (`python -m pytest -m sweep`, as CI runs it). `python benchmarks/mutants.py` prints
-the same, per exercise.
+10-49 under the `sweep` marker (`python -m pytest -m sweep`, as CI runs it).
+`python benchmarks/mutants.py` prints the same, per exercise.
 """
 
 from __future__ import annotations
