@@ -178,9 +178,12 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", 
 
 
 def spreadsheet_cell(text: str) -> str:
-    """A text cell no spreadsheet runs: one that starts like a formula is prefixed with a
-    quote (OWASP's rule), which Excel, LibreOffice and Google Sheets show as text."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    """A text cell no spreadsheet runs: one that starts like a formula, or does after
+    whitespace (spaces, no-break spaces: some spreadsheets trim them before they look), is
+    prefixed with a quote (OWASP's rule), which Excel, LibreOffice and Google Sheets show as
+    text."""
+    formula = text.startswith(_FORMULA_START) or text.lstrip().startswith(_FORMULA_START)
+    return "'" + text if formula else text
 
 
 # Characters XML 1.0 cannot hold, even escaped: a student's output may print any of them.

@@ -11,8 +11,13 @@ Three layouts are recognised in a class folder (docs/classroom.md shows each):
   `NAME_ID_assignsubmission_file_FILE`: one student per NAME and ID.
 
 A folder of exercise files with no student in it is one student (`gradtutor grade alice/`).
-Anything ambiguous is an error that names it: an exercise file at the top of a class, an empty
-class, a student folder or zip that is a link (it could lead to another student's work).
+Anything ambiguous about the class is an error that names it: an exercise file at the top of a
+class, an empty class, a student folder or zip that is a link (it could lead to another
+student's work). What is wrong with one student's submission costs only that student: a zip
+or LMS file that cannot be read (damaged, or not a plain file: a FIFO, a device, a socket) and
+a name another submission has too are each that student's problem, said on each of their
+exercises, and the rest of the class is graded. Moodle students of one display name are told
+apart by their participant id (`Jane Smith_77`), as Canvas files are.
 
 `find_submissions` decides from names alone; `stage` copies the files of zip and loose-file
 students into folders of the grader's own, read with the same caps as a learner's file, so the
@@ -21,7 +26,9 @@ rest of grading sees a folder per student.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import unicodedata
 import zipfile
 from collections import Counter
@@ -82,13 +89,23 @@ def find_submissions(paths: Sequence[Path], exercise_ids: Iterable[str]) -> list
     found: list[Submission] = []
     for path in paths:
         found.extend(_students_in(path, files))
-    names = [s.name for s in found]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise GradtutorError(msg("two students are named {name}", name=twice[0]),
-                             msg("rename one: the reports name students by their folder, zip "
-                                 "or file name"))
-    return sorted(found, key=lambda s: s.name)
+    return sorted(_named_apart(found), key=lambda s: s.name)
+
+
+def _named_apart(students: list[Submission]) -> list[Submission]:
+    """Students who share a name (`amy/` beside `amy.zip`, or two class folders each with a
+    `solo/`) cannot be told apart in a report: each is named by what was handed in, its
+    path, and is not graded, its exercises saying why; the rest keep their names."""
+    count = Counter(s.name for s in students)
+    return [s if count[s.name] == 1 else replace(
+                s, name=shown_name(str(_handed_in(s))),
+                problem=msg("another submission is also named {name}, so the reports could "
+                            "not tell the two apart: rename one", name=s.name))
+            for s in students]
+
+
+def _handed_in(student: Submission) -> Path:
+    return student.archive or (student.files[0][1] if student.files else student.folder)
 
 
 def _students_in(path: Path, files: set[str]) -> list[Submission]:
@@ -124,9 +141,9 @@ def _students_in(path: Path, files: set[str]) -> list[Submission]:
                 msg("{entry} is a link, not a student's own folder or zip",
                     entry=shown_name(str(entry))),
                 msg("copy the work itself in: a link could lead to another student's"))
-    students = [_folder_student(folder) for folder in folders]
+    students = _moodle_apart([_folder_student(folder) for folder in folders])
     students += [Submission(shown_name(z.stem), z, archive=z) for z in zips]
-    return [s for s in students if s is not None] + lms
+    return students + lms
 
 
 def _holds_work(folder: Path, files: set[str]) -> bool:
@@ -134,13 +151,24 @@ def _holds_work(folder: Path, files: set[str]) -> bool:
             or any((folder / name).exists() for name in files))
 
 
-def _folder_student(folder: Path) -> Submission | None:
+def _folder_student(folder: Path) -> tuple[Submission, str | None] | None:
+    """The folder's student, with their Moodle participant id (None for a plain folder)."""
     moodle = _MOODLE_FOLDER.match(folder.name)
     if moodle is None:
-        return Submission(shown_name(folder.name), folder)
+        return Submission(shown_name(folder.name), folder), None
     if moodle["plugin"] != "file":
         return None  # an online text or comment: no code in it
-    return Submission(shown_name(moodle["who"]), folder)
+    return Submission(shown_name(moodle["who"]), folder), moodle["id"]
+
+
+def _moodle_apart(found: list[tuple[Submission, str | None] | None]) -> list[Submission]:
+    """Moodle students of one display name (students may edit their own) named with their
+    participant id as well, `Jane Smith_77`: the rule for Canvas files of one NAME."""
+    students = [f for f in found if f is not None]
+    shared = Counter(s.name for s, moodle_id in students if moodle_id is not None)
+    return [replace(s, name=f"{s.name}_{moodle_id}")
+            if moodle_id is not None and shared[s.name] > 1 else s
+            for s, moodle_id in students]
 
 
 def _lms_students(path: Path, candidates: list[Path], files: set[str]) -> list[Submission]:
@@ -194,23 +222,51 @@ def stage(students: Sequence[Submission], exercise_ids: Iterable[str],
     return staged
 
 
+class _NotPlain(OSError):
+    """A handed-in file that is not a plain file (a FIFO, a device, a socket, a folder)."""
+
+
+def _open_plain(path: Path) -> int:
+    """A descriptor open for reading on `path`, only if it is a plain file: anything else is
+    refused before it is opened (a FIFO's open would wait for a writer forever, a device's
+    may do anything), and again after (it may have been swapped in between), without
+    following a link and without waiting."""
+    if not stat.S_ISREG(os.lstat(path).st_mode):
+        raise _NotPlain
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _NotPlain
+    return fd
+
+
+def _unreadable(path: Path, exc: BaseException) -> Msg:
+    if isinstance(exc, _NotPlain):
+        return msg("{file} is not a plain file (a FIFO, a device or a socket, say), so it "
+                   "was not read", file=shown_name(path.name))
+    return msg("cannot read {file}: {error}", file=shown_name(path.name),
+               error=str(getattr(exc, "strerror", None) or exc) or type(exc).__name__)
+
+
 def _gather(files: tuple[tuple[str, Path], ...], folder: Path) -> Msg | None:
     for name, source in files:
         try:
-            with open(source, "rb") as handle:
+            with os.fdopen(_open_plain(source), "rb") as handle:
                 (folder / name).write_bytes(handle.read(MAX_FILE_BYTES + 1))
         except OSError as exc:
-            return msg("cannot read {file}: {error}", file=shown_name(source.name),
-                       error=exc.strerror or str(exc))
+            return _unreadable(source, exc)
     return None
 
 
 def _unzip(archive: Path, files: set[str], folder: Path) -> Msg | None:
     """The exercise files of a student's zip into `folder`: for each name, the one nearest
     the zip's top (then the first by path); links, folders and encrypted entries are not
-    read. A zip that cannot be read is the student's problem, said for each exercise."""
+    read. A zip that cannot be read is the student's problem, said for each exercise: not a
+    plain file, not a zip, or damaged anywhere (a deflate, bzip2 or LZMA stream that fails
+    raises its own library's error, none of them zipfile's, so every error counts)."""
     try:
-        with zipfile.ZipFile(archive) as handed:
+        with os.fdopen(_open_plain(archive), "rb") as raw, zipfile.ZipFile(raw) as handed:
             members = [m for m in handed.infolist() if _plain_member(m)
                        and PurePosixPath(m.filename).name in files]
             nearest: dict[str, zipfile.ZipInfo] = {}
@@ -219,10 +275,8 @@ def _unzip(archive: Path, files: set[str], folder: Path) -> Msg | None:
             for name, member in nearest.items():
                 with handed.open(member) as source:
                     (folder / name).write_bytes(source.read(MAX_FILE_BYTES + 1))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
-            OSError, EOFError, ValueError) as exc:
-        return msg("cannot read {file}: {error}", file=shown_name(archive.name),
-                   error=str(getattr(exc, "strerror", None) or exc) or type(exc).__name__)
+    except Exception as exc:  # noqa: BLE001 - whatever one zip does is its student's problem
+        return _unreadable(archive, exc)
     return None
 
 

@@ -1,5 +1,6 @@
 """The submissions teachers have: a folder, a zip or an LMS bulk download per class, and names
-that no report shows raw; what is ambiguous is refused before anything runs."""
+that no report shows raw; what is ambiguous about the class is refused before anything runs,
+and what is wrong with one student's submission costs only that student."""
 
 from __future__ import annotations
 
@@ -95,16 +96,33 @@ def test_a_student_folder_or_zip_that_is_a_link_is_refused(tmp_path: Path) -> No
         find_submissions([tmp_path / "class"], IDS)
 
 
-def test_two_students_of_one_name_are_refused(tmp_path: Path) -> None:
+def test_two_submissions_of_one_name_are_named_by_their_paths_and_not_graded(
+        tmp_path: Path) -> None:
     write(tmp_path / "a" / "solo" / "read-grad.py")
     write(tmp_path / "b" / "solo" / "read-grad.py")
-    with pytest.raises(GradtutorError, match="two students are named solo"):
-        find_submissions([tmp_path / "a" / "solo", tmp_path / "b" / "solo"], IDS)
+    found = find_submissions([tmp_path / "a" / "solo", tmp_path / "b" / "solo"], IDS)
+    assert [s.name for s in found] == [str(tmp_path / "a" / "solo"), str(tmp_path / "b" / "solo")]
+    assert all("also named solo" in str(s.problem) for s in found)
     write(tmp_path / "c" / "amy" / "read-grad.py")
+    write(tmp_path / "c" / "bob" / "read-grad.py")
     with zipfile.ZipFile(tmp_path / "c" / "amy.zip", "w") as handed:
         handed.writestr("read-grad.py", "x = 1\n")
-    with pytest.raises(GradtutorError, match="two students are named amy"):
-        find_submissions([tmp_path / "c"], IDS)
+    found = find_submissions([tmp_path / "c"], IDS)
+    by_name = {s.name: s.problem for s in found}
+    assert by_name == {"bob": None, **{str(tmp_path / "c" / entry): by_name[
+        str(tmp_path / "c" / entry)] for entry in ("amy", "amy.zip")}}
+    assert all("also named amy" in str(by_name[str(tmp_path / "c" / e)])
+               for e in ("amy", "amy.zip"))
+
+
+def test_moodle_students_of_one_display_name_are_told_apart_by_their_id(
+        tmp_path: Path) -> None:
+    write(tmp_path / "class" / "Jane Smith_77_assignsubmission_file_" / "read-grad.py")
+    write(tmp_path / "class" / "Jane Smith_78_assignsubmission_file_" / "read-grad.py")
+    write(tmp_path / "class" / "Joe Lee_79_assignsubmission_file_" / "read-grad.py")
+    found = find_submissions([tmp_path / "class"], IDS)
+    assert [(s.name, s.problem) for s in found] == [
+        ("Jane Smith_77", None), ("Jane Smith_78", None), ("Joe Lee", None)]
 
 
 def test_a_zip_per_student_is_a_student_each(tmp_path: Path) -> None:
@@ -182,6 +200,35 @@ def test_a_zip_is_read_with_the_caps_of_a_learners_file_and_never_outside_its_fo
     assert problem is not None and "cannot read bad.zip" in str(problem)
 
 
+def _damaged_zip(path: Path, method: int) -> None:
+    """A zip whose directory is sound but whose compressed data is not (the review's n19 and
+    n20): its deflate or LZMA stream fails only when an entry is read."""
+    with zipfile.ZipFile(path, "w", method) as handed:
+        handed.writestr("read-grad.py", "x = 1\n" * 100)
+    data = bytearray(path.read_bytes())
+    data[42:50] = b"\xff" * 8  # just past the local header and the name: the stream itself
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_damaged_zip_or_a_fifo_costs_only_its_own_student(tmp_path: Path) -> None:
+    class_folder = _mkdir(tmp_path / "class")
+    _damaged_zip(class_folder / "deflate.zip", zipfile.ZIP_DEFLATED)
+    _damaged_zip(class_folder / "lzma.zip", zipfile.ZIP_LZMA)
+    os.mkfifo(class_folder / "fifo.zip")
+    os.mkfifo(class_folder / "pipe_1001_5001_read-grad.py")  # a Canvas file that is a FIFO
+    with zipfile.ZipFile(class_folder / "amy.zip", "w") as handed:
+        handed.writestr("read-grad.py", "fine\n")
+    staged = {s.name: s for s in stage(find_submissions([class_folder], IDS), IDS,
+                                       _mkdir(tmp_path / "root"))}  # returns: nothing blocks
+    assert staged["amy"].problem is None
+    assert (staged["amy"].folder / "read-grad.py").read_text() == "fine\n"
+    for name in ("deflate", "lzma"):
+        assert f"cannot read {name}.zip" in str(staged[name].problem)
+    assert "fifo.zip is not a plain file" in str(staged["fifo"].problem)
+    assert "pipe_1001_5001_read-grad.py is not a plain file" in str(staged["pipe"].problem)
+
+
 def test_copies_of_an_unreadable_zip_say_why_for_each_exercise(tmp_path: Path) -> None:
     from gradtutor.runtime.pool import copy_student
 
@@ -208,11 +255,11 @@ def _results(*names: str, status: str = "pass") -> list[StudentResult]:
 
 def test_a_csv_cell_a_spreadsheet_would_run_is_kept_as_text() -> None:
     hostile = ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2", "@SUM(A1)", "\tx", "\ry",
-               "＝1", "ann", "o'neil"]
+               "＝1", " =2+2", "\u00a0=3+3", "\u3000+4", "ann", "o'neil", " ann"]
     rows = list(csv.reader(io.StringIO(grading.report_csv(_results(*hostile), ["read-grad"]))))
     cells = [row[0] for row in rows[1:]]
-    assert cells[:7] == ["'" + name for name in hostile[:7]]
-    assert cells[7:] == ["ann", "o'neil"]  # only what a spreadsheet would run is touched
+    assert cells[:10] == ["'" + name for name in hostile[:10]]
+    assert cells[10:] == ["ann", "o'neil", " ann"]  # only what a spreadsheet would run
 
 
 def test_junit_keeps_a_dotted_name_whole_and_counts_errors_apart() -> None:
@@ -324,3 +371,19 @@ def test_a_class_of_zips_lms_files_and_hostile_names_is_graded_into_every_report
     assert sorted(row[0] for row in rows[1:]) == ["'" + shown, "amy", "smithjane"]
     suites = [s.get("name", "") for s in ET.parse(tmp_path / "g.xml").getroot().iter("testsuite")]
     assert sorted(suites) == sorted([shown, "amy", "smithjane"])
+
+
+def test_grade_reports_the_class_when_one_zip_is_damaged(tmp_path: Path, cli: Cli) -> None:
+    solution = load_course(rules=EXERCISE_RULES).exercises()["read-grad"].solution
+    folder = _mkdir(tmp_path / "class")
+    with zipfile.ZipFile(folder / "amy.zip", "w") as handed:
+        handed.writestr("read-grad.py", solution)
+    _damaged_zip(folder / "mallory.zip", zipfile.ZIP_LZMA)
+    code, out, err = cli("grade", str(folder), "--exercise", "read-grad", "--jobs", "1",
+                         "--json", "--csv", str(tmp_path / "g.csv"), "--seed", "4")
+    assert code == 0, err
+    students = {s["student"]: s for s in json.loads(out)["students"]}
+    assert students["amy"]["passed"] is True and students["mallory"]["passed"] is False
+    assert "cannot read mallory.zip" in json.dumps(students["mallory"])
+    rows = list(csv.reader(io.StringIO((tmp_path / "g.csv").read_text(encoding="utf-8"))))
+    assert sorted(row[0] for row in rows[1:]) == ["amy", "mallory"]
