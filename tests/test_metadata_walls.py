@@ -1,5 +1,5 @@
 """Nothing outside a check's folder changes mode, owner, times or extended attributes
-(sandbox.refuse_metadata_changes, a seccomp filter): Landlock has no right for these calls, and
+(seccomp.refuse_calls, a seccomp filter): Landlock has no right for these calls, and
 a student who could `chmod 000` the next run's submissions or `chmod 644 ~/.ssh/id_rsa` would
 change the next verdicts and the teacher's secrets. Tested as root and as an ordinary user."""
 
@@ -19,19 +19,19 @@ from pathlib import Path
 import pytest
 from grading_support import make_class, run_cli
 
-from gradtutor.runtime.sandbox import METADATA_CALLS
+from gradtutor.runtime.seccomp import REFUSED
 
 pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux") or platform.machine() not in METADATA_CALLS,
+    not sys.platform.startswith("linux") or platform.machine() not in REFUSED,
     reason="the filter is for Linux on x86_64 and aarch64")
 
 # Tries each call on the file argv[1] (outside) and writes argv[2]/made.txt (its own folder);
 # prints one word per call.
 ATTEMPTS = '''
 import os, sys
-from gradtutor.runtime.sandbox import refuse_metadata_changes
+from gradtutor.runtime.seccomp import refuse_calls
 if sys.argv[3] == "filter":
-    assert refuse_metadata_changes()
+    assert refuse_calls()
 outside = sys.argv[1]
 fd = os.open(outside, os.O_RDONLY)
 calls = {

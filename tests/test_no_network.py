@@ -19,7 +19,7 @@ from isolation_support import exercise
 from gradtutor.runtime.cold import ColdEngine
 from gradtutor.runtime.netns import leave_network
 from gradtutor.runtime.run import run_check
-from gradtutor.runtime.sandbox import filter_machine
+from gradtutor.runtime.seccomp import filter_machine
 from gradtutor.runtime.spawn import kept, worker_environment
 from gradtutor.runtime.warm import WarmWorker
 

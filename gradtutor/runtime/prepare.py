@@ -148,10 +148,13 @@ PRELOADED = ("torch._dynamo", "torch.profiler", "torch.profiler._cupti_monitor",
 def confine_learner(folder: str) -> None:
     """From here on this process has a cap on its processes and IPC of its own
     (resources.py), may write only beneath the check's `folder` and signal only its own
-    children (Landlock, sandbox.py; nothing where the kernel has none), and reaches no
-    network (netns.py, then Landlock's network rules)."""
+    children (Landlock, sandbox.py; nothing where the kernel has none), reaches no network
+    (netns.py, then Landlock's network rules), may make none of seccomp.py's calls, and holds
+    no capability, whatever user it runs as (privilege.py: last, once nothing here needs
+    one)."""
     if sys.platform.startswith("linux"):
         from gradtutor.runtime.netns import leave_network
+        from gradtutor.runtime.privilege import drop_all
         from gradtutor.runtime.resources import own_resources
         from gradtutor.runtime.sandbox import confine
 
@@ -159,3 +162,4 @@ def confine_learner(folder: str) -> None:
         leave_network()
         with contextlib.suppress(OSError):
             confine(folder, os.getcwd())
+        drop_all()

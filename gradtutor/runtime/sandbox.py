@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterable, Mapping
 
 from gradtutor.i18n import Msg, msg
+from gradtutor.runtime.seccomp import refuse_calls
 
 # The Landlock system calls have the same numbers on every architecture but alpha (x86_64,
 # aarch64, arm, riscv, ppc, s390: include/uapi/asm-generic/unistd.h, arch/*/syscall.tbl).
@@ -232,97 +233,6 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-# ---- what Landlock leaves out: a file's mode, owner, times and extended attributes ---------
-# Landlock has no right for chmod, chown, utime or setxattr, so a walled-in process could still
-# make a file outside its folder unreadable (the next run's submissions, the reports, the
-# tutor's own package for a non-root user) or world-readable (~/.ssh/id_rsa). A seccomp filter
-# refuses those calls with EPERM, everywhere: no path can be checked in a seccomp filter, and
-# nothing learner code does in its own folder needs them (every lesson's solution and the
-# snippets run under it; `open`, `mkdir`, `tempfile`, `torch.save` pass a mode when they
-# create, which is not a chmod). io_uring, which has its own xattr operations, is refused too,
-# and so is every system call of another ABI (x32, the 32-bit int 0x80), which the filter's
-# numbers would not match. Pure ctypes, no dependency: the `seccomp`/`pyseccomp` bindings
-# need libseccomp's shared library on the machine, which a pip install does not bring, for what
-# is a program of some 25 instructions.
-SECCOMP_SET_MODE_FILTER = 1
-SECCOMP_FILTER_FLAG_TSYNC = 1  # every thread of the process, not only the caller
-_SECCOMP_SYSCALL = {"x86_64": 317, "aarch64": 277}
-_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-# chmod fchmod chown fchown lchown utime utimes futimesat fchownat fchmodat utimensat
-# setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr io_uring_setup fchmodat2
-# setxattrat removexattrat (arch/x86/entry/syscalls/syscall_64.tbl; the generic table for
-# aarch64, which has no chmod, chown, lchown, utime, utimes nor futimesat)
-METADATA_CALLS = {
-    "x86_64": (90, 91, 92, 93, 94, 132, 235, 261, 260, 268, 280, 188, 189, 190, 197, 198, 199,
-               425, 452, 463, 466),
-    "aarch64": (52, 55, 54, 53, 88, 5, 6, 7, 14, 15, 16, 425, 452, 463, 466),
-}
-# socket(2), refused for AF_UNIX: Landlock before RESOLVE_UNIX cannot keep learner code from
-# connecting to a *named* Unix socket it can reach by path (the teacher's ssh-agent behind
-# SSH_AUTH_SOCK, a desktop bus, a Docker daemon's socket). Its first argument, the address
-# family, is a plain number, which a filter can test (connect's address is behind a pointer,
-# which it cannot). socketpair(2) stays allowed: a connected pair reaches no one else.
-SOCKET_CALL = {"x86_64": 41, "aarch64": 198}
-AF_UNIX = 1
-_X32_BIT = 0x40000000
-_RET_ALLOW = 0x7FFF0000
-_RET_EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
-_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
-_ARG0 = 16  # offsetof(struct seccomp_data, args[0])
-
-
-def metadata_filter(machine: str) -> list[tuple[int, int, int, int]]:
-    """The BPF program (code, jt, jf, k) refusing METADATA_CALLS[machine], and a socket of
-    the AF_UNIX family, with EPERM."""
-    calls = METADATA_CALLS[machine]
-    # after the arch check, the x32 check and one test per call comes the socket test, ALLOW,
-    # then EPERM
-    checks = [(_JGE_K, _X32_BIT)] if machine == "x86_64" else []
-    checks += [(_JEQ_K, nr) for nr in calls]
-    program = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, _AUDIT_ARCH[machine]),
-               (_RET_K, 0, 0, _RET_EPERM), (_LD_W_ABS, 0, 0, 0)]
-    for index, (code, k) in enumerate(checks):
-        program.append((code, len(checks) - index + 3, 0, k))  # to EPERM, past the rest
-    socket_test = [(_JEQ_K, 0, 2, SOCKET_CALL[machine]),  # not socket(2): ALLOW
-                   (_LD_W_ABS, 0, 0, _ARG0),  # its family (the low word: little-endian)
-                   (_JEQ_K, 1, 0, AF_UNIX)]  # AF_UNIX: EPERM, else ALLOW
-    return [*program, *socket_test, (_RET_K, 0, 0, _RET_ALLOW), (_RET_K, 0, 0, _RET_EPERM)]
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                ("k", ctypes.c_uint32)]
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
-
-
-def filter_machine() -> str | None:
-    """This machine's name as the seccomp filter knows it, or None where it has no filter
-    (not Linux, or a machine whose system calls it does not know)."""
-    machine = os.uname().machine.lower().replace("arm64", "aarch64")  # not `platform`: 10 ms
-    return machine if sys.platform.startswith("linux") and machine in METADATA_CALLS else None
-
-
-def refuse_metadata_changes() -> bool:
-    """From now on no thread of this process, nor anything it starts, may change a file's
-    mode, owner, times or extended attributes, nor make a Unix socket (True), where the
-    machine's system calls are known here (x86_64, aarch64) and the kernel has seccomp."""
-    machine = filter_machine()
-    if machine is None:
-        return False
-    program = metadata_filter(machine)
-    filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
-    prog = _SockFprog(len(program), filters)
-    libc = _libc()
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return False
-    done: int = libc.syscall(_SECCOMP_SYSCALL[machine], ctypes.c_long(SECCOMP_SET_MODE_FILTER),
-                             ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(prog))
-    return done == 0
-
-
 def confine(folder: str, work: str) -> int:
     """In the worker, just before learner code runs: temporary files go to `work` (the
     learner's working folder, inside the check's `folder`, so they are removed with it), and
@@ -338,7 +248,7 @@ def confine(folder: str, work: str) -> int:
         return 0
     extra = [p for p in env.get(WRITABLE_ENV, "").split(os.pathsep) if p]
     walled = env.get(READ_ENV, "").strip().lower() == "walled"
-    refuse_metadata_changes()
+    refuse_calls()
     try:
         return restrict([folder, *extra], readable=readable_roots() if walled else None)
     except OSError:
