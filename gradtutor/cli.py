@@ -880,7 +880,8 @@ def grade(
         if bar is not None:
             bar.start()
         results = grade_class(students, exercises, seed=seed, jobs=jobs, timeout=timeout,
-                              on_check=on_check, environ=env.environ)
+                              on_check=on_check, environ=env.environ,
+                              course_folder=_lessons_dir(env, lessons))
     except KeyboardInterrupt:
         raise grading.GradingInterrupted(
             msg("grading was interrupted; no report was written"),

@@ -99,3 +99,22 @@ def test_a_class_inside_a_readable_folder_is_refused_before_grading(tmp_path: Pa
         shutil.rmtree(folder, ignore_errors=True)
     assert code == 2 and out == ""
     assert "which every student's code may read" in err and "Traceback" not in err
+
+
+def test_a_private_course_inside_a_readable_folder_is_refused_before_grading(
+        tmp_path: Path) -> None:
+    """The review's n29: a course given to --lessons from torch's site-packages (or
+    /usr/local) was read by every student, solutions and all; now grading refuses to start."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    if not os.access(site, os.W_OK):
+        pytest.skip(f"cannot write in {site}")
+    make_class(tmp_path / "class")
+    folder = Path(tempfile.mkdtemp(prefix="gradtutor-test-course-", dir=site))
+    try:
+        shutil.copytree(CHECKOUT / "lessons", folder / "course")
+        code, out, err = run_cli("grade", str(tmp_path / "class"), "--exercise=read-grad",
+                                 "--lessons", str(folder / "course"), home=tmp_path / "home")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert code == 2 and out == "", err
+    assert f"the course in {folder / 'course'} is inside" in err and "Traceback" not in err

@@ -78,18 +78,20 @@ def grade_class(students: Sequence[Submission], exercises: Sequence[Exercise], *
                 on_check: OnCheck = lambda student, verdict: None,
                 during_check: DuringCheck = lambda student, exercise, loading: nullcontext(),
                 environ: Mapping[str, str],
-                own: OwnFolder | None = None) -> list[StudentResult]:
+                own: OwnFolder | None = None,
+                course_folder: Path | None = None) -> list[StudentResult]:
     """Every student's verdicts, in the order of `students`, each exercise on inputs from
     `seed`. `on_check` is called (from a job's thread) after each check, `during_check`
     around each that runs code. GradingFailed when the grader itself could not check (no
     result is then reported for anyone). `environ`: the tutor's environment, which the
-    workers' is made from. `own`: the students' folders are a learner's own (`OwnFolder`)."""
+    workers' is made from. `own`: the students' folders are a learner's own (`OwnFolder`).
+    `course_folder`: the course given to `--lessons` (its solutions are the teacher's)."""
     if own is not None:
         in_place = [{e.id: _in_place(s.folder, e.id) for e in exercises} for s in students]
         return _check_students(students, exercises, in_place, seed=seed, jobs=jobs,
                                timeout=timeout, on_check=on_check, during_check=during_check,
                                environ=environ, own=own)
-    _refuse_readable(students, environ)
+    _refuse_readable(students, environ, course_folder)
     # named for this process, so that the next start's sweep removes it if grading is killed
     root = Path(tempfile.mkdtemp(prefix=owned_prefix(kind=GRADE_PREFIX)))
     held = claim(root)  # and held while this process lives, whichever PID namespace looks
@@ -219,14 +221,24 @@ def _check_students(students: Sequence[Submission], exercises: Sequence[Exercise
             for index, student in enumerate(students)]
 
 
-def _refuse_readable(students: Sequence[Submission], environ: Mapping[str, str]) -> None:
-    """A usage error before anything is copied when a student's files, or the temporary
-    folder that will hold everyone's copies, lie beneath a folder every student's code may
-    read (sandbox.readable_roots: the system's folders, torch's site-packages, gradtutor's
+def _refuse_readable(students: Sequence[Submission], environ: Mapping[str, str],
+                     course_folder: Path | None = None) -> None:
+    """A usage error before anything is copied when the course given to `--lessons` (whose
+    solutions are the teacher's), a student's files, or the temporary folder that will hold
+    everyone's copies lie beneath a folder every student's code may read
+    (sandbox.readable_roots: the system's folders, torch's site-packages, gradtutor's
     package). Only where reading is walled at all (Linux with Landlock, the walls on)."""
     if not sandbox_enabled(environ) or landlock_abi() <= 0:
         return
     roots = readable_roots()
+    if course_folder is not None:
+        path = str(course_folder.resolve())
+        root = beneath(path, roots)
+        if root is not None:
+            raise GradtutorError(
+                msg("the course in {path} is inside {root}, which every student's code may "
+                    "read, solutions included", path=path, root=root),
+                msg("keep the course out of it (in your home, say) and grade again"))
     handed_in = [p for s in students for p in (s.folder, s.archive, *(f for _, f in s.files))
                  if p is not None]
     for path in (tempfile.gettempdir(), *map(str, handed_in)):
