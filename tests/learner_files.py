@@ -415,6 +415,50 @@ BACKWARD_FILES: dict[str, tuple[str, str, str | None, str]] = {
             loss.backward()
             return w.grad
         """, None, ""),
+    # the right values computed by hand, after a backward pass that kept nothing of pred
+    "keep:by-hand": ("keep-intermediate", """
+        def grad_of_prediction(w, x, y):
+            pred = w * x
+            loss = ((pred - y) ** 2).sum()
+            loss.backward()
+            return 2 * (pred - y)
+        """, "returns-pred-grad", "made by your own `*`, not by backward(): its values are "
+        "d(loss)/d(pred), computed by hand"),
+    "keep:by-hand-detached": ("keep-intermediate", """
+        def grad_of_prediction(w, x, y):
+            pred = w * x
+            loss = ((pred - y) ** 2).sum()
+            loss.backward()
+            return (2 * pred - 2 * y).detach().clone()
+        """, "returns-pred-grad", "made by your own `-`, not by backward()"),
+    # pred's kept gradient, copied: autograd made those numbers
+    "keep:a-copy-of-pred-grad": ("keep-intermediate", """
+        import copy
+
+        def grad_of_prediction(w, x, y):
+            pred = w * x
+            pred.retain_grad()
+            loss = ((pred - y) ** 2).sum()
+            loss.backward()
+            return copy.deepcopy(pred.grad.detach().clone().to(pred.dtype))
+        """, None, ""),
+    "vector:by-hand": ("backward-a-vector", """
+        import torch
+
+        def grad_of_errors(w, x, y):
+            errors = (w * x - y) ** 2
+            errors.backward(gradient=torch.ones_like(errors))
+            return 2 * (w * x - y) * x
+        """, "returns-gradient", "made by your own `*`, not by backward()"),
+    # the gradient from backward(), with w.grad set back to None so that it looks untouched
+    "value:backward-then-cleared": ("grad-without-backward", """
+        def grad_as_value(w, loss_fn):
+            loss_fn(w).backward()
+            grad = w.grad
+            w.grad = None
+            return grad
+        """, "grad-untouched", "backward ran once and stored the gradient in w.grad, and your "
+        "function then put None back, so w.grad only looks untouched"),
 }
 
 # Real mistakes beyond the first four exercises' mutants (tests/test_checkers_basic.py):

@@ -267,13 +267,21 @@ class Trace:
         self._handles.clear()
 
 
+# Torch calls whose result holds its input's numbers as they were (a copy, a view, another
+# dtype): such a result comes from wherever its input came from (`Calls.origin`).
+_COPIES = frozenset({"clone", "detach", "detach_", "to", "double", "float", "contiguous", "cpu",
+                     "reshape", "reshape_as", "view", "view_as", "type", "type_as",
+                     "requires_grad_", "__deepcopy__", "data"})
+
+
 class Calls(TorchFunctionMode):
     """What a function did with torch while it ran, entered around one call of it: the graph
     nodes its operations recorded (`recorded`: the `grad_fn` names of their results, each
-    once, in order), how often it called `torch.autograd.grad` (`autograd_grads`), and which
-    torch function or method first made a given tensor (`made_by`). A torch function mode, so
-    it sees every operator, method and function of torch's, at any depth of the learner's
-    code; what it keeps is names and counts, and a weak reference per result."""
+    once, in order), how often it called `torch.autograd.grad` (`autograd_grads`), which
+    torch function or method first made a given tensor (`made_by`), and where its numbers
+    came from (`origin`). A torch function mode, so it sees every operator, method and
+    function of torch's, at any depth of the learner's code; what it keeps is names and
+    counts, and a weak reference per result."""
 
     KEPT = 10_000  # results remembered for `made_by`; a longer run forgets the later ones
     NAMED = 8  # recorded nodes named
@@ -283,6 +291,7 @@ class Calls(TorchFunctionMode):
         self.recorded: list[str] = []
         self.autograd_grads = 0
         self._made: dict[int, tuple[str, Any]] = {}
+        self._origins: dict[int, tuple[str | None, Any]] = {}
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
@@ -291,20 +300,51 @@ class Calls(TorchFunctionMode):
             self.autograd_grads += 1
         for result in (out if _TYPE(out) in (tuple, list) else (out,)):
             if isinstance(result, _BASE):
-                self._note(func, result)
+                self._note(func, result, args)
         return out
 
-    def _note(self, func: Any, result: Any) -> None:
+    def _note(self, func: Any, result: Any, args: Any) -> None:
         with _PLAIN():
             node = _GRAD_FN(result)
         name = _TYPE(node).__name__ if node is not None else None
         if name is not None and name not in self.recorded and len(self.recorded) < self.NAMED:
             self.recorded.append(name)
+        called = getattr(func, "__name__", None)
+        called = called[:40] if _TYPE(called) is _STR else "?"
         made = self._made.get(id(result))
         if (made is None or made[1]() is None) and len(self._made) < self.KEPT:
-            called = getattr(func, "__name__", None)
-            self._made[id(result)] = (called[:40] if _TYPE(called) is _STR else "?",
-                                      weakref.ref(result))
+            self._made[id(result)] = (called, weakref.ref(result))
+        self._note_origin(func, called, result, args)
+
+    def _note_origin(self, func: Any, called: str, result: Any, args: Any) -> None:
+        """Where `result`'s numbers came from: `.grad` for a tensor read from a `.grad` (what
+        autograd's engine filled), `autograd.grad` for what that function returned, the
+        input's origin for a copy of it, else the torch call that made it. An in-place
+        operation that changes a tensor's numbers (`g.mul_(2)`) makes it that operation's."""
+        if called == "__get__":  # an attribute read: `t.grad`, `t.data`
+            called = getattr(getattr(func, "__self__", None), "__name__", "?")
+            called = called if _TYPE(called) is _STR else "?"
+        if func is _AUTOGRAD_GRAD:
+            origin: str | None = "autograd.grad"
+        elif called == "grad":
+            origin = ".grad"
+        elif called in _COPIES and args and isinstance(args[0], _BASE):
+            origin = self.origin(args[0])
+        else:
+            origin = called
+        known = self._origins.get(id(result))
+        in_place = called.endswith("_") and called not in _COPIES and bool(args) and (
+            args[0] is result)
+        if (known is None or known[1]() is not result or in_place) and (
+                len(self._origins) < self.KEPT):
+            self._origins[id(result)] = (origin, weakref.ref(result))
+
+    def origin(self, value: Any) -> str | None:
+        """Where the tensor `value`'s numbers came from, as `_note_origin` names it; None for
+        a tensor no torch call made while this was entered (an input, or a gradient that
+        autograd's engine handed to a hook)."""
+        known = self._origins.get(id(value))
+        return known[0] if known is not None and known[1]() is value else None
 
     def made_by(self, value: Any) -> str | None:
         """The name of the torch function or method whose result `value` first was (`tensor`,
