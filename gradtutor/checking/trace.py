@@ -10,7 +10,8 @@ Events are dicts: {"event": "backward", "entries": n} (n: how many numbers it st
 from), {"event": "zero_grad", "by": "optimizer"|"module",
 "set_to_none": bool}, {"event": "forward"}, {"event": "before_step", "grads": ...} (the
 gradients an optimizer step updates with), {"event": "step", "grads": {name: values|None}}
-(after it), {"event": "accumulate", "param": name, "grad": values}.
+(after it), {"event": "accumulate", "param": name, "grad": values}, {"event": "clip",
+"total": number} (a call of `clip_grad_norm_` and the total norm it measured).
 
 `before_step` is recorded when step() reads .grad, not when it is called: with the closure
 API, `optimizer.step(closure)`, the closure clears .grad and runs backward inside step(), so
@@ -69,7 +70,8 @@ _CALLABLES = (types.BuiltinFunctionType, types.MethodType, types.FunctionType,
 _STR = str
 
 # The kinds of event the trace records itself; a checker's `note` may not add these.
-RECORDED = frozenset({"backward", "zero_grad", "forward", "before_step", "step", "accumulate"})
+RECORDED = frozenset({"backward", "zero_grad", "forward", "before_step", "step", "accumulate",
+                      "clip"})
 
 
 def real_grad(tensor: torch.Tensor) -> torch.Tensor | None:
@@ -121,7 +123,7 @@ def uncalled_lines(fn: Any) -> list[str]:
         for at in range(1, len(ops) - 1):
             op, before = ops[at], ops[at - 1]
             if (op.opname in ("LOAD_ATTR", "LOAD_METHOD") and ops[at + 1].opname == "POP_TOP"
-                    and _TYPE(op.argval) is _STR and _torch_callable(op.argval)):
+                    and _TYPE(op.argval) is _STR and torch_callable(op.argval)):
                 owner = (f"{before.argval}." if before.opname in _NAMED
                          and _TYPE(before.argval) is _STR else ".")
                 found.append(owner + op.argval)
@@ -181,7 +183,8 @@ def named_uncalled(observed: Any, written: dict[str, str]) -> Any:
     return observed
 
 
-def _torch_callable(name: str) -> bool:
+def torch_callable(name: str) -> bool:
+    """Whether `name` is a method of a tensor, module or optimizer, or a function of torch's."""
     return not name.startswith("_") and any(
         callable(getattr(owner, name, None))
         for owner in (_TENSOR, torch.nn.Module, torch.optim.Optimizer, torch))
@@ -470,6 +473,15 @@ def install() -> None:
     def after_forward(module: torch.nn.Module, args: Any, output: Any) -> None:
         _record({"event": "forward", "module": type(module).__name__})
 
+    real_clip = torch.nn.utils.clip_grad.clip_grad_norm_
+
+    def clip_grad_norm_(*args: Any, **kwargs: Any) -> Any:
+        total = real_clip(*args, **kwargs)
+        trace = current()
+        if trace is not None:
+            trace._record({"event": "clip", "total": trace.values(total)})
+        return total
+
     torch.Tensor.backward = backward  # type: ignore[method-assign]
     torch.autograd.backward = autograd_backward
     torch.optim.Optimizer.zero_grad = opt_zero_grad  # type: ignore[method-assign]
@@ -477,3 +489,6 @@ def install() -> None:
     register_optimizer_step_pre_hook(before_step)
     register_optimizer_step_post_hook(after_step)
     register_module_forward_hook(after_forward)
+    # both names, so that `clip_grad_norm` (which calls the module's) is recorded too
+    torch.nn.utils.clip_grad.clip_grad_norm_ = clip_grad_norm_
+    torch.nn.utils.clip_grad_norm_ = clip_grad_norm_
