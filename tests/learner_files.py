@@ -415,50 +415,6 @@ BACKWARD_FILES: dict[str, tuple[str, str, str | None, str]] = {
             loss.backward()
             return w.grad
         """, None, ""),
-    # the right values computed by hand, after a backward pass that kept nothing of pred
-    "keep:by-hand": ("keep-intermediate", """
-        def grad_of_prediction(w, x, y):
-            pred = w * x
-            loss = ((pred - y) ** 2).sum()
-            loss.backward()
-            return 2 * (pred - y)
-        """, "returns-pred-grad", "made by your own `*`, not by backward(): its values are "
-        "d(loss)/d(pred), computed by hand"),
-    "keep:by-hand-detached": ("keep-intermediate", """
-        def grad_of_prediction(w, x, y):
-            pred = w * x
-            loss = ((pred - y) ** 2).sum()
-            loss.backward()
-            return (2 * pred - 2 * y).detach().clone()
-        """, "returns-pred-grad", "made by your own `-`, not by backward()"),
-    # pred's kept gradient, copied: autograd made those numbers
-    "keep:a-copy-of-pred-grad": ("keep-intermediate", """
-        import copy
-
-        def grad_of_prediction(w, x, y):
-            pred = w * x
-            pred.retain_grad()
-            loss = ((pred - y) ** 2).sum()
-            loss.backward()
-            return copy.deepcopy(pred.grad.detach().clone().to(pred.dtype))
-        """, None, ""),
-    "vector:by-hand": ("backward-a-vector", """
-        import torch
-
-        def grad_of_errors(w, x, y):
-            errors = (w * x - y) ** 2
-            errors.backward(gradient=torch.ones_like(errors))
-            return 2 * (w * x - y) * x
-        """, "returns-gradient", "made by your own `*`, not by backward()"),
-    # the gradient from backward(), with w.grad set back to None so that it looks untouched
-    "value:backward-then-cleared": ("grad-without-backward", """
-        def grad_as_value(w, loss_fn):
-            loss_fn(w).backward()
-            grad = w.grad
-            w.grad = None
-            return grad
-        """, "grad-untouched", "backward ran once and stored the gradient in w.grad, and your "
-        "function then put None back, so w.grad only looks untouched"),
 }
 
 # Real mistakes beyond the first four exercises' mutants (tests/test_checkers_basic.py):
@@ -623,7 +579,6 @@ BASIC_MISTAKES: dict[str, tuple[str, str, str, str]] = {
     """, "all-none", r"kept its gradient"),
 }
 
-# What fix-the-loop says of a first step that used the caller's leftovers and its own batch.
 LEFTOVERS_AND_BATCH_1 = (r"^Step 1 used the leftover gradients from before your function was "
                          r"called plus batch 1's gradient: nothing cleared \.grad before the "
                          r"first backward pass\.$")
@@ -1208,107 +1163,4 @@ MODEL_FILES: dict[str, tuple[str, str]] = {
         def save_checkpoint(model, optimizer, f):
             pass
         """),
-}
-
-# Files whose verdicts must be true of what the file itself did (tests/test_true_verdicts.py):
-# label -> (exercise, source, {check: (status, words its message matches)}, words that no
-# message of the verdict may hold: the sentences that belong to another mistake).
-TRUE_VERDICT_FILES: dict[str, tuple[str, str, dict[str, tuple[str, str]], str]] = {
-    # the clip runs before any gradient exists: it measures 0 and scales nothing
-    "clip:before-backward": ("clip-and-step", """
-        from torch import nn
-
-        def train_step(model, optimizer, loss_fn, x, y, max_norm):
-            optimizer.zero_grad()
-            total = nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            optimizer.step()
-            return total
-        """, {"step-uses-clipped": ("fail", r"^Your function clipped before backward\(\), when "
-                                    r"\.grad held no gradient of this batch: clip_grad_norm_ "
-                                    r"found nothing to measure \(it measured 0\)"),
-              "returns-norm": ("fail", r"^You returned 0, what clip_grad_norm_ measured before "
-                               r"backward\(\)")},
-        r"by the time your function clipped|return what clip_grad_norm_ returned"),
-    # the clip measures the caller's leftovers, before this batch's gradient is added
-    "clip:before-backward-with-leftovers": ("clip-and-step", """
-        from torch import nn
-
-        def train_step(model, optimizer, loss_fn, x, y, max_norm):
-            total = nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-            loss_fn(model(x), y).backward()
-            optimizer.step()
-            return total
-        """, {"step-uses-clipped": ("fail", r"leftovers|before backward\(\)"),
-              "returns-norm": ("fail", r"what clip_grad_norm_ measured before backward\(\)")},
-        r"by the time your function clipped|return what clip_grad_norm_ returned"),
-    "clip:after-step": ("clip-and-step", """
-        from torch import nn
-
-        def train_step(model, optimizer, loss_fn, x, y, max_norm):
-            optimizer.zero_grad()
-            loss_fn(model(x), y).backward()
-            optimizer.step()
-            return nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        """, {"step-uses-clipped": ("fail", r"by the time your function clipped, the step had "
-                                    r"already used it"),
-              "returns-norm": ("pass", "")}, r"before backward\(\)"),
-    "clip:never": ("clip-and-step", """
-        def train_step(model, optimizer, loss_fn, x, y, max_norm):
-            optimizer.zero_grad()
-            loss_fn(model(x), y).backward()
-            optimizer.step()
-            return 1.0
-        """, {"step-uses-clipped": ("fail", r"^The step used the whole gradient, unclipped "
-                                    r"\(total norm [0-9.]+, above max_norm [0-9.]+\): nothing "
-                                    r"scaled it down"),
-              "returns-norm": ("fail", r"^You returned 1, but the total norm of this batch's "
-                               r"gradient, before clipping, was [0-9.]+\.$")},
-        r"by the time your function clipped|clip_grad_norm_"),
-    # a method named without its call, then used as a value: said from the learner's line
-    "log:item-not-called": ("log-losses", """
-        def total_loss(w):
-            total = 0.0
-            for target in (1.0, 2.0, 3.0):
-                loss = ((w - target) ** 2).mean()
-                total += loss.item
-            return total
-        """, {"runs": ("error", r"^`total_loss` stopped on check case 1 of 4: a line of your "
-                       r"code names `loss\.item` without calling it, so Python took "
-                       r"`loss\.item` itself, not what it returns, and then your code raised "
-                       r"TypeError: unsupported operand")},
-        r"File \"|Traceback|line \d"),
-    "log:detach-not-called": ("log-losses", """
-        def total_loss(w):
-            total = 0.0
-            for target in (1.0, 2.0, 3.0):
-                total += float(((w - target) ** 2).mean().detach)
-            return total
-        """, {"runs": ("error", r"names `\(\(w - target\) \*\* 2\)\.mean\(\)\.detach` "
-                       r"without calling it")}, r"File \"|Traceback"),
-    # the data a line names (w.grad) is never taken for an uncalled method
-    "snapshot:grad-is-data": ("snapshot", """
-        def snapshot(w):
-            return w + w.grad
-        """, {"runs": ("error", r"your code raised TypeError")}, r"without calling it"),
-    # the starter, on the seed of the review: one account of one run
-    "loop:starter": ("fix-the-loop", "STARTER", {
-        "clears-leftovers": ("fail", r"^Step 1 used the leftover gradients from before your "
-                             r"function was called plus batch 1's gradient"),
-        "per-batch-gradient": ("skip", r"^not judged until clears-leftovers passes$")},
-        r"each step used only its own batch's gradient"),
-    "loop:clears-at-the-end": ("fix-the-loop", """
-        def train(model, optimizer, loss_fn, batches):
-            losses = []
-            for x, y in batches:
-                loss = loss_fn(model(x), y)
-                loss.backward()
-                optimizer.step()
-                losses.append(loss.item())
-                optimizer.zero_grad()
-            return losses
-        """, {"clears-leftovers": ("fail", r"nothing cleared \.grad before the first backward"),
-              "per-batch-gradient": ("skip", r"^not judged until clears-leftovers passes$")},
-        r"each step used only its own batch's gradient"),
 }

@@ -1,8 +1,6 @@
 """Lesson 2's exercises judge how the learner got there where the lesson asks for a way, not
-only the value: backward-a-vector wants backward() to start from the vector of errors and its
-gradient from w.grad, backward-twice-one-graph wants both passes through one graph,
-keep-intermediate wants pred's gradient kept by backward() (not computed by hand), and
-grad-without-backward wants no backward pass at all. Each file runs as a real check
+only the value: backward-a-vector wants backward() to start from the vector of errors, and
+backward-twice-one-graph wants both passes through one graph. Each file runs as a real check
 (tests/checker_batch.py: the worker's messages, judged by the tutor's side)."""
 
 from __future__ import annotations
