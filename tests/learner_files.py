@@ -579,6 +579,10 @@ BASIC_MISTAKES: dict[str, tuple[str, str, str, str]] = {
     """, "all-none", r"kept its gradient"),
 }
 
+LEFTOVERS_AND_BATCH_1 = (r"^Step 1 used the leftover gradients from before your function was "
+                         r"called plus batch 1's gradient: nothing cleared \.grad before the "
+                         r"first backward pass\.$")
+
 # More mistakes learners make in the training loops (tests/test_checkers_loops.py):
 # (exercise, source, the check that must fail, words it says).
 LOOP_MISTAKES: dict[str, tuple[str, str, str, str]] = {
@@ -704,8 +708,7 @@ LOOP_MISTAKES: dict[str, tuple[str, str, str, str]] = {
 
                 losses.append(optimizer.step(closure).item())
             return losses
-    """, "per-batch-gradient", r"^Step 2 used the gradient of batch 1 plus batch 2: \.grad was "
-                               r"not cleared before backward\.$"),
+    """, "clears-leftovers", LEFTOVERS_AND_BATCH_1),
     "loop/closure-clears-after-backward": ("fix-the-loop", """
         def train(model, optimizer, loss_fn, batches):
             losses = []
@@ -728,8 +731,7 @@ LOOP_MISTAKES: dict[str, tuple[str, str, str, str]] = {
                 optimizer.step()
                 losses.append(loss.item())
             return losses
-    """, "per-batch-gradient", r"^Step 2 used the gradient of batch 1 plus batch 2: \.grad was "
-                               r"not cleared before backward\.$"),
+    """, "clears-leftovers", LEFTOVERS_AND_BATCH_1),
     "loop/clears-after-step-message": ("fix-the-loop", """
         def train(model, optimizer, loss_fn, batches):
             losses = []
@@ -740,8 +742,7 @@ LOOP_MISTAKES: dict[str, tuple[str, str, str, str]] = {
                 optimizer.zero_grad()
                 losses.append(loss.item())
             return losses
-    """, "clears-leftovers", r"used leftover gradients from before your function was called: "
-                             r"clear them first"),
+    """, "clears-leftovers", LEFTOVERS_AND_BATCH_1),
     "loop/step-before-backward-message": ("fix-the-loop", """
         def train(model, optimizer, loss_fn, batches):
             losses = []

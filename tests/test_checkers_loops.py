@@ -37,7 +37,7 @@ from checker_suite import (
     run_batches,
     seeds_of,
 )
-from learner_files import LOOP_MISTAKES, LOOP_STYLES
+from learner_files import LEFTOVERS_AND_BATCH_1, LOOP_MISTAKES, LOOP_STYLES
 
 from gradtutor.checking.checkers import judge_of, request_checker, worker_checker
 from gradtutor.checking.checkers.gradient_kinds import KINDS
@@ -499,15 +499,40 @@ def test_an_update_through_dot_data_passes_with_a_note_that_no_grad_is_the_safe_
 
 # Each check says what happened, with evidence from the run.
 
+def numbers(cell: str) -> list[float]:
+    return [float(x) for x in re.findall(r"-?\d[\d.]*(?:e[+-]?\d+)?", cell)]
+
+
 @pytest.mark.slow
-def test_a_step_table_shows_the_gradient_used_next_to_the_right_one(results: Results) -> None:
-    for checks, _ in results["mistake:loop/classic-bug-message"]:
+def test_a_step_table_shows_the_step_that_went_wrong_with_numbers_that_add_up(
+        results: Results) -> None:
+    # one row, the step the message names: what it used is its batch's gradient plus the
+    # previous batch's, the numbers of one run side by side (not a step 1 from another case)
+    for checks, _ in results["mutant:fix-the-loop/clears-once"]:
         found = failing(checks, "per-batch-gradient")
         assert found is not None and found.evidence is not None
-        assert found.evidence.columns == ("step", "gradient it used", "gradient of its batch")
-        (step1, used1, right1), (step2, used2, right2) = found.evidence.rows
-        assert (step1, step2) == ("1", "2")
-        assert used1 == right1 and used2 != right2  # step 1 was right, step 2 was not
+        assert found.message.startswith("Step 2 used the gradient of batch 1 plus batch 2")
+        assert found.evidence.columns == ("step", "gradient it used", "gradient of its batch",
+                                          "gradient of batch 1")
+        ((step, used, own, previous),) = found.evidence.rows
+        assert step == "2"
+        for total, a, b in zip(numbers(used), numbers(own), numbers(previous), strict=True):
+            assert total == pytest.approx(a + b, rel=2e-3, abs=2e-4)
+
+
+@pytest.mark.slow
+def test_leftovers_in_step_1_are_one_account_not_a_second_case_s_steps(
+        results: Results) -> None:
+    # the unfixed starter: its first step used the caller's leftovers and batch 1's gradient;
+    # no other case's steps are judged beside that, so no "batch 1" has two gradients and
+    # nothing claims that each step used only its own batch's gradient
+    for seed, (checks, _) in enumerate(results["starter:fix-the-loop"]):
+        leftover, per_batch = failing(checks, "clears-leftovers"), next(
+            c for c in checks if c.name == "per-batch-gradient")
+        assert leftover is not None and re.match(LEFTOVERS_AND_BATCH_1, leftover.message), (
+            f"seed {seed}: {describe(checks)}")
+        assert per_batch.status == "skip" and per_batch.evidence is None, describe(checks)
+        assert per_batch.message == "not judged until clears-leftovers passes"
 
 
 @pytest.mark.slow

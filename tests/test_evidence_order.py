@@ -108,8 +108,10 @@ def test_a_registered_checkers_json_rows_lead_with_the_failing_update() -> None:
 
 
 def test_loop_tables_mark_the_steps_and_parameters_that_went_wrong() -> None:
-    steps = _step_table([(0, [1.0], [1.0]), (1, [3.0], [2.0]), (2, None, [1.0])])
-    assert [row[0] for row in steps.failing_first()] == ["2", "3", "1"]
+    # the step that went wrong, with the previous batch's gradient its message names
+    steps = _step_table(1, [3.0], [2.0], [1.0])
+    assert steps.columns[-1] == "gradient of batch 1"
+    assert steps.rows == (("2", "[3]", "[2]", "[1]"),) and steps.failing == {0}
     params = per_param_table(["a", "b", "c"], ("used", "right"),
                              {"a": [1.0], "b": [5.0], "c": [2.0]},
                              {"a": [1.0], "b": [4.0], "c": [2.0]}, against=(0, 1))

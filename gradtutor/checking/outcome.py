@@ -220,12 +220,25 @@ def learner_error_check(message: protocol.LearnerError, function: str,
                          "parameters the exercise asks for", function=function))
     if is_memory_error(error):
         return memory_check(memory)
+    if "problem" not in error and error.get("uncalled"):
+        return Check("loads", "error", msg(
+            "Your file could not be loaded: {why}", why=uncalled_error(error)))
     interrupted = "problem" in error or error["type"] in ("SystemExit", "KeyboardInterrupt")
     hint = (msg("code under `if __name__ == \"__main__\":` does not run during a check")
             if interrupted else
             msg("the lines above are where it happened, most recent last"))
     return Check("loads", "error", _with_traceback(
         msg("Your file could not be loaded: {what}.", what=what_went_wrong(error)), error), hint)
+
+
+def uncalled_error(error: protocol.Raised) -> str:
+    """Why the learner's code raised, when its line names a method without calling it and
+    the error is about that (`total += loss.item`): said from that line, with no traceback,
+    as lines that name a method alone are said (`common.uncalled_lines_words`)."""
+    return msg("a line of your code names `{name}` without calling it, so Python took "
+               "`{name}` itself, not what it returns, and then {what}. A function or method "
+               "runs only with parentheses after its name.", name=error.get("uncalled", ""),
+               what=what_went_wrong(error))
 
 
 def case_error_check(observed: list[dict[str, Any]], function: str,
@@ -238,6 +251,10 @@ def case_error_check(observed: list[dict[str, Any]], function: str,
     i, error = failing[0]
     if is_memory_error(error):
         return memory_check(memory)
+    if "problem" not in error and error.get("uncalled"):
+        return Check("runs", "error", msg(
+            "`{function}` stopped on check case {case} of {cases}: {why}", function=function,
+            case=i + 1, cases=len(observed), why=uncalled_error(error)))
     return Check("runs", "error", _with_traceback(
         msg("`{function}` stopped on check case {case} of {cases}: {what}.", function=function,
             case=i + 1, cases=len(observed), what=what_went_wrong(error)), error),

@@ -112,14 +112,18 @@ class Problem(str, Enum):
     WRONG_ARITY = "wrong-arity"  # the function takes other arguments: `WrongArity`
 
 
-@final
-class Raised(TypedDict):
-    """An exception from learner code (or from the worker itself, in a `WorkerError`): its
-    type's name, its message as Python gave it, and the traceback."""
-
+class _Raised(TypedDict):
     type: str
     message: str
     traceback: str
+
+
+@final
+class Raised(_Raised, total=False):
+    """An exception from learner code (or the worker's own, in a `WorkerError`): its type's
+    name, its message, the traceback; `uncalled`: a method its line names uncalled, if any."""
+
+    uncalled: str
 
 
 @final
@@ -160,8 +164,9 @@ FunctionProblem = NoFunction | NotCallable | WrongArity
 Failure = Raised | SysExit | NoFunction | NotCallable | WrongArity
 
 
-def raised(kind: str, message: str, traceback: str) -> Raised:
-    return {"type": kind, "message": message, "traceback": traceback}
+def raised(kind: str, message: str, traceback: str, uncalled: str = "") -> Raised:
+    out: Raised = {"type": kind, "message": message, "traceback": traceback}
+    return {**out, "uncalled": uncalled} if uncalled else out
 
 
 def sys_exit(code: str, traceback: str) -> SysExit:
@@ -183,7 +188,8 @@ def wrong_arity(name: str, arity: int, parameters: str) -> WrongArity:
 
 def decode_raised(value: object) -> Raised:
     record = _record(value, "error")
-    return raised(_text(record, "type"), _text(record, "message"), _text(record, "traceback"))
+    return raised(_text(record, "type"), _text(record, "message"), _text(record, "traceback"),
+                  _optional_text(record, "uncalled") or "")
 
 
 def _problem(record: Mapping[str, Any]) -> Problem:

@@ -10,7 +10,8 @@ Events are dicts: {"event": "backward", "entries": n} (n: how many numbers it st
 from), {"event": "zero_grad", "by": "optimizer"|"module",
 "set_to_none": bool}, {"event": "forward"}, {"event": "before_step", "grads": ...} (the
 gradients an optimizer step updates with), {"event": "step", "grads": {name: values|None}}
-(after it), {"event": "accumulate", "param": name, "grad": values}.
+(after it), {"event": "accumulate", "param": name, "grad": values}, {"event": "clip",
+"total": number} (a call of `clip_grad_norm_` and the total norm it measured).
 
 `before_step` is recorded when step() reads .grad, not when it is called: with the closure
 API, `optimizer.step(closure)`, the closure clears .grad and runs backward inside step(), so
@@ -71,7 +72,8 @@ _CALLABLES = (types.BuiltinFunctionType, types.MethodType, types.FunctionType,
 _STR = str
 
 # The kinds of event the trace records itself; a checker's `note` may not add these.
-RECORDED = frozenset({"backward", "zero_grad", "forward", "before_step", "step", "accumulate"})
+RECORDED = frozenset({"backward", "zero_grad", "forward", "before_step", "step", "accumulate",
+                      "clip"})
 
 
 def real_grad(tensor: torch.Tensor) -> torch.Tensor | None:
@@ -121,7 +123,7 @@ def uncalled_lines(fn: Any) -> list[str]:
         for at in range(1, len(ops) - 1):
             op, before = ops[at], ops[at - 1]
             if (op.opname in ("LOAD_ATTR", "LOAD_METHOD") and ops[at + 1].opname == "POP_TOP"
-                    and _TYPE(op.argval) is _STR and _torch_callable(op.argval)):
+                    and _TYPE(op.argval) is _STR and torch_callable(op.argval)):
                 owner = (f"{before.argval}." if before.opname in _NAMED
                          and _TYPE(before.argval) is _STR else ".")
                 found.append(owner + op.argval)
@@ -179,7 +181,8 @@ def named_uncalled(observed: Any, written: dict[str, str]) -> Any:
     return observed
 
 
-def _torch_callable(name: str) -> bool:
+def torch_callable(name: str) -> bool:
+    """Whether `name` is a method of a tensor, module or optimizer, or a function of torch's."""
     return not name.startswith("_") and any(
         callable(getattr(owner, name, None))
         for owner in (_TENSOR, torch.nn.Module, torch.optim.Optimizer, torch))
@@ -265,13 +268,21 @@ class Trace:
         self._handles.clear()
 
 
+# Torch calls whose result holds its input's numbers as they were (a copy, a view, another
+# dtype): such a result comes from wherever its input came from (`Calls.origin`).
+_COPIES = frozenset({"clone", "detach", "detach_", "to", "double", "float", "contiguous", "cpu",
+                     "reshape", "reshape_as", "view", "view_as", "type", "type_as",
+                     "requires_grad_", "__deepcopy__", "data"})
+
+
 class Calls(TorchFunctionMode):
     """What a function did with torch while it ran, entered around one call of it: the graph
     nodes its operations recorded (`recorded`: the `grad_fn` names of their results, each
-    once, in order), how often it called `torch.autograd.grad` (`autograd_grads`), and which
-    torch function or method first made a given tensor (`made_by`). A torch function mode, so
-    it sees every operator, method and function of torch's, at any depth of the learner's
-    code; what it keeps is names and counts, and a weak reference per result."""
+    once, in order), how often it called `torch.autograd.grad` (`autograd_grads`), which
+    torch function or method first made a given tensor (`made_by`), and where its numbers
+    came from (`origin`). A torch function mode, so it sees every operator, method and
+    function of torch's, at any depth of the learner's code; what it keeps is names and
+    counts, and a weak reference per result."""
 
     KEPT = 10_000  # results remembered for `made_by`; a longer run forgets the later ones
     NAMED = 8  # recorded nodes named
@@ -281,6 +292,7 @@ class Calls(TorchFunctionMode):
         self.recorded: list[str] = []
         self.autograd_grads = 0
         self._made: dict[int, tuple[str, Any]] = {}
+        self._origins: dict[int, tuple[str | None, Any]] = {}
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
@@ -289,20 +301,51 @@ class Calls(TorchFunctionMode):
             self.autograd_grads += 1
         for result in (out if _TYPE(out) in (tuple, list) else (out,)):
             if isinstance(result, _BASE):
-                self._note(func, result)
+                self._note(func, result, args)
         return out
 
-    def _note(self, func: Any, result: Any) -> None:
+    def _note(self, func: Any, result: Any, args: Any) -> None:
         with _PLAIN():
             node = _GRAD_FN(result)
         name = _TYPE(node).__name__ if node is not None else None
         if name is not None and name not in self.recorded and len(self.recorded) < self.NAMED:
             self.recorded.append(name)
+        called = getattr(func, "__name__", None)
+        called = called[:40] if _TYPE(called) is _STR else "?"
         made = self._made.get(id(result))
         if (made is None or made[1]() is None) and len(self._made) < self.KEPT:
-            called = getattr(func, "__name__", None)
-            self._made[id(result)] = (called[:40] if _TYPE(called) is _STR else "?",
-                                      weakref.ref(result))
+            self._made[id(result)] = (called, weakref.ref(result))
+        self._note_origin(func, called, result, args)
+
+    def _note_origin(self, func: Any, called: str, result: Any, args: Any) -> None:
+        """Where `result`'s numbers came from: `.grad` for a tensor read from a `.grad` (what
+        autograd's engine filled), `autograd.grad` for what that function returned, the
+        input's origin for a copy of it, else the torch call that made it. An in-place
+        operation that changes a tensor's numbers (`g.mul_(2)`) makes it that operation's."""
+        if called == "__get__":  # an attribute read: `t.grad`, `t.data`
+            called = getattr(getattr(func, "__self__", None), "__name__", "?")
+            called = called if _TYPE(called) is _STR else "?"
+        if func is _AUTOGRAD_GRAD:
+            origin: str | None = "autograd.grad"
+        elif called == "grad":
+            origin = ".grad"
+        elif called in _COPIES and args and isinstance(args[0], _BASE):
+            origin = self.origin(args[0])
+        else:
+            origin = called
+        known = self._origins.get(id(result))
+        in_place = called.endswith("_") and called not in _COPIES and bool(args) and (
+            args[0] is result)
+        if (known is None or known[1]() is not result or in_place) and (
+                len(self._origins) < self.KEPT):
+            self._origins[id(result)] = (origin, weakref.ref(result))
+
+    def origin(self, value: Any) -> str | None:
+        """Where the tensor `value`'s numbers came from, as `_note_origin` names it; None for
+        a tensor no torch call made while this was entered (an input, or a gradient that
+        autograd's engine handed to a hook)."""
+        known = self._origins.get(id(value))
+        return known[0] if known is not None and known[1]() is value else None
 
     def made_by(self, value: Any) -> str | None:
         """The name of the torch function or method whose result `value` first was (`tensor`,
@@ -428,6 +471,15 @@ def install() -> None:
     def after_forward(module: torch.nn.Module, args: Any, output: Any) -> None:
         _record({"event": "forward", "module": type(module).__name__})
 
+    real_clip = torch.nn.utils.clip_grad.clip_grad_norm_
+
+    def clip_grad_norm_(*args: Any, **kwargs: Any) -> Any:
+        total = real_clip(*args, **kwargs)
+        trace = current()
+        if trace is not None:
+            trace._record({"event": "clip", "total": trace.values(total)})
+        return total
+
     torch.Tensor.backward = backward  # type: ignore[method-assign]
     torch.autograd.backward = autograd_backward
     torch.optim.Optimizer.zero_grad = opt_zero_grad  # type: ignore[method-assign]
@@ -435,3 +487,6 @@ def install() -> None:
     register_optimizer_step_pre_hook(before_step)
     register_optimizer_step_post_hook(after_step)
     register_module_forward_hook(after_forward)
+    # both names, so that `clip_grad_norm` (which calls the module's) is recorded too
+    torch.nn.utils.clip_grad.clip_grad_norm_ = clip_grad_norm_
+    torch.nn.utils.clip_grad_norm_ = clip_grad_norm_

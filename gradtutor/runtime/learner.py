@@ -4,8 +4,10 @@ first, then the learner's file, then the checker's observations, each sent as pl
 
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
+import re
 import traceback
 import types
 from collections.abc import Callable
@@ -38,7 +40,41 @@ def describe_error(exc: BaseException, filename: str) -> protocol.CaseFailure:
     message = str(exc)
     if len(message) > 1000:
         message = message[:1000] + " ... (cut)"
-    return protocol.raised(type(exc).__name__, message, learner_traceback(exc, filename))
+    return protocol.raised(type(exc).__name__, message, learner_traceback(exc, filename),
+                           uncalled_on_line(exc, filename))
+
+
+# Python's names for a function or method where a value was wanted, as its errors give them
+# ("unsupported operand type(s) for +=: 'float' and 'builtin_function_or_method'").
+_CALLABLE_KINDS = re.compile(
+    r"(?<![\w-])(builtin_function_or_method|method-wrapper|method|function)(?![\w-])")
+
+
+def uncalled_on_line(exc: BaseException, filename: str) -> str:
+    """The method that the learner's line which raised names without calling it (`total +=
+    loss.item` gives `loss.item`), when the error is about a function or method used as a
+    value; "" for any other error. Only a method of a tensor, module or optimizer, or a
+    function of torch's, counts (`trace.torch_callable`), so data such as `w.grad` is never
+    taken for one."""
+    if not isinstance(exc, (TypeError, AttributeError)) or not _CALLABLE_KINDS.search(
+            str(exc)):
+        return ""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    if not frames or not frames[-1].lineno:
+        return ""
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    from gradtutor.checking.trace import torch_callable  # imports torch, as the worker has
+
+    line = frames[-1].lineno
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    named = sorted((node.col_offset, ast.unparse(node)) for node in ast.walk(tree)
+                   if isinstance(node, ast.Attribute) and node.lineno == line
+                   and isinstance(node.ctx, ast.Load) and id(node) not in called
+                   and torch_callable(node.attr))
+    return named[0][1][:40] if named else ""
 
 
 def load_learner(source: str, filename: str) -> dict[str, Any]:

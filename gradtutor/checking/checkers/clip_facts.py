@@ -1,6 +1,7 @@
 """The input family `clip-step`, `fn(model, optimizer, loss_fn, x, y, max_norm)`: one
-training step with gradient clipping; the gradient the optimizer's step used and what the
-function returned.
+training step with gradient clipping; the gradient the optimizer's step used, when the
+function clipped (before backward, between backward and the step, after the step) and what
+the clip measured, and what the function returned.
 
 On the small seeded model of `model_facts.py`, split between worker and tutor as it says.
 """
@@ -135,9 +136,25 @@ def observe_clip(case: dict[str, Any], fn: Any, trace: Any,
                 break
             step_grads += values
     return {"returned": returned_fact(trace, returned), "step_grads": step_grads,
+            "clipped": _when_clipped(events),
+            "clip_measured": next((e.get("total") for e in events if e.get("event") == "clip"),
+                                  None),
             "backward": sum(e.get("event") == "backward" for e in events),
             "zero_grad": sum(e.get("event") == "zero_grad" for e in events),
             "steps": sum(e.get("event") == "step" for e in events)}
+
+
+def _when_clipped(events: list[dict[str, Any]]) -> str:
+    """When the function first called clip_grad_norm_: 'before-backward' (before any backward
+    pass, when .grad held none of this batch's gradient), 'after-step' (once the step had used
+    the gradient), 'between' them, or 'never'."""
+    kinds = [e.get("event") for e in events]
+    if "clip" not in kinds:
+        return "never"
+    clip = kinds.index("clip")
+    if "backward" not in kinds[:clip]:
+        return "before-backward"
+    return "after-step" if "step" in kinds[:clip] else "between"
 
 
 def _norm(values: list[float] | None) -> float | None:
@@ -163,6 +180,8 @@ def clip_facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[s
         "clipping-needed": norm > max_norm,
         "norm-before": norm, "norm-after": min(norm, max_norm), "max-norm": max_norm,
         "loss": reference["loss"],
+        "clipped": observed.get("clipped"),
+        "clip-measured": as_number(observed.get("clip_measured")),
         "returned": as_number(returned) if as_number(returned) is not None else returned,
         "returned-kind": kind_of(returned),
     }
@@ -171,8 +190,8 @@ def clip_facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[s
 CLIP_NAMES = frozenset({
     "backward-count", "zero-grad-count", "step-count", "step-grads", "step-grads-norm",
     "clipped-grads", "raw-grads", "kept-leftovers", "clipped-each", "unclipped",
-    "clipping-needed", "norm-before", "norm-after", "max-norm", "loss", "returned",
-    "returned-kind"})
+    "clipping-needed", "norm-before", "norm-after", "max-norm", "loss", "clipped",
+    "clip-measured", "returned", "returned-kind"})
 
 
 def _short(value: float | None) -> str:

@@ -135,3 +135,24 @@ def uncalled_lines_words(names: list[str]) -> str:
     return msg("A line of your function names {names} without calling it, so that line does "
                "nothing: a function or method runs only with parentheses after its name.",
                names=", ".join(f"`{name[:40]}`" for name in names[:5]))
+
+
+# The torch calls that compute new numbers from their inputs, as the learner wrote each:
+# a returned tensor whose numbers one of these made (`trace.Calls.origin`) was computed by
+# the learner's own arithmetic, not handed over by autograd.
+ARITHMETIC: dict[str, str] = {
+    **dict.fromkeys(("mul", "multiply", "mul_"), "*"),
+    **dict.fromkeys(("add", "add_"), "+"),
+    **dict.fromkeys(("sub", "subtract", "rsub", "__rsub__", "sub_", "neg", "negative", "neg_"),
+                    "-"),
+    **dict.fromkeys(("div", "divide", "true_divide", "__rdiv__", "__rtruediv__", "div_"), "/"),
+    **dict.fromkeys(("pow", "__rpow__", "pow_", "square"), "**"),
+    **dict.fromkeys(("matmul", "__rmatmul__", "mm", "mv"), "@"),
+}
+
+
+def computed_by(origin: Any) -> str | None:
+    """The operator (`*`, `-`...) whose arithmetic made a value, from its origin as the worker
+    read it (`trace.Calls.origin`); None when arithmetic did not make it (autograd did, or a
+    copy of what autograd gave, or nothing the function called)."""
+    return ARITHMETIC.get(origin) if isinstance(origin, str) else None

@@ -129,12 +129,15 @@ def _order_problem(window: list[dict[str, Any]]) -> str:
     return msg(".grad was cleared after backward")
 
 
-def _step_table(rows: list[tuple[int, Vector | None, Vector]]) -> Table:
-    """Per step: the gradient it used next to the one it should have used."""
-    return Table((msg("step"), msg("gradient it used"), msg("gradient of its batch")),
-                 tuple((str(k + 1), fmt(used), fmt(ref)) for k, used, ref in rows),
-                 frozenset(i for i, (_, used, ref) in enumerate(rows)
-                           if used is None or not close(used, ref)))
+def _step_table(k: int, used: Vector | None, g: Vector, previous: Vector | None) -> Table:
+    """The step that went wrong: the gradient it used next to its batch's, and the previous
+    batch's where the message names it (`previous`), so that the numbers add up on screen."""
+    columns: tuple[str, ...] = (msg("step"), msg("gradient it used"), msg("gradient of its batch"))
+    cells: tuple[str, ...] = (str(k + 1), fmt(used), fmt(g))
+    if previous is not None:
+        columns += (msg("gradient of batch {batch}", batch=k),)
+        cells += (fmt(previous),)
+    return Table(columns, (cells,), frozenset({0}))
 
 
 def _analyse(case: dict[str, Any], exp: dict[str, Any],
@@ -146,7 +149,6 @@ def _analyse(case: dict[str, Any], exp: dict[str, Any],
     found: dict[str, Any] = {"steps": len(steps), "comparable": 1, "leftover": None,
                              "batch": None, "backward": _backward_problem(steps, names)}
     leftovers = join(exp["leftovers"], names)
-    rows: list[tuple[int, Vector | None, Vector]] = []
     previous: Vector | None = None
     for k, step in enumerate(steps[:len(ref_steps)]):
         ref = ref_steps[k]
@@ -158,7 +160,6 @@ def _analyse(case: dict[str, Any], exp: dict[str, Any],
         g = join(ref["grads"], names)
         assert g is not None
         used = join(step["grads"], names)
-        rows.append((k, used, g))
         if used is not None and close(used, g):
             previous = used
             continue
@@ -166,9 +167,7 @@ def _analyse(case: dict[str, Any], exp: dict[str, Any],
             c = multiple(sub(used, leftovers), g)
             if c is not None or close(used, leftovers):
                 found["leftover"] = Check(
-                    "clears-leftovers", "fail",
-                    msg("The first step used leftover gradients from before your function was "
-                        "called: clear them first."),
+                    "clears-leftovers", "fail", _leftover_words(c),
                     msg("clear the gradients at the start of every step, before its backward pass"),
                     per_param_table(names, (msg("leftover .grad before your call"),
                                             msg("step 1 used"), msg("gradient of batch 1")),
@@ -177,11 +176,24 @@ def _analyse(case: dict[str, Any], exp: dict[str, Any],
                 if c is not None and near(c, 1.0):
                     break  # batch 1's own gradient was right; the trajectory now differs
                 used = sub(used, leftovers)
-        found["batch"] = _batch_problem(k, used, g, previous, step["window"])
-        found["rows"] = rows
+        message, help_, named = _batch_problem(k, used, g, previous, step["window"])
+        found["batch"] = (message, help_, _step_table(k, used, g, previous if named else None))
         break
-    found.setdefault("rows", rows)
     return found
+
+
+def _leftover_words(c: float | None) -> str:
+    """What the first step used, when the leftovers from before the call were part of it:
+    `c` times batch 1's gradient besides them (None: none of it)."""
+    if c is None or near(c, 0.0):
+        return msg("Step 1 used only the leftover gradients from before your function was "
+                   "called, none of batch 1's gradient.")
+    if near(c, 1.0):
+        return msg("Step 1 used the leftover gradients from before your function was called "
+                   "plus batch 1's gradient: nothing cleared .grad before the first backward "
+                   "pass.")
+    return msg("Step 1 used the leftover gradients from before your function was called plus "
+               "{factor}× batch 1's gradient.", factor=times(c))
 
 
 def _backward_problem(steps: list[dict[str, Any]], names: list[str]) -> tuple[str, str] | None:
@@ -209,30 +221,31 @@ def _backward_problem(steps: list[dict[str, Any]], names: list[str]) -> tuple[st
 
 
 def _batch_problem(k: int, used: Vector | None, g: Vector, previous: Vector | None,
-                   window: list[dict[str, Any]]) -> tuple[str, str]:
-    """(message, help) for step k, whose gradient was not its batch's gradient."""
+                   window: list[dict[str, Any]]) -> tuple[str, str, bool]:
+    """(message, help, whether the message names the previous batch's gradient) for step k,
+    whose gradient was not its batch's gradient."""
     step = k + 1
     if used is None or not any(used):
         return (msg("Step {step} used none of batch {step}'s gradient: {why}.", step=step,
                     why=_order_problem(window)),
-                _IN_ORDER)
+                _IN_ORDER, False)
     if previous is not None and close(used, previous) and "accumulate" not in [
             e.get("event") for e in window]:
         return (msg("optimizer.step() ran before backward: step {step} used the previous "
                     "gradient, batch {previous}'s.", step=step, previous=k),
-                msg("the backward pass must come before the step"))
+                msg("the backward pass must come before the step"), True)
     if previous is not None and close(used, add(previous, g)):
         return (msg("Step {step} used the gradient of batch {previous} plus batch {step}: "
                     ".grad was not cleared before backward.", step=step, previous=k),
-                msg("clear the gradients in every step, before its backward pass"))
+                msg("clear the gradients in every step, before its backward pass"), True)
     c = multiple(used, g)
     if c is not None:
         return (msg("Step {step} used {factor}× the gradient of batch {step}.", step=step,
                     factor=times(c)),
-                msg("run backward once per batch, on that batch's loss"))
+                msg("run backward once per batch, on that batch's loss"), False)
     return (msg("Step {step} used a gradient that is not the gradient of batch {step}'s loss.",
                 step=step),
-            _IN_ORDER)
+            _IN_ORDER, False)
 
 
 def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
@@ -295,12 +308,12 @@ def _step_count(cases: list[dict[str, Any]], found: dict[int, dict[str, Any]]) -
 
 def _per_step(name: str, key: str, judged: list[int], found: dict[int, dict[str, Any]],
               passed: str) -> Check:
-    """A check read from each judged case's per-step finding `key` (message, help)."""
+    """A check read from each judged case's per-step finding `key`: (message, help), and
+    the evidence table where there is one."""
     wrong = [i for i in judged if found[i][key] is not None]
     if wrong:
-        message, help_ = found[wrong[0]][key]
-        evidence = _step_table(found[wrong[0]]["rows"]) if key == "batch" else None
-        return Check(name, "fail", message, help_, evidence)
+        message, help_, *evidence = found[wrong[0]][key]
+        return Check(name, "fail", message, help_, evidence[0] if evidence else None)
     if judged:
         return Check(name, "pass", passed)
     return Check(name, "skip", msg("not judged: there was not one step per batch to look at"))
@@ -322,6 +335,11 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
         Check("clears-leftovers", "pass", msg("leftover gradients did not reach the first step"))
         if any(cases[i]["leftovers"] and found[i]["steps"] for i in found) else
         Check("clears-leftovers", "skip", msg("not judged: no step to look at")),
+        # one account of one run: once the leftovers reached step 1, the steps are not all
+        # their own batch's, and another case's steps would tell a second story beside it
+        Check("per-batch-gradient", "skip",
+              msg("not judged until {checks} passes", checks="clears-leftovers"))
+        if leftover else
         _per_step("per-batch-gradient", "batch", judged, found,
                   msg("each step used only its own batch's gradient")),
         next((c for c in losses if c is not None),

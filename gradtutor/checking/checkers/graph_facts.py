@@ -5,7 +5,8 @@ The loss is known to the learner, `((w * x - y) ** 2).sum()`, so its chain rule 
 by hand, its vector of errors can be backpropagated with `gradient=`, and its prediction
 `w * x` is an intermediate whose gradient `retain_grad()` can keep.
 
-Besides what came back and what `w.grad` holds, it observes how often autograd computed a
+Besides what came back (and whether the learner's own arithmetic made it, or autograd did:
+`trace.Calls.origin`) and what `w.grad` holds, it observes how often autograd computed a
 gradient for `w` at all (by `backward()` or `torch.autograd.grad`), and it turns PyTorch's
 errors about the graph (a non-scalar without `gradient=`, a loss cut off from `w`, a graph
 already freed ...) into facts instead of errors.
@@ -20,7 +21,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gradtutor.checking.checkers.common import close, flat, fmt, nest, signed
+from gradtutor.checking.checkers.common import close, computed_by, flat, fmt, nest, signed
 from gradtutor.checking.checkers.family import Family
 from gradtutor.checking.checkers.grad_reading import backward_runs, plain, ran
 
@@ -39,7 +40,8 @@ GRAPH_ERRORS: Mapping[str, str] = {
 NAMES = frozenset({
     "w", "x", "y", "gradient", "outer-slope", "inner-slope", "errors", "loss", "size",
     "backward-count", "ran", "autograd-count", "error", "error-kind", "returned",
-    "returned-kind", "returned-is-grad", "returned-scale", "grad-after", "grad-after-kind",
+    "returned-kind", "returned-is-grad", "returned-scale", "returned-computed",
+    "returned-computed-by", "grad-after", "grad-after-kind",
     "grad-after-scale", "backward-from-size", "autograd-grad-count"})
 
 
@@ -129,6 +131,7 @@ def observe(case: dict[str, Any], fn: Any, trace: Any, catches: tuple[str, ...]
                 "events": list(trace.events), "computed": len(computed),
                 "autograd_grads": calls.autograd_grads}
     return {"returned": plain(trace, returned),
+            "returned_origin": calls.origin(returned) if trace.is_tensor(returned) else None,
             "returned_is_grad": returned is not None and returned is real_grad(w),
             "grad_after": trace.values(real_grad(w)), "events": list(trace.events),
             "computed": len(computed), "autograd_grads": calls.autograd_grads}
@@ -164,7 +167,9 @@ def facts(case: dict[str, Any], reference: dict[str, Any], observed: dict[str, A
     }
     if caught:
         return out
+    computed = computed_by(observed.get("returned_origin"))
     out.update({"returned": observed["returned"],
+                "returned-computed": computed is not None, "returned-computed-by": computed,
                 "returned-is-grad": observed["returned_is_grad"],
                 "grad-after": observed["grad_after"]})
     for name in ("returned", "grad-after"):
