@@ -114,6 +114,8 @@ def missing_walls(platform: str, abi: int, sandboxed: bool, *, netns: bool,
     files = msg("other students' files and yours, to read and to write")
     signals = msg("your other processes, to signal")
     network = msg("the network")
+    # Landlock's network rules (ABI 4 on) cover TCP's bind and connect only
+    udp = msg("the network by UDP (Landlock walls off TCP only)")
     sockets = msg("Unix sockets by their path, such as an SSH agent's")
     if platform == "darwin" or platform.startswith(("win", "cygwin")):
         return Walls((files, signals, network),
@@ -121,8 +123,8 @@ def missing_walls(platform: str, abi: int, sandboxed: bool, *, netns: bool,
                          system="macOS" if platform == "darwin" else "Windows"), KERNEL_HINT)
     # on Linux the network namespace is made whatever the rest; the seccomp filter is the
     # sandbox's
-    off = (*((network,) if not (netns or (sandboxed and abi >= 4)) else ()),
-           *((sockets,) if not (sandboxed and filtered) else ()))
+    reached = () if netns else (udp,) if sandboxed and abi >= 4 else (network,)
+    off = (*reached, *((sockets,) if not (sandboxed and filtered) else ()))
     if not sandboxed:
         return Walls((files, signals, *off), msg("GRADTUTOR_SANDBOX=0"), KERNEL_HINT)
     if abi <= 0:

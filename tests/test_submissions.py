@@ -276,14 +276,15 @@ def test_junit_keeps_a_dotted_name_whole_and_counts_errors_apart() -> None:
 NET, NO_NET = True, False  # a network namespace can be made here, or not
 KNOWN, UNKNOWN = True, False  # a machine the seccomp filter knows (x86_64, aarch64), or not
 FILES, SIGNALS, NETWORK, SOCKETS = "read and to write", "signal", "the network", "Unix sockets"
+UDP = "the network by UDP"
 
 
 @pytest.mark.parametrize(("platform", "abi", "sandboxed", "netns", "filtered", "reachable",
                           "why", "hint"), [
     ("linux", 7, True, NET, KNOWN, [], "", ""),
-    ("linux", 6, True, NO_NET, KNOWN, [], "", ""),  # Landlock's TCP rules
+    ("linux", 6, True, NO_NET, KNOWN, [UDP], "no network namespace", "user namespaces"),
     ("linux", 7, True, NET, UNKNOWN, [SOCKETS], "x86_64 and aarch64 only", "SSH agent"),
-    ("linux", 4, True, NO_NET, KNOWN, [SIGNALS], "Landlock is version 4", "6.12"),
+    ("linux", 4, True, NO_NET, KNOWN, [SIGNALS, UDP], "Landlock is version 4", "6.12"),
     ("linux", 3, True, NET, KNOWN, [SIGNALS], "Landlock is version 3", "6.12"),
     ("linux", 3, True, NO_NET, KNOWN, [SIGNALS, NETWORK], "Landlock is version 3", "6.12"),
     ("linux", 0, True, NET, KNOWN, [FILES, SIGNALS], "has no Landlock", "6.12"),
