@@ -88,6 +88,14 @@ HOSTILE_FILES: dict[str, Hostile] = {
     # What docs/isolation.md states still passes: a file that computes every answer itself
     # and forges a whole observation. Checked, so that the statement stays true.
     "gap_forges_computed_answers": Hostile("pass", paths=EVERY, forged=True, correct=True),
+    # children of learner code (os.fork, multiprocessing's fork): each ends where it returns,
+    # raises or calls sys.exit, with Python's exit code for it, and never reaches the result
+    # path, on every way. A correct function passes; a child's answer is not its parent's.
+    "fork_child_returns": Hostile("pass", (), "posix", EVERY, True, True),
+    "fork_child_raises": Hostile("pass", (), "posix", EVERY, True, True),
+    "fork_child_exits": Hostile("pass", (), "posix", EVERY, True, True),
+    "multiprocessing_children": Hostile("pass", (), "posix", EVERY, True, True),
+    "fork_child_answers": Hostile("fail", ("You returned None",), "posix", EVERY, True),
     # the trace's and the judge's: the same on every engine
     "forge_calls_hooks": Hostile(  # no backward: calls the trace's hooks by hand
         "fail", ("called the checker's gradient hooks itself",), paths=SHARED, forged=True),

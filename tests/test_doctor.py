@@ -20,6 +20,7 @@ import pytest
 import yaml
 from rich.console import Console
 
+from gradtutor.doctor.evaluation import evaluation_lines
 from gradtutor.doctor.judge import LESSON_STEPS, PROBLEM_IDS, diagnose, to_json
 from gradtutor.i18n import translator
 from gradtutor.ui.doctor_view import report_view
@@ -189,12 +190,92 @@ def test_an_unreadable_scale_is_said_to_be_unknown_not_guessed() -> None:
     assert "cannot tell" in notes[0].summary
 
 
-def test_a_run_stopped_before_any_evaluation_says_it_was_not_checked() -> None:
+def test_a_run_stopped_before_the_script_s_evaluation_says_it_was_not_checked() -> None:
     stopped, ended = loop(), loop()
+    for script in (stopped, ended):
+        script.add({"e": "evals", "at": ["train.py:20", "train.py:31"]})
     stopped.judged("steps")
     ended.judged("finished")
-    assert [n.id for n in diagnose(stopped.events).notes] == ["eval-graph"]
+    (note,) = diagnose(stopped.events).notes
+    assert (note.id, note.where, note.certain) == ("eval-graph", "train.py:20", False)
+    assert ("evaluation", "train.py:20, not reached") in note.evidence
     assert diagnose(ended.events).notes == ()
+
+
+def test_a_stopped_run_of_a_script_without_evaluation_has_no_note() -> None:
+    """The script has no `.eval()` anywhere: there is no evaluation the run did not reach."""
+    stopped = loop()
+    stopped.judged("steps")
+    assert diagnose(stopped.events).notes == ()
+
+
+@pytest.mark.parametrize(("source", "lines"), [
+    ("model.eval()\n", [1]),
+    ("for e in range(3):\n    train()\n    net.module.eval()\n", [3]),
+    ("model.train(False)\nmodel.train(mode=False)\nmodel.train()\nmodel.train(True)\n", [1, 2]),
+    ("result = eval('1 + 1')\nexpr.eval(x)\n", []),  # the builtin, and a call with arguments
+    ("def evaluate(\n", []),  # not Python: nothing read
+])
+def test_the_evaluation_a_script_has_is_read_from_its_source(source: str,
+                                                             lines: list[int]) -> None:
+    assert evaluation_lines(source) == lines
+
+
+def cut_loop(*cuts: tuple[str, str, list[int]]) -> Script:
+    """A loop whose backward passes never reach the Linear layer that runs (its graph is cut),
+    with the probe's `cut` events: (line, how, the leaves the cut tensor had reached)."""
+    script = loop(3)
+    for event in script.events:
+        if event["e"] == "backward":
+            event["reached"], event["norm"], event["pre"] = [], {}, {}
+    for line, how, reached in cuts:
+        script.add({"e": "cut", "how": how, "line": line, "reached": reached})
+    script.judged()
+    return script
+
+
+def graph_broken(script: Script) -> Any:
+    (finding,) = [f for f in diagnose(script.events).findings if f.id == "graph-broken"]
+    return finding
+
+
+def test_a_cut_graph_is_found_at_the_line_that_cut_it_not_at_backward() -> None:
+    finding = graph_broken(cut_loop(("train.py:7", ".detach()", [0, 1]),
+                                    ("train.py:12", ".item()", [5])))  # a loss logged: not it
+    assert finding.where == "train.py:7"
+    assert finding.evidence[0] == ("graph cut at", "train.py:7 (.detach())")
+
+
+def test_several_lines_that_could_have_cut_it_are_named_and_none_is_chosen() -> None:
+    finding = graph_broken(cut_loop(("train.py:7", ".detach()", [0]),
+                                    ("train.py:8", ".item()", [1])))
+    assert finding.where == "train.py:9"  # the forward pass, as where no cut was seen
+    assert finding.evidence[0] == ("graph cut at one of",
+                                   "train.py:7 (.detach()), train.py:8 (.item())")
+
+
+def test_a_cut_no_watched_call_made_is_said_to_be_unseen() -> None:
+    finding = graph_broken(cut_loop(("train.py:12", ".item()", [5])))
+    assert finding.where == "train.py:9"
+    assert finding.evidence[0] == ("graph cut at",
+                                   "not seen (.data, or a call the doctor does not watch)")
+
+
+def test_a_loss_with_no_graph_is_found_at_the_cut_before_its_backward() -> None:
+    """`.item()` on the loss, then backward() on the float: the error is at backward(), the cut
+    before it (an older cut, before the last backward that worked, is not this one's)."""
+    script = loop(2)
+    script.add({"e": "cut", "how": ".detach()", "line": "train.py:3", "reached": [0, 1]})
+    script.clear()
+    script.backward()
+    script.step()
+    script.add({"e": "cut", "how": ".item()", "line": "train.py:9", "reached": [0, 1]})
+    script.add({"e": "end", "reason": "error", "line": "train.py:10",
+                "error": "AttributeError: 'float' object has no attribute 'backward'"})
+    finding = graph_broken(script)
+    assert finding.where == "train.py:9"
+    assert ("graph cut at", "train.py:9 (.item())") in finding.evidence
+    assert ("backward", "train.py:10") in finding.evidence  # where it was found out
 
 
 def test_several_losses_from_different_lines_are_a_sum_on_purpose() -> None:
@@ -300,8 +381,23 @@ def test_a_problem_found_in_json_with_the_script_s_output_on_stderr(tmp_path: Pa
     assert [p["id"] for p in payload["problems"]] == ["never-cleared"]
     assert payload["problems"][0]["where"] == "train.py:16"
     assert payload["steps"] == 5 and payload["ended"] == "steps"
+    assert payload["unsure"] == []  # stopped early, but it has no evaluation to reach
     assert "torch before me: False args: ['--epochs', '1']" in result.stderr
     assert sorted(os.listdir(tmp_path)) == ["train.py"]  # nothing written beside it
+
+
+@pytest.mark.slow
+def test_a_cut_graph_is_reported_where_the_script_cut_it(tmp_path: Path) -> None:
+    """The script imports torch itself, as a learner's does: its `.detach()` is watched from
+    the first line, and the report names that line, not the backward() that failed."""
+    (tmp_path / "train.py").write_text((CORPUS / "detached_output.py").read_text("utf-8"),
+                                       encoding="utf-8")
+    result = doctor("--json", "train.py", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    (problem,) = json.loads(result.stdout)["problems"]
+    assert problem["id"] == "graph-broken" and problem["where"] == "train.py:13"
+    assert {"label": "graph cut at", "value": "train.py:13 (.detach())"} in problem["evidence"]
+    assert {"label": "backward", "value": "train.py:15"} in problem["evidence"]
 
 
 @pytest.mark.slow

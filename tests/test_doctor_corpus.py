@@ -30,6 +30,20 @@ def expected(name: str) -> set[str]:
     return set(first.split(":", 1)[1].split())
 
 
+def unsure(name: str) -> set[str]:
+    """What the doctor must say it could not tell: `# unsure: ID ...` on the second line;
+    nothing, if the script does not say."""
+    second = (CORPUS / name).read_text(encoding="utf-8").splitlines()[1]
+    return set(second.split(":", 1)[1].split()) if second.startswith("# unsure:") else set()
+
+
+def marked(name: str, problem: str) -> int | None:
+    """The line a script marks `# ID here`: where the problem (or note) ID must be reported."""
+    lines = (CORPUS / name).read_text(encoding="utf-8").splitlines()
+    found = [number for number, line in enumerate(lines, 1) if f"# {problem} here" in line]
+    return found[0] if found else None
+
+
 @pytest.fixture(scope="module")
 def judged() -> dict[str, Diagnosis]:
     result = subprocess.run([sys.executable, str(RUNNER), "20", *(str(CORPUS / name)
@@ -60,3 +74,39 @@ def test_each_script_is_judged_right(judged: dict[str, Diagnosis], name: str) ->
         number = int(finding.where.rsplit(":", 1)[1])
         assert lines[number - 1].strip() and not lines[number - 1].lstrip().startswith("#")
         assert finding.evidence
+        assert marked(name, finding.id) in (None, number), finding.evidence
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_script_is_said_to_be_unclear_only_where_it_is(judged: dict[str, Diagnosis],
+                                                          name: str) -> None:
+    """A note only where the pattern is there: an evaluation in the script that the steps
+    observed did not reach, not every stopped run; each at the line that has it."""
+    notes = judged[name].notes
+    assert {note.id for note in notes} == unsure(name), [(n.id, n.summary) for n in notes]
+    for note in notes:
+        assert marked(name, note.id) is None or note.where == f"{name}:{marked(name, note.id)}"
+
+
+@pytest.mark.parametrize(("name", "cut"), [
+    ("graph_broken.py", "graph_broken.py:15 (.detach())"),
+    ("detached_output.py", "detached_output.py:13 (.detach())"),
+    ("features_copied.py", "features_copied.py:16 (torch.tensor(...))"),
+    ("loss_item.py", "loss_item.py:12 (.item())"),
+    ("loss_rebuilt.py", "loss_rebuilt.py:13 (.item())"),
+])
+def test_a_cut_graph_is_reported_at_the_line_that_cut_it(judged: dict[str, Diagnosis],
+                                                         name: str, cut: str) -> None:
+    (finding,) = judged[name].findings
+    assert finding.id == "graph-broken" and finding.where == cut.split(" ")[0]
+    assert ("graph cut at", cut) in finding.evidence
+
+
+def test_a_cut_the_probe_cannot_see_is_said_to_be_unseen_not_guessed(
+        judged: dict[str, Diagnosis]) -> None:
+    """`.data` is no call: the finding names the forward pass, and says the cut was not seen
+    (the loss's own `.item()`, which reaches only the second layer, is not taken for it)."""
+    (finding,) = judged["cut_by_data.py"].findings
+    assert finding.where == "cut_by_data.py:25"
+    assert ("graph cut at", "not seen (.data, or a call the doctor does not watch)") in (
+        finding.evidence)

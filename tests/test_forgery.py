@@ -21,6 +21,8 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +30,11 @@ import pytest
 from hostile_cases import CHECK_ALL, GAPS, HOSTILE_FILES, PATHS
 from isolation_support import EXPECTED, decided, worker_run
 
+from gradtutor.checking import protocol
 from gradtutor.checking.checkers import request_checker, worker_checker
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
+from gradtutor.runtime.sender import ForkedChildEnds, ResultSender
 
 HOSTILE = Path(__file__).parent / "hostile"
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,3 +195,60 @@ def test_consistent_observations_are_judged() -> None:
             "grad_after": [2.0]}
     (check,) = decided(worker_run(EXPECTED, observed_with(**seen)))
     assert (check.name, check.status) == ("values", "pass")
+
+
+# ---- children of learner code: the worker's side -------------------------------------------
+
+def forked(body: Callable[[], object]) -> int:
+    """Run `body` in a forked child of this process; the child's exit code. The child ends
+    with 99 if `body` comes back (it must not: it has to end inside)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # Python 3.12: fork with threads
+        pid = os.fork()
+    if pid == 0:
+        try:
+            body()
+        finally:
+            os._exit(99)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def raise_value_error() -> None:
+    raise ValueError("the child's own mistake")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.parametrize(("learner_code", "code"), [
+    (lambda: None, 0), (raise_value_error, 1), (lambda: sys.exit(3), 3),
+    (lambda: sys.exit(None), 0), (lambda: sys.exit("bye"), 1), (lambda: sys.exit(256 + 4), 4),
+])
+def test_a_child_of_learner_code_ends_where_its_call_ends_with_python_s_code(
+        learner_code: Callable[[], object], code: int) -> None:
+    ends = ForkedChildEnds()  # made in the worker, before learner code
+
+    def call() -> None:
+        with ends:
+            learner_code()
+
+    assert forked(call) == code
+    with ends:  # the worker itself goes on
+        pass
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_that_reaches_the_result_channel_ends_there_and_writes_nothing() -> None:
+    read, write = os.pipe()
+    try:
+        send = ResultSender(write)
+        assert forked(lambda: send(protocol.started())) == 0
+        send(protocol.observed([]))
+        os.close(write)
+        write = -1
+        with os.fdopen(read, "rb") as pipe:
+            read = -1
+            assert pipe.read().splitlines() == [protocol.line(protocol.observed([])).strip()]
+    finally:
+        for fd in (read, write):
+            if fd >= 0:
+                os.close(fd)

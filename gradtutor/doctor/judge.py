@@ -1,66 +1,41 @@
 """The doctor's verdict: what the events a probe recorded say about the script's gradients.
 
 Pure: a list of event dicts (probe.py's JSON lines, decoded) in, a `Diagnosis` out. Each rule
-is one function over a `Run` (the events sorted by kind) that returns the findings of one
-family. A finding carries its stable id, the evidence, the script's file:line and the lesson
-step that teaches it; a rule that sees the pattern but cannot tell whether it is meant says so
-in a note instead. docs/doctor.md explains each rule.
+is one function over a `Run` (the events sorted by kind, events.py) that returns the findings
+of one family: those about clearing, accumulating and stepping here, graph_rules.py's and
+norm_rules.py's beside them. A finding carries its stable id, the evidence, the script's
+file:line and the lesson step that teaches it; a rule that sees the pattern but cannot tell
+whether it is meant says so in a note instead. docs/doctor.md explains each rule.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from gradtutor.doctor.events import (
+    LESSON_STEPS,
+    PROBLEM_IDS,
+    Event,
+    Finding,
+    Run,
+    last_norms_before,
+    named,
+    number,
+    sort_events,
+    step_label,
+    step_norms,
+    total_norm,
+)
+from gradtutor.doctor.graph_rules import broken_graph, eval_graph, unsure
+from gradtutor.doctor.norm_rules import blow_up, dead
 from gradtutor.i18n import Msg, msg
 
-Event = Mapping[str, Any]
-
-# Each problem's lesson step: (lesson, step id), as `gradtutor show LESSON --step ID` shows it.
-LESSON_STEPS: Mapping[str, tuple[str, str]] = {
-    "never-cleared": ("grad", "hidden-bug"),
-    "cleared-before-step": ("grad", "right-order"),
-    "cleared-other": ("grad", "zero-grad-scope"),
-    "step-before-backward": ("grad", "right-order"),
-    "accumulation-scale": ("grad", "why-accumulation"),
-    "not-in-optimizer": ("grad", "none-grad-clue"),
-    "graph-broken": ("backward", "broken-graph"),
-    "exploding": ("grad", "debug-grads"),
-    "nan": ("grad", "debug-grads"),
-    "dead-units": ("grad", "dead-relu"),
-    "eval-graph": ("training", "train-eval"),
-}
-PROBLEM_IDS = tuple(LESSON_STEPS)
-
-EXPLODING_GROWTH = 1e3  # a gradient norm this many times its first step's
-EXPLODING_BOUND = 1e6  # or this big, at any step
-EXPLODING_FLOOR = 100.0  # and at least this big (a zero-initialised layer starts near 0)
-DEAD_SHARE = 0.5  # most of a layer's units with zero gradient at every step observed
-MIN_DEAD_STEPS = 3
-SPARSE_LAYERS = frozenset({"Embedding", "EmbeddingBag"})  # rows of unseen tokens stay zero
-MAX_NAMED = 4  # parameters named in one evidence row
-# the errors that stop a script whose loss has no graph: `.item()` made it a float, or every
-# tensor on the way had requires_grad=False
-NO_GRAPH = ("'float' object has no attribute 'backward'",
-            "does not require grad and does not have a grad_fn")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem (or, with `certain` False, a pattern the doctor cannot judge)."""
-
-    id: str
-    summary: Msg
-    where: str | None
-    evidence: tuple[tuple[Msg, str], ...]
-    certain: bool = True
-
-    @property
-    def lesson(self) -> tuple[str, str]:
-        return LESSON_STEPS[self.id]
+__all__ = ["LESSON_STEPS", "PROBLEM_IDS", "Diagnosis", "Finding", "diagnose",
+           "observed_anything", "to_json"]
 
 
 @dataclass(frozen=True)
@@ -73,120 +48,6 @@ class Diagnosis:
     error: str | None = None
     error_line: str | None = None
     fault: str | None = None
-
-
-@dataclass
-class Run:
-    """The events, sorted by kind, with what the rules look up often."""
-
-    leaves: dict[int, Event] = field(default_factory=dict)
-    names: dict[int, str] = field(default_factory=dict)
-    module_names: dict[int, str] = field(default_factory=dict)
-    modules: dict[int, Event] = field(default_factory=dict)
-    optimizers: dict[int, Event] = field(default_factory=dict)
-    backwards: list[Event] = field(default_factory=list)
-    steps: list[Event] = field(default_factory=list)
-    clears: list[Event] = field(default_factory=list)
-    forwards: list[Event] = field(default_factory=list)
-    unused: list[Event] = field(default_factory=list)
-    nograph: list[Event] = field(default_factory=list)
-    end: Event | None = None
-    fault: Event | None = None
-    torch: bool = False
-
-    def name(self, pid: int) -> str:
-        if pid in self.names:
-            return self.names[pid]
-        shape = "x".join(str(n) for n in self.leaves.get(pid, {}).get("shape", [])) or "scalar"
-        return f"#{pid} ({shape})"
-
-    def module_name(self, mid: int) -> str:
-        return self.module_names.get(mid, f"{self.modules.get(mid, {}).get('cls', '?')} #{mid}")
-
-    def owner_class(self, pid: int) -> str | None:
-        for module in self.modules.values():
-            if pid in module.get("direct", ()):
-                return str(module.get("cls"))
-        return None
-
-    def stepped(self) -> set[int]:
-        """The parameters of the optimizers that stepped."""
-        return {int(pid) for step in self.steps for pid in step["g"]}
-
-
-KINDS: Mapping[str, str] = {"leaf": "leaves", "module": "modules", "optimizer": "optimizers",
-                            "backward": "backwards", "step": "steps", "clear": "clears",
-                            "forward": "forwards", "unused": "unused", "nograph": "nograph"}
-
-
-# The keys each kind of event must have to be used (others are dropped): the events come
-# from a process running the learner's code, and a judge that crashes helps nobody.
-REQUIRED: Mapping[str, tuple[str, ...]] = {
-    "leaf": ("pid",), "module": ("mod",), "optimizer": ("opt",),
-    "backward": ("n", "i", "pre", "reached", "norm"), "step": ("n", "i", "opt", "g"),
-    "clear": ("n", "how", "owner", "pids"), "forward": ("n", "mod"), "unused": ("mod",),
-}
-
-
-def well_formed(event: Any) -> bool:
-    if not isinstance(event, Mapping):
-        return False
-    needed = REQUIRED.get(str(event.get("e")), ())
-    return all(key in event for key in needed) and (event.get("e") != "step" or all(
-        isinstance(g, list) and len(g) >= 3 for g in event["g"].values()))
-
-
-def sort_events(events: Iterable[Event]) -> Run:
-    run = Run()
-    for event in filter(well_formed, events):
-        kind = event.get("e")
-        if kind == "leaf":
-            run.leaves[int(event["pid"])] = event
-        elif kind == "module":
-            run.modules[int(event["mod"])] = event
-        elif kind == "optimizer":
-            run.optimizers[int(event["opt"])] = event
-        elif kind == "names":
-            run.names.update({int(k): str(v) for k, v in event.get("params", {}).items()})
-            run.module_names.update({int(k): str(v) for k, v in
-                                     event.get("modules", {}).items()})
-        elif kind == "end":
-            run.end = event
-        elif kind == "fault":
-            run.fault = event
-        elif kind == "torch":
-            run.torch = True
-        elif isinstance(kind, str) and kind in KINDS:
-            getattr(run, KINDS[kind]).append(event)
-    return run
-
-
-def named(run: Run, pids: Iterable[int]) -> str:
-    """Parameter names for an evidence row, at most MAX_NAMED of them and how many more."""
-    names = sorted({run.name(pid) for pid in pids})
-    shown = ", ".join(names[:MAX_NAMED])
-    return shown + (f" (+{len(names) - MAX_NAMED})" if len(names) > MAX_NAMED else "")
-
-
-def number(value: float | None) -> str:
-    if value is None:
-        return "?"
-    if not math.isfinite(value):
-        return str(value)
-    return f"{value:.4g}"
-
-
-def total_norm(norms: Iterable[float | None]) -> float:
-    return math.sqrt(sum(n * n for n in norms if n is not None))
-
-
-def step_norms(step: Event) -> list[float | None]:
-    return [g[1] for g in step["g"].values()]
-
-
-def step_label(run: Run, step: Event) -> str:
-    opt = run.optimizers.get(int(step["opt"]), {})
-    return f"{step['i']} ({opt.get('cls', step.get('cls', '?'))})"
 
 
 # --- the rules ------------------------------------------------------------------------------
@@ -283,16 +144,6 @@ def mixed_between_steps(run: Run) -> list[Finding]:
                             str(numbers[c].get("line")) for c in contrib)),
                     ))]
     return []
-
-
-def last_norms_before(run: Run, n: int) -> dict[int, float | None]:
-    """Each parameter's gradient norm after the last backward before event `n`."""
-    found: dict[int, float | None] = {}
-    for backward in run.backwards:
-        if backward["n"] > n:
-            break
-        found.update({int(p): v for p, v in backward["norm"].items()})
-    return found
 
 
 def clearing_order(run: Run) -> list[Finding]:
@@ -514,204 +365,6 @@ def optimizer_membership(run: Run) -> list[Finding]:
     return found
 
 
-def broken_graph(run: Run) -> list[Finding]:
-    """graph-broken: a layer that runs, with grad on, for a loss whose backward never
-    reaches it; or a backward on a loss with no graph at all."""
-    found: list[Finding] = []
-    error = str((run.end or {}).get("error") or "")
-    stopped: list[tuple[Any, str | None]] = [(event.get("line"), None)
-                                             for event in run.nograph[:1]] or (
-        [((run.end or {}).get("line"), error)] if any(sign in error for sign in NO_GRAPH)
-        else [])
-    for line, said in stopped:
-        found.append(Finding("graph-broken", msg(
-            "backward() was called on a loss with no graph: it was cut from the model's "
-            "parameters (.detach(), .item(), .data, NumPy, torch.tensor(...))."),
-            line, ((msg("backward"), str(line)),
-                   *(((msg("the script's error"), said),) if said else ()))))
-    if not run.backwards:
-        return found
-    trained = {int(p) for opt in run.optimizers.values() for p in opt.get("pids", ())}
-    reached = {int(p) for b in run.backwards for p in b["reached"]}
-    runs = Counter(mid for b in run.backwards for mid in b.get("ran", ()))
-    cut = []
-    for mid, count in runs.items():
-        direct = [int(p) for p in run.modules.get(mid, {}).get("direct", ())
-                  if run.leaves.get(int(p), {}).get("requires_grad")]
-        if direct and not set(direct) & reached and (not run.optimizers or set(direct) & trained):
-            cut.append((mid, count, direct))
-    if cut:
-        mids = [run.module_name(mid) for mid, _, _ in cut]
-        found.append(Finding("graph-broken", msg(
-            "These layers run with gradients on, but no backward pass reaches them: the "
-            "graph is cut between them and the loss (.detach(), .item(), .data, NumPy, "
-            "torch.tensor(...))."), forward_line(run), (
-                (msg("layers"), ", ".join(mids[:MAX_NAMED])),
-                (msg("parameters"), named(run, [p for _, _, d in cut for p in d])),
-                (msg("backward passes"), msg("{count}, none reaching them",
-                                             count=len(run.backwards))),
-            )))
-    return found
-
-
-def forward_line(run: Run) -> str | None:
-    training = [f for f in run.forwards if f.get("grad")]
-    return training[0].get("line") if training else None
-
-
-def blow_up(run: Run) -> list[Finding]:
-    """exploding and nan, from the norms at each step (or each backward, without an
-    optimizer)."""
-    series: list[tuple[str, float, Event, list[int]]] = []
-    if run.steps:
-        for step in run.steps:
-            norms = {int(p): g[1] for p, g in step["g"].items()}
-            bad = [p for p, n in norms.items() if n is not None and not math.isfinite(n)]
-            series.append((msg("step {step}", step=step_label(run, step)),
-                           total_norm(norms.values()), step, bad))
-    else:
-        for backward in run.backwards:
-            norms = {int(p): v for p, v in backward["norm"].items()}
-            bad = [p for p, n in norms.items() if n is not None and not math.isfinite(n)]
-            series.append((msg("backward {number}", number=backward["i"]),
-                           total_norm(norms.values()), backward, bad))
-    found: list[Finding] = []
-    broken = next((s for s in series if s[3]), None)
-    if broken is not None:
-        label, _, event, bad = broken
-        loss = last_loss(run, int(event["n"]))
-        found.append(Finding("nan", msg(
-            "Gradients became NaN or infinite: every step after it ruins the weights."),
-            last_backward_line(run, int(event["n"])) or event.get("line"), (
-                (msg("first seen"), label),
-                (msg("parameters"), named(run, bad)),
-                (msg("loss just before"), number(loss)),
-            )))
-    finite = [s for s in series if math.isfinite(s[1]) and not s[3]]
-    start = next((s for s in finite if s[1] > 0), None)
-    if start is not None:
-        top = max(finite, key=lambda s: s[1])
-        if top[1] >= EXPLODING_BOUND or top[1] >= max(EXPLODING_GROWTH * start[1],
-                                                       EXPLODING_FLOOR):
-            found.append(Finding("exploding", msg(
-                "Gradient norms grow without bound: the updates blow the weights up."),
-                last_backward_line(run, int(top[2]["n"])) or top[2].get("line"), (
-                    (msg("at the first step"), f"{start[0]}: {number(start[1])}"),
-                    (msg("largest"), f"{top[0]}: {number(top[1])}"),
-                    (msg("growth"), f"{number(top[1] / start[1])}x"),
-                )))
-    return found
-
-
-def last_loss(run: Run, n: int) -> float | None:
-    losses = [b.get("loss") for b in run.backwards if b["n"] <= n]
-    return losses[-1] if losses else None
-
-
-def last_backward_line(run: Run, n: int) -> str | None:
-    lines = [b.get("line") for b in run.backwards if b["n"] <= n]
-    return lines[-1] if lines else None
-
-
-def dead(run: Run) -> list[Finding]:
-    """dead-units: a layer most of whose units (rows) have had exactly zero gradient at every
-    step of the probe's latest window of at least MIN_DEAD_STEPS steps (the window covers
-    the later half of the run); embeddings excepted: rows of unseen tokens are meant to be
-    zero."""
-    latest: dict[int, tuple[int, int, int]] = {}  # pid -> (steps in window, dead, units)
-    for step in run.steps:
-        window = int(step["i"]) - int(step.get("window", 1)) + 1
-        if window < MIN_DEAD_STEPS:
-            continue
-        made = last_norms_before(run, step["n"])
-        for pid, g in step["g"].items():
-            if len(g) < 5 or g[0] == "none" or (g[0] == "zero" and (made.get(int(pid)) or 0)):
-                continue
-            latest[int(pid)] = (window, int(g[3]), int(g[4]))
-    dead_pids = sorted(pid for pid, (_, never, units) in latest.items()
-                       if never >= DEAD_SHARE * units
-                       and run.owner_class(pid) not in SPARSE_LAYERS)
-    if not dead_pids:
-        return []
-    pid = max(dead_pids, key=lambda p: latest[p][1] / latest[p][2])
-    window, never, units = latest[pid]
-    return [Finding("dead-units", msg(
-        "Most units of a layer get exactly zero gradient, step after step: they are dead "
-        "(often ReLUs whose input is always negative) and no longer learn."),
-        forward_line(run), (
-            (msg("parameters"), named(run, dead_pids)),
-            (msg("dead units"), msg("{dead} of {units} in {name}", dead=never, units=units,
-                                    name=run.name(pid))),
-            (msg("steps observed"), msg("the last {count}", count=window)),
-        ))]
-
-
-def eval_graph(run: Run) -> list[Finding]:
-    """eval-graph: a forward in eval mode with grad on (evaluation that builds a graph, or a
-    model left in eval mode while it trains), or graphs no backward pass ever uses."""
-    found: list[Finding] = []
-    evals = [f for f in run.forwards if not f.get("training") and f.get("grad")]
-    trained_in_eval = []
-    for forward in evals:
-        tree = set(run.modules.get(int(forward["mod"]), {}).get("tree", ()))
-        after = next((b for b in run.backwards if b["n"] > forward["n"]), None)
-        if after is not None and tree & {int(p) for p in after["reached"]} and int(
-                forward["mod"]) in after.get("used", ()):
-            trained_in_eval.append(forward)
-    modal = [f for f in trained_in_eval if run.modules.get(int(f["mod"]), {}).get("modal")]
-    if modal:
-        forward = modal[0]
-        found.append(Finding("eval-graph", msg(
-            "The model trains in eval mode: its dropout and batch norm act as in evaluation. "
-            "Call model.train() before the training loop."), forward.get("line"), (
-                (msg("layer"), run.module_name(int(forward["mod"]))),
-                (msg("trained in eval mode from"), str(forward.get("line"))),
-            )))
-    plain_evals = [f for f in evals if f not in trained_in_eval]
-    # a trained model whose graph no backward ever reaches is cut (graph-broken), not idle
-    reached = {int(p) for b in run.backwards for p in b["reached"]}
-    trained = {int(p) for opt in run.optimizers.values() for p in opt.get("pids", ())}
-    idle = [u for u in run.unused
-            if not (tree := set(run.modules.get(int(u["mod"]), {}).get("tree", ())))
-            or tree & reached or not tree & trained]
-    # a pass can be both (eval mode, its graph let go of): the larger count of each line
-    lines = Counter(f.get("line") for f in plain_evals) | Counter(u.get("line") for u in idle)
-    if lines:
-        line, count = lines.most_common(1)[0]
-        found.append(Finding("eval-graph", msg(
-            "A forward pass that no backward uses builds a graph: evaluation without "
-            "torch.no_grad() keeps every activation in memory for nothing."), line, (
-                (msg("forward passes"), msg("at {line}, {count} times or more", count=count,
-                                            line=line)),
-                (msg("fix"), "with torch.no_grad():"),
-            )))
-    return found
-
-
-def unsure(run: Run) -> list[Finding]:
-    """What the doctor sees but cannot judge: frozen parameters handed to an optimizer, and
-    an evaluation the run was stopped before."""
-    found = []
-    frozen = sorted(int(p) for opt in run.optimizers.values() for p in opt.get("pids", ())
-                    if not run.leaves.get(int(p), {}).get("requires_grad", True))
-    if frozen:
-        found.append(Finding("graph-broken", msg(
-            "These parameters are in an optimizer but have requires_grad=False, so they never "
-            "get a gradient. Frozen on purpose? If not, set requires_grad=True."), None, (
-                (msg("parameters"), named(run, frozen)),), certain=False))
-    stopped = (run.end or {}).get("reason") == "steps"
-    if stopped and run.forwards and all(f.get("training") and f.get("grad")
-                                        for f in run.forwards):
-        found.append(Finding("eval-graph", msg(
-            "No evaluation ran in the steps observed, so it was not checked: give --steps "
-            "enough steps to reach your first validation."), None, (
-                (msg("backward passes"), msg("{count}, every forward pass before them in "
-                                             "training mode", count=len(run.backwards))),
-            ), certain=False))
-    return found
-
-
-# A problem that another one explains is not reported beside it: gradients that pile up grow.
 SYMPTOM_OF: Mapping[str, tuple[str, ...]] = {"exploding": ("never-cleared", "cleared-other")}
 
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (

@@ -6,7 +6,8 @@ ARGS` would, and tells the parent what it does to gradients, as plain events on 
 It judges nothing (judge.py does, in the parent). torch is imported only when the script
 imports it: a finder on sys.meta_path installs the observers the moment torch is loaded. They
 are global hooks torch offers (optimizer step pre/post hooks, module forward hooks) and thin
-wrappers of `torch.autograd.backward`, `Optimizer.zero_grad` and `Module.zero_grad`. After
+wrappers of `torch.autograd.backward`, `Optimizer.zero_grad` and `Module.zero_grad`, and of
+the calls that cut a graph (graphs.py's `watch_cuts`: `.detach()`, `.item()`...). After
 STEPS optimizer steps (or STEPS backward passes, when the script has no optimizer) the probe
 sends its last events and stops the script with an exception of its own, so that the script's
 `with` and `finally` blocks still run. A fault of the probe's own never stops the script: it
@@ -15,9 +16,6 @@ is sent as an event and observing ends.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import json
 import os
 import runpy
@@ -28,10 +26,22 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from gradtutor.doctor.evaluation import evaluation_lines
+from gradtutor.doctor.graphs import (
+    discarded_count,
+    divisor,
+    graph_leaves,
+    tensor_leaves,
+    watch_cuts,
+)
+from gradtutor.doctor.running import TorchWatcher, error_line, events_fd, script_traceback
+
 MAX_EVENTS = 100_000  # a script that loops forever without stepping must not fill memory
 FLUSHED = frozenset({"step", "end", "fault", "nograph"})
 PENDING = 10_000  # forward graphs watched at most (the newest)
 SAMPLE = 64  # entries of a parameter compared to see an update made through `.data`
+CUT_CALLS = 3  # calls from one line that cuts a graph looked at (each walks the graph)
+MAX_SOURCES = 20  # files of the learner's read for where they evaluate
 
 
 class StopScript(BaseException):
@@ -88,6 +98,8 @@ class Recorder:
         self.last_backward = 0
         self._user_files: dict[str, bool] = {}
         self._shown: dict[str, str] = {}  # a file's name as the report shows it
+        # per (line, how) of a cut: the calls looked at, the leaves already told
+        self.cuts: dict[tuple[str, str], list[Any]] = {}
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -131,17 +143,19 @@ class Recorder:
         """file:line of the innermost frame in the learner's own files."""
         frame: types.FrameType | None = sys._getframe(2)
         while frame is not None:
-            name = frame.f_code.co_filename
-            if self.user_file(name):
-                shown = self._shown.get(name)
-                if shown is None:
-                    path = os.path.realpath(name)
-                    shown = self._shown[name] = (
-                        os.path.relpath(path) if path.startswith(os.getcwd() + os.sep)
-                        else path)
-                return f"{shown}:{frame.f_lineno}"
+            if self.user_file(frame.f_code.co_filename):
+                return f"{self.shown(frame.f_code.co_filename)}:{frame.f_lineno}"
             frame = frame.f_back
         return None
+
+    def shown(self, name: str) -> str:
+        """A file of the learner's as the report names it."""
+        shown = self._shown.get(name)
+        if shown is None:
+            path = os.path.realpath(name)
+            shown = self._shown[name] = (
+                os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path)
+        return shown
 
     def leaf(self, tensor: Any) -> Leaf:
         found = self.leaves.get(id(tensor))
@@ -224,6 +238,7 @@ class Recorder:
         self.wrap(optim_hooks.Optimizer, "zero_grad", self.observed_optimizer_clear)
         self.wrap(optim_hooks.Optimizer, "__init__", self.observed_optimizer_made)
         self.wrap(torch.nn.Module, "zero_grad", self.observed_module_clear)
+        watch_cuts(torch, lambda how, tensors, frame: self.guarded(self.cut, how, tensors, frame))
 
     @staticmethod
     def wrap(owner: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -351,42 +366,21 @@ class Recorder:
             self.pending.remove(entry)
             self.emit({"e": "unused", "mod": entry[1], "line": entry[2]})
 
-    def graph_leaves(self, roots: Iterable[Any]) -> tuple[list[Any], set[int]]:
-        """The leaves a backward from `roots` reaches, and the ids of the nodes on the way."""
-        seen: set[int] = set()
-        leaves = []
-        stack = [fn for fn in roots if fn is not None]
-        accumulate = self.torch._C._functions.AccumulateGrad if hasattr(
-            self.torch._C._functions, "AccumulateGrad") else None
-        while stack:
-            fn = stack.pop()
-            if id(fn) in seen:
-                continue
-            seen.add(id(fn))
-            if (accumulate is not None and type(fn) is accumulate) or (
-                    accumulate is None and type(fn).__name__ == "AccumulateGrad"):
-                leaves.append(fn.variable)
-                continue
-            stack.extend(nxt for nxt, _ in fn.next_functions if nxt is not None)
-        return leaves, seen
-
-    def divisor(self, fn: Any) -> float | None:
-        """What the loss was divided by at its last operations (`loss / k`, `loss * (1/k)`),
-        read from the graph; 1.0 when it was not."""
-        factor = 1.0
-        for _ in range(4):
-            name = type(fn).__name__ if fn is not None else ""
-            if name not in ("DivBackward0", "DivBackward1", "MulBackward0", "MulBackward1"):
-                break
-            other = getattr(fn, "_saved_other", None)
-            if other is None or (hasattr(other, "numel") and other.numel() != 1):
-                break
-            value = float(other.detach() if hasattr(other, "detach") else other)
-            if value == 0:
-                return None
-            factor *= value if name.startswith("Div") else 1.0 / value
-            fn = fn.next_functions[0][0]
-        return factor
+    def cut(self, how: str, tensors: list[Any], frame: types.FrameType) -> None:
+        """A call of the script's own (`frame`'s) took the values of `tensors` without their
+        graph (`graphs.watch_cuts`): which leaves lost their path through it, told once per
+        line, from its first few calls."""
+        if self.busy or self.stopped or not self.user_file(frame.f_code.co_filename):
+            return
+        line = f"{self.shown(frame.f_code.co_filename)}:{frame.f_lineno}"
+        seen = self.cuts.setdefault((line, how), [0, set()])
+        if seen[0] >= CUT_CALLS:
+            return
+        seen[0] += 1
+        pids = {self.leaf(t).pid for t in tensor_leaves(self.torch, tensors)} - seen[1]
+        if pids:
+            seen[1] |= pids
+            self.emit({"e": "cut", "how": how, "line": line, "reached": sorted(pids)})
 
     def before_backward(self, tensors: Any, inputs: Any) -> tuple[bool, list[Any], str | None,
                                                                    dict[str, Any]] | None:
@@ -396,7 +390,7 @@ class Recorder:
             self.finish("steps")
         line = self.where()
         fns = [t.grad_fn for t in roots if isinstance(t, torch.Tensor)]
-        targets, nodes = self.graph_leaves(fns)
+        targets, nodes = graph_leaves(torch, fns)
         # a leaf itself (`torch.tensor(value, requires_grad=True).backward()`) is its target
         targets += [t for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is None
                     and t.requires_grad]
@@ -434,7 +428,7 @@ class Recorder:
         facts = {"line": line, "pre": pre, "moved": moved, "still": still, "ran": ran,
                  "used": used,
                  "loss": loss,
-                 "div": self.divisor(fns[0]) if len(fns) == 1 else None}
+                 "div": divisor(fns[0]) if len(fns) == 1 else None}
         return True, leaves, line, facts
 
     def after_backward(self, _ok: bool, leaves: list[Any], _line: str | None,
@@ -557,86 +551,37 @@ class Recorder:
                         names.setdefault(str(leaf.pid), var)
         self.emit({"e": "names", "params": names, "modules": modules})
 
+    def send_evaluations(self) -> None:
+        """Where the script and its own modules switch a model to evaluation, read from their
+        source (`evaluation.evaluation_lines`): a run stopped early may not have got there."""
+        files = [self.script, *(getattr(m, "__file__", None) for m in list(sys.modules.values()))]
+        found: list[str] = []
+        for path in [f for f in dict.fromkeys(files) if isinstance(f, str)
+                     and f.endswith(".py") and self.user_file(f)][:MAX_SOURCES]:
+            try:
+                with open(path, encoding="utf-8") as file:
+                    source = file.read(1 << 20)
+            except (OSError, ValueError):
+                continue
+            found += [f"{self.shown(path)}:{n}" for n in evaluation_lines(source)]
+        if found:
+            self.emit({"e": "evals", "at": found[:5]})
+
     def finish(self, reason: str, **details: Any) -> None:
         """Sends the last events; with reason 'steps', stops the script."""
         if self.stopped:
             raise StopScript
         self.stopped = True
         self.guarded(self.send_names, details.pop("globals", None))
+        if reason == "steps":
+            self.guarded(self.send_evaluations)
         self.emit({"e": "end", "reason": reason, "steps": self.steps,
                    "backwards": self.backwards, **details})
         if reason == "steps":
             raise StopScript
 
 
-def discarded_count(torch: Any) -> int | None:
-    """What `sys.getrefcount` says of a graph node held in a `pending` entry alone, measured
-    on this Python (whose count of its own argument may differ); None when it cannot tell a
-    graph let go of from one alive, and unused graphs go unseen."""
-    leaf = torch.ones(1, requires_grad=True)
-    result = leaf * 2
-    entry = [(result.grad_fn,)]
-    alive = sys.getrefcount(entry[0][0])
-    del result
-    gone = sys.getrefcount(entry[0][0])
-    return gone if gone < alive else None
-
-
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-
-
-class TorchWatcher(importlib.abc.MetaPathFinder):
-    """Installs the recorder's observers when the script first imports torch."""
-
-    def __init__(self, recorder: Recorder) -> None:
-        self.recorder = recorder
-
-    def find_spec(self, name: str, path: Sequence[str] | None = None,
-                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if name != "torch":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec("torch")
-        loader = spec.loader if spec is not None else None
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        load = loader.exec_module
-        recorder = self.recorder
-
-        def exec_module(module: types.ModuleType) -> None:
-            load(module)
-            recorder.guarded(recorder.install, module)
-
-        loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
-def script_traceback(exc: BaseException, script: str) -> str:
-    """The script's traceback as Python would print it, without the probe's frames."""
-    tb = exc.__traceback__
-    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != script:
-        tb = tb.tb_next
-    if tb is None:  # it never ran (a syntax error, an unreadable file): the error alone
-        return "".join(traceback.format_exception_only(type(exc), exc))
-    return "".join(traceback.format_exception(type(exc), exc, tb))
-
-
-def error_line(exc: BaseException, recorder: Recorder) -> str | None:
-    found = None
-    for frame, line in traceback.walk_tb(exc.__traceback__):
-        if recorder.user_file(frame.f_code.co_filename):
-            found = f"{os.path.relpath(frame.f_code.co_filename)}:{line}"
-    return found
-
-
-def events_fd(channel: str) -> int:
-    """The descriptor of the events pipe that `observe` handed over: a descriptor number, or
-    on Windows an inherited handle (`handle:N`) opened as one."""
-    if sys.platform == "win32" and channel.startswith("handle:"):
-        import msvcrt
-
-        return int(msvcrt.open_osfhandle(int(channel.removeprefix("handle:")), os.O_WRONLY))
-    return int(channel)
 
 
 def main(argv: list[str]) -> int:
@@ -649,7 +594,8 @@ def main(argv: list[str]) -> int:
     if "torch" in sys.modules:  # imported already (a sitecustomize, a test's fork server)
         recorder.guarded(recorder.install, sys.modules["torch"])
     else:
-        sys.meta_path.insert(0, TorchWatcher(recorder))
+        sys.meta_path.insert(0, TorchWatcher(
+            lambda torch: recorder.guarded(recorder.install, torch)))
     code = 0
     try:
         globals_after = runpy.run_path(script, run_name="__main__")
@@ -668,7 +614,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(script_traceback(exc, recorder.script))
         if not recorder.stopped:
             recorder.finish("error", error=f"{type(exc).__name__}: {exc}"[:500],
-                            line=error_line(exc, recorder))
+                            line=error_line(exc, recorder.user_file))
         code = 1
     finally:
         sys.stdout.flush()

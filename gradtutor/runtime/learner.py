@@ -18,7 +18,7 @@ from gradtutor.checking.checkers import worker_checker
 from gradtutor.checking.protocol import CheckerRef
 from gradtutor.runtime.prepare import hide_internal_warnings
 from gradtutor.runtime.references import Reference, reference_here
-from gradtutor.runtime.sender import MAX_TRACEBACK_CHARS, Send
+from gradtutor.runtime.sender import MAX_TRACEBACK_CHARS, ForkedChildEnds, Send
 
 
 def learner_traceback(exc: BaseException, filename: str) -> str:
@@ -116,19 +116,25 @@ def evaluate(checker_name: CheckerRef, function: str, source: str, filename: str
     the reference results never exist in the process that runs learner code: this process
     only ever holds the cases (the inputs, which are no secret). `trace.install()` must have
     run first.
+
+    Each call of learner code is a `with ends:` block: a process that learner code forked
+    ends there, as the call returns or raises in it, and only this process goes on.
     """
     from gradtutor.checking import trace  # imports torch
 
+    ends = ForkedChildEnds()
     checker = worker_checker(checker_name)
     reference(checker_name, seed, send)
     cases = checker.cases(seed)
     hide_internal_warnings()
     try:
-        namespace = load_learner(source, filename)
+        with ends:
+            namespace = load_learner(source, filename)
     except BaseException as exc:  # noqa: BLE001 - whatever learner code raises is reported
         send(protocol.learner_error(describe_error(exc, filename)))
         return
-    fn = find_function(namespace, function, checker.ARITY)
+    with ends:  # reading a signature can run learner code (`__signature__`)
+        fn = find_function(namespace, function, checker.ARITY)
     if not callable(fn):  # a problem (plain data; the learner's callable may be a dict)
         send(protocol.learner_error(fn))
         return
@@ -136,7 +142,8 @@ def evaluate(checker_name: CheckerRef, function: str, source: str, filename: str
     for case in cases:
         case_trace = trace.start()
         try:
-            result = checker.observe(case, fn, case_trace)
+            with ends:
+                result = checker.observe(case, fn, case_trace)
             if case_trace.forged:  # the trace's hooks were called outside a real backward
                 result = {**result, "forged": case_trace.forged}
             observed.append(result)

@@ -12,7 +12,7 @@ class Net(nn.Module):
 
     def forward(self, x):
         h = torch.relu(self.fc1(x))
-        h = torch.tensor(h.detach().numpy())  # the graph ends here
+        h = torch.tensor(h.detach().numpy())  # graph-broken here
         return self.fc2(h)
 
 

@@ -9,6 +9,6 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 x, y = torch.randn(32, 3), torch.randn(32, 1)
 for step in range(20):
     optimizer.zero_grad()
-    loss = nn.functional.mse_loss(model(x), y).item()
+    loss = nn.functional.mse_loss(model(x), y).item()  # graph-broken here
     loss.backward()
     optimizer.step()

@@ -10,7 +10,7 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 x, y = torch.randn(32, 3), torch.randn(32, 1)
 for step in range(20):
     optimizer.zero_grad()
-    value = nn.functional.mse_loss(model(x), y).item()
+    value = nn.functional.mse_loss(model(x), y).item()  # graph-broken here
     loss = torch.tensor(value, requires_grad=True)
     loss.backward()
     optimizer.step()
