@@ -481,7 +481,3 @@ def test_every_quiz_proof_agrees_with_its_key() -> None:
     assert proven == 16
 
 
-def test_a_models_parameters_are_leaves_that_require_grad() -> None:
-    assert "*parameters*: leaf tensors with `requires_grad=True`" in text_of("model-parameters")
-    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
-    assert all(p.is_leaf and p.requires_grad for p in model.parameters())
