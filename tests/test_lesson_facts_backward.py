@@ -74,7 +74,7 @@ def test_the_nudge_demo_moves_the_loss_by_about_grad_times_h() -> None:
     slope = w.grad[0].item()
 
     def gap(h: float) -> float:
-        return abs((loss(w + torch.tensor([h, 0.0])) - loss(w)).item() / h - slope)
+        return float(abs((loss(w + torch.tensor([h, 0.0])) - loss(w)).item() / h - slope))
 
     assert gap(0.01) > gap(0.001) < gap(0.0001) < gap(0.00001)
     assert (loss(w + torch.tensor([1e-7, 0.0])) - loss(w)).item() == 0.0
