@@ -253,7 +253,7 @@ def test_progress_lists_each_lesson(cli: Cli) -> None:
         "    take it: `gradtutor quiz basics`",
         "second  Practising gradients",
         "  not started; 0 of 4 steps seen",
-        "  about 6 minutes",  # estimated from its text: it sets no minutes
+        "  about 9 minutes",  # estimated from its text: it sets no minutes
         "  exercises solved: 0 of 1",
     ]
     assert "progress.json" in out.replace("\n", "")

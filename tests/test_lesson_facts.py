@@ -216,7 +216,8 @@ def test_sgd_subtracts_lr_times_grad_and_never_clears_it() -> None:
 
 
 def test_clearing_first_frees_the_old_gradients_before_the_forward_pass() -> None:
-    assert "Clearing first also frees the old gradients' memory" in text_of("right-order")
+    assert ("Clearing first, as most code does, also frees the old gradients' memory"
+            in text_of("right-order"))
     assert "lets the old gradient be freed" in text_of("set-to-none")
     model = torch.nn.Linear(2, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -348,3 +349,63 @@ def test_an_in_place_update_of_a_leaf_is_refused_while_recording() -> None:
     with torch.no_grad():
         w -= 0.1 * w.grad
     assert w.tolist() == pytest.approx([1.6, 2.4])
+
+
+def test_the_ordering_step_comes_before_the_page_that_states_the_order() -> None:
+    """The ordering step tests understanding: no page just before it lists its lines (the
+    page that states the order follows it), and that page's claim, "clearing may come
+    anywhere before backward()", is what the ordering step's grader accepts."""
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
+    from gradtutor.lessons.course import load_course
+    from gradtutor.lessons.model import Parsons
+    from gradtutor.lessons.parsons import is_correct
+
+    steps = load_course(rules=EXERCISE_RULES).find("grad").steps
+    at = next(i for i, step in enumerate(steps) if step.id == "order-the-loop")
+    ordering = steps[at]
+    assert isinstance(ordering, Parsons)
+    before = steps[at - 1]
+    shown = f"{getattr(before, 'body', '')} {getattr(before, 'code', '') or ''}"
+    assert sum(line.code in shown for line in ordering.lines) <= 1, before.id
+    assert steps[at + 1].id == "right-order"
+    assert "Clearing may come anywhere before `backward()`, the step after it." in text_of(
+        "right-order")
+    body = ("forward", "loss", "backward", "step")
+    for place in range(4):  # zero_grad before forward, loss, backward: each passes
+        order = (*body[:place], "zero", *body[place:])
+        assert is_correct(ordering, order) is (place < 3), order
+
+
+def test_the_core_says_what_a_model_its_parameters_and_a_loss_are_before_using_them() -> None:
+    """Lesson 3's core runs `model(x)`, `model.parameters()`, `named_parameters` and
+    `loss_fn`: the pages that say what they are come before the first core step using them."""
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
+    from gradtutor.lessons.course import load_course
+
+    core = [step for step in load_course(rules=EXERCISE_RULES).find("grad").steps
+            if not getattr(step, "optional", False)]
+
+    def first_use(name: str) -> int:
+        return next(i for i, step in enumerate(core)
+                    if name in text_of(step.id) or name in (getattr(step, "code", "") or "")
+                    or any(name in line.code for line in getattr(step, "lines", ()))
+                    or name in (getattr(step, "starter", "") or ""))
+
+    glossed = [step.id for step in core].index("model-parameters")
+    for name in ("model(x)", "model.parameters()", "named_parameters", "nn.Linear"):
+        assert first_use(name) == glossed, name
+    assert first_use("loss_fn") == glossed + 1 and core[glossed + 1].id == "optimizer-step"
+    assert ("`loss = loss_fn(model(x), y)`, where `loss_fn` is, say, `nn.MSELoss()`, the mean "
+            "squared difference") in text_of("optimizer-step")
+    assert ("`nn.Linear(3, 4)` is one layer, `x @ weight.T + bias`, `nn.Sequential` chains "
+            "layers, and `model(x)` runs them on a batch `x`") in text_of("model-parameters")
+    assert "*parameters*: leaf tensors with `requires_grad=True`" in text_of("model-parameters")
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(3, 4)
+    x = torch.randn(5, 3)
+    torch.testing.assert_close(layer(x), x @ layer.weight.T + layer.bias)
+    model = torch.nn.Sequential(layer, torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    torch.testing.assert_close(model(x), model[2](model[1](layer(x))))
+    assert all(p.is_leaf and p.requires_grad for p in model.parameters())
+    pred, y = torch.tensor([1.0, 3.0]), torch.tensor([0.0, 1.0])
+    assert torch.nn.MSELoss()(pred, y).item() == ((pred - y) ** 2).mean().item() == 2.5

@@ -65,6 +65,20 @@ def test_only_floating_point_tensors_can_require_grad() -> None:
     assert torch.tensor([1j], requires_grad=True).requires_grad
 
 
+def test_the_core_names_the_record_a_graph_before_any_core_step_says_graph() -> None:
+    """Lesson 1's core uses "graph" (`.item()`, `.detach()`, the quiz): its first core use is
+    where the word is defined, on the page that says PyTorch records."""
+    core = [step for step in lesson().steps if not getattr(step, "optional", False)]
+    first = next(step for step in core if "graph" in text_of(step.id))
+    assert first.id == "requires-grad"
+    assert "it records every operation on it, in a *graph*" in " ".join(
+        text_of("requires-grad").split())
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = w * 2 + 1  # each node points back at the nodes of its inputs, down to w: a graph
+    mul = h.grad_fn.next_functions[0][0]  # type: ignore[union-attr]
+    assert mul.next_functions[0][0].variable is w  # type: ignore[union-attr]
+
+
 def test_backward_follows_the_record_and_stores_each_weights_gradient() -> None:
     """The one sentence of payoff: lesson 2's backward() puts the gradient on the weight."""
     assert ("`backward()` follows that record back and stores each weight's gradient in its "
@@ -326,10 +340,13 @@ def test_the_predict_step_shows_its_answers_text() -> None:
 
 
 def test_only_a_float_tensor_computed_while_recording_is_a_non_leaf() -> None:
-    assert "A float tensor computed from one that requires grad is a **non-leaf**" in " ".join(
-        text_of("leaves").split())
+    assert ("A float tensor computed from one that requires grad, while PyTorch records, is a "
+            "**non-leaf**: it requires grad too, and its `grad_fn` names the operation that made "
+            "it.") in " ".join(text_of("leaves").split())
     w = torch.tensor([1.0, -2.0], requires_grad=True)
     assert not (w * 2).is_leaf and (w * 2).requires_grad
+    grad_fn = (w * 2).grad_fn
+    assert grad_fn is not None and grad_fn.name() == "MulBackward0"
     for computed in (w.argmax(), w > 0, w.long()):  # not float: no gradient, so a leaf
         assert computed.is_leaf and not computed.requires_grad
     with torch.no_grad():

@@ -284,12 +284,15 @@ def test_an_english_starter_comment_would_be_found() -> None:
 
 
 def test_the_letters_of_an_answer_are_listed_with_the_chinese_comma() -> None:
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
+    from gradtutor.lessons.course import load_course
     from gradtutor.lessons.model import Quiz
     from gradtutor.ui.render import feedback_body
     from gradtutor.walk.quiz import mark_answer
 
-    quiz = next(s for s in lesson().steps if isinstance(s, Quiz))
-    question = next(q for q in quiz.questions if len(q.correct) > 1)
+    questions = [q for one in load_course(lang="zh-CN", rules=EXERCISE_RULES).lessons
+                 for s in one.steps if isinstance(s, Quiz) for q in s.questions]
+    question = next(q for q in questions if len(q.correct) > 1)
     wrong = frozenset(set(range(len(question.choices))) - question.correct)
     for tr, expected in ((zh(), "、"), (Look(True).tr, ", ")):
         marks = mark_answer(question, wrong)

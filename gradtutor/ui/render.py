@@ -372,8 +372,9 @@ def minutes_text(time: Duration) -> str:
 
 def minutes_note(look: Look) -> str:
     """What `list`'s minutes column means."""
-    return look.tr(msg("minutes: the core path, estimated from its text and exercises; "
-                       "+ the steps marked optional practice, each of which n skips"))
+    return look.tr(msg("minutes: the core path for a fluent reader, estimated from all it "
+                       "shows and asks; + the steps marked optional practice, each of which n "
+                       "skips"))
 
 
 def status_text(lesson: Lesson, state: LessonProgress, look: Look) -> str:
