@@ -909,11 +909,13 @@ def missing_walls_here(environ: Mapping[str, str]) -> Walls | None:
     """The walls students' code would miss on this system, probed (None: none is missing)."""
     from gradtutor.grading import missing_walls
     from gradtutor.runtime.netns import network_walled
+    from gradtutor.runtime.resources import controller_parent
     from gradtutor.runtime.sandbox import landlock_abi, sandbox_enabled
     from gradtutor.runtime.seccomp import filter_machine
 
     return missing_walls(sys.platform, landlock_abi(), sandbox_enabled(environ),
-                         netns=network_walled(), filtered=filter_machine() is not None)
+                         netns=network_walled(), filtered=filter_machine() is not None,
+                         memory_cgroup=controller_parent("memory") is not None)
 
 
 def _walls_warning(env: Environment) -> None:

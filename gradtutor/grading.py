@@ -94,6 +94,8 @@ SOCKET_HINT = msg("to keep them off those, grade in a container that has no such
                   "with no SSH agent (docs/isolation.md)")
 NETWORK_HINT = msg("to keep them off it, grade in a container or virtual machine with no "
                    "network, or where user namespaces are allowed (docs/isolation.md)")
+MEMORY_HINT = msg("to cap it, grade as root or in a cgroup delegated to you, or in a container "
+                  "with a memory limit (docs/isolation.md)")
 
 
 @dataclass(frozen=True)
@@ -107,10 +109,11 @@ class Walls:
 
 
 def missing_walls(platform: str, abi: int, sandboxed: bool, *, netns: bool,
-                  filtered: bool) -> Walls | None:
+                  filtered: bool, memory_cgroup: bool = True) -> Walls | None:
     """The walls missing on `platform` (`sys.platform`) with a kernel of Landlock ABI `abi`,
     the sandbox on or off (GRADTUTOR_SANDBOX), a network namespace that can (`netns`) or
-    cannot be made, and a machine the seccomp filter knows (`filtered`): None when none is."""
+    cannot be made, a machine the seccomp filter knows (`filtered`), and a memory cgroup
+    that can (`memory_cgroup`) or cannot be made for each check: None when none is."""
     files = msg("other students' files and yours, to read and to write")
     signals = msg("your other processes, to signal")
     network = msg("the network")
@@ -124,7 +127,10 @@ def missing_walls(platform: str, abi: int, sandboxed: bool, *, netns: bool,
     # on Linux the network namespace is made whatever the rest; the seccomp filter is the
     # sandbox's
     reached = () if netns else (udp,) if sandboxed and abi >= 4 else (network,)
-    off = (*reached, *((sockets,) if not (sandboxed and filtered) else ()))
+    # memory never mapped (a memfd, shared memory), which the address-space limit misses
+    memory = msg("more memory than a check's cap, by memory it never maps (a memfd)")
+    off = (*reached, *((sockets,) if not (sandboxed and filtered) else ()),
+           *((memory,) if not memory_cgroup else ()))
     if not sandboxed:
         return Walls((files, signals, *off), msg("GRADTUTOR_SANDBOX=0"), KERNEL_HINT)
     if abi <= 0:
@@ -136,6 +142,8 @@ def missing_walls(platform: str, abi: int, sandboxed: bool, *, netns: bool,
     if sockets in off:
         return Walls(off, msg("the filter that refuses Unix sockets knows x86_64 and aarch64 "
                               "only"), SOCKET_HINT)
+    if off == (memory,):
+        return Walls(off, msg("no memory cgroup can be made here"), MEMORY_HINT)
     if off:
         return Walls(off, msg("no network namespace can be made here"), NETWORK_HINT)
     return None

@@ -106,3 +106,53 @@ def test_a_check_the_grader_could_not_make_is_that_checks_error_unless_none_was_
     assert _grader_broken({(0, 0): judged, (1, 0): broken}, students) == []
     [failed] = _grader_broken({(0, 0): broken, (1, 0): broken}, students)
     assert isinstance(failed, GradingFailed) and "alice's read-grad" in failed.message
+
+
+# Holds memory RLIMIT_AS never sees: memfds filled and never mapped (the review's n04: 40 of
+# 64 MiB held while one 2.5 GiB mmap was refused), 48 of them (3 GiB) if it can.
+MEMFDS = '''
+import os
+fds = []
+try:
+    for i in range(48):
+        fd = os.memfd_create(f"m{i}")
+        fds.append(fd)
+        os.posix_fallocate(fd, 0, 64 << 20)
+except OSError:
+    pass
+print("MEMFD", 64 * (len(fds) - 1), flush=True)  # the MiB it holds for sure
+'''
+
+
+def shmem_mib() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("Shmem:"):
+            return int(line.split()[1]) // 1024
+    raise AssertionError("no Shmem line")
+
+
+@pytest.mark.skipif(not Path("/proc/meminfo").exists() or not hasattr(__import__("os"),
+                                                                         "memfd_create"),
+                    reason="Linux memfds")
+def test_memory_no_address_space_limit_counts_is_capped_with_the_check(tmp_path: Path) -> None:
+    if resources.controller_parent("memory") is None:
+        pytest.skip("no memory cgroup can be made here: RLIMIT_AS alone caps a check")
+    make_class(tmp_path / "class")
+    solution = (tmp_path / "class" / "alice" / "read-grad.py").read_text()
+    (tmp_path / "class" / "memfd").mkdir()
+    (tmp_path / "class" / "memfd" / "read-grad.py").write_text(MEMFDS + solution)
+    before = shmem_mib()
+    code, out, err = run_cli("grade", str(tmp_path / "class"), "--exercise=read-grad",
+                             "--jobs", "2", "--seed", "3", "--timeout", "30", "--json",
+                             home=tmp_path / "home")
+    assert code == 0, err
+    report = {s["student"]: s["exercises"][0] for s in json.loads(out)["students"]}
+    assert report["alice"]["status"] == "pass" and report["dave"]["status"] == "pass"
+    memfd = report["memfd"]
+    held = [int(line.split()[1]) for line in memfd["output"].splitlines()
+            if line.startswith("MEMFD ")]
+    # capped: it got no further than the cap (killed at it, or refused past it)
+    assert held == [] or held[0] <= resources.MEMORY_CAP >> 20, memfd
+    if memfd["status"] != "pass":
+        assert "memory" in json.dumps(memfd["checks"]).lower(), memfd
+    assert shmem_mib() < before + 256  # nothing of it outlives the check

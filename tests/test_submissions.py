@@ -277,6 +277,7 @@ NET, NO_NET = True, False  # a network namespace can be made here, or not
 KNOWN, UNKNOWN = True, False  # a machine the seccomp filter knows (x86_64, aarch64), or not
 FILES, SIGNALS, NETWORK, SOCKETS = "read and to write", "signal", "the network", "Unix sockets"
 UDP = "the network by UDP"
+MEMORY = "more memory than a check's cap"
 
 
 @pytest.mark.parametrize(("platform", "abi", "sandboxed", "netns", "filtered", "reachable",
@@ -293,12 +294,16 @@ UDP = "the network by UDP"
     ("linux", 7, False, NET, KNOWN, [FILES, SIGNALS, SOCKETS], "GRADTUTOR_SANDBOX=0", "6.12"),
     ("darwin", 0, True, NO_NET, UNKNOWN, [FILES, SIGNALS, NETWORK], "macOS has no", "6.12"),
     ("win32", 0, True, NO_NET, UNKNOWN, [FILES, SIGNALS, NETWORK], "Windows has no", "6.12"),
+    ("linux-nomem", 7, True, NET, KNOWN, [MEMORY], "no memory cgroup", "delegated"),
+    ("linux-nomem", 6, True, NO_NET, KNOWN, [UDP, MEMORY], "no network namespace", "user"),
 ])
 def test_the_grading_warning_names_each_missing_wall_and_why(
     platform: str, abi: int, sandboxed: bool, netns: bool, filtered: bool,
     reachable: list[str], why: str, hint: str,
 ) -> None:
-    walls = grading.missing_walls(platform, abi, sandboxed, netns=netns, filtered=filtered)
+    memory_cgroup = not platform.endswith("-nomem")  # a Linux with no memory cgroup to make
+    walls = grading.missing_walls(platform.removesuffix("-nomem"), abi, sandboxed, netns=netns,
+                                  filtered=filtered, memory_cgroup=memory_cgroup)
     if not reachable:  # walled from everything: no warning at all
         assert walls is None
         return

@@ -49,6 +49,9 @@ class WorkerRun:
     # the references, when the tutor had them from elsewhere (the fork server's reference
     # process): the worker then sends `started` where it would send them
     reference: protocol.Expected | None = None
+    # the memory cap (bytes) at which the kernel killed the check, where a memory cgroup held
+    # it: memory the address-space limit does not count (a memfd, shared memory, page cache)
+    memory_killed: int | None = None
 
 
 def signal_name(number: int) -> str:
@@ -343,6 +346,8 @@ def decide(run: WorkerRun, judge: Judge, *, function: str, timeout: float,
                       msg("Your code was still running after {seconds} s: look for a loop that "
                           "never ends or a call that waits for input.",
                           seconds=seconds(timeout))),)
+    if run.memory_killed is not None:
+        return (memory_check(run.memory_killed),)
     results = parse_results(run.results, run.results_overflow, results_cap, run.reference)
     if results.problem is not None:
         if run.returncode == WorkerExit.OUT_OF_MEMORY:

@@ -1,5 +1,5 @@
 """What a check holds of the machine's shared resources is its own (Linux): a cap on its
-processes and threads, and System V IPC objects that end with it.
+processes and threads and on its memory, and System V IPC objects that end with it.
 
 The check's process calls `own_resources` just before learner code, while it still may:
 
@@ -11,6 +11,12 @@ The check's process calls `own_resources` just before learner code, while it sti
   only where its folder is writable (root, or a delegated cgroup). Elsewhere RLIMIT_NPROC is
   lowered instead, which counts every process of the user, not only the check's (so it is set
   to what the user runs now plus MAX_TASKS), and does nothing for root;
+- **memory**: likewise a memory cgroup of its own (the same cgroup on v2), capped at
+  MEMORY_CAP, so memory that RLIMIT_AS does not count (a memfd or shared memory never mapped,
+  the page cache of what it writes) is capped too: past the cap the kernel kills the check,
+  and `release` tells the tutor it did. Only what the check allocates after it moves in is
+  counted (torch, imported before, is not). Where no memory controller can be used, RLIMIT_AS
+  alone caps it, and `grade` says so;
 - **IPC**: it unshares its System V IPC (and POSIX message queue) namespace
   (`CLONE_NEWIPC`: root, or inside a user namespace of its own for an ordinary user), so
   whatever segment, semaphore or queue learner code makes is destroyed when the check's last
@@ -31,10 +37,15 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 PREFIXES = ("gradtutor-check-", "gradtutor-validate-")  # the folders whose checks join one
 MAX_TASKS = 256  # processes and threads of one check: torch needs a handful
+# The memory one check may hold beyond what it held when it moved in: the learner's 2 GiB
+# (checking.check.MEMORY_BUDGET, the address space RLIMIT_AS adds) and 512 MiB for the
+# checker's own work and the page cache of the files it writes.
+MEMORY_CAP = 2 * 1024**3 + 512 * 1024**2
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
@@ -46,9 +57,10 @@ def cgroup_name(folder: str) -> str:
     return os.path.basename(folder.rstrip("/"))
 
 
-def pids_parents(proc_cgroup: str, root: Path = CGROUP_ROOT) -> list[Path]:
-    """Where a check's pids cgroup could be made, given this process's /proc/self/cgroup:
-    its own v2 cgroup (when `pids` is in its subtree_control), then its v1 pids cgroup."""
+def cgroup_parents(controller: str, proc_cgroup: str, root: Path = CGROUP_ROOT) -> list[Path]:
+    """Where a check's cgroup with `controller` could be made, given this process's
+    /proc/self/cgroup: its own v2 cgroup (when `controller` is in its subtree_control), then
+    its v1 cgroup of that controller."""
     found: list[Path] = []
     for line in proc_cgroup.splitlines():
         number, _, rest = line.partition(":")
@@ -57,21 +69,31 @@ def pids_parents(proc_cgroup: str, root: Path = CGROUP_ROOT) -> list[Path]:
             for mount in (root, root / "unified"):
                 here = mount / path.lstrip("/")
                 with contextlib.suppress(OSError):
-                    if "pids" in (here / "cgroup.subtree_control").read_text().split():
+                    if controller in (here / "cgroup.subtree_control").read_text().split():
                         found.insert(0, here)
                         break
-        elif "pids" in controllers.split(","):
-            found.append(root / "pids" / path.lstrip("/"))
+        elif controller in controllers.split(","):
+            found.append(root / controller / path.lstrip("/"))
     return found
 
 
-def pids_parent() -> Path | None:
-    """The first cgroup beneath which this process may make a check's pids cgroup."""
+def pids_parents(proc_cgroup: str, root: Path = CGROUP_ROOT) -> list[Path]:
+    return cgroup_parents("pids", proc_cgroup, root)
+
+
+def controller_parent(controller: str) -> Path | None:
+    """The first cgroup beneath which this process may make a check's cgroup with
+    `controller` (pids, memory)."""
     try:
         text = Path("/proc/self/cgroup").read_text()
     except OSError:
         return None
-    return next((p for p in pids_parents(text) if os.access(p, os.W_OK | os.X_OK)), None)
+    return next((p for p in cgroup_parents(controller, text)
+                 if os.access(p, os.W_OK | os.X_OK)), None)
+
+
+def pids_parent() -> Path | None:
+    return controller_parent("pids")
 
 
 def _libc() -> ctypes.CDLL:
@@ -80,13 +102,35 @@ def _libc() -> ctypes.CDLL:
 
 def join_pids_cgroup(folder: str, parent: Path | None) -> bool:
     """Make the check's pids cgroup beneath `parent` and move this process in (True)."""
+    return join_cgroup(folder, parent, lambda group: {"pids.max": str(MAX_TASKS)})
+
+
+def memory_limits(group: Path) -> dict[str, str]:
+    """The files that cap a cgroup's memory at MEMORY_CAP, swap included: v2's, or v1's."""
+    if (group / "memory.max").exists():
+        swap = {"memory.swap.max": "0"} if (group / "memory.swap.max").exists() else {}
+        return {"memory.max": str(MEMORY_CAP), **swap}
+    return {"memory.limit_in_bytes": str(MEMORY_CAP)}
+
+
+def join_memory_cgroup(folder: str, parent: Path | None) -> bool:
+    """Make (or, on v2, reuse) the check's cgroup beneath `parent`, cap its memory and move
+    this process in (True)."""
+    return join_cgroup(folder, parent, memory_limits)
+
+
+def join_cgroup(folder: str, parent: Path | None,
+                limits: Callable[[Path], dict[str, str]]) -> bool:
+    """Make the check's cgroup beneath `parent`, write its `limits` and move this process in
+    (True)."""
     if parent is None:
         return False
     group = parent / cgroup_name(folder)
     for _ in range(3):  # another tutor's sweep may remove it while still empty
         try:
             group.mkdir(exist_ok=True)
-            (group / "pids.max").write_text(str(MAX_TASKS))
+            for name, value in limits(group).items():
+                (group / name).write_text(value)
             (group / "cgroup.procs").write_text(str(os.getpid()))
             return True
         except FileNotFoundError:
@@ -132,30 +176,48 @@ def own_ipc_namespace() -> bool:
     return True
 
 
-def own_resources(folder: str) -> tuple[bool, bool]:
-    """In the check's process, before learner code: (a pids cgroup was joined, an IPC
-    namespace was made). Nothing on other systems."""
+def own_resources(folder: str) -> tuple[bool, bool, bool]:
+    """In the check's process, before learner code: (a pids cgroup was joined, a memory
+    cgroup was, an IPC namespace was made). Nothing on other systems."""
     if not LINUX:
-        return False, False
+        return False, False, False
     capped = join_pids_cgroup(folder, pids_parent())
     if not capped:
         with contextlib.suppress(OSError, ValueError):
             limit_user_processes()
-    return capped, own_ipc_namespace()
+    memory = join_memory_cgroup(folder, controller_parent("memory"))
+    return capped, memory, own_ipc_namespace()
 
 
-def release(folder: str, since: float) -> None:
+def release(folder: str, since: float) -> bool:
     """In the tutor, after the check's sweep: kill whatever is left in its cgroup and remove
     it; then remove the shared-memory segments the check left (`stale_segments`; `since`: the
-    check's start, on the wall clock). The tutor decides from what it sees, never from
-    anything the check's process said."""
+    check's start, on the wall clock). True when the kernel killed a process of the check
+    for passing MEMORY_CAP. The tutor decides from what it sees, never from anything the
+    check's process said."""
     if not LINUX:
-        return
-    parent = pids_parent()
-    if parent is not None:
-        remove_cgroup(parent / cgroup_name(folder))
-        sweep_cgroups(parent)
+        return False
+    killed = False
+    for controller in ("pids", "memory"):  # on v2 one cgroup: removed the first time
+        parent = controller_parent(controller)
+        if parent is not None:
+            killed = out_of_memory(parent / cgroup_name(folder)) or killed
+            remove_cgroup(parent / cgroup_name(folder))
+            sweep_cgroups(parent)
     remove_segments(since)
+    return killed
+
+
+def out_of_memory(group: Path) -> bool:
+    """Whether the kernel killed a process of `group` for passing its memory cap (v2's
+    memory.events, v1's memory.oom_control: `oom_kill N`)."""
+    for name in ("memory.events", "memory.oom_control"):
+        with contextlib.suppress(OSError, ValueError):
+            for line in (group / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+    return False
 
 
 def sweep_cgroups(parent: Path) -> None:

@@ -13,7 +13,7 @@ from gradtutor.checking.check import STARTUP_ALLOWANCE, Outcome, Seen
 from gradtutor.checking.outcome import WorkerRun
 from gradtutor.runtime.channel import Drain
 from gradtutor.runtime.lifetime import Workers
-from gradtutor.runtime.resources import release
+from gradtutor.runtime.resources import MEMORY_CAP, release
 from gradtutor.runtime.signals import LINUX
 from gradtutor.runtime.slot import Slot
 
@@ -85,23 +85,26 @@ def supervise(slot: Slot, process: Process | None, request: protocol.Request, ti
             process.wait()
         stopped = workers.forget(process.pid)
         workers.sweep(before, str(slot.base), group=process.pid)
-        release(str(slot.base), time.time() - (time.monotonic() - started))
+        killed = release(str(slot.base), time.time() - (time.monotonic() - started))
     return _collect(slot, request, process.returncode, timed_out, startup_timed_out, started,
-                    memory_capped=LINUX or process.memory_capped, stopped=stopped)
+                    memory_capped=LINUX or process.memory_capped, stopped=stopped,
+                    memory_killed=MEMORY_CAP if killed else None)
 
 
 def _collect(slot: Slot, request: protocol.Request, returncode: int | None, timed_out: bool,
              startup_timed_out: bool, started: float, *, memory_capped: bool = LINUX,
-             stopped: bool = False) -> Outcome:
+             stopped: bool = False, memory_killed: int | None = None) -> Outcome:
     """What the drains kept, once the worker and everything it started are dead.
     `memory_capped`: the memory budget was enforced (RLIMIT_AS on Linux, a job on Windows),
-    so a verdict may name it; `stopped`: the tutor ended the run because it was closing."""
+    so a verdict may name it; `stopped`: the tutor ended the run because it was closing;
+    `memory_killed`: the cap at which the kernel killed the check (its memory cgroup)."""
     for drain in (slot.output, slot.results):
         drain.join(timeout=2.0)  # EOF once every holder of the pipe is dead
     run = WorkerRun(bytes(slot.results.kept), slot.results.dropped > 0, returncode,
                     timed_out, startup_timed_out,
                     request["memory_bytes"] if memory_capped else None,
-                    request["file_bytes"] if os.name == "posix" else None)
+                    request["file_bytes"] if os.name == "posix" else None,
+                    memory_killed=memory_killed)
     startup_ms = (round((slot.results.first_line_at - started) * 1000)
                   if slot.results.first_line.is_set() else None)
     text = bytes(slot.output.kept).decode("utf-8", errors="replace").replace("\r\n", "\n")
