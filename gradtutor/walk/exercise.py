@@ -137,6 +137,8 @@ class ExerciseRules(StepRules[Exercise, ExerciseView]):
             return Stay(replace(view, loading=news.seconds) if view.checking else view)
         notice: str | None = None
         if isinstance(news, CheckDone):
+            # a verdict is the news now: a notice of a check that could not run goes
+            notice = ""
             view = _count_stuck(replace(view, checking=False, loading=None,
                                         verdict=news.verdict))
             if view.stuck and view.stuck % STUCK_AFTER == 0 and view.hints < len(step.hints):
