@@ -418,6 +418,19 @@ def test_a_could_not_check_notice_goes_once_a_later_check_gives_its_verdict(
     assert state.notice == ""
 
 
+def test_v_shows_the_whole_verdict_and_again_the_short_one(second: Lesson) -> None:
+    state, _ = drive(second, begin(second, EXERCISE), "verdict")
+    assert state.notice.startswith("There is no verdict yet")
+    assert not exercise_view(state).whole
+    state, _ = drive(second, state, "check", CheckDone("square-grad", a_verdict(False)),
+                     "verdict")
+    assert exercise_view(state).whole and state.notice == ""
+    state, _ = drive(second, state, "check", CheckDone("square-grad", a_verdict(False)))
+    assert exercise_view(state).whole  # the learner's choice holds for the next verdicts
+    state, _ = drive(second, state, "verdict")
+    assert not exercise_view(state).whole
+
+
 def test_a_verdict_for_an_exercise_left_behind_is_recorded_but_not_shown(second: Lesson) -> None:
     state, _ = drive(second, begin(second, EXERCISE), "check", "next")
     state, effects = drive(second, state, CheckDone("square-grad", a_verdict(True)))
