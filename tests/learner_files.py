@@ -622,7 +622,8 @@ LOOP_MISTAKES: dict[str, tuple[str, str, str, str]] = {
                 (loss_fn(model(x), y) / len(micro_batches)).backward()
             optimizer.step()
     """, "clears-leftovers", r"^The step used leftover gradients from before your function was "
-                             r"called: clear them first\.$"),
+                             r"called: nothing cleared them before the first backward "
+                             r"pass\.$"),
     "accumulate/steps-twice": ("accumulate-micro-batches", """
         def accumulated_step(model, optimizer, loss_fn, micro_batches):
             optimizer.zero_grad()
@@ -741,7 +742,7 @@ LOOP_MISTAKES: dict[str, tuple[str, str, str, str]] = {
                 losses.append(loss.item())
             return losses
     """, "clears-leftovers", r"used leftover gradients from before your function was called: "
-                             r"clear them first"),
+                             r"nothing cleared them"),
     "loop/step-before-backward-message": ("fix-the-loop", """
         def train(model, optimizer, loss_fn, batches):
             losses = []
