@@ -134,6 +134,10 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
                 msg("check your file now (each save is checked anyway)"), legend=1),
         Binding("hint", ("h",), ("h", "hint"), msg("hint"),
                 msg("the next hint, one more each time"), legend=1),
+        # the short verdict says this key where it leaves something out: not in the legend
+        Binding("verdict", ("v",), ("v", "verdict"), msg("whole verdict"),
+                msg("the whole verdict, every case and each check's hint; again for the "
+                    "short one")),
         Binding("solution", ("s",), ("s", "solution"), msg("solution"),
                 msg("the solution, after you confirm"), legend=2),
         Binding("next", ("right", "n", "enter"), ("n", "next", "skip", ""), _NEXT,

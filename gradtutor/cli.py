@@ -683,6 +683,10 @@ def check(
                                            "(repeatable)."),
         autocompletion=_complete_lesson, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help=msg("Print one JSON object."))] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", help=msg("The whole verdict: every case of each check's evidence, "
+                                    "and its hint (without it, the verdict is cut to one "
+                                    "screen)."))] = False,
     seed: Annotated[int | None, typer.Option(
         "--seed", min=0, help=msg("Reproduce a run: the inputs come from this seed."))] = None,
     timeout: TimeoutOpt = None,
@@ -754,8 +758,9 @@ def check(
 
         plain = env.plain(plain)
         console = env.console(plain)
+        more = msg("`--verbose` shows the whole verdict: every case, and each check's hint.")
         for verdict in verdicts:
-            console.print(verdict_view(verdict, _look(env, plain)))
+            console.print(verdict_view(verdict, _look(env, plain), whole=verbose, more=more))
             console.print()
         if all_:
             console.print(env.tr(msg("{passed} of {total} exercises passed",

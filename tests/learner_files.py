@@ -626,7 +626,8 @@ LOOP_MISTAKES: dict[str, tuple[str, str, str, str]] = {
                 (loss_fn(model(x), y) / len(micro_batches)).backward()
             optimizer.step()
     """, "clears-leftovers", r"^The step used leftover gradients from before your function was "
-                             r"called: clear them first\.$"),
+                             r"called: nothing cleared them before the first backward "
+                             r"pass\.$"),
     "accumulate/steps-twice": ("accumulate-micro-batches", """
         def accumulated_step(model, optimizer, loss_fn, micro_batches):
             optimizer.zero_grad()

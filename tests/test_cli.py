@@ -598,7 +598,7 @@ def test_a_rebinding_update_is_explained_without_pytorch_internals_or_repeated_s
         "        loss_fn(w, batch).backward()\n"
         "        w = w - lr * w.grad\n")
     code, out, err = cli("--plain", "check", "manual-sgd", "--workspace", str(tmp_path),
-                         width=200)
+                         "--verbose", width=200)
     assert (code, err) == (1, "")
     said = " ".join(out.split())
     assert "makes a new tensor and points your function's local name w at it" in said

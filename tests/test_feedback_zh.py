@@ -343,7 +343,7 @@ def test_to_json_says_messages_in_the_learners_language_and_keeps_names_and_stat
     english, chinese_ = to_json(verdict), to_json(failing_verdict("zh-CN"), ZH)
     assert english == to_json(verdict, ENGLISH)
     assert english["checks"][1]["message"] == "You returned a tensor of zeros, not the gradient."
-    assert chinese_["checks"][0]["help"] == "只调用一次 backward()"
+    assert chinese_["checks"][0]["help"] == "看看你的函数做了几次反向传播"
     zh_check = chinese_["checks"][1]
     assert zh_check["message"] == "你返回的是一个全零张量，而不是梯度。"
     assert zh_check["evidence"] == {"columns": ["w", "loss_fn(w)", "梯度", "你返回的"],
@@ -378,14 +378,14 @@ def test_the_check_screen_speaks_chinese_within_60_columns(plain: bool) -> None:
     assert "read-grad：还没通过" in out
     assert "runs-backward：未通过" in out and "returns-grad：未通过" in out
     assert "grad-kept：未运行" in out
-    assert "提示：" in out and "只调用一次 backward()" in out
+    assert "提示：" in out and "看看你的函数做了几次反向传播" in out
     assert ("种子 7，12 毫秒" if plain else "种子 7 · 12 毫秒") in out
     assert "[2, 4]" in out and "你返回的" in out
     assert all(cell_len(line) <= 60 for line in out.splitlines())
     assert not re.search(r"\b(passed|failed|hint|seed)\b", out)
     english = shown(verdict_view(failing_verdict(), Look(plain=plain)))
     assert "read-grad: Not yet" in english
-    assert "hint: call backward exactly once" in english
+    assert "hint: look at how many backward passes your function runs" in english
 
 
 def test_the_check_screen_names_every_status_in_chinese() -> None:

@@ -1,5 +1,6 @@
-"""A learner's file that is one of the lesson's declared mutants gets that mistake named, as a
-note on the check that catches it; any other file, or a check that passed, gets no note."""
+"""A learner's file that is one of the lesson's declared mutants gets that mistake named on the
+check that catches it; any other file, or a check that passed, gets none. The screen says the
+mistake once, in the check's own words; `--json` gives the declared one as the note."""
 
 from __future__ import annotations
 
@@ -34,14 +35,41 @@ def test_the_solution_a_different_mistake_and_broken_code_match_no_mutant() -> N
     assert known_mistake(step, "(" * 500 + ")" * 500) is None  # too deep to parse
 
 
-def test_the_note_goes_on_the_failed_check_the_mutant_names_and_nowhere_else() -> None:
+def test_the_mistake_goes_on_the_failed_check_the_mutant_names_and_nowhere_else() -> None:
     step = exercise("two-backwards")
     index = next(i for i, m in enumerate(step.mutants) if m.id == "cleared-between")
     mutant = step.mutants[index]
     checks = (Check("graph-freed", "pass", "fine"), Check(mutant.fails, "fail", "1x"),
               Check("grad-kept", "skip", "later"))
     named = name_known_mistake(step, mutant_source(step, index), checks)
-    assert [c.note for c in named] == ["", f"a known mistake: {mutant.mistake}", ""]
+    assert [c.mistake for c in named] == ["", mutant.mistake, ""]
     passed = (Check(mutant.fails, "pass", "fine"),)
     assert name_known_mistake(step, mutant_source(step, index), passed) == passed
     assert name_known_mistake(step, step.solution, checks) == checks
+
+
+def test_the_screen_says_a_known_mistake_once_and_json_names_it() -> None:
+    """The review of 2026-12-05, F15: "note: a known mistake: ..." repeated the message just
+    above it, on every cut of the verdict."""
+    import io
+
+    from rich.console import Console
+
+    from gradtutor.checking.verdict import Verdict, to_json
+    from gradtutor.ui.check_view import verdict_view
+    from gradtutor.ui.render import Look
+
+    step = exercise("two-backwards")
+    index = next(i for i, m in enumerate(step.mutants) if m.id == "cleared-between")
+    checks = name_known_mistake(step, mutant_source(step, index), (
+        Check("backward-twice", "pass", "fine"),
+        Check(step.mutants[index].fails, "fail", "Your .grad holds 1x the gradient.")))
+    verdict = Verdict("two-backwards", "fail", checks, 0, 5)
+    for whole in (False, True):
+        out = io.StringIO()
+        Console(file=out, width=80).print(verdict_view(verdict, Look(plain=True), whole=whole))
+        assert "Your .grad holds 1x the gradient." in out.getvalue()
+        assert "known mistake" not in out.getvalue()
+        assert step.mutants[index].mistake not in " ".join(out.getvalue().split())
+    assert to_json(verdict)["checks"][1]["note"] == (
+        f"a known mistake: {step.mutants[index].mistake}")

@@ -4,7 +4,7 @@ names the mistake and where to look, never the code that fixes it nor a number t
 What is walked, from the real sources:
 
 - statically, every `msg()` template of the checkers and of what turns a run into checks
-  (`gradtutor/checking/checkers/*.py`, `feedback.py`, `mistakes.py`, `outcome.py`), and of the
+  (`gradtutor/checking/checkers/*.py`, `feedback.py`, `verdict.py`, `outcome.py`), and of the
   exercise screen's notices (`gradtutor/walk/exercise.py`, its stuck pointers), each with its
   zh-CN translation; and every text an exercise's declared checks give (`say`, `help`,
   `subject`, `unjudged`), its mutants' `mistake` (a note on the failing check) and its
@@ -29,46 +29,23 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import pytest
 from learner_files import BASIC_EXERCISE_OF, BASIC_MISTAKES, LOOP_MISTAKES, MODEL_FILES
+from verdict_texts import (
+    CHECKING,
+    LANGUAGES,
+    PACKAGE,
+    SHARED,
+    Text,
+    exercises,
+    static_texts,
+)
 
 from gradtutor.checking.checkers import CHECKERS
-from gradtutor.checking.checkers.families import FAMILIES
-from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.mistakes import mutant_source
-from gradtutor.i18n import find_messages, load_catalog
-from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Exercise
-
-PACKAGE = Path(__file__).parent.parent / "gradtutor"
-CHECKING = PACKAGE / "checking"
-# Modules whose messages any exercise's failed check may show.
-SHARED = (CHECKING / "checkers" / "common.py", CHECKING / "checkers" / "declared.py",
-          CHECKING / "feedback.py", CHECKING / "mistakes.py", CHECKING / "outcome.py",
-          PACKAGE / "walk" / "exercise.py")
-LANGUAGES = ("en", "zh-CN")
-
-
-@dataclass(frozen=True)
-class Text:
-    where: str  # the source, for the failure's message
-    exercises: tuple[str, ...]  # the exercises that can show it
-    lang: str
-    text: str
-    wrote: str = ""  # the learner's file, when the text is said of one
-
-
-@cache
-def exercises(lang: str = "en") -> tuple[Exercise, ...]:
-    course = load_course(lang=lang, rules=EXERCISE_RULES)
-    return tuple(step for lesson in course.lessons for step in lesson.steps
-                 if isinstance(step, Exercise))
-
+from gradtutor.i18n import load_catalog
 
 # ---- what the fix is --------------------------------------------------------------------------
 
@@ -185,67 +162,6 @@ def problems(text: Text, wrote: str = "") -> list[str]:
     return sorted(set(out))
 
 
-# ---- the texts, from their sources ----------------------------------------------------------
-
-def checker_modules(step: Exercise) -> set[Path]:
-    """The modules whose messages this exercise's checks may show: its registered checker,
-    or its input family's pieces."""
-    if step.checker is not None:
-        return {CHECKING / "checkers" / f"{CHECKERS[step.checker]}.py"}
-    family = FAMILIES[str(step.inputs)]
-    parts = [family.cases, family.reference, family.observe, family.facts, family.columns,
-             *family.explainers.values(), *family.tables.values()]
-    return {Path(__import__(part.__module__, fromlist=["_"]).__file__ or "")
-            for part in parts}
-
-
-def module_texts(lang: str) -> Iterator[Text]:
-    """Every msg() template the checkers and the exercise screen can show, with the
-    exercises that can show it, said in `lang` (the catalog's translation)."""
-    catalog = load_catalog(lang)
-    every = tuple(step.id for step in exercises())
-    owners: dict[Path, set[str]] = {path: set(every) for path in SHARED}
-    for step in exercises():
-        for path in checker_modules(step):
-            owners.setdefault(path, set()).add(step.id)
-    for path in sorted({*owners, *(CHECKING / "checkers").glob("*.py")}):
-        for found in find_messages(path.read_text(encoding="utf-8"), str(path)):
-            if isinstance(found, str):
-                continue
-            yield Text(f"{path.relative_to(PACKAGE.parent)}:{found.line}",
-                       tuple(sorted(owners.get(path, ()))), lang,
-                       catalog.get(found.template, found.template))
-
-
-def lesson_texts(lang: str) -> Iterator[Text]:
-    """Every text an exercise's declared checks can show on failing or skipping, its
-    mutants' mistakes (named on the check a mutant fails) and its "why it works"."""
-    for step in exercises(lang):
-        at = (step.id,)
-        for check in step.checks:
-            for name, text in (("help", check.help), ("unjudged", check.unjudged)):
-                if text:
-                    yield Text(f"{step.id}/{check.id}/{name}", at, lang, text)
-            for kind, rules in (("fail", check.fail), ("skip", check.skip)):
-                for i, rule in enumerate(rules):
-                    for name, text in (("say", rule.say), ("help", rule.help),
-                                       ("subject", rule.subject)):
-                        if text:
-                            yield Text(f"{step.id}/{check.id}/{kind}[{i}].{name}", at, lang,
-                                       text)
-        for index, mutant in enumerate(step.mutants):  # said of a file that is the mutant
-            yield Text(f"{step.id}/mutant {mutant.id}/mistake", at, lang, mutant.mistake,
-                       mutant_source(step, index))
-        yield Text(f"{step.id}/why", at, lang, step.why)
-        # hints come when asked, one more each time; only the last rung may show code
-        for rung, hint in enumerate(step.hints[:-1], start=1):
-            yield Text(f"{step.id}/hint {rung} of {len(step.hints)}", at, lang, hint)
-
-
-def static_texts() -> list[Text]:
-    return [text for lang in LANGUAGES
-            for text in (*module_texts(lang), *lesson_texts(lang))]
-
 
 # "Why it works" shows only after a pass: it may name the reference's calls, but as examples
 # ("for instance", "e.g.", 例如), never as if the learner's file held them (test_pass_words).
@@ -306,6 +222,7 @@ def test_the_checks_find_what_they_are_for() -> None:
 
 
 STATIC = static_texts()
+
 
 
 @pytest.mark.parametrize("text", STATIC, ids=[f"{t.lang}:{t.where}" for t in STATIC])
@@ -460,7 +377,7 @@ def test_the_newcomers_files_get_the_reworded_words(run_texts: list[Text]) -> No
         "newcomer:evaluate-without-grad/no-train")
     assert "needs a backward pass of its own" in said(
         "newcomer:accumulate-micro-batches/one-backward")
-    assert "divide each micro-batch's loss by the number of micro-batches" in said(
+    assert "how much each micro-batch's loss counts in the step" in said(
         "mistake:accumulate/not-divided-message")
     per_parameter = said("newcomer:clip-and-step/per-parameter")
     assert "look at how many times your function clips" in per_parameter

@@ -355,7 +355,7 @@ def test_check_passes_a_right_order(cli: Cli, tmp_path: Path) -> None:
     code, out, err = cli("check", "order-the-loop", str(answer), "--plain")
     assert (code, err) == (0, "")
     assert out.startswith("[OK] order-the-loop: Passed\n")
-    assert "lines: passed" in out and "order: passed" in out
+    assert "passed: lines, order" in out
 
 
 def test_check_fails_a_wrong_order_and_says_why(cli: Cli, tmp_path: Path) -> None:
@@ -368,9 +368,15 @@ def test_check_fails_a_wrong_order_and_says_why(cli: Cli, tmp_path: Path) -> Non
     assert "[X] order-the-loop: Not yet" in flat
     assert ("You put `loss.backward()` before `optimizer.zero_grad()`: backward() adds this "
             "batch's gradient to what .grad holds" in flat)
+    assert "3 loss.backward() out of place" in flat
+    assert "hint:" not in flat and "`--verbose` shows the whole verdict" in flat  # unasked
+    code, out, err = cli("check", "order-the-loop", str(answer), "--plain", "--verbose",
+                         width=100)
+    flat = " ".join(out.split())
+    assert (code, err) == (1, "")
     assert "Clearing between backward() and step() leaves step() no gradient" in flat
     assert "hint: `loss.backward()` must come after" in flat
-    assert "3 loss.backward() out of place" in flat
+    assert "--verbose" not in flat
 
 
 def test_check_json_for_a_parsons_step(cli: Cli, tmp_path: Path) -> None:

@@ -398,6 +398,39 @@ def test_a_check_that_could_not_run_says_why_and_stops_checking(second: Lesson) 
     assert state.notice == "Could not check: there is no file x.py."
 
 
+def test_a_could_not_check_notice_goes_once_a_later_check_gives_its_verdict(
+    second: Lesson,
+) -> None:
+    """The review of 2026-12-05, F10: "there is no file" stayed pinned under three later
+    verdicts of the file saved again."""
+    state, _ = drive(second, begin(second, EXERCISE), "check",
+                     CheckFailed("square-grad", "Could not check: there is no file x.py."))
+    for digest in ("d1", "d2"):
+        state, _ = drive(second, state, FileSaved("square-grad", digest),
+                         CheckDone("square-grad", a_verdict(False)))
+        assert state.notice == "" and exercise_view(state).verdict == a_verdict(False)
+    # one that could not run after a save that started it says why, until the next verdict
+    state, _ = drive(second, state, FileSaved("square-grad", "d3"),
+                     CheckFailed("square-grad", "Could not check: there is no file x.py."),
+                     FileSaved("square-grad", "d4"))
+    assert state.notice == "Could not check: there is no file x.py."
+    state, _ = drive(second, state, CheckDone("square-grad", a_verdict(True)))
+    assert state.notice == ""
+
+
+def test_v_shows_the_whole_verdict_and_again_the_short_one(second: Lesson) -> None:
+    state, _ = drive(second, begin(second, EXERCISE), "verdict")
+    assert state.notice.startswith("There is no verdict yet")
+    assert not exercise_view(state).whole
+    state, _ = drive(second, state, "check", CheckDone("square-grad", a_verdict(False)),
+                     "verdict")
+    assert exercise_view(state).whole and state.notice == ""
+    state, _ = drive(second, state, "check", CheckDone("square-grad", a_verdict(False)))
+    assert exercise_view(state).whole  # the learner's choice holds for the next verdicts
+    state, _ = drive(second, state, "verdict")
+    assert not exercise_view(state).whole
+
+
 def test_a_verdict_for_an_exercise_left_behind_is_recorded_but_not_shown(second: Lesson) -> None:
     state, _ = drive(second, begin(second, EXERCISE), "check", "next")
     state, effects = drive(second, state, CheckDone("square-grad", a_verdict(True)))

@@ -12,7 +12,6 @@ import dataclasses
 import functools
 
 from gradtutor.checking.verdict import Check
-from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise, Mutant
 
 
@@ -51,14 +50,13 @@ def known_mistake(exercise: Exercise, source: str) -> Mutant | None:
 
 def name_known_mistake(exercise: Exercise, source: str,
                        checks: tuple[Check, ...]) -> tuple[Check, ...]:
-    """`checks`, with the mistake named as a note on the check that catches it, when the
-    file is a declared mutant and that check failed."""
+    """`checks`, with the mistake named on the check that catches it (`Check.mistake`),
+    when the file is a declared mutant and that check failed."""
     if not any(check.status == "fail" for check in checks):
         return checks  # no note goes on a check that did not fail: nothing to look for
     mutant = known_mistake(exercise, source)
     if mutant is None:
         return checks
-    note = msg("a known mistake: {mistake}", mistake=mutant.mistake)
-    return tuple(dataclasses.replace(check, note=note)
+    return tuple(dataclasses.replace(check, mistake=mutant.mistake)
                  if check.name == mutant.fails and check.status == "fail" and not check.note
                  else check for check in checks)

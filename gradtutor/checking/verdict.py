@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gradtutor.i18n import ENGLISH, Msg, Translator
+from gradtutor.i18n import ENGLISH, Msg, Translator, msg
 
 CheckStatus = Literal["pass", "fail", "error", "timeout", "skip"]
 Status = Literal["pass", "fail", "error", "timeout"]
@@ -36,9 +36,11 @@ class Table:
 class Check:
     """One named check. `message` names the mistake in the learner's terms and `evidence`
     shows it from the run; `help` points in words at where to look, never at the code of the
-    fix (that comes only from the exercise's hint ladder); `note` is a remark shown even when
-    the check passed. All are `msg()` messages, so the shell can say them in the learner's
-    language."""
+    fix (that comes only from the exercise's hint ladder), and is shown only when asked for;
+    `note` is a remark shown even when the check passed; `mistake`, the declared mistake the
+    learner's file is, when it is one (the message already says it in the run's terms, so the
+    screen does not repeat it; `--json` gives it as the note). All are `msg()` messages, so
+    the shell can say them in the learner's language."""
 
     name: str
     status: CheckStatus
@@ -46,6 +48,7 @@ class Check:
     help: str = ""
     evidence: Table | None = None
     note: str = ""
+    mistake: str = ""
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,9 @@ def to_json(verdict: Verdict, tr: Translator = ENGLISH) -> dict[str, Any]:
                 "message": say(tr, c.message),
                 **({"help": say(tr, c.help)} if c.help else {}),
                 **({"evidence": _evidence_json(c.evidence, tr)} if c.evidence else {}),
-                **({"note": say(tr, c.note)} if c.note else {}),
+                **({"note": say(tr, c.note)} if c.note else
+                   {"note": say(tr, msg("a known mistake: {mistake}", mistake=c.mistake))}
+                   if c.mistake else {}),
             }
             for c in verdict.checks
         ],

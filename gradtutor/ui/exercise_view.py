@@ -56,6 +56,10 @@ class Folded:
             yield Text(piece, style=self.style)
 
 
+# Where the short verdict leaves something out, the key that shows it all.
+MORE = msg("v shows the whole verdict: every case, and each check's hint.")
+
+
 def status(exercise: Exercise, view: ExerciseView, look: Look) -> RenderableType:
     """Where the check stands: running, its verdict (and why it works, once passed), or not
     run yet; the solution question takes its place while it is asked."""
@@ -71,7 +75,10 @@ def status(exercise: Exercise, view: ExerciseView, look: Look) -> RenderableType
     if view.verdict is not None:
         if view.checking:
             parts += [Prose(tr(msg("the result before:")), style="grey50")]
-        parts.append(verdict_view(view.verdict, look))
+        parts.append(verdict_view(view.verdict, look, whole=view.whole, more=MORE))
+        if view.whole:
+            parts += [Text(""), Prose(tr(msg("v shows the short verdict again.")),
+                                      style="grey50")]
         if view.verdict.passed:
             parts += [Text(""), Prose(tr(msg("Why it works")), style="bold green"),
                       Padding(markdown(exercise.why, look), (0, 0, 0, 2))]

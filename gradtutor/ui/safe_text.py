@@ -84,5 +84,6 @@ def neutralise_verdict(verdict: Verdict) -> Verdict:
     from gradtutor.checking.verdict import Check
 
     checks = tuple(Check(c.name, c.status, neutralise(c.message), neutralise(c.help),
-                         _table(c.evidence), neutralise(c.note)) for c in verdict.checks)
+                         _table(c.evidence), neutralise(c.note), neutralise(c.mistake))
+                   for c in verdict.checks)
     return replace(verdict, checks=checks, output=neutralise(verdict.output))

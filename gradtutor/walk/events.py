@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 
 Nav = Literal["next", "back", "quit", "help", "submit"]
 # What the learner can do on an exercise: open the editor, check now, take the next hint,
-# ask for the solution, and answer the "show the solution?" question.
-Act = Literal["edit", "check", "hint", "solution", "yes", "no"]
+# see the whole verdict (or the short one again), ask for the solution, and answer the
+# "show the solution?" question.
+Act = Literal["edit", "check", "hint", "verdict", "solution", "yes", "no"]
 # On a Parsons step: move the cursor (or the grabbed line), grab or drop the line.
 Move = Literal["up", "down", "grab"]
 

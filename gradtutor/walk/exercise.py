@@ -69,7 +69,8 @@ class ExerciseView:
     seconds it has waited so far for the worker to load PyTorch (None while it does not wait
     for that); `again` when the file changed during it, so it is checked once more after;
     `digest` names the content last saved or checked, so a save that changed nothing is not
-    checked twice."""
+    checked twice; `whole` when the learner asked for the whole verdict, not the short cut
+    that fits one screen (it stays so for the next verdicts, until asked again)."""
 
     hints: int = 0
     confirming: bool = False
@@ -78,6 +79,7 @@ class ExerciseView:
     loading: int | None = None
     again: bool = False
     verdict: Verdict | None = None
+    whole: bool = False
     digest: str | None = None
     kept: bool = False  # the learner's file was there already and was left as it was
     passed: bool = False  # progress said, on arrival, that a check of it has passed before
@@ -117,6 +119,11 @@ class ExerciseRules(StepRules[Exercise, ExerciseView]):
             last = (msg("That was the last hint.") if view.solution
                     else msg("That was the last hint: s shows the solution."))
             return Stay(view, notice=last)
+        if event == "verdict":
+            if view.verdict is None:
+                return Stay(view, notice=msg("There is no verdict yet: save your file, or c "
+                                             "checks it now."))
+            return Stay(replace(view, whole=not view.whole))
         if event == "solution":
             if view.solution:
                 return Stay(view, notice=msg("The solution is on the screen."))
@@ -137,6 +144,8 @@ class ExerciseRules(StepRules[Exercise, ExerciseView]):
             return Stay(replace(view, loading=news.seconds) if view.checking else view)
         notice: str | None = None
         if isinstance(news, CheckDone):
+            # a verdict is the news now: a notice of a check that could not run goes
+            notice = ""
             view = _count_stuck(replace(view, checking=False, loading=None,
                                         verdict=news.verdict))
             if view.stuck and view.stuck % STUCK_AFTER == 0 and view.hints < len(step.hints):

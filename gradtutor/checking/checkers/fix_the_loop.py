@@ -37,8 +37,7 @@ CASES = 3
 
 
 # The order of one training step, in words: where a check points when the order is wrong.
-_IN_ORDER = msg("in each step, in this order: clear the gradients, compute the loss, run "
-                "backward, then step")
+_IN_ORDER = msg("look at the order of the calls in each step of your loop")
 
 
 def cases(seed: int) -> list[dict[str, Any]]:
@@ -168,7 +167,7 @@ def _analyse(case: dict[str, Any], exp: dict[str, Any],
             if c is not None or close(used, leftovers):
                 found["leftover"] = Check(
                     "clears-leftovers", "fail", _leftover_words(c),
-                    msg("clear the gradients at the start of every step, before its backward pass"),
+                    msg("look at what .grad holds when the first step's backward pass begins"),
                     per_param_table(names, (msg("leftover .grad before your call"),
                                             msg("step 1 used"), msg("gradient of batch 1")),
                                     exp["leftovers"], step["grads"], ref["grads"],
@@ -213,8 +212,8 @@ def _backward_problem(steps: list[dict[str, Any]], names: list[str]) -> tuple[st
         if max(counts) == 0:
             return (msg("optimizer.step() ran before backward: step {step} had no backward "
                         "pass before it.", step=k + 1),
-                    msg("the backward pass must come before the step"))
-        return (msg("backward ran {count} times before step {step}: run it once per batch.",
+                    msg("look at where the backward pass runs, and where the step"))
+        return (msg("backward ran {count} times before step {step}, which has one batch.",
                     count=max(counts), step=k + 1),
                 msg("one backward pass per step"))
     return None
@@ -233,16 +232,16 @@ def _batch_problem(k: int, used: Vector | None, g: Vector, previous: Vector | No
             e.get("event") for e in window]:
         return (msg("optimizer.step() ran before backward: step {step} used the previous "
                     "gradient, batch {previous}'s.", step=step, previous=k),
-                msg("the backward pass must come before the step"), True)
+                msg("look at where the backward pass runs, and where the step"), True)
     if previous is not None and close(used, add(previous, g)):
         return (msg("Step {step} used the gradient of batch {previous} plus batch {step}: "
                     ".grad was not cleared before backward.", step=step, previous=k),
-                msg("clear the gradients in every step, before its backward pass"), True)
+                msg("look at what .grad holds when each step's backward pass begins"), True)
     c = multiple(used, g)
     if c is not None:
         return (msg("Step {step} used {factor}× the gradient of batch {step}.", step=step,
                     factor=times(c)),
-                msg("run backward once per batch, on that batch's loss"), False)
+                msg("look at how many backward passes each step runs, and on which loss"), False)
     return (msg("Step {step} used a gradient that is not the gradient of batch {step}'s loss.",
                 step=step),
             _IN_ORDER, False)
@@ -270,12 +269,12 @@ def _losses_problem(case: dict[str, Any], exp: dict[str, Any], losses: Any,
         return Check("returns-losses", "fail",
                      msg("Your list holds tensors, not floats: each loss should be a plain Python "
                          "number."),
-                     msg("turn each loss into a Python number before you keep it"))
+                     msg("look at what kind of value your list keeps for each loss"))
     if kinds:
         return Check("returns-losses", "fail",
                      msg("Your list holds {kinds} values, not floats.",
                          kinds=", ".join(sorted(kinds))),
-                     msg("turn each loss into a Python number before you keep it"))
+                     msg("look at what kind of value your list keeps for each loss"))
     ref = [step["loss"] for step in exp["steps"]]
     wrong = [k for k in range(min(comparable, count)) if not close(losses[k], ref[k])]
     if not wrong:
@@ -297,13 +296,13 @@ def _step_count(cases: list[dict[str, Any]], found: dict[int, dict[str, Any]]) -
     if steps == 0:
         message = msg("optimizer.step() never ran, so the weights never changed.")
     elif steps == 1:
-        message = msg("optimizer.step() ran 1 time for {count} batches: step once per batch, "
-                      "inside the loop.", count=count)
+        message = msg("optimizer.step() ran 1 time for {count} batches, not once per batch.",
+                      count=count)
     else:
-        message = msg("optimizer.step() ran {steps} times for {count} batches: step once per "
-                      "batch, inside the loop.", steps=steps, count=count)
+        message = msg("optimizer.step() ran {steps} times for {count} batches, not once per "
+                      "batch.", steps=steps, count=count)
     return Check("one-step-per-batch", "fail", message,
-                 msg("call optimizer.step() once in each step, after backward"))
+                 msg("look at where, and how often, your loop calls optimizer.step()"))
 
 
 def _per_step(name: str, key: str, judged: list[int], found: dict[int, dict[str, Any]],

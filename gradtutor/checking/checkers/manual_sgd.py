@@ -214,7 +214,8 @@ def _updates(case: dict[str, Any], exp: dict[str, Any],
                 batch_problem = (msg("The {nth} update used batch {previous}'s gradient too: "
                                      "nothing cleared w.grad in between, and backward adds "
                                      "into it.", nth=nth, previous=k),
-                                 msg("clear w.grad once per batch, before its backward pass"))
+                                 msg("look at what w.grad holds when each batch's backward pass "
+                                     "begins"))
             else:
                 c = multiple(grad, g)
                 batch_problem = ((msg("Before the {nth} update, w.grad held {factor}× the "
@@ -252,8 +253,8 @@ def _backward_problem(case: dict[str, Any], obs: dict[str, Any]) -> str | None:
                    "your function does with each batch's loss.")
     for k, count in enumerate(counts):
         if count != 1:
-            return msg("backward reached w {count} times for batch {batch}: run it once per "
-                       "batch.", count=count, batch=k + 1)
+            return msg("backward reached w {count} times for batch {batch}, though one pass gives "
+                       "its gradient.", count=count, batch=k + 1)
     return None
 
 
@@ -333,8 +334,7 @@ def judge(cases: list[dict[str, Any]], expected: list[dict[str, Any]],
             "update", "fail",
             msg("w -= ... ran while autograd was recording: PyTorch refuses to change a leaf "
                 "that requires grad in place while it records."),
-            msg("the update is not part of the loss: turn autograd's recording off while it "
-                "runs")))
+            msg("the update is not part of the loss: look at what autograd records while it runs")))
     elif update:
         i = update[0]
         message, help_ = found[i][1]  # type: ignore[misc]
