@@ -156,3 +156,40 @@ def test_memory_no_address_space_limit_counts_is_capped_with_the_check(tmp_path:
     if memfd["status"] != "pass":
         assert "memory" in json.dumps(memfd["checks"]).lower(), memfd
     assert shmem_mib() < before + 256  # nothing of it outlives the check
+
+
+# Fills its folder with files each under the per-file cap (the review's n05: 1.1-1.4 GiB in
+# 6 s), then waits for the tutor to notice.
+DISK_FILL = '''
+import os, time
+for i in range(20):
+    with open(f"fill{i}.bin", "wb") as f:
+        f.write(os.urandom(1 << 20) * 32)
+time.sleep(5)
+'''
+
+
+def test_a_check_that_fills_its_folder_is_stopped_at_the_disk_cap(tmp_path: Path) -> None:
+    from gradtutor.runtime.supervise import DISK_CAP
+
+    make_class(tmp_path / "class")
+    solution = (tmp_path / "class" / "alice" / "read-grad.py").read_text()
+    (tmp_path / "fill.py").write_text(DISK_FILL + solution)
+    code, out, err = run_cli("check", "read-grad", str(tmp_path / "fill.py"), "--json",
+                             home=tmp_path / "home")
+    report = json.loads(out)
+    assert report["passed"] is False, err
+    [disk] = [c for c in report["checks"] if c["name"] == "disk"]
+    assert f"more than {DISK_CAP >> 20} MiB" in disk["message"]
+
+
+def test_the_disk_watch_counts_bytes_and_files(tmp_path: Path) -> None:
+    from gradtutor.runtime.supervise import over_disk_cap
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "big.bin").write_bytes(b"x" * (3 << 20))
+    for i in range(5):
+        (tmp_path / f"f{i}").write_text("x")
+    assert not over_disk_cap(str(tmp_path), cap=8 << 20, files=100)
+    assert over_disk_cap(str(tmp_path), cap=2 << 20, files=100)  # the bytes, in a subfolder
+    assert over_disk_cap(str(tmp_path), cap=8 << 20, files=5)  # 7 entries

@@ -52,6 +52,8 @@ class WorkerRun:
     # the memory cap (bytes) at which the kernel killed the check, where a memory cgroup held
     # it: memory the address-space limit does not count (a memfd, shared memory, page cache)
     memory_killed: int | None = None
+    # the cap (bytes) on the files of its folder at which the tutor stopped the check
+    disk_killed: int | None = None
 
 
 def signal_name(number: int) -> str:
@@ -348,6 +350,11 @@ def decide(run: WorkerRun, judge: Judge, *, function: str, timeout: float,
                           seconds=seconds(timeout))),)
     if run.memory_killed is not None:
         return (memory_check(run.memory_killed),)
+    if run.disk_killed is not None:
+        return (Check("disk", "error", msg(
+            "Your code wrote more than {limit} MiB of files (or too many files) in its folder, "
+            "so the check was stopped.", limit=run.disk_killed // MiB),
+            msg("look for a loop that keeps writing or saving files")),)
     results = parse_results(run.results, run.results_overflow, results_cap, run.reference)
     if results.problem is not None:
         if run.returncode == WorkerExit.OUT_OF_MEMORY:

@@ -19,6 +19,38 @@ from gradtutor.runtime.slot import Slot
 
 KILL_WAIT = 2.0  # seconds to wait for a killed process to be reaped, before giving up on it
 EXIT_GRACE = 2.0  # seconds a worker may take to exit once its results are complete
+# What a check may write in its folder in all (each file is held to FILE_BUDGET by
+# RLIMIT_FSIZE, but not their number): measured every DISK_EVERY seconds while it runs, the
+# check stopped once past either cap. A lesson's check writes a few small files.
+DISK_CAP = 256 * 1024**2
+DISK_FILES = 10_000
+DISK_EVERY = 0.2
+
+
+def over_disk_cap(folder: str, cap: int = DISK_CAP, files: int = DISK_FILES) -> bool:
+    """Whether the files beneath `folder` hold more than `cap` bytes of disk, or number more
+    than `files` (counting stops there, so a folder of a million files costs no more)."""
+    used = count = 0
+    stack = [folder]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            count += 1
+            if count > files:
+                return True
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    used += entry.stat(follow_symlinks=False).st_blocks * 512
+            except (OSError, AttributeError):  # st_blocks: POSIX only
+                continue
+            if used > cap:
+                return True
+    return False
 
 
 class Process(Protocol):
@@ -76,8 +108,9 @@ def supervise(slot: Slot, process: Process | None, request: protocol.Request, ti
         release(str(slot.base), time.time() - (time.monotonic() - started))
         return _collect(slot, request, None, False, False, started)
     slot.results.when_first_line(lambda: process.learner_starts(request["memory_bytes"]))
+    disk = Disk(str(slot.base))
     try:
-        timed_out, startup_timed_out = _wait(process, slot.results, timeout, started)
+        timed_out, startup_timed_out = _wait(process, slot.results, timeout, started, disk)
     finally:
         interrupted = not process.ended  # the tutor was interrupted
         process.kill()  # what is left: the worker if interrupted, and its job (Windows)
@@ -88,31 +121,51 @@ def supervise(slot: Slot, process: Process | None, request: protocol.Request, ti
         killed = release(str(slot.base), time.time() - (time.monotonic() - started))
     return _collect(slot, request, process.returncode, timed_out, startup_timed_out, started,
                     memory_capped=LINUX or process.memory_capped, stopped=stopped,
-                    memory_killed=MEMORY_CAP if killed else None)
+                    memory_killed=MEMORY_CAP if killed else None,
+                    disk_killed=DISK_CAP if disk.over else None)
 
 
 def _collect(slot: Slot, request: protocol.Request, returncode: int | None, timed_out: bool,
              startup_timed_out: bool, started: float, *, memory_capped: bool = LINUX,
-             stopped: bool = False, memory_killed: int | None = None) -> Outcome:
+             stopped: bool = False, memory_killed: int | None = None,
+             disk_killed: int | None = None) -> Outcome:
     """What the drains kept, once the worker and everything it started are dead.
     `memory_capped`: the memory budget was enforced (RLIMIT_AS on Linux, a job on Windows),
     so a verdict may name it; `stopped`: the tutor ended the run because it was closing;
-    `memory_killed`: the cap at which the kernel killed the check (its memory cgroup)."""
+    `memory_killed`: the cap at which the kernel killed the check (its memory cgroup);
+    `disk_killed`: the cap on its folder's files at which the tutor stopped it."""
     for drain in (slot.output, slot.results):
         drain.join(timeout=2.0)  # EOF once every holder of the pipe is dead
     run = WorkerRun(bytes(slot.results.kept), slot.results.dropped > 0, returncode,
                     timed_out, startup_timed_out,
                     request["memory_bytes"] if memory_capped else None,
                     request["file_bytes"] if os.name == "posix" else None,
-                    memory_killed=memory_killed)
+                    memory_killed=memory_killed, disk_killed=disk_killed)
     startup_ms = (round((slot.results.first_line_at - started) * 1000)
                   if slot.results.first_line.is_set() else None)
     text = bytes(slot.output.kept).decode("utf-8", errors="replace").replace("\r\n", "\n")
     return run, Seen(text, slot.output.dropped, startup_ms, stopped)
 
 
+class Disk:
+    """The watch on what a check writes in its folder: `over` once it passed DISK_CAP."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.over = False
+        self._next = 0.0
+
+    def passed(self) -> bool:
+        """Measured at most every DISK_EVERY seconds: whether the check is over the cap."""
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + DISK_EVERY
+            self.over = self.over or over_disk_cap(self.folder)
+        return self.over
+
+
 def _wait(process: Process, results: Drain, timeout: float,
-          started: float) -> tuple[bool, bool]:
+          started: float, disk: Disk | None = None) -> tuple[bool, bool]:
     """Wait for the worker to end; kill it at the deadline. The learner's clock starts when
     the worker sends its first message, just before it loads the learner's file; until then
     it has STARTUP_ALLOWANCE from `started`, when it got its request.
@@ -127,6 +180,10 @@ def _wait(process: Process, results: Drain, timeout: float,
         if results.complete.is_set():
             deadline = min(deadline, results.complete_at + EXIT_GRACE)
         remaining = deadline - time.monotonic()
+        if disk is not None and disk.passed():
+            process.kill()
+            process.wait()
+            return False, False
         if remaining <= 0:
             process.kill()
             process.wait()
