@@ -261,7 +261,7 @@ def test_errors_and_hints_are_said_in_chinese(gt: Run, course: Path) -> None:
 
 
 def test_a_finished_lesson_asks_in_chinese(gt: Run, course: Path) -> None:
-    gt("start", "basics", "--lessons", str(course), stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    gt("start", "basics", "--lessons", str(course), stdin="n\nn\nn\n2\n\n1 3\n\n\n\n")
     code, out, _ = gt("start", "basics", "--lessons", str(course), "--lang", "zh", stdin="q\n")
     assert code == 0
     assert "你已经学完了“梯度基础”。" in out and "你的选择 [c/r/s/q]：" in out

@@ -122,8 +122,8 @@ def bar_cells(width: int, total: int, plain: bool) -> int:
 def test_choices_keep_their_column_when_chinese_wraps(width: int, plain: bool) -> None:
     lesson = in_chinese()
     mark = r"\((?:\*|•| )\)|\[(?:x| )\]"
-    question = re.compile(rf"^  (?:{mark}) [a-z]\) ")
-    feedback = re.compile(r"^  (?:\[OK\]|\[X\]|✓|✗|-) [a-z]\) *")
+    question = re.compile(rf"^  (?:{mark}) [1-9]\) ")
+    feedback = re.compile(r"^  (?:\[OK\]|\[X\]|✓|✗|-) [1-9]\) *")
     checked = 0
     for where, lines in screens(lesson, width, plain):
         if "question" not in where and "feedback" not in where:

@@ -13,7 +13,8 @@ from typing import Literal, get_args
 from gradtutor.lessons.schema import rules
 from gradtutor.records import record
 
-LETTERS = string.ascii_lowercase
+LETTERS = string.ascii_lowercase  # how an author names choices (the learner sees 1, 2, ...)
+MAX_CHOICES = 9  # each picked by one digit key
 
 # What a translation does with each field: its metadata's "translate" role, from which
 # `lessons/translate/fields.py` derives its tables (tests/test_translate.py fails on a field
@@ -75,7 +76,7 @@ class Question:
 
     id: str = field(metadata=ID)
     prompt: str = field(metadata=TEXT | TRANSLATED)
-    choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)) | BY_LETTER)
+    choices: tuple[Choice, ...] = field(metadata=_items(2, MAX_CHOICES) | BY_LETTER)
     answer: str | tuple[str, ...] = field(metadata={**LETTER, "min_items": 1})
     code: str | None = field(default=None, metadata=SHOWN_CODE)
 
@@ -235,7 +236,7 @@ class Predict:
     code: str = field(metadata=TEXT | SHOWN_CODE)
     # an expression evaluated after `code`; its value is shown
     show: str = field(metadata=TEXT | AS_WRITTEN)
-    choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)) | BY_LETTER)
+    choices: tuple[Choice, ...] = field(metadata=_items(2, MAX_CHOICES) | BY_LETTER)
     answer: str = field(metadata=LETTER)
     optional: bool = field(default=False, metadata=AS_WRITTEN)
     asks: tuple[str, ...] = field(default=(), metadata=ASKS)

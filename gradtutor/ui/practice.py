@@ -16,8 +16,9 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
+from gradtutor.bindings import choice_key
 from gradtutor.i18n import msg
-from gradtutor.lessons.model import LETTERS, Demo, Parsons, Predict
+from gradtutor.lessons.model import Demo, Parsons, Predict
 from gradtutor.lessons.parsons import initial_order
 from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look, code_block, inline, markdown, tagged
@@ -55,14 +56,14 @@ class RunResult(Protocol):
 
 def predict_body(step: Predict, predicted: Predicted | None, result: RunResult | None,
                  look: Look) -> RenderableType:
-    """Before an answer (`predicted` None): prompt, code and the lettered choices. After: the
+    """Before an answer (`predicted` None): prompt, code and the numbered choices. After: the
     learner's choice marked right or wrong with its why (and the right one's, if it was
     wrong), beside the value the snippet really shows once `result` has arrived."""
     parts: list[RenderableType] = [markdown(step.prompt, look), Text(""),
                                    code_block(step.code, look), Text("")]
     if predicted is None:
         for i, choice in enumerate(step.choices):
-            parts.append(Padding(Text.assemble(f"{LETTERS[i]}) ", inline(choice.text, look)),
+            parts.append(Padding(Text.assemble(f"{choice_key(i)}) ", inline(choice.text, look)),
                                  (0, 0, 0, 2)))
         return Group(*parts)
     chosen, right = predicted.chosen, predicted.right
@@ -72,7 +73,8 @@ def predict_body(step: Predict, predicted: Predicted | None, result: RunResult |
     parts.append(Text(""))
     table = _pairs([
         (look.tr(msg("You predicted")),
-         Prose.assemble(f"{LETTERS[chosen]}) ", inline(step.choices[chosen].text, look, "bold"))),
+         Prose.assemble(f"{choice_key(chosen)}) ",
+                        inline(step.choices[chosen].text, look, "bold"))),
         (look.tr(msg("{expression} is", expression=step.show)), _shown(result, look)),
     ])
     parts += [Padding(table, (0, 0, 0, 2)), Text("")]
@@ -80,7 +82,8 @@ def predict_body(step: Predict, predicted: Predicted | None, result: RunResult |
     if not right:
         correct = step.choices[predicted.answer]
         parts += [Text(""), Padding(Prose.assemble(
-            (look.tr(msg("The answer is {letter}) ", letter=step.answer)), "bold"),
+            (look.tr(msg("The answer is {number}) ", number=choice_key(predicted.answer))),
+             "bold"),
             inline(correct.text, look, "bold"), look.tr(msg(": ")),
             inline(correct.why, look)), (0, 0, 0, 2))]
     return Group(*parts)
@@ -93,7 +96,7 @@ def predict_pending(step: Predict, chosen: int | None, look: Look) -> Renderable
     if chosen is None:
         return body
     return Group(body, Text(""), Prose.assemble(
-        (look.tr(msg("Your prediction: ")), "bold"), f"{LETTERS[chosen]}) ",
+        (look.tr(msg("Your prediction: ")), "bold"), f"{choice_key(chosen)}) ",
         inline(step.choices[chosen].text, look, "bold"),
         ("  " + look.tr(msg("(Enter submits it)")), "grey50")))
 

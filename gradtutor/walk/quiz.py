@@ -1,4 +1,4 @@
-"""A quiz in the walkthrough: questions answered by letter, one at a time, each answer marked,
+"""A quiz in the walkthrough: questions answered by number, one at a time, each answer marked,
 scored at the end; the answers kept, so a quiz left half done goes on where it was. Pure."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gradtutor.walk.events import (
     Record,
     RestoreQuiz,
 )
-from gradtutor.walk.rules import Go, Stay, StepRules, choose_first, unknown_notice
+from gradtutor.walk.rules import Go, Stay, StepRules, choose_first, in_range, unknown_notice
 
 if TYPE_CHECKING:
     from gradtutor.bindings import Kind
@@ -149,16 +149,16 @@ class QuizRules(StepRules[Quiz, QuizView]):
         if isinstance(event, Choose) and 0 <= event.index < len(question.choices):
             return Stay(replace(view, selected=_toggle(question, view.selected, event.index)))
         if isinstance(event, Answer):
-            if not event.indexes or max(event.indexes) >= len(question.choices):
-                last = LETTERS[len(question.choices) - 1]
-                return Stay(view, notice=msg("Answer with letters a-{last}.", last=last))
+            if not in_range(event.indexes, len(question.choices)):
+                return Stay(view, notice=msg("Answer with numbers 1-{last}.",
+                                             last=len(question.choices)))
             if len(event.indexes) > 1 and not question.multiple:
-                return Stay(view, notice=msg("Choose only one letter for this question."))
+                return Stay(view, notice=msg("Choose only one number for this question."))
             view = replace(view, selected=event.indexes)
             event = "submit"
         if event in ("next", "submit"):
             if not view.selected:
-                return Stay(view, notice=choose_first(LETTERS[len(question.choices) - 1]))
+                return Stay(view, notice=choose_first(len(question.choices)))
             submitted = replace(view, answers=view.answers[: view.question] + (view.selected,))
             letters = tuple("".join(LETTERS[i] for i in sorted(a)) for a in submitted.answers)
             return Stay(submitted, [QuizAnswered(step.id, letters)])
