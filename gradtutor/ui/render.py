@@ -134,7 +134,9 @@ def rule(title: str, look: Look) -> RenderableType:
 def header(lesson: Lesson, index: int, width: int, look: Look,
            place: tuple[int, int] | None = None) -> RenderableType:
     """The lesson's title in a rule (with its `place` in the course, position of total, when
-    the course has more than one lesson), the step's title and the progress bar."""
+    the course has more than one lesson), the step's title and the progress bar; a walk of
+    one step (a quiz taken alone, an exercise watched alone) has no bar: "step 1 of 1" says
+    nothing."""
     step = lesson.steps[index]
     title = title_text(step.title, look, "bold")
     if is_optional(step):
@@ -143,12 +145,9 @@ def header(lesson: Lesson, index: int, width: int, look: Look,
     if place is not None and place[1] > 1:
         name = look.tr(msg("Lesson {position} of {total}: {title}", position=place[0],
                            total=place[1], title=lesson.title))
-    return Group(
-        rule(name, look),
-        title,
-        progress_bar(index + 1, len(lesson.steps), width, look),
-        Text(""),
-    )
+    bar = ([progress_bar(index + 1, len(lesson.steps), width, look)]
+           if len(lesson.steps) > 1 else [])
+    return Group(rule(name, look), title, *bar, Text(""))
 
 
 _PLAIN_KEYS = {"←": "Left", "→": "Right", "↑": "Up", "↓": "Down"}

@@ -66,6 +66,10 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
     index answers `a`.
     """
     look = Look(plain, env.tr)
+    if lesson.quizzes:  # a retake asks in another order
+        from gradtutor.walk.quiz import as_asked
+
+        lesson = as_asked(lesson, store.load().of(lesson.id))
     if folder is None:
         from gradtutor.workspace import default_folder
 

@@ -3,12 +3,13 @@ scored at the end; the answers kept, so a quiz left half done goes on where it w
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gradtutor import progress as prog
 from gradtutor.i18n import msg
-from gradtutor.lessons.model import LETTERS, Question, Quiz
+from gradtutor.lessons.model import LETTERS, Lesson, Question, Quiz, Step
 from gradtutor.records import record
 from gradtutor.walk.events import (
     Answer,
@@ -226,3 +227,49 @@ def _toggle(question: Question, selected: frozenset[int], index: int) -> frozens
     if not question.multiple:
         return frozenset({index})
     return selected - {index} if index in selected else selected | {index}
+
+
+# --- a retake --------------------------------------------------------------------------------
+
+
+def as_asked(lesson: Lesson, progress: prog.LessonProgress) -> Lesson:
+    """`lesson` with each quiz as this attempt asks it: as written the first time; once the
+    quiz was scored, its questions and their choices in an order drawn from the time of the
+    last score. So a retake cannot be answered from the places remembered, and a quiz left
+    half done is asked in the same order when the learner comes back to it (its answers are
+    kept by place)."""
+    def asked(step: Step) -> Step:
+        if not isinstance(step, Quiz):
+            return step
+        scored = progress.last_quiz.get(step.id) or progress.best_quiz.get(step.id)
+        return step if scored is None else retake(step, scored.at)
+
+    steps = tuple(asked(step) for step in lesson.steps)
+    return lesson if steps == lesson.steps else replace(lesson, steps=steps)
+
+
+def retake(quiz: Quiz, seed: str) -> Quiz:
+    """`quiz` with its questions, and each question's choices, in an order drawn from `seed`,
+    never the written one (where there is another). A choice keeps its why and its proof, and
+    the answer key follows the choices, so the keys `gradtutor validate` proves stay proven."""
+    rng = random.Random(f"{quiz.id}\n{seed}")
+    questions = [_reordered(question, rng) for question in quiz.questions]
+    order = _order(len(questions), rng)
+    return replace(quiz, questions=tuple(questions[i] for i in order))
+
+
+def _reordered(question: Question, rng: random.Random) -> Question:
+    order = _order(len(question.choices), rng)
+    letters = sorted(LETTERS[order.index(i)] for i in question.correct)
+    answer: str | tuple[str, ...] = (letters[0] if isinstance(question.answer, str)
+                                     else tuple(letters))
+    return replace(question, choices=tuple(question.choices[i] for i in order), answer=answer)
+
+
+def _order(count: int, rng: random.Random) -> list[int]:
+    """A random order of `count` places, never the first one where there is another."""
+    order = list(range(count))
+    rng.shuffle(order)
+    if count > 1 and order == sorted(order):
+        order = order[1:] + order[:1]
+    return order
