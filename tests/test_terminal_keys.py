@@ -4,8 +4,10 @@ tutor says so in one line, then the tutor comes back when the window grows."""
 
 from __future__ import annotations
 
+import io
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,8 +17,7 @@ from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Lesson, Predict, Quiz
 
-pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal"),
-              pytest.mark.slow]
+needs_pty = pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 
 RIGHT = "\x1b[C"
 KEY_SIZES = [(80, 24), (60, 20)]
@@ -32,6 +33,8 @@ def counter(lesson: Lesson, index: int) -> str:
 
 
 @pytest.mark.parametrize(("columns", "rows"), KEY_SIZES, ids=[f"{c}x{r}" for c, r in KEY_SIZES])
+@needs_pty
+@pytest.mark.slow
 def test_b_goes_back_on_a_prediction_and_a_question_where_numbers_choose(
     grad: Lesson, tmp_path: Path, columns: int, rows: int,
 ) -> None:
@@ -65,3 +68,59 @@ def test_b_goes_back_on_a_prediction_and_a_question_where_numbers_choose(
     assert term.end() == 0
     assert not re.search(r"Your prediction: \S+\)\s.*\(Enter submits it\)\s*$",
                          "\n".join(term.lines))
+
+
+def _asks_for_a_larger_window(size: str) -> Callable[[list[str]], bool]:
+    def ok(lines: list[str]) -> bool:
+        text = " ".join(" ".join(lines).split())
+        return (f"Make the window at least 60x20 (it is {size}); q quits." in text
+                and "step" not in text)  # nothing of the broken layout
+    return ok
+
+
+@needs_pty
+@pytest.mark.slow
+def test_a_window_under_60x20_says_the_size_it_needs_and_the_tutor_comes_back_when_it_grows(
+    grad: Lesson, tmp_path: Path,
+) -> None:
+    term = Term(["start", "grad"], tmp_path, 40, 10)
+    term.wait("the size needed", _asks_for_a_larger_window("40x10"))
+    term.resize(80, 24)
+    term.shows(grad.steps[0].title, counter(grad, 0))
+    term.send(RIGHT)
+    term.shows(counter(grad, 1))
+    term.resize(50, 15)  # a live resize below the size
+    term.wait("the size needed", _asks_for_a_larger_window("50x15"))
+    term.resize(60, 20)
+    term.shows(counter(grad, 1))
+    term.resize(30, 6)
+    term.wait("the size needed", _asks_for_a_larger_window("30x6"))
+    term.send("q")  # quitting works at any size
+    assert term.end() == 0
+
+
+def test_keys_pressed_on_a_window_too_small_wait_for_it_to_grow_but_q_quits(
+    grad: Lesson,
+) -> None:
+    """Pressed blind, a key would act on a screen the learner cannot see: it does nothing
+    until the window is large enough again; quitting works at any size."""
+    from rich.console import Console
+
+    from gradtutor.ui.fullscreen import FullScreen
+    from gradtutor.ui.render import Look
+    from gradtutor.ui.terminal import Io
+    from gradtutor.walk.machine import begin
+
+    size = [(40, 10)]
+    pressed = iter(["right", "n", "q"])
+
+    def read_key(timeout: float | None) -> str | None:
+        return next(pressed)
+
+    console = Console(file=io.StringIO(), width=40, force_terminal=True)
+    full = FullScreen(console, lambda: size[0], Look(True))
+    small = Io(console, keys=True, stdin=io.StringIO(), read_key=read_key, full=full)
+    assert small.next_event(grad, begin(grad, 0)) == "quit"
+    pressed = iter(["right"])
+    size[0] = (60, 20)
+    assert small.next_event(grad, begin(grad, 0)) == "next"
