@@ -716,11 +716,13 @@ def check(
         if exercise_id not in orderings and exercise_id not in course.exercises():
             raise GradtutorError(msg("no exercise '{exercise}'", exercise=exercise_id),
                                  exercise_hint(exercise_id, [*course.exercises(), *orderings]))
+        from gradtutor.workspace import answer_path, exercise_path
+
         ordering = exercise_id in orderings
-        path = file if file is not None else folder / (
-            f"{exercise_id}.txt" if ordering else f"{exercise_id}.py")
+        path = file if file is not None else (
+            answer_path(folder, exercise_id) if ordering else exercise_path(folder, exercise_id))
         if not path.is_file():
-            if ordering:  # the tutor never writes this one: say what goes in it
+            if ordering:  # no order given in the tutor yet: say what goes in it
                 missing = msg("no answer file for {step} yet: {path}", step=exercise_id,
                               path=path)
                 hint = _order_file_hint(orderings[exercise_id])

@@ -38,6 +38,7 @@ from gradtutor.walk.events import (
     SnippetFailed,
     Unknown,
     Visit,
+    WriteOrder,
     WriteStarter,
 )
 from gradtutor.walk.exercise import ExerciseView, RecordCheck, RecordHints, RecordSolution
@@ -616,7 +617,10 @@ def test_a_parsons_step_starts_shuffled_and_wrong(second: Lesson) -> None:
     assert parsons_view(state).order != step.solution_order
     state, effects = drive(second, state, "submit")
     verdict = parsons_view(state).verdict
-    assert verdict is not None and not verdict.passed and effects == []
+    assert verdict is not None and not verdict.passed
+    # the order graded is the step's answer now, for `gradtutor check` too
+    shown = tuple(step.line(i).code for i in parsons_view(state).order)
+    assert effects == [WriteOrder(step.id, shown)]
 
 
 def test_the_cursor_moves_and_a_grabbed_line_moves_with_it(second: Lesson) -> None:
@@ -654,11 +658,12 @@ def test_a_typed_order_is_graded_and_a_right_one_moves_on_with_enter(second: Les
     verdict = parsons_view(state).verdict
     assert parsons_view(state).order == step.solution_order and verdict is not None
     assert verdict.passed
+    answer = WriteOrder(step.id, tuple(step.line(i).code for i in step.solution_order))
     if step.run is not None:
-        assert effects == [RunSnippet(step.id, assembled(step, step.solution_order),
-                                      series=(step.run.series,))]
+        assert effects == [answer, RunSnippet(step.id, assembled(step, step.solution_order),
+                                              series=(step.run.series,))]
     else:
-        assert effects == []
+        assert effects == [answer]
     state, _ = drive(second, state, "submit")
     assert state.index == PARSONS + 1
 
@@ -669,7 +674,7 @@ def test_when_a_right_order_has_a_run_its_effect_arrives_as_news(second: Lesson)
     lesson = replace(second, steps=(*second.steps[:PARSONS], step, *second.steps[PARSONS + 1:]))
     state = begin(lesson, PARSONS)
     state, effects = drive(lesson, state, typed_solution(state, step))
-    assert busy(state) and isinstance(effects[0], RunSnippet) and effects[0].series == ("xs",)
+    assert busy(state) and isinstance(effects[1], RunSnippet) and effects[1].series == ("xs",)
     result = a_result(None, (("xs", (1.0, 1.0, 1.0)),))
     state, _ = drive(lesson, state, SnippetDone(step.id, result))
     assert (parsons_view(state).run, busy(state)) == (result, False)

@@ -40,6 +40,7 @@ from gradtutor.walk.events import (
     RunSnippet,
     Say,
     Visit,
+    WriteOrder,
     WriteStarter,
 )
 from gradtutor.walk.kinds import rules_for
@@ -219,6 +220,13 @@ class _Shell:
                                  hints=seen.hints if seen else 0,
                                  solution=seen.solution_seen if seen else False,
                                  passed=seen.passed if seen else False)
+            case WriteOrder(step_id, lines):
+                from gradtutor.workspace import write_answer
+
+                try:
+                    write_answer(self.folder, step_id, lines)
+                except GradtutorError as exc:
+                    return Say(msg("{message} ({hint})", message=exc.message, hint=exc.hint))
             case RunCheck(exercise_id):
                 self.jobs().check(self.exercises[exercise_id], self.path(exercise_id))
             case RunSnippet(step_id, code, show, series):
