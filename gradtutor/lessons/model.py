@@ -300,6 +300,14 @@ class Chart:
     title: str = field(metadata=TEXT | TRANSLATED)
     x_label: str = field(default="step", metadata=TRANSLATED)
     y_label: str = field(default="loss", metadata=TRANSLATED)
+    # the legend's word for each series, in its order (default: its name, _ read as a space)
+    labels: tuple[str, ...] = field(default=(), metadata=rules(nonempty=True) | BY_NUMBER)
+
+    def label(self, index: int) -> str:
+        """The legend's word for series `index`."""
+        if index < len(self.labels):
+            return self.labels[index]
+        return self.series[index].replace("_", " ")
 
 @record
 class Demo:

@@ -237,7 +237,7 @@ def demo_body(step: Demo, result: RunResult | None, width: int,
 
         found = dict(result.series)
         missing = [name for name in step.chart.series if name not in found]
-        drawn = [(name.replace("_", " "), found[name]) for name in step.chart.series
+        drawn = [(step.chart.label(k), found[name]) for k, name in enumerate(step.chart.series)
                  if name in found]
         if drawn:
             parts.append(line_chart(drawn, title=step.chart.title, x_label=step.chart.x_label,
