@@ -1390,8 +1390,14 @@ def _speak(argv: list[str], env: Environment) -> None:
         raise GradtutorError(msg("unknown language '{value}' for --lang", value=option),
                              msg("use one of: {choices}",
                                  choices=", ".join(code.split("-")[0] for code in LANGUAGES)))
+    from gradtutor.settings import remember_language, saved_language
+
+    wanted = language_code(option) if option is not None else None
+    if wanted is not None:  # remembered: later commands speak it too, until another --lang
+        remember_language(env.home, wanted)
     choice = choose_language(option, env.environ, utf8=env.utf8,
-                             system_locale=env.system_locale)
+                             system_locale=env.system_locale,
+                             saved=saved_language(env.home) if option is None else None)
     if choice.note:
         env.error(env.tr(msg("gradtutor: warning: {note}", note=choice.note)))
     if choice.lang == ENGLISH_CODE:
