@@ -127,8 +127,8 @@ def test_a_wrong_prediction_beside_the_real_value_with_both_whys() -> None:
   `.grad`."""
 
 
-def test_a_right_prediction_while_the_snippet_runs() -> None:
-    assert text(predict_body(PREDICT, judge(PREDICT, 1), None, FANCY)) == """\
+def test_a_prediction_while_the_snippet_runs_waits_for_its_value_before_its_verdict() -> None:
+    assert text(predict_body(PREDICT, judge(PREDICT, 1), None, FANCY, running=True)) == """\
 What is w.grad now?
 
 ╭───────────────────────────────────────╮
@@ -138,12 +138,10 @@ What is w.grad now?
 │ (3 * w).sum().backward()              │
 ╰───────────────────────────────────────╯
 
-✓ Right.
-
   You predicted  2) tensor([6.])
-  w.grad is      running ...
-
-  Each pass adds 3 into .grad."""
+  w.grad is      running ..."""
+    # a snippet that could not run at all: the key still decides, and says so
+    assert "✓ Right." in text(predict_body(PREDICT, judge(PREDICT, 1), None, FANCY))
 
 
 def test_a_snippet_that_failed_shows_its_error_line() -> None:

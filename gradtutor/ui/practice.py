@@ -55,10 +55,12 @@ class RunResult(Protocol):
 
 
 def predict_body(step: Predict, predicted: Predicted | None, result: RunResult | None,
-                 look: Look) -> RenderableType:
+                 look: Look, running: bool = False) -> RenderableType:
     """Before an answer (`predicted` None): prompt, code and the numbered choices. After: the
     learner's choice marked right or wrong with its why (and the right one's, if it was
-    wrong), beside the value the snippet really shows once `result` has arrived."""
+    wrong), beside the value the snippet really shows once `result` has arrived. While the
+    snippet is `running`, the choice waits beside the running value: the verdict comes with
+    the value it is about, never above a value still being worked out."""
     parts: list[RenderableType] = [markdown(step.prompt, look), Text(""),
                                    code_block(step.code, look), Text("")]
     if predicted is None:
@@ -69,16 +71,18 @@ def predict_body(step: Predict, predicted: Predicted | None, result: RunResult |
     chosen, right = predicted.chosen, predicted.right
     verdict = f"{look.ok} " + look.tr(msg("Right.")) if right else (
         f"{look.bad} " + look.tr(msg("Not quite.")))
-    parts.append(Prose(verdict, style="bold green" if right else "bold red"))
-    parts.append(Text(""))
+    if not running:
+        parts += [Prose(verdict, style="bold green" if right else "bold red"), Text("")]
     table = _pairs([
         (look.tr(msg("You predicted")),
          Prose.assemble(f"{choice_key(chosen)}) ",
                         inline(step.choices[chosen].text, look, "bold"))),
         (look.tr(msg("{expression} is", expression=step.show)), _shown(result, look)),
     ])
-    parts += [Padding(table, (0, 0, 0, 2)), Text("")]
-    parts.append(Padding(inline(step.choices[chosen].why, look), (0, 0, 0, 2)))
+    parts.append(Padding(table, (0, 0, 0, 2)))
+    if running:
+        return Group(*parts)
+    parts += [Text(""), Padding(inline(step.choices[chosen].why, look), (0, 0, 0, 2))]
     if not right:
         correct = step.choices[predicted.answer]
         parts += [Text(""), Padding(Prose.assemble(
