@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gradtutor.errors import GradtutorError
-from gradtutor.files import read_capped
+from gradtutor.files import read_capped, write_atomic
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 
@@ -49,12 +49,8 @@ def write_answer(folder: Path, step_id: str, lines: tuple[str, ...]) -> None:
 
     GradtutorError when it cannot be written."""
     path = answer_path(folder, step_id)
-    text = "".join(line.strip() + "\n" for line in lines)
-    partial = path.with_name(f".{path.name}.partial")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        partial.write_text(text, encoding="utf-8", newline="\n")
-        os.replace(partial, path)
+        write_atomic(path, "".join(line.strip() + "\n" for line in lines))
     except OSError as exc:
         raise GradtutorError(msg("cannot write {path} ({error})", path=path,
                                  error=exc.strerror or exc),

@@ -154,10 +154,10 @@ def leave_step(tutor: Tutor, lesson: Lesson, index: int, key: str) -> None:
         for number, question in enumerate(step.questions, start=1):
             if number > 1:
                 tutor.screen(f"Question {number} of {total}")
-            for key in answer_keys(question):
-                tutor.send(key)
+            for choice in answer_keys(question):
+                tutor.send(choice)
                 # the question again, with this choice marked: (•) or (*) or [x]
-                tutor.expect_re(rf"(?:\(•\)|\(\*\)|\[x\]) {key}\) ", f"{key} marked")
+                tutor.expect_re(rf"(?:\(•\)|\(\*\)|\[x\]) {choice}\) ", f"{choice} marked")
                 tutor.screen()
             tutor.send("\r")
             verdict = tutor.expect_re(["Correct!", "Not quite", "Choose an answer first"],
