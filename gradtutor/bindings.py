@@ -4,8 +4,9 @@ handler, the key legend, the `?` help and docs/using.md's key list are made. Pur
 A binding names an action: an event the walkthrough's state machine handles ("next",
 "check", ...), or a view action the shell does itself (scrolling). Keys are the names
 `gradtutor.ui.keys` decodes ("right", "pgdn", "f1", "a"); words are what a learner types on
-a line when there is no terminal. "letters" stands for the choice letters of the question
-or prediction on screen.
+a line when there is no terminal. "numbers" stands for the choice numbers of the question
+or prediction on screen: choices are picked by number (1, 2, ...), so that every letter key
+means one thing on every screen (`b` back, `a` ask, as the slides teach them).
 """
 
 from __future__ import annotations
@@ -76,12 +77,8 @@ HELP = Binding("help", ("?", "f1"), ("?", "help"), _HELP, msg("show or hide this
 QUIT = Binding("quit", ("q", "ctrl-c"), ("q", "quit"), _QUIT,
                msg("quit; your place is saved"), legend=1)
 BACK = Binding("back", ("left", "b"), ("b", "back"), _BACK, msg("the previous step"), legend=2)
-# `a` on every screen but those where it is a choice letter, where / alone asks.
-_ASK_WORDS = (msg("ask"), msg("ask the course a question; Esc comes back here"))
-ASK = Binding("ask", ("a", "/"), ("ask",), *_ASK_WORDS, legend=2)
-ASK_SLASH = Binding("ask", ("/",), ("ask",), *_ASK_WORDS, legend=2)
-# Where b is a choice letter, ← alone goes back.
-BACK_ARROW = Binding("back", ("left",), ("back",), _BACK, msg("the previous step"), legend=2)
+ASK = Binding("ask", ("a", "/"), ("ask",), msg("ask"),
+              msg("ask the course a question; Esc comes back here"), legend=2)
 
 
 def _scrolling(arrows: bool, space: ViewAction | None = "page-down") -> tuple[Binding, ...]:
@@ -119,7 +116,7 @@ def _moving(legend: int) -> tuple[Binding, ...]:
 
 
 
-_CHOOSE = Binding("choose", ("letters",), ("letters",), msg("choose"),
+_CHOOSE = Binding("choose", ("numbers",), ("numbers",), msg("choose"),
                   msg("choose an answer (again to change it)"), legend=1)
 
 TABLES: dict[Kind, tuple[Binding, ...]] = {
@@ -155,7 +152,7 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
                 legend=1),
         Binding("next", ("right", "n"), ("n", "next", "skip"), msg("skip"),
                 msg("skip to the next step without predicting"), legend=2),
-        BACK_ARROW, ASK_SLASH, *_scrolling(True), HELP, QUIT),
+        BACK, ASK, *_scrolling(True), HELP, QUIT),
     "parsons": (
         *_moving(legend=1),
         Binding("submit", ("enter",), ("",), msg("check"),
@@ -169,14 +166,14 @@ TABLES: dict[Kind, tuple[Binding, ...]] = {
                 msg("the next step"), legend=1),
         *_moving(legend=2), BACK, ASK, *_scrolling(False, space=None), HELP, QUIT),
     "question": (
-        Binding("choose", ("letters",), (), msg("choose"),
+        Binding("choose", ("numbers",), (), msg("choose"),
                 msg("choose an answer (again to change it)"), legend=1),
         Binding("submit", ("enter",), (), msg("submit"), msg("submit your answer"), legend=1),
-        Binding("answer", (), ("letters",), msg("answer"),
-                msg("your answer's letters, such as a or a c"), legend=1),
-        Binding("back", ("left",), ("back",), _BACK,
+        Binding("answer", (), ("numbers",), msg("answer"),
+                msg("your answer's numbers, such as 2 or 1 3"), legend=1),
+        Binding("back", ("left", "b"), ("b", "back"), _BACK,
                 msg("the previous question or step"), legend=2),
-        ASK_SLASH, *_scrolling(True), HELP, QUIT),
+        ASK, *_scrolling(True), HELP, QUIT),
     "feedback": (
         Binding("next", ("enter", "right", "n"), ("", "n", "next"), msg("next question"),
                 msg("the next question"), legend=1),
@@ -227,7 +224,7 @@ LINE_KINDS: tuple[Kind, ...] = tuple(kind for kind in KINDS
 
 def find_key(kind: Kind, key: str) -> Binding | None:
     """The binding of `key` on a screen of `kind`; a capital letter counts as its small one
-    ("letters" bindings are looked up by the caller, which knows how many choices there
+    ("numbers" bindings are looked up by the caller, which knows how many choices there
     are)."""
     found = next((b for b in TABLES[kind] if key in b.keys), None)
     if found is None and len(key) == 1 and key != key.lower():
@@ -257,27 +254,44 @@ KEY_NAMES: dict[str, str] = {
 _QUIET = frozenset({"ctrl-c", "wheel-up", "wheel-down", "f1", "k", "j", "/"})
 
 
-def key_name(key: str, last_letter: str = "") -> str:
-    if key == "letters":
-        return f"a-{last_letter}" if last_letter else "a b c ..."
+def choice_key(index: int) -> str:
+    """How the screen names choice `index` (from 0), and the key that picks it: 1, 2, ..."""
+    return str(index + 1)
+
+
+def choice_index(key: str, choices: int) -> int | None:
+    """The choice (from 0) that `key` picks among `choices`; None if it picks none."""
+    if len(key) == 1 and key.isdigit() and 1 <= int(key) <= choices:
+        return int(key) - 1
+    return None
+
+
+def _choices_name(choices: int) -> str:
+    return f"1-{choices}" if choices else "1 2 3 ..."
+
+
+def key_name(key: str, choices: int = 0) -> str:
+    """How a key is written on screen; `choices` says what "numbers" stands for."""
+    if key == "numbers":
+        return _choices_name(choices)
     return KEY_NAMES.get(key, key)
 
 
-def shown_keys(binding: Binding, keys: bool, last_letter: str = "",
+def shown_keys(binding: Binding, keys: bool, choices: int = 0,
                quiet: bool = False) -> list[str]:
     """The keys (or, without a terminal, the words) of `binding` as the screen writes
     them; `quiet` leaves out second ways that only the help lists."""
     if keys:
         loud = [k for k in binding.keys if not (quiet and k in _QUIET)] or binding.keys
-        names = [key_name(k, last_letter) for k in loud]
+        names = [key_name(k, choices) for k in loud]
     else:
-        names = [_word_name(w, last_letter) for w in binding.words]
+        names = [_word_name(w, choices) for w in binding.words]
     return list(dict.fromkeys(names))  # in order, once each ("wheel" twice)
 
 
-def _word_name(word: str, last_letter: str) -> str:
-    if word == "letters":
-        return f"a-{last_letter}" if last_letter else "a b c ..."
+def _word_name(word: str, choices: int) -> str:
+    if word == "numbers":
+        return _choices_name(choices)
     return "Enter" if word == "" else word
 
 

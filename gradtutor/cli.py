@@ -720,11 +720,13 @@ def check(
         if exercise_id not in orderings and exercise_id not in course.exercises():
             raise GradtutorError(msg("no exercise '{exercise}'", exercise=exercise_id),
                                  exercise_hint(exercise_id, [*course.exercises(), *orderings]))
+        from gradtutor.workspace import answer_path, exercise_path
+
         ordering = exercise_id in orderings
-        path = file if file is not None else folder / (
-            f"{exercise_id}.txt" if ordering else f"{exercise_id}.py")
+        path = file if file is not None else (
+            answer_path(folder, exercise_id) if ordering else exercise_path(folder, exercise_id))
         if not path.is_file():
-            if ordering:  # the tutor never writes this one: say what goes in it
+            if ordering:  # no order given in the tutor yet: say what goes in it
                 missing = msg("no answer file for {step} yet: {path}", step=exercise_id,
                               path=path)
                 hint = _order_file_hint(orderings[exercise_id])
@@ -1397,8 +1399,14 @@ def _speak(argv: list[str], env: Environment) -> None:
         raise GradtutorError(msg("unknown language '{value}' for --lang", value=option),
                              msg("use one of: {choices}",
                                  choices=", ".join(code.split("-")[0] for code in LANGUAGES)))
+    from gradtutor.settings import remember_language, saved_language
+
+    wanted = language_code(option) if option is not None else None
+    if wanted is not None:  # remembered: later commands speak it too, until another --lang
+        remember_language(env.home, wanted)
     choice = choose_language(option, env.environ, utf8=env.utf8,
-                             system_locale=env.system_locale)
+                             system_locale=env.system_locale,
+                             saved=saved_language(env.home) if option is None else None)
     if choice.note:
         env.error(env.tr(msg("gradtutor: warning: {note}", note=choice.note)))
     if choice.lang == ENGLISH_CODE:

@@ -125,10 +125,11 @@ class LanguageChoice(NamedTuple):
 
 
 def choose_language(option: str | None, environ: Mapping[str, str], *, utf8: bool = True,
-                    system_locale: Callable[[], str | None] | None = None) -> LanguageChoice:
-    """The language to speak: `--lang`, else GRADTUTOR_LANG, else the locale (LC_ALL,
-    LC_MESSAGES, LANG, then the system's own, asked of `system_locale` only when none of
-    those is set), else English.
+                    system_locale: Callable[[], str | None] | None = None,
+                    saved: str | None = None) -> LanguageChoice:
+    """The language to speak: `--lang`, else GRADTUTOR_LANG, else the one `saved` in the
+    learner's settings (the last `--lang`), else the locale (LC_ALL, LC_MESSAGES, LANG, then
+    the system's own, asked of `system_locale` only when none of those is set), else English.
 
     An output that cannot show Chinese characters gets English, with a note when Chinese was
     asked for explicitly. An unknown `--lang` is the caller's usage error (see `language_code`);
@@ -145,6 +146,8 @@ def choose_language(option: str | None, environ: Mapping[str, str], *, utf8: boo
         if wanted is None:
             return LanguageChoice(ENGLISH_CODE, f"GRADTUTOR_LANG={value!r} is not a language "
                                   f"gradtutor speaks ({', '.join(LANGUAGES)}); using English")
+    elif saved is not None and (kept := language_code(saved)) is not None:
+        wanted, source = kept, "the language kept from your last --lang"
     else:
         source = ""
         wanted = ENGLISH_CODE

@@ -1,7 +1,9 @@
 """The learner's exercise files: one `EXERCISE.py` per exercise in a workspace folder, the
-starter written there once, and the learner's own editor opened on it.
+starter written there once, and the learner's own editor opened on it; and an ordering step's
+answer file, `STEP.txt`, which holds the order the learner last gave in the tutor.
 
-A file the learner has is never written over: the starter goes in only where no file is.
+An exercise file the learner has is never written over: the starter goes in only where no
+file is.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gradtutor.errors import GradtutorError
-from gradtutor.files import read_capped
+from gradtutor.files import read_capped, write_atomic
 from gradtutor.i18n import msg
 from gradtutor.lessons.model import Exercise
 
@@ -34,6 +36,26 @@ def exercise_path(folder: Path, exercise_id: str) -> Path:
 
 
 MAX_FILE_BYTES = 1024**2  # an answer is a few lines; a check reads no file larger than this
+
+
+def answer_path(folder: Path, step_id: str) -> Path:
+    """The answer file of an ordering step: its lines, one per line, in the learner's order;
+    `gradtutor check STEP` reads it when no FILE is named."""
+    return folder / f"{step_id}.txt"
+
+
+def write_answer(folder: Path, step_id: str, lines: tuple[str, ...]) -> None:
+    """Put an ordering step's latest answer in its answer file, whole or not at all.
+
+    GradtutorError when it cannot be written."""
+    path = answer_path(folder, step_id)
+    try:
+        write_atomic(path, "".join(line.strip() + "\n" for line in lines))
+    except OSError as exc:
+        raise GradtutorError(msg("cannot write {path} ({error})", path=path,
+                                 error=exc.strerror or exc),
+                             msg("choose a folder you can write to with --workspace DIR")
+                             ) from None
 
 
 def read_exercise_file(path: Path, cap: int = MAX_FILE_BYTES) -> bytes:

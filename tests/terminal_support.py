@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from waits import PATIENCE_S, as_from_a_terminal
 
+from gradtutor.bindings import choice_key
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.errors import GradtutorError, LessonProblems
 from gradtutor.lessons.course import load_course
@@ -135,8 +136,14 @@ def strip_ansi(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
 
 
-def answer_letters(question: Question) -> str:
-    return "".join(LETTERS[i] for i in sorted(question.correct))
+def prediction_key(step: Predict) -> str:
+    """The number key of a prediction's right choice."""
+    return choice_key(LETTERS.index(step.answer))
+
+
+def answer_keys(question: Question) -> str:
+    """The number keys of the right answer, as the screen numbers the choices."""
+    return "".join(choice_key(i) for i in sorted(question.correct))
 
 
 def leave_step(tutor: Tutor, lesson: Lesson, index: int, key: str) -> None:
@@ -147,15 +154,15 @@ def leave_step(tutor: Tutor, lesson: Lesson, index: int, key: str) -> None:
         for number, question in enumerate(step.questions, start=1):
             if number > 1:
                 tutor.screen(f"Question {number} of {total}")
-            for letter in answer_letters(question):
-                tutor.send(letter)
+            for choice in answer_keys(question):
+                tutor.send(choice)
                 # the question again, with this choice marked: (•) or (*) or [x]
-                tutor.expect_re(rf"(?:\(•\)|\(\*\)|\[x\]) {letter}\) ", f"{letter} marked")
+                tutor.expect_re(rf"(?:\(•\)|\(\*\)|\[x\]) {choice}\) ", f"{choice} marked")
                 tutor.screen()
             tutor.send("\r")
             verdict = tutor.expect_re(["Correct!", "Not quite", "Choose an answer first"],
                                       "the verdict")
-            assert verdict == 0, f"{step.id}/{question.id}: answered {answer_letters(question)}"
+            assert verdict == 0, f"{step.id}/{question.id}: answered {answer_keys(question)}"
             tutor.screen()
             tutor.send("\r" if number % 2 else RIGHT)  # Enter or → for the next question
         tutor.screen(f"Your score: {total} of {total}", "Passed")

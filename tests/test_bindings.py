@@ -16,19 +16,19 @@ from narrowing import step_as
 from rich.console import Console
 from waits import PATIENCE_S
 
-from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, Scroll, find_key
+from gradtutor.bindings import KEY_NAMES, KINDS, TABLES, Kind, Scroll, choice_key, find_key
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.parsons import grade
 from gradtutor.i18n import msg, translator
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import LETTERS, Exercise, Lesson, Parsons, Predict, Quiz
+from gradtutor.lessons.model import Exercise, Lesson, Parsons, Predict, Quiz
 from gradtutor.ui.keys import WINDOWS_KEYS, decode_escape
 from gradtutor.ui.legend import Legend, entries, help_body, key_reference
 from gradtutor.ui.render import Look
 from gradtutor.walk.events import Choose, Unknown
 from gradtutor.walk.exercise import ExerciseView
 from gradtutor.walk.input import key_event, line_event
-from gradtutor.walk.machine import begin, screen_kind
+from gradtutor.walk.machine import begin, choices_on_screen, screen_kind
 from gradtutor.walk.parsons import ParsonsView
 from gradtutor.walk.quiz import QuizView
 from gradtutor.walk.state import WalkState
@@ -74,6 +74,21 @@ def states(lesson: Lesson) -> dict[Kind, WalkState]:
     }
 
 
+def test_b_goes_back_and_a_asks_on_every_screen_that_goes_back_or_asks(grad: Lesson) -> None:
+    """A letter learnt on a slide does the same on a prediction and a quiz question, where
+    it once picked a choice (the choices are numbered instead)."""
+    for kind, state in states(grad).items():
+        if kind == "help":  # its keys act on the screen below it
+            continue
+        for letter, action in (("b", "back"), ("a", "ask")):
+            if any(binding.action == action and binding.keys for binding in TABLES[kind]):
+                binding = find_key(kind, letter)
+                assert binding is not None and binding.action == action, (kind, letter)
+        if choices_on_screen(grad, state):
+            assert key_event(grad, state, "b") == "back", kind
+            assert key_event(grad, state, "2") == Choose(1), kind
+
+
 def test_every_kind_of_screen_is_reached_by_its_state(grad: Lesson) -> None:
     for kind, state in states(grad).items():
         assert screen_kind(grad, state) == kind
@@ -85,8 +100,9 @@ def test_no_key_means_two_things_on_one_screen(grad: Lesson) -> None:
         seen: dict[str, str] = {}
         for binding in TABLES[kind]:
             keys = list(binding.keys)
-            if "letters" in keys:  # the choice letters are keys of this screen too
-                keys = [k for k in keys if k != "letters"] + list(LETTERS[:most_choices])
+            if "numbers" in keys:  # the choice numbers are keys of this screen too
+                keys = [k for k in keys if k != "numbers"] + [
+                    choice_key(i) for i in range(most_choices)]
             for key in keys:
                 assert key not in seen, f"{kind}: {key!r} is both {seen[key]} and {binding.action}"
                 seen[key] = binding.action
@@ -100,11 +116,11 @@ def test_no_key_means_two_things_on_one_screen(grad: Lesson) -> None:
 def test_every_key_a_legend_names_does_what_it_says(grad: Lesson) -> None:
     for kind, state in states(grad).items():
         step = grad.steps[state.index]
-        last = LETTERS[len(step.choices) - 1] if isinstance(step, Predict) else "d"
-        for entry in entries(kind, keys=True, last_letter=last, scrollable=True):
+        choices = len(step.choices) if isinstance(step, Predict) else 4
+        for entry in entries(kind, keys=True, choices=choices, scrollable=True):
             for name in entry.keys:
-                if name.startswith("a-"):  # the choice letters
-                    assert key_event(grad, state, "a") == Choose(0), kind
+                if name.startswith("1-"):  # the choice numbers
+                    assert key_event(grad, state, "1") == Choose(0), kind
                     continue
                 key = NAMES_TO_KEYS.get(name, name)
                 event = key_event(grad, state, key)
@@ -115,9 +131,9 @@ def test_every_key_a_legend_names_does_what_it_says(grad: Lesson) -> None:
 
 def test_every_word_a_pipe_legend_names_is_understood(grad: Lesson) -> None:
     for kind, state in states(grad).items():
-        for entry in entries(kind, keys=False, last_letter="c", scrollable=False):
+        for entry in entries(kind, keys=False, choices=3, scrollable=False):
             for name in entry.keys:
-                if name in ("a-c", "2 1 3 ..."):
+                if name in ("1-3", "2 1 3 ..."):
                     continue
                 word = "" if name == "Enter" else name
                 assert not isinstance(line_event(grad, state, word), Unknown), (kind, name)
@@ -169,7 +185,7 @@ def test_the_legend_takes_one_line_at_80_columns_and_keeps_help_and_quit(width: 
     help_word, quit_word = look.tr(msg("help")), look.tr(msg("quit"))
     for kind in KINDS:
         for scrollable in (False, True):
-            lines = render(Legend(entries(kind, True, "d", scrollable), look), width)
+            lines = render(Legend(entries(kind, True, 4, scrollable), look), width)
             legend = [line for line in lines if line.strip()]
             if width >= 80:
                 assert len(legend) == 1, f"{kind} at {width}: {legend}"
@@ -187,20 +203,20 @@ def test_no_legend_says_a_word_twice(plain: bool, lang: str) -> None:
     look = Look(plain, translator(lang))
     for kind in KINDS:
         for keys in (True, False):
-            line = " ".join(render(Legend(entries(kind, keys, "d", True), look), 200))
+            line = " ".join(render(Legend(entries(kind, keys, 4, True), look), 200))
             twice = re.search(r"(?<!\S)(\S+) \1(?!\S)", line)
             assert twice is None, f"{kind}, keys={keys}: {line!r}"
 
 
 def test_the_pipe_legend_of_a_quiz_question_names_back_once(cli: Cli) -> None:
-    _, out, _ = cli("quiz", "tensors", stdin="a\n\nq\n")
-    assert "a-d answer | back | ask | ? help | q quit" in out.splitlines()
+    _, out, _ = cli("quiz", "tensors", stdin="1\n\nq\n")
+    assert "1-4 answer | b back | ask | ? help | q quit" in out.splitlines()
 
 
 def test_the_help_lists_every_binding_of_its_screen() -> None:
     look = Look(True)
     for kind in KINDS:
-        text = " ".join(" ".join(render(help_body(kind, True, look, "d"), 80)).split())
+        text = " ".join(" ".join(render(help_body(kind, True, look, 4), 80)).split())
         for binding in TABLES[kind]:
             if binding.keys:  # a word-only binding is for typed lines, not keys
                 assert " ".join(binding.help.split()) in text, (kind, binding.help)

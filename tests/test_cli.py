@@ -14,6 +14,7 @@ import pytest
 
 from gradtutor import __version__
 from gradtutor import progress as prog
+from gradtutor.lessons.model import Quiz
 
 if TYPE_CHECKING:
     from conftest import Cli
@@ -74,7 +75,7 @@ def test_end_of_input_quits_and_keeps_the_place(cli: Cli) -> None:
 
 
 def test_finishing_the_lesson_records_quiz_and_completion(cli: Cli) -> None:
-    code, out, _ = cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    code, out, _ = cli("start", "basics", *COURSE, stdin="n\nn\nn\n2\n\n1 3\n\n\n\n")
     assert code == 0
     assert "Your score: 2 of 2" in out
     assert ("You finished “Gradient basics”, lesson 1 of 2. Next: “Practising gradients”, "
@@ -87,7 +88,7 @@ def test_finishing_the_lesson_records_quiz_and_completion(cli: Cli) -> None:
 
 
 def test_a_finished_lesson_offers_review_or_start_over(cli: Cli) -> None:
-    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\n2\n\n1 3\n\n\n\n")
     _, out, _ = cli("start", "basics", *COURSE, stdin="r\nq\n")
     assert "You have finished Gradient basics." in out
     assert "step 1 of 5" in out
@@ -100,7 +101,7 @@ def test_a_finished_lesson_offers_review_or_start_over(cli: Cli) -> None:
 
 def test_a_finished_lesson_offers_the_next_one(cli: Cli) -> None:
     """n on a finished lesson's question opens the lesson after it, where that one stands."""
-    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\n2\n\n1 3\n\n\n\n")
     cli("start", "second", *COURSE, stdin="n\nq\n")  # the next lesson, at its step 2
     _, out, _ = cli("start", "basics", *COURSE, stdin="n\nq\n")
     assert "  n  the next lesson, “Practising gradients”" in out
@@ -111,7 +112,7 @@ def test_a_finished_lesson_offers_the_next_one(cli: Cli) -> None:
 
 
 def test_the_last_lesson_says_so_and_offers_no_next_one(cli: Cli) -> None:
-    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\n2\n\n1 3\n\n\n\n")
     _, out, _ = cli("list", *COURSE)
     assert "Next: lesson 2, “Practising gradients”: `gradtutor start`" in out
     seed(cli, lambda p: prog.finish(p, "second", "t"))
@@ -143,7 +144,7 @@ def test_a_course_of_one_lesson_has_no_place_to_tell(cli: Cli, tmp_path: Path) -
 
 def test_quiz_alone_scores_without_moving_the_place(cli: Cli) -> None:
     cli("start", "basics", *COURSE, stdin="n\nq\n")
-    code, out, _ = cli("quiz", "basics", *COURSE, stdin="a\n\na c\n\n\n")
+    code, out, _ = cli("quiz", "basics", *COURSE, stdin="1\n\n1 3\n\n\n")
     assert code == 1  # scored, and not passed
     assert "Your score: 1 of 2" in out
     lesson = saved(cli)["lessons"]["basics"]
@@ -262,7 +263,7 @@ def test_progress_lists_each_lesson(cli: Cli) -> None:
 @pytest.mark.parametrize("width", [60, 80])
 def test_progress_shows_exercises_solved_and_the_quiz_score_in_short_lines(cli: Cli,
                                                                            width: int) -> None:
-    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na\n\n\n\n")  # 1 of 2: not passed
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\n2\n\n1\n\n\n\n")  # 1 of 2: not passed
     seed(cli, lambda p: prog.record_check(p, "second", "square-grad", True, "t"))
     code, out, _ = cli("progress", *COURSE, width=width)
     assert code == 0
@@ -278,39 +279,53 @@ def seed(cli: Cli, change: Callable[[prog.Progress], prog.Progress]) -> None:
     ProgressStore(cli.home, lambda line: None).update(change)
 
 
+def course_quiz(lesson_id: str) -> Quiz:
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
+    from gradtutor.lessons.course import load_course
+
+    return load_course(Path(COURSE[1]), rules=EXERCISE_RULES).find(lesson_id).quizzes[0]
+
+
 def test_quiz_exits_1_when_not_passed_and_0_when_passed(cli: Cli) -> None:
-    code, out, _ = cli("quiz", "basics", *COURSE, stdin="a\n\na c\n\n\n")
+    code, out, _ = cli("quiz", "basics", *COURSE, stdin="1\n\n1 3\n\n\n")
     assert code == 1
     assert "Not passed yet" in out and "Question 1: What does" in out
     assert "To take it again: run `gradtutor quiz basics`" in out
-    code, out, _ = cli("quiz", "basics", *COURSE, stdin="b\n\na c\n\n\n")
+    # the retake asks in another order, drawn from the time of the first score
+    from gradtutor.walk.quiz import retake
+
+    at = saved(cli)["lessons"]["basics"]["last_quiz"]["check"]["at"]
+    asked = retake(course_quiz("basics"), at)
+    lines = "".join(" ".join(str(i + 1) for i in sorted(q.correct)) + "\n\n"
+                    for q in asked.questions)
+    code, out, _ = cli("quiz", "basics", *COURSE, stdin=lines + "\n")
     assert code == 0
     assert "Passed" in out and "Missed:" not in out
 
 
 def test_quiz_quit_on_its_score_screen_is_scored_and_says_nothing_false(cli: Cli) -> None:
-    code, out, _ = cli("quiz", "basics", *COURSE, stdin="b\n\na c\n\nq\n")
+    code, out, _ = cli("quiz", "basics", *COURSE, stdin="2\n\n1 3\n\nq\n")
     assert code == 0
     assert "no score was saved" not in out
     assert saved(cli)["lessons"]["basics"]["last_quiz"]["check"]["score"] == 2
 
 
 def test_a_quiz_left_half_done_goes_on_from_there_in_start_and_in_quiz(cli: Cli) -> None:
-    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\nq\n")  # question 1 answered
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\n2\n\nq\n")  # question 1 answered
     assert saved(cli)["lessons"]["basics"]["quiz_answers"] == {"check": ["b"]}
     code, out, _ = cli("quiz", "basics", *COURSE, stdin="q\n")
     assert code == 1
     assert "Question 2 of 2" in out and "Question 1 of 2" not in out
     assert "Welcome back: your earlier answers in this quiz are kept." in out
     assert "your answers so far are kept for next time" in " ".join(out.split())
-    code, out, _ = cli("start", "basics", *COURSE, stdin="a c\n\n\nq\n")
+    code, out, _ = cli("start", "basics", *COURSE, stdin="1 3\n\n\nq\n")
     assert "Question 1 of 2" not in out and "Your score: 2 of 2" in out
     lesson = saved(cli)["lessons"]["basics"]
     assert lesson["quiz_answers"] == {} and lesson["last_quiz"]["check"]["score"] == 2
 
 
 def test_a_finished_lesson_offers_to_continue_at_the_saved_step(cli: Cli) -> None:
-    cli("start", "basics", *COURSE, stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    cli("start", "basics", *COURSE, stdin="n\nn\nn\n2\n\n1 3\n\n\n\n")
     _, out, _ = cli("start", "basics", *COURSE, stdin="r\nn\nq\n")
     assert "  c  continue at step 5 of 5" in out  # where the lesson was finished
     assert ("Your place is saved at step 2 of 5. Run `gradtutor start basics` and choose c "

@@ -108,18 +108,46 @@ EN_WELCOME = "Tensors can record the operations done on them."
 # --- choosing the language --------------------------------------------------------------------
 
 def test_lang_beats_gradtutor_lang_which_beats_the_locale(gt: Run, course: Path) -> None:
+    # the locale first: a --lang, once given, is kept and then beats it (below)
+    _, out, _ = show_welcome(gt, course, environ={"LANG": "zh_CN.UTF-8"})
+    assert ZH_WELCOME in out
+    _, out, _ = show_welcome(gt, course, environ={"LC_ALL": "C.UTF-8", "LANG": "zh_CN.UTF-8"})
+    assert EN_WELCOME in out
     both = {"GRADTUTOR_LANG": "en", "LANG": "zh_CN.UTF-8"}
     for where in (["--lang", "zh"], ["--lang=zh"]):
         code, out, err = show_welcome(gt, course, *where, environ=both)
         assert (code, err) == (0, "") and ZH_WELCOME in out and EN_WELCOME not in out
     code, out, _ = show_welcome(gt, course, environ=both)
     assert code == 0 and EN_WELCOME in out and ZH_WELCOME not in out
-    _, out, _ = show_welcome(gt, course, environ={"LANG": "zh_CN.UTF-8"})
-    assert ZH_WELCOME in out
-    _, out, _ = show_welcome(gt, course, environ={"LC_ALL": "C.UTF-8", "LANG": "zh_CN.UTF-8"})
-    assert EN_WELCOME in out
     _, out, _ = show_welcome(gt, course, "--lang", "en", environ={"GRADTUTOR_LANG": "zh"})
     assert EN_WELCOME in out
+
+
+def test_the_language_chosen_with_lang_is_kept_for_later_commands(gt: Run, course: Path) -> None:
+    """The end of a lesson names the next command; run as written, without --lang, it speaks
+    the language the learner chose. GRADTUTOR_LANG and a new --lang still win."""
+    code, out, _ = gt("start", "basics", "--lessons", str(course), "--lang", "zh",
+                      stdin="n\nn\nn\n2\n\n1 3\n\n\n\n")
+    assert code == 0 and "`gradtutor list` 会显示整个课程" in out
+    english_locale = {"LANG": "en_US.UTF-8"}
+    _, out, _ = show_welcome(gt, course, environ=english_locale)
+    assert ZH_WELCOME in out
+    _, out, _ = gt("list", "--lessons", str(course), environ=english_locale)
+    assert "梯度基础" in out
+    _, out, _ = show_welcome(gt, course, environ={**english_locale, "GRADTUTOR_LANG": "en"})
+    assert EN_WELCOME in out
+    _, out, _ = show_welcome(gt, course, "--lang", "en")
+    assert EN_WELCOME in out
+    _, out, _ = show_welcome(gt, course, environ={"LANG": "zh_CN.UTF-8"})
+    assert EN_WELCOME in out  # the last --lang, kept, beats the locale
+
+
+def test_a_data_folder_that_cannot_keep_the_language_still_speaks_it(
+        gt: Run, course: Path) -> None:
+    gt.home.parent.mkdir(parents=True, exist_ok=True)
+    gt.home.write_text("not a folder", encoding="utf-8")
+    code, out, err = show_welcome(gt, course, "--lang", "zh")
+    assert ZH_WELCOME in out and "Traceback" not in err
 
 
 def test_lang_works_before_the_command_too(gt: Run, course: Path) -> None:
@@ -137,7 +165,8 @@ def test_an_output_that_cannot_show_chinese_gets_english(gt: Run, course: Path) 
     assert code == 0 and EN_WELCOME in out and not CJK.search(out)
     assert err.count("\n") == 1 and err.startswith("gradtutor: warning: ") and "UTF-8" in err
     # from the locale, English is no surprise: no warning
-    code, out, err = show_welcome(gt, course, environ={"LANG": "zh_CN.GB2312"}, utf8=False)
+    fresh = Run(gt.home.parent / "fresh")  # no --lang kept from above
+    code, out, err = show_welcome(fresh, course, environ={"LANG": "zh_CN.GB2312"}, utf8=False)
     assert (code, err) == (0, "") and EN_WELCOME in out
 
 
@@ -244,7 +273,7 @@ def test_progress_made_in_chinese_is_read_in_english(gt: Run, course: Path) -> N
     saved = json.loads((gt.home / "progress.json").read_text(encoding="utf-8"))
     assert saved["lessons"]["basics"]["step"] == "accumulate"
     assert not CJK.search(json.dumps(saved, ensure_ascii=False))
-    code, out, _ = gt("start", "basics", "--lessons", str(course), stdin="q\n")
+    code, out, _ = gt("start", "basics", "--lessons", str(course), "--lang", "en", stdin="q\n")
     assert code == 0 and "step 3 of 5" in out
     assert "Your place is saved at step 3 of 5." in out
 
@@ -261,7 +290,7 @@ def test_errors_and_hints_are_said_in_chinese(gt: Run, course: Path) -> None:
 
 
 def test_a_finished_lesson_asks_in_chinese(gt: Run, course: Path) -> None:
-    gt("start", "basics", "--lessons", str(course), stdin="n\nn\nn\nb\n\na c\n\n\n\n")
+    gt("start", "basics", "--lessons", str(course), stdin="n\nn\nn\n2\n\n1 3\n\n\n\n")
     code, out, _ = gt("start", "basics", "--lessons", str(course), "--lang", "zh", stdin="q\n")
     assert code == 0
     assert "你已经学完了“梯度基础”。" in out and "你的选择 [c/r/s/q]：" in out
@@ -281,7 +310,7 @@ def test_help_is_chinese_with_lang_zh_and_unchanged_in_english(
         assert chinese_first_line in out and "Open the walkthrough" not in out
         assert catalog["Load lessons from this folder instead of the built-in ones."] in out
         assert "Show this message and exit." not in out
-    gt("start", "--help")
+    gt("start", "--help", "--lang", "en")
     out = capsys.readouterr().out
     assert "Open the walkthrough, where you left off." in out and not CJK.search(out)
     assert "Example: gradtutor start grad" in out and "--lang" in out
@@ -489,10 +518,10 @@ def test_chinese_help_says_click_and_typer_words_in_chinese(gt: Run) -> None:
     for output in (check, show, validate, root):
         assert not re.search(r"Usage|OPTIONS|COMMAND|ARGS|env var|required|default:", output)
     # English after Chinese: Typer's words were put back
-    english = helped("check", "--help")
+    english = helped("check", "--help", "--lang", "en")
     assert "Usage: gradtutor check [OPTIONS] [EXERCISE] [FILE]" in english
     assert "[env var: GRADTUTOR_WORKSPACE]" in english and not CJK.search(english)
-    assert "[required]" in helped("show", "--help")
+    assert "[required]" in helped("show", "--help", "--lang", "en")
     code, _, err = gt("--lang", "zh", "translate")
     assert code == 2 and err.startswith("gradtutor：错误：缺少命令（提示：")
 

@@ -12,14 +12,14 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 import pytest
 from narrowing import index_of
-from waits import PATIENCE_S
+from screen_term import LEGEND, Term
 
+from gradtutor.bindings import choice_key
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
 from gradtutor.lessons.model import Exercise, Lesson, Quiz, Slide
@@ -27,73 +27,10 @@ from gradtutor.lessons.model import Exercise, Lesson, Quiz, Slide
 pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal"),
               pytest.mark.slow]
 pexpect = pytest.importorskip("pexpect")
-pyte = pytest.importorskip("pyte")
 
 SIZES = [(80, 24), (100, 30), (60, 20)]
-LEGEND = re.compile(r"q quit\s*$")
 PGUP, PGDN, HOME, END, ESC, F1 = "\x1b[5~", "\x1b[6~", "\x1b[H", "\x1b[F", "\x1b", "\x1bOP"
 RIGHT, UP, DOWN = "\x1b[C", "\x1b[A", "\x1b[B"
-
-
-class Term:
-    """One `gradtutor` in a pseudo-terminal of `columns` x `rows`, and the screen it shows."""
-
-    def __init__(self, args: list[str], home: Path, columns: int, rows: int,
-                 **extra: str) -> None:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("NO_COLOR", "COLUMNS", "LINES", "GRADTUTOR_DEBUG")}
-        env.update(GRADTUTOR_HOME=str(home), TERM="xterm-256color", GRADTUTOR_WARM="0",
-                   **extra)
-        self.screen = pyte.Screen(columns, rows)
-        self.stream = pyte.Stream(self.screen)
-        self.raw = ""
-        self.child = pexpect.spawn(sys.executable, ["-m", "gradtutor", *args], env=env,
-                                   dimensions=(rows, columns), encoding="utf-8")
-
-    def pump(self) -> None:
-        while True:
-            try:
-                chunk = self.child.read_nonblocking(65536, timeout=0.05)
-            except (pexpect.TIMEOUT, pexpect.EOF):
-                return
-            self.raw += chunk
-            self.stream.feed(chunk)
-
-    @property
-    def lines(self) -> list[str]:
-        return [line.rstrip() for line in self.screen.display]
-
-    def wait(self, what: str, ok: Callable[[list[str]], bool],
-             timeout: float = PATIENCE_S) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.pump()
-            if ok(self.lines):
-                return
-        shown = "\n".join(self.lines)
-        raise AssertionError(f"waiting for {what}; the screen shows:\n{shown}")
-
-    def shows(self, *texts: str, timeout: float = 15) -> None:
-        """Each text somewhere on the screen, and the legend on its last row."""
-        self.wait(", ".join(texts),
-                  lambda lines: all(any(t in line for line in lines) for t in texts)
-                  and bool(LEGEND.search(lines[-1])), timeout)
-
-    def send(self, keys: str) -> None:
-        self.child.send(keys)
-
-    def resize(self, columns: int, rows: int) -> None:
-        self.screen.resize(rows, columns)
-        self.child.setwinsize(rows, columns)
-
-    def end(self) -> int:
-        """Wait for the process to exit; its exit status (128+n for signal n)."""
-        self.child.expect(pexpect.EOF, timeout=PATIENCE_S)
-        self.raw += self.child.before or ""
-        self.child.close()
-        if self.child.signalstatus is not None:
-            return 128 + int(self.child.signalstatus)
-        return int(self.child.exitstatus)
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +82,7 @@ def test_verdicts_and_hints_come_into_view_at_80x24(grad: Lesson, tmp_path: Path
 def test_a_prediction_s_verdict_and_a_quiz_answer_s_verdict_come_into_view_at_60x20(
     grad: Lesson, tmp_path: Path,
 ) -> None:
-    from gradtutor.lessons.model import LETTERS, Predict
+    from gradtutor.lessons.model import Predict
 
     predict_at = next(i for i, s in enumerate(grad.steps) if isinstance(s, Predict))
     quiz_at = next(i for i, s in enumerate(grad.steps) if isinstance(s, Quiz))
@@ -153,7 +90,7 @@ def test_a_prediction_s_verdict_and_a_quiz_answer_s_verdict_come_into_view_at_60
     for _ in range(predict_at):
         term.send(RIGHT)
     term.shows(grad.steps[predict_at].title[:40])
-    term.send("a\r")
+    term.send("1\r")
     term.shows("You predicted")
     term.wait("the verdict", lambda lines: any("Right." in line or "Not quite." in line
                                                for line in lines))
@@ -164,7 +101,7 @@ def test_a_prediction_s_verdict_and_a_quiz_answer_s_verdict_come_into_view_at_60
     assert isinstance(quiz, Quiz)
     wrong = next(i for i in range(len(quiz.questions[0].choices))
                  if i not in quiz.questions[0].correct)
-    term.send(LETTERS[wrong] + "\r")
+    term.send(choice_key(wrong) + "\r")
     term.shows("Not quite")
     term.send("q")
     assert term.end() == 0
@@ -372,12 +309,10 @@ def _read(lines: list[str]) -> str:
 
 def _question_open(lines: list[str], heading: str, choices: int) -> bool:
     """The question is on screen with its `choices` in view, or the marker of more below."""
-    from gradtutor.lessons.model import LETTERS
-
     body = "\n".join(lines)
     return (heading in body and bool(LEGEND.search(lines[-1]))
             and ("more lines below" in body
-                 or all(re.search(rf"[\])] {LETTERS[i]}\)", body) for i in range(choices))))
+                 or all(re.search(rf"[\])] {choice_key(i)}\)", body) for i in range(choices))))
 
 
 def _answer_shown(lines: list[str], why: str) -> bool:
@@ -396,8 +331,6 @@ def test_every_quiz_question_shows_its_choices_then_the_verdict_on_the_learner_s
     """At each size, every question of the lesson's quiz opens with its choices in view (or
     the marker saying they are below), and after a wrong answer the verdict and the words on
     the chosen choice are on screen together, without scrolling."""
-    from gradtutor.lessons.model import LETTERS
-
     lesson = load_course(None, rules=EXERCISE_RULES).find(lesson_id)
     at = next(i for i, s in enumerate(lesson.steps) if isinstance(s, Quiz))
     quiz = lesson.steps[at]
@@ -411,9 +344,9 @@ def test_every_quiz_question_shows_its_choices_then_the_verdict_on_the_learner_s
                   partial(_question_open, heading=f"Question {number} of {total} (",
                           choices=len(question.choices)))
         wrong = next(i for i in range(len(question.choices)) if i not in question.correct)
-        term.send(LETTERS[wrong] + "\r")
+        term.send(choice_key(wrong) + "\r")
         why = _words(question.choices[wrong].why)
-        term.wait(f"question {number}'s verdict and the words on choice {LETTERS[wrong]}",
+        term.wait(f"question {number}'s verdict and the words on choice {choice_key(wrong)}",
                   partial(_answer_shown, why=why))
         term.send("\r")
     term.shows("Your score")
@@ -428,8 +361,6 @@ def _verdict_in_view(lines: list[str]) -> bool:
 
 def test_help_and_a_resize_keep_the_place_and_the_verdict_in_view(grad: Lesson,
                                                                   tmp_path: Path) -> None:
-    from gradtutor.lessons.model import LETTERS
-
     at = next(i for i, s in enumerate(grad.steps) if isinstance(s, Quiz))
     quiz = grad.steps[at]
     assert isinstance(quiz, Quiz)
@@ -451,7 +382,7 @@ def test_help_and_a_resize_keep_the_place_and_the_verdict_in_view(grad: Lesson,
     term.shows(f"Question 1 of {len(quiz.questions)} (")
     question = quiz.questions[0]
     wrong = next(i for i in range(len(question.choices)) if i not in question.correct)
-    term.send(LETTERS[wrong] + "\r")
+    term.send(choice_key(wrong) + "\r")
     term.wait("the verdict", _verdict_in_view)
     answered = term.lines
     term.send("?")

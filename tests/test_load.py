@@ -1182,3 +1182,15 @@ def test_a_lesson_head_is_read_from_plain_top_level_values_only(
     """What the course outline reads of a lesson it does not load: its id, title and order,
     only where they are stated plainly; anything else is left to the loader to report."""
     assert lesson_head(text) == head
+
+
+def test_a_chart_names_each_series_with_one_label_or_none() -> None:
+    text = SECOND.read_text()
+    assert "      series: [losses]\n" in text
+    labelled = text.replace("      series: [losses]\n",
+                            "      series: [losses]\n      labels: [the loss]\n")
+    assert problems(labelled) == []
+    twice = text.replace("      series: [losses]\n",
+                         "      series: [losses]\n      labels: [the loss, again]\n")
+    found = problems(twice)
+    assert len(found) == 1 and "'labels' has 2 and 'series' 1" in found[0], found

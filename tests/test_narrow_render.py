@@ -233,7 +233,7 @@ def test_a_wrapped_help_line_hangs_under_its_description(width: int, keys: bool,
                                                           look: Look) -> None:
     any_wrapped = False
     for kind in KINDS if keys else LINE_KINDS:
-        lines = lines_of(help_body(kind, keys, look, "d"), width)
+        lines = lines_of(help_body(kind, keys, look, 4), width)
         rows = lines[2:lines.index("", 2)]
         keyed = [row for row in rows if row.startswith("  ") and row[2] != " "]
         wrapped = [row for row in rows if row not in keyed]

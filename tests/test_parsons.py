@@ -457,3 +457,20 @@ def test_check_lesson_checks_only_that_lessons_exercises(cli: Cli, tmp_path: Pat
     assert code == 2 and "no lesson 'secnd'" in err and "did you mean 'second'?" in err
     code, _, err = cli("check", "square-grad", "--lesson", "second", *COURSE)
     assert code == 2 and "--all and --lesson check workspace files" in err
+
+
+def test_the_order_last_given_in_the_tutor_is_what_check_reads(cli: Cli) -> None:
+    """`gradtutor check STEP` without FILE reads the workspace's answer file: the tutor
+    writes each order it grades there, so solving the step in the tutor counts."""
+    step = load_course(Path(COURSE[1]), rules=EXERCISE_RULES).find("second").steps[2]
+    assert isinstance(step, Parsons) and step.id == "training-step"
+    shown = initial_order(step)
+    wrong = " ".join(str(n) for n in range(1, len(shown) + 1))  # as it starts: wrong
+    right = " ".join(str(shown.index(line) + 1) for line in step.solution_order)
+    cli("start", "second", *COURSE, stdin=f"n\nn\n{wrong}\nq\n")
+    code, out, _ = cli("check", "training-step", *COURSE)
+    assert code == 1 and "Not yet" in out
+    cli("start", "second", *COURSE, stdin=f"{right}\nq\n")
+    code, out, err = cli("check", "training-step", *COURSE)
+    assert (code, err) == (0, ""), out
+    assert "Passed" in out

@@ -109,8 +109,8 @@ What is `w.grad` now?
 
 def test_predict_before_an_answer_shows_the_choices() -> None:
     assert text(predict_body(PREDICT, None, None, PLAIN)) == CODE_PLAIN + """\
-  a) tensor([3.])
-  b) tensor([6.])"""
+  1) tensor([3.])
+  2) tensor([6.])"""
 
 
 def test_a_wrong_prediction_beside_the_real_value_with_both_whys() -> None:
@@ -118,17 +118,17 @@ def test_a_wrong_prediction_beside_the_real_value_with_both_whys() -> None:
     assert text(predict_body(PREDICT, judge(PREDICT, 0), shown, PLAIN)) == CODE_PLAIN + """\
 [X] Not quite.
 
-  You predicted  a) tensor([3.])
+  You predicted  1) tensor([3.])
   w.grad is      tensor([6.])
 
   One pass gives 3; the second adds to it.
 
-  The answer is b) tensor([6.]): Each pass adds 3 into
+  The answer is 2) tensor([6.]): Each pass adds 3 into
   `.grad`."""
 
 
-def test_a_right_prediction_while_the_snippet_runs() -> None:
-    assert text(predict_body(PREDICT, judge(PREDICT, 1), None, FANCY)) == """\
+def test_a_prediction_while_the_snippet_runs_waits_for_its_value_before_its_verdict() -> None:
+    assert text(predict_body(PREDICT, judge(PREDICT, 1), None, FANCY, running=True)) == """\
 What is w.grad now?
 
 ╭───────────────────────────────────────╮
@@ -138,18 +138,16 @@ What is w.grad now?
 │ (3 * w).sum().backward()              │
 ╰───────────────────────────────────────╯
 
-✓ Right.
-
-  You predicted  b) tensor([6.])
-  w.grad is      running ...
-
-  Each pass adds 3 into .grad."""
+  You predicted  2) tensor([6.])
+  w.grad is      running ..."""
+    # a snippet that could not run at all: the key still decides, and says so
+    assert "✓ Right." in text(predict_body(PREDICT, judge(PREDICT, 1), None, FANCY))
 
 
 def test_a_snippet_that_failed_shows_its_error_line() -> None:
     result = Result(ok=False, error="NameError: name 'w' is not defined")
     assert text(predict_body(PREDICT, judge(PREDICT, 1), result, PLAIN)).endswith("""\
-  You predicted  b) tensor([6.])
+  You predicted  2) tensor([6.])
   w.grad is      the snippet failed: NameError: name 'w' is
                  not defined
 
@@ -415,7 +413,7 @@ def grad() -> Lesson:
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_after_a_wrong_prediction_the_answer_never_reads_as_praise(lang: str) -> None:
-    # "✗ Not quite." then "The answer is b) ...: Right." would contradict itself
+    # "✗ Not quite." then "The answer is 2) ...: Right." would contradict itself
     lesson = load_course(lang=lang, rules=EXERCISE_RULES).find("grad")
     look = Look(plain=True) if lang == "en" else Look(plain=True, tr=translator(lang))
     predicts = [step for step in lesson.steps if isinstance(step, Predict)]
@@ -519,6 +517,6 @@ def test_show_never_gives_a_predict_answer_away(cli: Cli) -> None:
     code, out, _ = cli("show", "grad", "--step", "predict-zero-grad", "--plain", width=100)
     assert code == 0
     out = "\n".join(line.rstrip() for line in out.split("\n"))
-    assert "  a) tensor([[1., 1.]])\n  b) tensor([[0., 0.]])\n  c) None\n" in out
+    assert "  1) tensor([[1., 1.]])\n  2) tensor([[0., 0.]])\n  3) None\n" in out
     assert "Right" not in out and "set_to_none=False" not in out
     assert "In `gradtutor start`, pick an answer; the snippet then runs and shows the value." in out

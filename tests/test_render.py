@@ -150,11 +150,11 @@ Question 1 of 2 (choose one)
 What does `x.grad` hold after `(x * x).backward()` with x =
 2?
 
-  ( ) a) 2
-  (*) b) 4
-  ( ) c) None
+  ( ) 1) 2
+  (*) 2) 4
+  ( ) 3) None
 
-a-c choose | Enter submit | Left back | ? help | q quit"""
+1-3 choose | Enter submit | Left back | ? help | q quit"""
 
 
 def test_a_question_with_several_answers_says_it_scores_all_or_nothing(basics: Lesson) -> None:
@@ -180,13 +180,13 @@ Question 1 of 2
 What does `x.grad` hold after `(x * x).backward()` with x =
 2?
 
-[X] Not quite: the answer is b.
+[X] Not quite: the answer is choice 2.
 
-  [X] a) 2  (you chose it; wrong)
+  [X] 1) 2  (you chose it; wrong)
          That is x itself, not the derivative.
-  [!] b) 4  (correct answer; you missed it)
+  [!] 2) 4  (correct answer; you missed it)
          The derivative of x*x is 2x, which is 4 at x = 2.
-  - c)   None  (wrong)
+  - 3)   None  (wrong)
          x requires grad, so backward fills in .grad.
 
 Enter next question | b back | ask | ? help | q quit"""
@@ -237,12 +237,13 @@ def test_feedback_marks_a_right_answer_not_chosen_apart_from_one_chosen(basics: 
     state, _ = handle(basics, state, "submit")
     state, _ = handle(basics, state, "next")
     state, _ = handle(basics, state, Choose(0))
-    state, _ = handle(basics, state, "submit")  # a, not c
+    state, _ = handle(basics, state, "submit")  # 1, not 3
     for look, ok, missed in ((PLAIN, "[OK]", "[!]"), (FANCY, "✓", "!")):
         shown = text(screen(basics, state, 80, False, look), width=80)
-        assert f"{ok} a) backward adds to .grad  (you chose it; correct answer)" in shown
-        assert f"{missed} c)" in shown and "(correct answer; you missed it)" in shown
-        assert f"{ok} c)" not in shown
+        assert f"{ok} 1) backward adds to .grad  (you chose it; correct answer)" in shown
+        assert f"{missed} 3)" in shown and "(correct answer; you missed it)" in shown
+        assert f"{ok} 3)" not in shown
+        assert "Not quite: the answer is choices 1, 3." in " ".join(shown.split())
 
 
 @pytest.mark.parametrize("width", [60, 80])

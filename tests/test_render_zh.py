@@ -122,8 +122,8 @@ def bar_cells(width: int, total: int, plain: bool) -> int:
 def test_choices_keep_their_column_when_chinese_wraps(width: int, plain: bool) -> None:
     lesson = in_chinese()
     mark = r"\((?:\*|•| )\)|\[(?:x| )\]"
-    question = re.compile(rf"^  (?:{mark}) [a-z]\) ")
-    feedback = re.compile(r"^  (?:\[OK\]|\[X\]|✓|✗|-) [a-z]\) *")
+    question = re.compile(rf"^  (?:{mark}) [1-9]\) ")
+    feedback = re.compile(r"^  (?:\[OK\]|\[X\]|✓|✗|-) [1-9]\) *")
     checked = 0
     for where, lines in screens(lesson, width, plain):
         if "question" not in where and "feedback" not in where:
@@ -334,3 +334,26 @@ def test_a_plain_chinese_list_item_wraps_under_its_text_at_60_columns() -> None:
         "- `batches`：一个由 `(x, y)` 对组成的列表。",
     ]
 
+
+
+@pytest.mark.parametrize("lesson_id", ["tensors", "grad"])
+def test_a_demo_chart_s_legend_is_in_the_learner_s_language(lesson_id: str) -> None:
+    """The legend names each curve with the lesson's label for it, translated as lesson text
+    is (lesson 1's node count, lesson 3's hidden-bug demo), never the variable's name."""
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
+    from gradtutor.checking.snippet import SnippetResult
+    from gradtutor.lessons.course import load_course
+    from gradtutor.lessons.model import Demo
+    from gradtutor.ui.practice import demo_body
+
+    lesson = load_course(lang="zh-CN", rules=EXERCISE_RULES).find(lesson_id)
+    demo = next(s for s in lesson.steps if isinstance(s, Demo) and s.chart is not None)
+    assert demo.chart is not None
+    series = tuple((name, (3.0, 2.0, 1.0 + k)) for k, name in enumerate(demo.chart.series))
+    result = SnippetResult(True, None, series, "", None, 5)
+    for plain in (True, False):
+        shown = "\n".join(render(demo_body(demo, result, 80, Look(plain, zh())), 80))
+        legend = shown.splitlines()[-1]
+        for name in demo.chart.series:
+            assert name.replace("_", " ") not in shown, (name, legend)
+        assert len(HANZI.findall(legend)) >= 4 and EN_MARK not in legend, legend

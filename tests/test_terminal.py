@@ -31,7 +31,7 @@ from terminal_support import (  # noqa: E402 - after the skip
     RIGHT,
     SAVED,
     Tutor,
-    answer_letters,
+    answer_keys,
     gradtutor,
     leave_step,
     saved,
@@ -203,8 +203,8 @@ def test_quitting_mid_quiz_then_starting_again_keeps_the_answers(basics: Lesson,
     total = len(quiz.questions)
     first = Tutor(args, tmp_path)
     walk_to(first, basics, 0, index)
-    for letter in answer_letters(quiz.questions[0]):
-        first.send(letter)
+    for key in answer_keys(quiz.questions[0]):
+        first.send(key)
         first.screen()
     first.send("\r")
     first.screen("Correct!")
@@ -219,8 +219,8 @@ def test_quitting_mid_quiz_then_starting_again_keeps_the_answers(basics: Lesson,
     for number, question in enumerate(quiz.questions[1:], start=2):
         if number > 2:
             again.screen(f"Question {number} of {total}")
-        for letter in answer_letters(question):
-            again.send(letter)
+        for key in answer_keys(question):
+            again.send(key)
             again.screen()
         again.send("\r")
         again.screen("Correct!")
@@ -259,7 +259,7 @@ def test_piped_stdin_walks_the_whole_lesson(grad: Lesson, tmp_path: Path) -> Non
     for step in grad.steps:
         if isinstance(step, Quiz):
             for question in step.questions:
-                lines += [" ".join(answer_letters(question)), ""]
+                lines += [" ".join(answer_keys(question)), ""]
             lines.append("")  # past the score screen
         else:
             lines.append("n")

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from gradtutor.bindings import TABLES, Kind
+from gradtutor.bindings import TABLES, Kind, choice_key
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import LETTERS, Lesson, Parsons, Predict, Quiz
+from gradtutor.lessons.model import Lesson, Parsons, Predict, Quiz
 from gradtutor.lessons.parsons import initial_order
 
 pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
@@ -140,8 +140,8 @@ def test_a_on_slides_and_every_quiz_screen_then_esc_gives_the_place_back(
     assert isinstance(quiz, Quiz)
     ask_and_come_back(term, "question")
     for number, question in enumerate(quiz.questions, start=1):
-        for letter in (LETTERS[i] for i in sorted(question.correct)):
-            term.send(letter)
+        for key in (choice_key(i) for i in sorted(question.correct)):
+            term.send(key)
         term.send("\r")
         term.settled("Correct!")
         if number == 1:

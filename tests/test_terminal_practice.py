@@ -26,7 +26,13 @@ from gradtutor.lessons.model import Exercise, Lesson
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 pexpect = pytest.importorskip("pexpect")
 
-from terminal_support import CTRL_C, LEGEND_END, Tutor, saved  # noqa: E402 - after the skip
+from terminal_support import (  # noqa: E402 - after the skip
+    CTRL_C,
+    LEGEND_END,
+    Tutor,
+    prediction_key,
+    saved,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "course"
 CHECK_S = 30  # a cold check loads torch in a new process; a loaded CI machine is slow
@@ -310,7 +316,7 @@ def test_predict_then_order_the_lines_then_a_demo(second: Lesson, short_tmp: Pat
     tutor.send("n")
     tutor.expect(predict.title)
     tutor.expect_re(LEGEND_END, "the key legend")
-    tutor.send(predict.answer)
+    tutor.send(prediction_key(predict))
     tutor.expect("Your prediction:")
     tutor.send("\r")
     tutor.expect("Right.", f"{predict.show} is")

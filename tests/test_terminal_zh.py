@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from gradtutor.bindings import choice_key
 from gradtutor.i18n import Translator, msg, translator
 from gradtutor.lessons.course import default_lessons_dir
-from gradtutor.lessons.model import LETTERS, Lesson, Predict, Quiz
+from gradtutor.lessons.model import Lesson, Predict, Quiz
 from gradtutor.lessons.translate import load_translation, localize
 from gradtutor.progress import Progress, visit
 from gradtutor.store import ProgressStore
@@ -30,6 +31,7 @@ from terminal_support import (  # noqa: E402 - after the skip
     RIGHT,
     Tutor,
     gradtutor,
+    prediction_key,
     shipped_lesson,
     strip_ansi,
 )
@@ -99,7 +101,7 @@ def test_slides_and_a_prediction_in_chinese(grad_zh: Lesson, tmp_path: Path) -> 
     step = grad_zh.steps[predict]
     assert isinstance(step, Predict)
     screen(tutor, step.title, counter(grad_zh, predict), say("choose"), say("submit"))
-    tutor.send(step.answer)
+    tutor.send(prediction_key(step))
     screen(tutor, say("Your prediction: "), say("(Enter submits it)"))
     tutor.send("\r")
     tutor.expect(say("Right."), say("You predicted"), say("{expression} is", expression=step.show))
@@ -122,7 +124,7 @@ def test_the_quiz_in_chinese_with_full_marks(grad_zh: Lesson, tmp_path: Path) ->
     for number, question in enumerate(quiz.questions, start=1):
         screen(tutor, say("Question {number} of {total}", number=number, total=total))
         for i in sorted(question.correct):
-            tutor.send(LETTERS[i])
+            tutor.send(choice_key(i))
             screen(tutor)
         tutor.send("\r")
         verdict = tutor.expect_re([re.escape(say("Correct!")), re.escape(say("Not quite."))],

@@ -112,7 +112,7 @@ def _screen(page: object, lines: int, focus: tuple[int, int] | None = None) -> o
     from gradtutor.ui.screen import Screen
 
     parts = [Text(f"line {n}") for n in range(lines)]
-    return Screen(Text("head"), list(parts), "", "slide", True, Look(True), "", page, focus)
+    return Screen(Text("head"), list(parts), "", "slide", True, Look(True), 0, page, focus)
 
 
 def test_the_full_screen_keeps_the_place_under_the_help_and_across_a_resize() -> None:

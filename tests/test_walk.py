@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from narrowing import step_as, view_as
 
+from gradtutor.bindings import Ask
 from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.snippet import SnippetResult
 from gradtutor.checking.verdict import Check, Verdict
@@ -37,6 +38,7 @@ from gradtutor.walk.events import (
     SnippetFailed,
     Unknown,
     Visit,
+    WriteOrder,
     WriteStarter,
 )
 from gradtutor.walk.exercise import ExerciseView, RecordCheck, RecordHints, RecordSolution
@@ -138,9 +140,9 @@ def test_multiple_answer_question_toggles_choices(lesson: Lesson) -> None:
     assert quiz_view(state).selected == frozenset({2})
 
 
-def test_submitting_nothing_asks_for_a_letter(lesson: Lesson) -> None:
+def test_submitting_nothing_asks_for_a_number(lesson: Lesson) -> None:
     state, _ = drive(lesson, begin(lesson, QUIZ), "submit")
-    assert state.notice == "Choose an answer first: press a letter a-c."
+    assert state.notice == "Choose an answer first: press a number 1-3."
     assert not quiz_view(state).submitted()
 
 
@@ -242,13 +244,16 @@ def test_back_from_the_first_question_leaves_the_quiz(lesson: Lesson) -> None:
 
 def test_a_typed_answer_out_of_range_is_refused(lesson: Lesson) -> None:
     state, _ = drive(lesson, begin(lesson, QUIZ), Answer(frozenset({4})))
-    assert state.notice == "Answer with letters a-c."
+    assert state.notice == "Answer with numbers 1-3."
+    assert not quiz_view(state).submitted()
+    state, _ = drive(lesson, begin(lesson, QUIZ), Answer(frozenset({-1})))  # typed 0
+    assert state.notice == "Answer with numbers 1-3."
     assert not quiz_view(state).submitted()
 
 
-def test_several_letters_on_a_single_answer_question_are_refused(lesson: Lesson) -> None:
+def test_several_numbers_on_a_single_answer_question_are_refused(lesson: Lesson) -> None:
     state, _ = drive(lesson, begin(lesson, QUIZ), Answer(frozenset({0, 1})))
-    assert state.notice == "Choose only one letter for this question."
+    assert state.notice == "Choose only one number for this question."
 
 
 @pytest.mark.parametrize(("key", "expected"), [
@@ -259,11 +264,16 @@ def test_keys_on_a_slide(lesson: Lesson, key: str, expected: Event) -> None:
     assert key_event(lesson, begin(lesson, 0), key) == expected
 
 
-def test_on_an_open_question_choice_letters_choose_even_b(lesson: Lesson) -> None:
+def test_on_an_open_question_numbers_choose_and_letters_keep_their_meaning(
+    lesson: Lesson,
+) -> None:
     state = begin(lesson, QUIZ)
-    assert key_event(lesson, state, "b") == Choose(1)
-    assert key_event(lesson, state, "C") == Choose(2)
-    assert key_event(lesson, state, "q") == "quit"  # not a choice of this question
+    assert key_event(lesson, state, "2") == Choose(1)
+    assert key_event(lesson, state, "3") == Choose(2)
+    assert key_event(lesson, state, "4") == Unknown("4")  # not a choice of this question
+    assert key_event(lesson, state, "b") == "back"  # as on a slide
+    assert key_event(lesson, state, "a") == Ask()  # as on a slide
+    assert key_event(lesson, state, "q") == "quit"
     assert key_event(lesson, state, "left") == "back"
 
 
@@ -276,12 +286,13 @@ def test_lines_on_a_slide(lesson: Lesson, line: str, expected: Event) -> None:
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    ("b", Answer(frozenset({1}))),
-    ("a c", Answer(frozenset({0, 2}))),
-    ("a,c", Answer(frozenset({0, 2}))),
-    ("AC", Answer(frozenset({0, 2}))),
-    ("e", Answer(frozenset({4}))),  # out of range: handle() explains
+    ("2", Answer(frozenset({1}))),
+    ("1 3", Answer(frozenset({0, 2}))),
+    ("1,3", Answer(frozenset({0, 2}))),
+    ("13", Answer(frozenset({0, 2}))),
+    ("5", Answer(frozenset({4}))),  # out of range: handle() explains
     ("back", "back"),
+    ("b", "back"),
     ("q", "quit"),
 ])
 def test_lines_on_an_open_question(lesson: Lesson, line: str, expected: Event) -> None:
@@ -595,23 +606,23 @@ def test_a_prediction_is_chosen_then_submitted_then_its_snippet_runs(second: Les
     assert state.index == PREDICT + 1
 
 
-def test_a_prediction_needs_a_letter_and_a_letter_cannot_change_once_submitted(
+def test_a_prediction_needs_a_choice_and_the_choice_cannot_change_once_submitted(
     second: Lesson,
 ) -> None:
     state, effects = drive(second, begin(second, PREDICT), "submit")
-    assert (effects, state.notice) == ([], "Choose an answer first: press a letter a-b.")
+    assert (effects, state.notice) == ([], "Choose an answer first: press a number 1-2.")
     state, _ = drive(second, state, Choose(0), "submit", Choose(1))
     assert predict_view(state).chosen == 0
     assert state.notice == "'that' does nothing here: press ? for the keys."
 
 
-def test_a_typed_letter_answers_a_prediction_at_once(second: Lesson) -> None:
+def test_a_typed_number_answers_a_prediction_at_once(second: Lesson) -> None:
     state = begin(second, PREDICT)
-    assert line_event(second, state, "a\n") == Answer(frozenset({0}))
+    assert line_event(second, state, "1\n") == Answer(frozenset({0}))
     state, effects = drive(second, state, Answer(frozenset({0})))
     assert predict_view(state).submitted and effects[0] == RecordPrediction("twice", "a", False)
     state, _ = drive(second, begin(second, PREDICT), Answer(frozenset({0, 1})))
-    assert state.notice == "Answer with one letter, a-b." and not predict_view(state).submitted
+    assert state.notice == "Answer with one number, 1-2." and not predict_view(state).submitted
 
 
 def test_a_prediction_can_be_skipped_and_its_late_result_is_ignored(second: Lesson) -> None:
@@ -624,7 +635,9 @@ def test_a_prediction_can_be_skipped_and_its_late_result_is_ignored(second: Less
 
 def test_keys_on_a_prediction(second: Lesson) -> None:
     state = begin(second, PREDICT)
-    assert key_event(second, state, "b") == Choose(1)  # a choice letter, even b
+    assert key_event(second, state, "2") == Choose(1)
+    assert key_event(second, state, "b") == "back"  # as on a slide, never a choice
+    assert key_event(second, state, "a") == Ask()
     assert key_event(second, state, "enter") == "submit"
     assert key_event(second, state, "right") == "next"
     assert key_event(second, state, "left") == "back"
@@ -637,7 +650,10 @@ def test_a_parsons_step_starts_shuffled_and_wrong(second: Lesson) -> None:
     assert parsons_view(state).order != step.solution_order
     state, effects = drive(second, state, "submit")
     verdict = parsons_view(state).verdict
-    assert verdict is not None and not verdict.passed and effects == []
+    assert verdict is not None and not verdict.passed
+    # the order graded is the step's answer now, for `gradtutor check` too
+    shown = tuple(step.line(i).code for i in parsons_view(state).order)
+    assert effects == [WriteOrder(step.id, shown)]
 
 
 def test_the_cursor_moves_and_a_grabbed_line_moves_with_it(second: Lesson) -> None:
@@ -675,11 +691,12 @@ def test_a_typed_order_is_graded_and_a_right_one_moves_on_with_enter(second: Les
     verdict = parsons_view(state).verdict
     assert parsons_view(state).order == step.solution_order and verdict is not None
     assert verdict.passed
+    answer = WriteOrder(step.id, tuple(step.line(i).code for i in step.solution_order))
     if step.run is not None:
-        assert effects == [RunSnippet(step.id, assembled(step, step.solution_order),
-                                      series=(step.run.series,))]
+        assert effects == [answer, RunSnippet(step.id, assembled(step, step.solution_order),
+                                              series=(step.run.series,))]
     else:
-        assert effects == []
+        assert effects == [answer]
     state, _ = drive(second, state, "submit")
     assert state.index == PARSONS + 1
 
@@ -690,7 +707,7 @@ def test_when_a_right_order_has_a_run_its_effect_arrives_as_news(second: Lesson)
     lesson = replace(second, steps=(*second.steps[:PARSONS], step, *second.steps[PARSONS + 1:]))
     state = begin(lesson, PARSONS)
     state, effects = drive(lesson, state, typed_solution(state, step))
-    assert busy(state) and isinstance(effects[0], RunSnippet) and effects[0].series == ("xs",)
+    assert busy(state) and isinstance(effects[1], RunSnippet) and effects[1].series == ("xs",)
     result = a_result(None, (("xs", (1.0, 1.0, 1.0)),))
     state, _ = drive(lesson, state, SnippetDone(step.id, result))
     assert (parsons_view(state).run, busy(state)) == (result, False)

@@ -283,7 +283,7 @@ def test_an_english_starter_comment_would_be_found() -> None:
 # --- punctuation and units the review found wrong -------------------------------------------
 
 
-def test_the_letters_of_an_answer_are_listed_with_the_chinese_comma() -> None:
+def test_the_numbers_of_an_answer_are_listed_with_the_chinese_comma() -> None:
     from gradtutor.checking.exercise_rules import EXERCISE_RULES
     from gradtutor.lessons.course import load_course
     from gradtutor.lessons.model import Quiz
@@ -297,8 +297,8 @@ def test_the_letters_of_an_answer_are_listed_with_the_chinese_comma() -> None:
     for tr, expected in ((zh(), "、"), (Look(True).tr, ", ")):
         marks = mark_answer(question, wrong)
         text = " ".join(render(feedback_body(question, 1, 1, marks, Look(True, tr)), 100))
-        letters = [chr(ord("a") + i) for i in sorted(question.correct)]
-        assert expected.join(letters) in text, text
+        numbers = [str(i + 1) for i in sorted(question.correct)]
+        assert expected.join(numbers) in text, text
 
 
 def test_a_count_of_nan_entries_has_its_measure_word() -> None:

@@ -23,7 +23,7 @@ from gradtutor.errors import LessonProblems, Problem
 from gradtutor.files import FileTooLarge, NotAFile, read_capped
 from gradtutor.lessons import cache
 from gradtutor.lessons.exercise_rules import ExerciseRules
-from gradtutor.lessons.model import LETTERS, STEP_KINDS, Exercise, Lesson, Parsons, Quiz
+from gradtutor.lessons.model import LETTERS, STEP_KINDS, Demo, Exercise, Lesson, Parsons, Quiz
 from gradtutor.lessons.parsons import first_out_of_place, is_correct
 from gradtutor.lessons.schema import Issue, build
 from gradtutor.records import record
@@ -563,8 +563,13 @@ def _parsons_solution_problems(step: dict[str, Any], loc: Loc) -> Iterator[tuple
 
 
 def _model_problems(lesson: Lesson) -> Iterator[tuple[str, Loc]]:
-    """Problems only the built model shows: a Parsons step's own answer must pass its grading."""
+    """Problems only the built model shows: a Parsons step's own answer must pass its
+    grading; a chart's labels name its series one for one."""
     for i, step in enumerate(lesson.steps):
+        chart = step.chart if isinstance(step, Demo) else None
+        if chart is not None and chart.labels and len(chart.labels) != len(chart.series):
+            yield (f"'labels' has {len(chart.labels)} and 'series' {len(chart.series)}; give "
+                   f"one label per series, in its order"), ("steps", i, "chart", "labels")
         if not isinstance(step, Parsons):
             continue
         order = step.solution_order

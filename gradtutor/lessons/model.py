@@ -13,7 +13,8 @@ from typing import Literal, get_args
 from gradtutor.lessons.schema import rules
 from gradtutor.records import record
 
-LETTERS = string.ascii_lowercase
+LETTERS = string.ascii_lowercase  # how an author names choices (the learner sees 1, 2, ...)
+MAX_CHOICES = 9  # each picked by one digit key
 
 # What a translation does with each field: its metadata's "translate" role, from which
 # `lessons/translate/fields.py` derives its tables (tests/test_translate.py fails on a field
@@ -75,7 +76,7 @@ class Question:
 
     id: str = field(metadata=ID)
     prompt: str = field(metadata=TEXT | TRANSLATED)
-    choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)) | BY_LETTER)
+    choices: tuple[Choice, ...] = field(metadata=_items(2, MAX_CHOICES) | BY_LETTER)
     answer: str | tuple[str, ...] = field(metadata={**LETTER, "min_items": 1})
     code: str | None = field(default=None, metadata=SHOWN_CODE)
 
@@ -235,7 +236,7 @@ class Predict:
     code: str = field(metadata=TEXT | SHOWN_CODE)
     # an expression evaluated after `code`; its value is shown
     show: str = field(metadata=TEXT | AS_WRITTEN)
-    choices: tuple[Choice, ...] = field(metadata=_items(2, len(LETTERS)) | BY_LETTER)
+    choices: tuple[Choice, ...] = field(metadata=_items(2, MAX_CHOICES) | BY_LETTER)
     answer: str = field(metadata=LETTER)
     optional: bool = field(default=False, metadata=AS_WRITTEN)
     asks: tuple[str, ...] = field(default=(), metadata=ASKS)
@@ -299,6 +300,14 @@ class Chart:
     title: str = field(metadata=TEXT | TRANSLATED)
     x_label: str = field(default="step", metadata=TRANSLATED)
     y_label: str = field(default="loss", metadata=TRANSLATED)
+    # the legend's word for each series, in its order (default: its name, _ read as a space)
+    labels: tuple[str, ...] = field(default=(), metadata=rules(nonempty=True) | BY_NUMBER)
+
+    def label(self, index: int) -> str:
+        """The legend's word for series `index`."""
+        if index < len(self.labels):
+            return self.labels[index]
+        return self.series[index].replace("_", " ")
 
 @record
 class Demo:

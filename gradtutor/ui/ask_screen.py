@@ -35,7 +35,7 @@ class PromptScreen(Screen):
     """The screen below, with the question being typed in place of its legend."""
 
     def __init__(self, below: Screen, typed: str) -> None:
-        super().__init__(below.header, below.parts, "", "asking", True, below.look, "",
+        super().__init__(below.header, below.parts, "", "asking", True, below.look, 0,
                          below.page, below.focus)
         self.typed = typed
 
@@ -75,7 +75,7 @@ def answer_kind(found: Answer, lesson: Lesson) -> Kind:
 
 def answer_screen(found: Answer, below: Screen, lesson: Lesson, asked: int) -> Screen:
     parts = answer_parts(found, below.look, lesson.id, walking=True)
-    return Screen(below.header, parts, "", answer_kind(found, lesson), True, below.look, "",
+    return Screen(below.header, parts, "", answer_kind(found, lesson), True, below.look, 0,
                   ("ask", asked))
 
 

@@ -26,6 +26,9 @@ from gradtutor.ui.screen import Screen
 
 Lines = list[list[Segment]]
 _ERASE_LINE = Control((ControlType.ERASE_IN_LINE, 0)).segment
+# The smallest window the tutor lays a screen out in (README: "from 60x20 up"); in a smaller
+# one it shows a line that says so instead, and keys wait until the window grows.
+MIN_COLUMNS, MIN_ROWS = 60, 20
 # xterm's "alternate scroll": in the alternate screen the mouse wheel sends ↑ and ↓, which
 # scroll the body; unlike mouse reporting, it leaves selecting text with the mouse alone.
 _WHEEL_ON, _WHEEL_OFF = "\x1b[?1007h", "\x1b[?1007l"
@@ -115,6 +118,11 @@ class FullScreen:
         self._draw(follow=False)
         return True
 
+    def too_small(self) -> bool:
+        """The window is smaller than the tutor's screens can be laid out in."""
+        columns, rows = self.size()
+        return columns < MIN_COLUMNS or rows < MIN_ROWS
+
     def scroll(self, action: ViewAction) -> None:
         total = len(self.body)
         offset = self.place.offset(self.starts, total)
@@ -134,6 +142,9 @@ class FullScreen:
             return
         columns, rows = self.size()
         self.last_size = (columns, rows)
+        if columns < MIN_COLUMNS or rows < MIN_ROWS:
+            self._draw_too_small(columns, rows)
+            return
         width = max(20, min(columns, MAX_WIDTH))
         self.console.width = width
         options = self.console.options.update_width(width)
@@ -173,6 +184,21 @@ class FullScreen:
                            soft_wrap=True)
         self.console.file.flush()
         self.clear = False
+
+    def _draw_too_small(self, columns: int, rows: int) -> None:
+        """In place of the screen, the one line that says what size it needs (wrapped only
+        where the window is narrower than the line); the screen comes back as it was when
+        the window grows."""
+        words = msg("Make the window at least {need} (it is {size}); q quits.",
+                    need=f"{MIN_COLUMNS}x{MIN_ROWS}", size=f"{columns}x{rows}")
+        self.console.width = max(1, columns)
+        lines = self.console.render_lines(
+            Text(self.look.tr(words), style="" if self.look.plain else "bold"),
+            self.console.options.update_width(max(1, columns)), pad=False)
+        self.console.print(_Rows(lines[:max(1, rows)], columns, True), end="", crop=False,
+                           soft_wrap=True)
+        self.console.file.flush()
+        self.clear = True  # the screen, when it comes back, is drawn on a clean window
 
     def _offset(self, page: object, text: list[str], starts: list[int], space: int,
                 follow: bool, focus: tuple[int, int] | None) -> int:

@@ -31,7 +31,7 @@ class Entry:
     priority: int
 
 
-def entries(kind: Kind, keys: bool, last_letter: str = "",
+def entries(kind: Kind, keys: bool, choices: int = 0,
             scrollable: bool = False) -> list[Entry]:
     """The legend's entries for a screen of `kind`, in the table's order; bindings that share
     a word share an entry. Scrolling appears only when the body is `scrollable`."""
@@ -39,7 +39,7 @@ def entries(kind: Kind, keys: bool, last_letter: str = "",
     for binding in TABLES[kind]:
         if not binding.legend or (binding.scroll and not scrollable):
             continue
-        names = tuple(shown_keys(binding, keys, last_letter, quiet=True))
+        names = tuple(shown_keys(binding, keys, choices, quiet=True))
         if not keys:  # a typed word's other spellings ("next" for n) are for the help
             names = names[:1]
         if not names:
@@ -87,14 +87,14 @@ class Legend:
 _KEY_COLUMN = 16  # cells
 
 
-def help_body(kind: Kind, keys: bool, look: Look, last_letter: str = "") -> RenderableType:
+def help_body(kind: Kind, keys: bool, look: Look, choices: int = 0) -> RenderableType:
     """The keys of a screen of `kind` and what each does, one binding to a row; a long
     description wraps under itself, never under the keys."""
     grid = Table.grid(padding=(0, 2, 0, 0))
     grid.add_column(no_wrap=True, min_width=_KEY_COLUMN)
     grid.add_column(ratio=1)
     for binding in TABLES[kind]:
-        names = [n for n in shown_keys(binding, keys, last_letter) if n != "wheel"]
+        names = [n for n in shown_keys(binding, keys, choices) if n != "wheel"]
         if names:
             grid.add_row(Text(", ".join(render.key_text(n, look) for n in names), style="bold"),
                          Prose(look.tr(binding.help)))

@@ -16,8 +16,9 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
+from gradtutor.bindings import choice_key
 from gradtutor.i18n import msg
-from gradtutor.lessons.model import LETTERS, Demo, Parsons, Predict
+from gradtutor.lessons.model import Demo, Parsons, Predict
 from gradtutor.lessons.parsons import initial_order
 from gradtutor.ui.linebreak import Prose
 from gradtutor.ui.render import Look, code_block, inline, markdown, tagged
@@ -54,33 +55,39 @@ class RunResult(Protocol):
 
 
 def predict_body(step: Predict, predicted: Predicted | None, result: RunResult | None,
-                 look: Look) -> RenderableType:
-    """Before an answer (`predicted` None): prompt, code and the lettered choices. After: the
+                 look: Look, running: bool = False) -> RenderableType:
+    """Before an answer (`predicted` None): prompt, code and the numbered choices. After: the
     learner's choice marked right or wrong with its why (and the right one's, if it was
-    wrong), beside the value the snippet really shows once `result` has arrived."""
+    wrong), beside the value the snippet really shows once `result` has arrived. While the
+    snippet is `running`, the choice waits beside the running value: the verdict comes with
+    the value it is about, never above a value still being worked out."""
     parts: list[RenderableType] = [markdown(step.prompt, look), Text(""),
                                    code_block(step.code, look), Text("")]
     if predicted is None:
         for i, choice in enumerate(step.choices):
-            parts.append(Padding(Text.assemble(f"{LETTERS[i]}) ", inline(choice.text, look)),
+            parts.append(Padding(Text.assemble(f"{choice_key(i)}) ", inline(choice.text, look)),
                                  (0, 0, 0, 2)))
         return Group(*parts)
     chosen, right = predicted.chosen, predicted.right
     verdict = f"{look.ok} " + look.tr(msg("Right.")) if right else (
         f"{look.bad} " + look.tr(msg("Not quite.")))
-    parts.append(Prose(verdict, style="bold green" if right else "bold red"))
-    parts.append(Text(""))
+    if not running:
+        parts += [Prose(verdict, style="bold green" if right else "bold red"), Text("")]
     table = _pairs([
         (look.tr(msg("You predicted")),
-         Prose.assemble(f"{LETTERS[chosen]}) ", inline(step.choices[chosen].text, look, "bold"))),
+         Prose.assemble(f"{choice_key(chosen)}) ",
+                        inline(step.choices[chosen].text, look, "bold"))),
         (look.tr(msg("{expression} is", expression=step.show)), _shown(result, look)),
     ])
-    parts += [Padding(table, (0, 0, 0, 2)), Text("")]
-    parts.append(Padding(inline(step.choices[chosen].why, look), (0, 0, 0, 2)))
+    parts.append(Padding(table, (0, 0, 0, 2)))
+    if running:
+        return Group(*parts)
+    parts += [Text(""), Padding(inline(step.choices[chosen].why, look), (0, 0, 0, 2))]
     if not right:
         correct = step.choices[predicted.answer]
         parts += [Text(""), Padding(Prose.assemble(
-            (look.tr(msg("The answer is {letter}) ", letter=step.answer)), "bold"),
+            (look.tr(msg("The answer is {number}) ", number=choice_key(predicted.answer))),
+             "bold"),
             inline(correct.text, look, "bold"), look.tr(msg(": ")),
             inline(correct.why, look)), (0, 0, 0, 2))]
     return Group(*parts)
@@ -93,7 +100,7 @@ def predict_pending(step: Predict, chosen: int | None, look: Look) -> Renderable
     if chosen is None:
         return body
     return Group(body, Text(""), Prose.assemble(
-        (look.tr(msg("Your prediction: ")), "bold"), f"{LETTERS[chosen]}) ",
+        (look.tr(msg("Your prediction: ")), "bold"), f"{choice_key(chosen)}) ",
         inline(step.choices[chosen].text, look, "bold"),
         ("  " + look.tr(msg("(Enter submits it)")), "grey50")))
 
@@ -234,7 +241,7 @@ def demo_body(step: Demo, result: RunResult | None, width: int,
 
         found = dict(result.series)
         missing = [name for name in step.chart.series if name not in found]
-        drawn = [(name.replace("_", " "), found[name]) for name in step.chart.series
+        drawn = [(step.chart.label(k), found[name]) for k, name in enumerate(step.chart.series)
                  if name in found]
         if drawn:
             parts.append(line_chart(drawn, title=step.chart.title, x_label=step.chart.x_label,

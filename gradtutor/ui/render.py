@@ -19,9 +19,10 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from gradtutor.bindings import choice_key
 from gradtutor.checking.feedback import listed
 from gradtutor.i18n import ENGLISH, Translator, Untranslated, msg
-from gradtutor.lessons.model import LETTERS, Choice, Lesson, Question, Quiz, Slide
+from gradtutor.lessons.model import Choice, Lesson, Question, Quiz, Slide
 from gradtutor.lessons.timing import Duration, duration, is_optional
 from gradtutor.progress import LessonProgress, exercises_solved, quiz_passed
 from gradtutor.records import record
@@ -133,7 +134,9 @@ def rule(title: str, look: Look) -> RenderableType:
 def header(lesson: Lesson, index: int, width: int, look: Look,
            place: tuple[int, int] | None = None) -> RenderableType:
     """The lesson's title in a rule (with its `place` in the course, position of total, when
-    the course has more than one lesson), the step's title and the progress bar."""
+    the course has more than one lesson), the step's title and the progress bar; a walk of
+    one step (a quiz taken alone, an exercise watched alone) has no bar: "step 1 of 1" says
+    nothing."""
     step = lesson.steps[index]
     title = title_text(step.title, look, "bold")
     if is_optional(step):
@@ -142,12 +145,9 @@ def header(lesson: Lesson, index: int, width: int, look: Look,
     if place is not None and place[1] > 1:
         name = look.tr(msg("Lesson {position} of {total}: {title}", position=place[0],
                            total=place[1], title=lesson.title))
-    return Group(
-        rule(name, look),
-        title,
-        progress_bar(index + 1, len(lesson.steps), width, look),
-        Text(""),
-    )
+    bar = ([progress_bar(index + 1, len(lesson.steps), width, look)]
+           if len(lesson.steps) > 1 else [])
+    return Group(rule(name, look), title, *bar, Text(""))
 
 
 _PLAIN_KEYS = {"←": "Left", "→": "Right", "↑": "Up", "↓": "Down"}
@@ -228,7 +228,7 @@ def question_body(question: Question, number: int, total: int, selected: frozens
     grid = _hanging()
     for i, choice in enumerate(question.choices):
         # Text, not a str: add_row would read a str as markup and drop "[x]" as a tag
-        grid.add_row(Text(f"{_mark(question, i, selected, look)} {LETTERS[i]})"),
+        grid.add_row(Text(f"{_mark(question, i, selected, look)} {choice_key(i)})"),
                      inline(choice.text, look, "bold" if i in selected else ""))
     parts.append(Padding(grid, (0, 0, 0, 2)))
     return Group(*parts)
@@ -268,17 +268,20 @@ def _feedback_line(choice: Choice, i: int, mark: Marked, look: Look) -> tuple[Te
     text.append("  " + look.tr(_VERDICT_WORDS[mark.right, mark.chosen]), style=style)
     text.append("\n")
     text.append_text(inline(choice.why, look))
-    return Text(f"{symbol} {LETTERS[i]})", style=style), text
+    return Text(f"{symbol} {choice_key(i)})", style=style), text
 
 
 def feedback_body(question: Question, number: int, total: int, marks: AnswerMarks,
                   look: Look) -> RenderableType:
     """The verdict on one answer (`marks`), and why each choice is right or wrong."""
-    letters = listed([LETTERS[i] for i in marks.correct])
+    numbers = listed([choice_key(i) for i in marks.correct])
     verdict = (Prose(f"{look.ok} " + look.tr(msg("Correct!")), style="bold green")
                if marks.right else
-               Prose(f"{look.bad} " + look.tr(msg("Not quite: the answer is {letters}.",
-                                                  letters=letters)), style="bold red"))
+               Prose(f"{look.bad} " + look.tr(
+                   msg("Not quite: the answer is choice {numbers}.", numbers=numbers)
+                   if len(marks.correct) == 1 else
+                   msg("Not quite: the answer is choices {numbers}.", numbers=numbers)),
+                   style="bold red"))
     parts: list[RenderableType] = [
         Prose(look.tr(msg("Question {number} of {total}", number=number, total=total)),
               style="bold"),

@@ -23,7 +23,7 @@ class Screen:
     and keeps them there across a resize."""
 
     def __init__(self, header: RenderableType, parts: list[RenderableType], notice: str,
-                 kind: Kind, keys: bool, look: Look, last_letter: str, page: object,
+                 kind: Kind, keys: bool, look: Look, choices: int, page: object,
                  focus: tuple[int, int] | None = None) -> None:
         self.header = header
         self.parts = parts
@@ -31,14 +31,14 @@ class Screen:
         self.kind = kind
         self.keys = keys
         self.look = look
-        self.last_letter = last_letter
+        self.choices = choices
         self.page = page
         self.focus = focus
 
     def footer(self, scrollable: bool) -> RenderableType:
         """The notice, if any, and the legend; with `scrollable`, the legend says how to
         scroll."""
-        legend = Legend(entries(self.kind, self.keys, self.last_letter, scrollable), self.look)
+        legend = Legend(entries(self.kind, self.keys, self.choices, scrollable), self.look)
         if not self.notice:
             return legend
         return Group(Text(""), Prose("! " + self.look.tr(self.notice), style="bold yellow"),

@@ -107,7 +107,8 @@ class PredictScreen(StepScreen[Predict, "PredictView"]):
         from gradtutor.ui.practice import predict_body, predict_pending
 
         if view.submitted:
-            return predict_body(step, view.prediction(step), view.result, frame.look)
+            return predict_body(step, view.prediction(step), view.result, frame.look,
+                                view.running)
         return predict_pending(step, view.chosen, frame.look)
 
     def reading(self, step: Predict, look: Look) -> RenderableType:

@@ -122,9 +122,14 @@ class Io:
         while True:
             key = self.read_key(KEY_WAIT_S)
             if key is not None and key != "resize":  # polled too: not every system signals
-                return key
+                if key in ("ctrl-c", "eof") or not self._too_small():
+                    return key
+                continue  # a key pressed blind, on a window too small to show the screen
             if self.full is not None:
                 self.full.resized()
+
+    def _too_small(self) -> bool:
+        return self.full is not None and self.full.too_small()
 
     def post(self, event: Event) -> None:
         """Called from any thread."""
@@ -146,7 +151,10 @@ class Io:
                     continue
                 if key == "eof":  # the terminal is gone: stop where we are, progress is saved
                     return "quit"
-                return key_event(lesson, state, key)
+                event = key_event(lesson, state, key)
+                if event != "quit" and self._too_small():
+                    continue  # pressed blind: only quitting works until the window grows
+                return event
             if self.lines is None:
                 self.lines = LineReader(self.stdin, self.inbox.put)
             if not busy(state):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Group
 
-from gradtutor.lessons.model import LETTERS, Lesson
+from gradtutor.lessons.model import Lesson
 from gradtutor.ui import render
 from gradtutor.ui.legend import help_body
 from gradtutor.ui.render import Look
@@ -26,13 +26,12 @@ def screen(lesson: Lesson, state: WalkState, width: int, keys: bool, look: Look,
     step = lesson.steps[state.index]
     drawn = screen_for(step)
     choices = choices_on_screen(lesson, state)
-    last_letter = LETTERS[choices - 1] if choices else ""
     if state.help:
-        body = help_body(beneath(lesson, state), keys, look, last_letter)
+        body = help_body(beneath(lesson, state), keys, look, choices)
     else:
         body = drawn.body(step, state.view, Frame(lesson.id, width, look, folder or Path()))
     parts = list(body.renderables) if isinstance(body, Group) else [body]
     page = (state.index, state.help, drawn.page(state.view))
     focus = body.focus if isinstance(body, render.Focused) else None
     return Screen(render.header(lesson, state.index, width, look, place), parts, state.notice,
-                  screen_kind(lesson, state), keys, look, last_letter, page, focus)
+                  screen_kind(lesson, state), keys, look, choices, page, focus)

@@ -40,6 +40,7 @@ from gradtutor.walk.events import (
     RunSnippet,
     Say,
     Visit,
+    WriteOrder,
     WriteStarter,
 )
 from gradtutor.walk.kinds import rules_for
@@ -66,6 +67,10 @@ def run(lesson: Lesson, start: int, env: Environment, store: ProgressStore, plai
     index answers `a`.
     """
     look = Look(plain, env.tr)
+    if lesson.quizzes:  # a retake asks in another order
+        from gradtutor.walk.quiz import as_asked
+
+        lesson = as_asked(lesson, store.load().of(lesson.id))
     if folder is None:
         from gradtutor.workspace import default_folder
 
@@ -215,6 +220,13 @@ class _Shell:
                                  hints=seen.hints if seen else 0,
                                  solution=seen.solution_seen if seen else False,
                                  passed=seen.passed if seen else False)
+            case WriteOrder(step_id, lines):
+                from gradtutor.workspace import write_answer
+
+                try:
+                    write_answer(self.folder, step_id, lines)
+                except GradtutorError as exc:
+                    return Say(msg("{message} ({hint})", message=exc.message, hint=exc.hint))
             case RunCheck(exercise_id):
                 self.jobs().check(self.exercises[exercise_id], self.path(exercise_id))
             case RunSnippet(step_id, code, show, series):

@@ -197,6 +197,16 @@ class WriteStarter(Work):
 
 
 @record
+class WriteOrder(Work):
+    """Write an ordering step's answer, its lines' code in the order given, to its answer
+    file in the workspace, the one `gradtutor check STEP` reads without FILE; a problem
+    answers with Say."""
+
+    step_id: str
+    lines: tuple[str, ...]
+
+
+@record
 class RunCheck(Work):
     """Check the learner's file in the background; answer with CheckDone or CheckFailed."""
 

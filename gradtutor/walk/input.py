@@ -12,12 +12,13 @@ from gradtutor.bindings import (
     Kind,
     Scroll,
     ViewAction,
+    choice_index,
     find_key,
     find_word,
     key_name,
     offers,
 )
-from gradtutor.lessons.model import LETTERS, Lesson
+from gradtutor.lessons.model import Lesson
 from gradtutor.walk.events import Answer, Choose, Event, Order, Unknown
 from gradtutor.walk.machine import beneath, choices_on_screen, screen_kind
 from gradtutor.walk.state import WalkState
@@ -42,9 +43,9 @@ def key_event(lesson: Lesson, state: WalkState, key: str) -> Event:
     """A key press as an event, by the table of the screen on view (`gradtutor.bindings`)."""
     choices = choices_on_screen(lesson, state)
     for table in _tables(lesson, state):
-        if (choices and offers(table, "choose") and len(key) == 1
-                and key.lower() in LETTERS[:choices]):
-            return Choose(LETTERS.index(key.lower()))
+        index = choice_index(key, choices) if offers(table, "choose") else None
+        if index is not None:
+            return Choose(index)
         binding = find_key(table, key)
         if binding is not None:
             return _as_event(binding)
@@ -54,23 +55,22 @@ def key_event(lesson: Lesson, state: WalkState, key: str) -> Event:
 
 def line_event(lesson: Lesson, state: WalkState, line: str) -> Event:
     """A typed line as an event: a word of the screen's table (`n`, `b`, `q`, `?`, empty for
-    Enter, ...), letters such as `a c` for an answer, or line numbers for an order."""
+    Enter, ...), choice numbers such as `1 3` for an answer, or line numbers for an order."""
     text = line.strip().lower()
     asked = re.match(r"(?:ask|/)(?:\s+|$)", text)
     if asked and any(offers(t, "ask") for t in _tables(lesson, state)):
         return Ask(line.strip()[asked.end():].strip())
-    letters = [c for c in text if c not in " ,;"]
+    numbers = text and all(c.isdigit() or c in " ,;" for c in text)
+    # each digit a choice (there are at most 9), so "13" answers as "1 3" does
+    picked = frozenset(int(c) - 1 for c in text if c.isdigit())
     choices = choices_on_screen(lesson, state)
     for table in _tables(lesson, state):
-        if offers(table, "order") and text and all(c.isdigit() or c in " ,;" for c in text):
+        if offers(table, "order") and numbers:
             return Order(tuple(int(n) for n in text.replace(",", " ").replace(";", " ")
                                .split()))
-        if (choices and letters and find_word(table, "letters") is not None
-                and all(c in LETTERS[:choices] for c in letters)):
-            return Answer(frozenset(LETTERS.index(c) for c in letters))
+        if choices and numbers and find_word(table, "numbers") is not None:
+            return Answer(picked)  # handle() says so when one is out of range
         binding = find_word(table, text)
         if binding is not None:
             return _as_event(binding)
-        if choices and letters and all(c in LETTERS for c in letters):
-            return Answer(frozenset(LETTERS.index(c) for c in letters))  # handle() says the range
     return "submit" if not text else Unknown(line.strip())

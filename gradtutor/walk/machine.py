@@ -134,7 +134,7 @@ def busy(state: WalkState) -> bool:
 
 
 def choices_on_screen(lesson: Lesson, state: WalkState) -> int:
-    """How many choice letters the screen offers: the open question's or prediction's."""
+    """How many choices the screen offers to pick by number: the open question's or prediction's."""
     step = lesson.steps[state.index]
     return rules_for(step).choices(step, state.view)
 

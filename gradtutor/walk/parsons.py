@@ -11,7 +11,7 @@ from gradtutor.i18n import msg
 from gradtutor.lessons.model import Parsons
 from gradtutor.lessons.parsons import assembled, initial_order, run_series
 from gradtutor.records import record
-from gradtutor.walk.events import Event, News, Order, RunSnippet
+from gradtutor.walk.events import Event, News, Order, RunSnippet, WriteOrder
 from gradtutor.walk.rules import Go, Stay, StepRules, page_on, snippet_news
 
 if TYPE_CHECKING:
@@ -113,9 +113,13 @@ RULES = ParsonsRules()
 
 
 def _grade(step: Parsons, view: ParsonsView) -> Stay[ParsonsView]:
+    """Grade the order on screen; it is the step's answer now, in its answer file too, so
+    that `gradtutor check` grades what the learner last answered here."""
     verdict = grade(step, view.order)
     view = replace(view, verdict=verdict, grabbed=False, run=None, running=False)
+    answer = WriteOrder(step.id, tuple(step.line(line_id).code for line_id in view.order))
     if not verdict.passed or step.run is None:
-        return Stay(view)
+        return Stay(view, [answer])
     return Stay(replace(view, running=True),
-                [RunSnippet(step.id, assembled(step, view.order), series=run_series(step))])
+                [answer, RunSnippet(step.id, assembled(step, view.order),
+                                    series=run_series(step))])

@@ -11,7 +11,15 @@ from gradtutor.i18n import msg
 from gradtutor.lessons.model import LETTERS, Predict
 from gradtutor.records import record
 from gradtutor.walk.events import Answer, Choose, Event, News, Record, RunSnippet
-from gradtutor.walk.rules import Go, Stay, StepRules, choose_first, snippet_news, unknown_notice
+from gradtutor.walk.rules import (
+    Go,
+    Stay,
+    StepRules,
+    choose_first,
+    in_range,
+    snippet_news,
+    unknown_notice,
+)
 
 if TYPE_CHECKING:
     from gradtutor.bindings import Kind
@@ -47,7 +55,7 @@ def judge(step: Predict, chosen: int) -> Predicted:
 
 @record
 class PredictView:
-    """A predict step: the letter chosen, whether it is submitted, and the snippet's run."""
+    """A predict step: the choice made, whether it is submitted, and the snippet's run."""
 
     chosen: int | None = None
     submitted: bool = False
@@ -72,7 +80,7 @@ class PredictRules(StepRules[Predict, PredictView]):
         return PredictView()
 
     def handle(self, step: Predict, view: PredictView, event: Event) -> Stay[PredictView] | Go:
-        last = LETTERS[len(step.choices) - 1]
+        last = len(step.choices)
         if view.submitted or event in ("next", "back"):  # → moves on without an answer too
             if event in ("next", "submit"):
                 return "forward"
@@ -82,8 +90,8 @@ class PredictRules(StepRules[Predict, PredictView]):
         if isinstance(event, Choose) and 0 <= event.index < len(step.choices):
             return Stay(replace(view, chosen=event.index))
         if isinstance(event, Answer):
-            if len(event.indexes) != 1 or max(event.indexes) >= len(step.choices):
-                return Stay(view, notice=msg("Answer with one letter, a-{last}.", last=last))
+            if len(event.indexes) != 1 or not in_range(event.indexes, last):
+                return Stay(view, notice=msg("Answer with one number, 1-{last}.", last=last))
             view = replace(view, chosen=min(event.indexes))
             event = "submit"
         if event == "submit":

@@ -1,14 +1,15 @@
-"""A quiz in the walkthrough: questions answered by letter, one at a time, each answer marked,
+"""A quiz in the walkthrough: questions answered by number, one at a time, each answer marked,
 scored at the end; the answers kept, so a quiz left half done goes on where it was. Pure."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gradtutor import progress as prog
 from gradtutor.i18n import msg
-from gradtutor.lessons.model import LETTERS, Question, Quiz
+from gradtutor.lessons.model import LETTERS, Lesson, Question, Quiz, Step
 from gradtutor.records import record
 from gradtutor.walk.events import (
     Answer,
@@ -20,7 +21,7 @@ from gradtutor.walk.events import (
     Record,
     RestoreQuiz,
 )
-from gradtutor.walk.rules import Go, Stay, StepRules, choose_first, unknown_notice
+from gradtutor.walk.rules import Go, Stay, StepRules, choose_first, in_range, unknown_notice
 
 if TYPE_CHECKING:
     from gradtutor.bindings import Kind
@@ -149,16 +150,16 @@ class QuizRules(StepRules[Quiz, QuizView]):
         if isinstance(event, Choose) and 0 <= event.index < len(question.choices):
             return Stay(replace(view, selected=_toggle(question, view.selected, event.index)))
         if isinstance(event, Answer):
-            if not event.indexes or max(event.indexes) >= len(question.choices):
-                last = LETTERS[len(question.choices) - 1]
-                return Stay(view, notice=msg("Answer with letters a-{last}.", last=last))
+            if not in_range(event.indexes, len(question.choices)):
+                return Stay(view, notice=msg("Answer with numbers 1-{last}.",
+                                             last=len(question.choices)))
             if len(event.indexes) > 1 and not question.multiple:
-                return Stay(view, notice=msg("Choose only one letter for this question."))
+                return Stay(view, notice=msg("Choose only one number for this question."))
             view = replace(view, selected=event.indexes)
             event = "submit"
         if event in ("next", "submit"):
             if not view.selected:
-                return Stay(view, notice=choose_first(LETTERS[len(question.choices) - 1]))
+                return Stay(view, notice=choose_first(len(question.choices)))
             submitted = replace(view, answers=view.answers[: view.question] + (view.selected,))
             letters = tuple("".join(LETTERS[i] for i in sorted(a)) for a in submitted.answers)
             return Stay(submitted, [QuizAnswered(step.id, letters)])
@@ -226,3 +227,49 @@ def _toggle(question: Question, selected: frozenset[int], index: int) -> frozens
     if not question.multiple:
         return frozenset({index})
     return selected - {index} if index in selected else selected | {index}
+
+
+# --- a retake --------------------------------------------------------------------------------
+
+
+def as_asked(lesson: Lesson, progress: prog.LessonProgress) -> Lesson:
+    """`lesson` with each quiz as this attempt asks it: as written the first time; once the
+    quiz was scored, its questions and their choices in an order drawn from the time of the
+    last score. So a retake cannot be answered from the places remembered, and a quiz left
+    half done is asked in the same order when the learner comes back to it (its answers are
+    kept by place)."""
+    def asked(step: Step) -> Step:
+        if not isinstance(step, Quiz):
+            return step
+        scored = progress.last_quiz.get(step.id) or progress.best_quiz.get(step.id)
+        return step if scored is None else retake(step, scored.at)
+
+    steps = tuple(asked(step) for step in lesson.steps)
+    return lesson if steps == lesson.steps else replace(lesson, steps=steps)
+
+
+def retake(quiz: Quiz, seed: str) -> Quiz:
+    """`quiz` with its questions, and each question's choices, in an order drawn from `seed`,
+    never the written one (where there is another). A choice keeps its why and its proof, and
+    the answer key follows the choices, so the keys `gradtutor validate` proves stay proven."""
+    rng = random.Random(f"{quiz.id}\n{seed}")
+    questions = [_reordered(question, rng) for question in quiz.questions]
+    order = _order(len(questions), rng)
+    return replace(quiz, questions=tuple(questions[i] for i in order))
+
+
+def _reordered(question: Question, rng: random.Random) -> Question:
+    order = _order(len(question.choices), rng)
+    letters = sorted(LETTERS[order.index(i)] for i in question.correct)
+    answer: str | tuple[str, ...] = (letters[0] if isinstance(question.answer, str)
+                                     else tuple(letters))
+    return replace(question, choices=tuple(question.choices[i] for i in order), answer=answer)
+
+
+def _order(count: int, rng: random.Random) -> list[int]:
+    """A random order of `count` places, never the first one where there is another."""
+    order = list(range(count))
+    rng.shuffle(order)
+    if count > 1 and order == sorted(order):
+        order = order[1:] + order[:1]
+    return order

@@ -69,7 +69,7 @@ class StepRules(Generic[StepT, ViewT]):
         return "slide"
 
     def choices(self, step: StepT, view: ViewT) -> int:
-        """How many choice letters the screen offers."""
+        """How many choices the screen offers to pick by number."""
         return 0
 
     def at_end(self, step: StepT, view: ViewT) -> bool:
@@ -108,5 +108,10 @@ def unknown_notice(event: Event) -> str:
     return msg("'that' does nothing here: press ? for the keys.")
 
 
-def choose_first(last: str) -> str:
-    return msg("Choose an answer first: press a letter a-{last}.", last=last)
+def choose_first(last: int) -> str:
+    return msg("Choose an answer first: press a number 1-{last}.", last=last)
+
+
+def in_range(indexes: frozenset[int], choices: int) -> bool:
+    """A typed answer names at least one choice, and only choices there are."""
+    return bool(indexes) and min(indexes) >= 0 and max(indexes) < choices
