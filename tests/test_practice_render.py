@@ -196,9 +196,7 @@ Put the step in order.
 
 [X] Not yet: You put `loss.backward()` before
 `opt.zero_grad()`: backward needs the loss, and clearing
-must come first.
-  hint: `loss.backward()` must come after `opt.zero_grad()`
-  and `loss = model(x).pow(2).mean()`"""
+must come first."""  # no hint line: hints only when asked
 
 
 RIGHT_HEAD = """\

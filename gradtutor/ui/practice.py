@@ -136,8 +136,9 @@ def parsons_body(step: Parsons, order: Sequence[str], cursor: int, grabbed: bool
                  look: Look) -> RenderableType:
     """The lines, numbered in the learner's current `order`, with the cursor on line `cursor`
     (0-based) and that line marked as moving when `grabbed`. Once graded (`grade`): the line
-    out of place marked, the failed check's message and hint, and after a pass the effect of
-    running the loop (`run`, None while it runs)."""
+    out of place marked, the failed check's message (never its hint, which says where the
+    line goes: hints come only when asked, and `check --verbose` asks), and after a pass the
+    effect of running the loop (`run`, None while it runs)."""
     parts: list[RenderableType] = [markdown(step.prompt, look), Text("")]
     wrong = grade.out_of_place if grade is not None else None
     width = len(str(len(order)))
@@ -170,13 +171,8 @@ def _verdict(grade: OrderGrade, look: Look) -> RenderableType:
     if check is None:
         return Prose(f"{look.ok} " + look.tr(msg("Right: every line comes after the lines it "
                                                  "needs.")), style="bold green")
-    parts: list[RenderableType] = [Prose.assemble(
-        (f"{look.bad} " + look.tr(msg("Not yet: ")), "bold red"),
-        tagged(inline(look.tr(check.message), look), grade.why, look))]
-    if check.help:
-        parts.append(Padding(Prose.assemble((look.tr(msg("hint: ")), "bold"),
-                                            inline(look.tr(check.help), look)), (0, 0, 0, 2)))
-    return Group(*parts)
+    return Prose.assemble((f"{look.bad} " + look.tr(msg("Not yet: ")), "bold red"),
+                          tagged(inline(look.tr(check.message), look), grade.why, look))
 
 
 def _effect(step: Parsons, run: RunResult | None, look: Look) -> RenderableType:
