@@ -8,17 +8,16 @@ apart from results) meet all four; those the shared judge decides meet the fork 
 function (the controls) must pass. Then the property, on fresh random seeds through the fork
 server: a file of the suite passes only if its function is correct.
 
-The checks run in one subprocess (`forgery_driver.py`), as an ordinary user would run the
-tutor: when these tests run as root, the driver runs without any capability (`setpriv`), since
-CAP_SYS_PTRACE lets any process read any other's memory, the tutor's included, and no design
-of the tutor's could stop that.
+The checks run in one subprocess (`forgery_driver.py`), as the tutor or a teacher's grader
+runs: as root with root's capabilities when these tests run as root (CI, containers). The
+worker drops every capability before learner code runs (runtime/privilege.py), so the
+CAP_SYS_PTRACE that would let learner code read the tutor's memory is never the learner's.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import warnings
@@ -44,29 +43,17 @@ SUITE = {name: case for name, case in HOSTILE_FILES.items() if case.forged}
 MET = [(name, path) for name, case in SUITE.items() for path in PATHS if path in case.paths]
 
 
-def as_ordinary_user() -> list[str] | None:
-    """The command prefix that drops every capability (root only); None if none is needed;
-    skip if it is needed and cannot be had."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: cannot run as an ordinary user")
-    return [setpriv, "--bounding-set=-all", "--inh-caps=-all"]
-
-
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     if not sys.platform.startswith("linux"):
         pytest.skip("the memory attack reads /proc; the fork server is Linux's")
-    prefix = as_ordinary_user()
     out = tmp_path_factory.mktemp("forgery") / "results.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
     # `check --all` runs twice: on the forged files (none may pass, so it exits 1), and on
     # the files that pass (the controls and the stated gap, so it exits 0).
     forged = [name for name, case in SUITE.items() if not case.correct]
     passing = [name for name, case in SUITE.items() if case.correct]
-    subprocess.run([*(prefix or []), sys.executable, str(ROOT / "tests" / "forgery_driver.py"),
+    subprocess.run([sys.executable, str(ROOT / "tests" / "forgery_driver.py"),
                     str(out), *(str(HOSTILE / f"{name}.py") for name in forged), "--",
                     *(str(HOSTILE / f"{name}.py") for name in passing)],
                    env=env, check=True, timeout=1800)
