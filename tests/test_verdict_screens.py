@@ -49,14 +49,23 @@ def courses() -> dict[str, Course]:
     return {lang: load_course(lang=lang, rules=EXERCISE_RULES) for lang in LANGUAGES}
 
 
+# A learner debugging with print: eight long lines, printed as the file loads.
+PRINTS = ("for _line in range(8):\n"
+          "    print('debugging', _line, 'the values I expected to see here ' * 3)\n")
+
+
 def files(course: Course) -> list[tuple[Lesson, Exercise, str, str]]:
-    """(lesson, exercise, which file, its source): each exercise's starter, its declared
-    mutants and its solution."""
+    """(lesson, exercise, which file, its source): each exercise's starter and declared
+    mutants (each also as a learner who prints would have it) and its solution."""
     out = []
     for lesson in course.lessons:
         for step in lesson.steps:
             if isinstance(step, Exercise):
                 out.append((lesson, step, "starter", step.starter))
+                out.append((lesson, step, "starter that prints", PRINTS + step.starter))
+                out += [(lesson, step, f"mutant {mutant.id} that prints",
+                         PRINTS + mutant_source(step, index))
+                        for index, mutant in enumerate(step.mutants)]
                 out += [(lesson, step, f"mutant {mutant.id}", mutant_source(step, index))
                         for index, mutant in enumerate(step.mutants)]
                 out.append((lesson, step, "solution", step.solution))

@@ -179,8 +179,9 @@ class Evidence:
         yield table if natural <= options.max_width else self.stacked()
 
 
-# How many lines of what the learner's code printed the short cut shows.
-SHORT_OUTPUT_LINES = 2
+# How many lines of what the learner's code printed the short cut shows: one, on the line
+# that says it printed, so a file that prints still gets its verdict on one screen.
+SHORT_OUTPUT_LINES = 1
 
 
 def verdict_view(verdict: Verdict, look: Look, whole: bool = True,
@@ -212,10 +213,13 @@ def verdict_view(verdict: Verdict, look: Look, whole: bool = True,
         cut = verdict.output_truncated or (not whole and len(lines) > SHORT_OUTPUT_LINES)
         printed = (msg("Your code printed (cut: it was longer):") if cut
                    else msg("Your code printed:"))
-        shown = Text(output) if whole else Text(
-            "\n".join(lines[:SHORT_OUTPUT_LINES]), no_wrap=True, overflow="ellipsis")
-        parts += [*([Text("")] if whole else []), Prose(tr(printed), style="bold"),
-                  Padding(shown, (0, 0, 0, 2))]
+        if whole:
+            parts += [Text(""), Prose(tr(printed), style="bold"),
+                      Padding(Text(output), (0, 0, 0, 2))]
+        else:  # one line: the words, then the first line printed, cut at the edge
+            first = Text.assemble((tr(printed), "bold"), " ", lines[0])
+            first.no_wrap, first.overflow = True, "ellipsis"
+            parts.append(first)
     if more and not whole and left_out(verdict, tr):
         parts.append(inline(tr(more), look, "grey50"))
     return Group(*parts)
