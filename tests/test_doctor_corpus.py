@@ -110,3 +110,71 @@ def test_a_cut_the_probe_cannot_see_is_said_to_be_unseen_not_guessed(
     assert finding.where == "cut_by_data.py:25"
     assert ("graph cut at", "not seen (.data, or a call the doctor does not watch)") in (
         finding.evidence)
+
+
+# What each graph problem's "what to do" says, applied to its script (old text, new text): the
+# script so fixed must then be judged clean, with no note either.
+FIXES = {
+    "validation_with_dropout.py": [("    val_loss = evaluate()", "    with torch.no_grad():\n"
+                                    "        val_loss = evaluate()")],
+    "eval_graph.py": [("    val_loss = nn", "    with torch.no_grad():\n        val_loss = nn")],
+    "eval_mode_training.py": [("for step in range(20):", "model.train()\nfor step in range(20):")],
+    "eval_mode_after_validation.py": [("    for i in range(0, 32, 8):",
+                                       "    model.train()\n    for i in range(0, 32, 8):")],
+    "trains_in_inference_mode.py": [("with torch.inference_mode():", "if True:")],
+    "trains_under_no_grad.py": [("    with torch.no_grad():\n        train_epoch()",
+                                 "    train_epoch()")],
+    "bias_detached.py": [("self.bias.detach()", "self.bias")],
+    "weight_through_data.py": [("self.v.data", "self.v")],
+    "graph_broken.py": [("        h = torch.tensor(h.detach().numpy())", "")],
+}
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Diagnosis]:
+    folder = tmp_path_factory.mktemp("fixed")
+    for name, changes in FIXES.items():
+        text = (CORPUS / name).read_text(encoding="utf-8")
+        for old, new in changes:
+            assert old in text, (name, old)
+            text = text.replace(old, new)
+        (folder / name).write_text(text, encoding="utf-8")
+    result = subprocess.run([sys.executable, str(RUNNER), "20", *(str(folder / name)
+                                                                 for name in FIXES)],
+                            capture_output=True, text=True, timeout=600, check=True)
+    runs = [json.loads(line) for line in result.stdout.splitlines()]
+    return {Path(run["script"]).name: diagnose(run["events"]) for run in runs}
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_a_graph_problem_s_advice_fixes_it(fixed: dict[str, Diagnosis], name: str) -> None:
+    assert expected(name), "a buggy script"
+    diagnosis = fixed[name]
+    assert [(f.id, f.summary) for f in (*diagnosis.findings, *diagnosis.notes)] == []
+    assert diagnosis.fault is None and diagnosis.error is None and diagnosis.steps > 0
+
+
+@pytest.mark.parametrize(("name", "told", "not_told"), [
+    # a validation graph is told as one, not as training in eval mode
+    ("validation_with_dropout.py", "torch.no_grad()", "model.train()"),
+    ("eval_mode_after_validation.py", "again after evaluating", "torch.no_grad()"),
+    ("trains_in_inference_mode.py", "ran inside torch.inference_mode()", "cut"),
+    ("trains_under_no_grad.py", "ran inside torch.no_grad()", "cut"),
+])
+def test_a_graph_problem_is_told_as_what_it_is(judged: dict[str, Diagnosis], name: str,
+                                               told: str, not_told: str) -> None:
+    (finding,) = judged[name].findings
+    summary = str(finding.summary)
+    assert told in summary and not_told not in summary, summary
+
+
+@pytest.mark.parametrize(("name", "cut", "params"), [
+    ("bias_detached.py", "bias_detached.py:15 (.detach())", "model.0.bias, model.2.bias"),
+    ("weight_through_data.py", "weight_through_data.py:15 (.data)", "model.0.v"),
+])
+def test_one_parameter_cut_from_a_layer_that_trains_is_found(
+        judged: dict[str, Diagnosis], name: str, cut: str, params: str) -> None:
+    """Judged per parameter: the layer's other parameter trains, and is not named."""
+    (finding,) = judged[name].findings
+    assert ("graph cut at", cut) in finding.evidence
+    assert ("parameters", params) in finding.evidence

@@ -1,7 +1,8 @@
 """What the doctor's probe reads of autograd graphs, inside the learner's process: the leaves a
 backward from some tensors reaches, what a loss was divided by, whether a graph is held by
 anyone but the probe, and the calls that take a tensor's values without its graph (`.detach()`,
-`.item()`, `torch.tensor(...)`...), watched so that a cut graph is reported where it was cut.
+`.item()`, `torch.tensor(...)`, a parameter's `.data`...), watched so that a cut graph is
+reported where it was cut.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from types import FrameType
 from typing import Any
 
 # Each call that hands back a tensor's values without its graph, as a report names it. `.data`
-# is an attribute, not a call, and is not watched: a graph cut there is reported as not seen.
+# is an attribute, not a call: it is watched on parameters only (DATA), and a graph cut by the
+# `.data` of an activation is reported as not seen.
 CUT_METHODS: Mapping[str, str] = {
     "detach": ".detach()", "detach_": ".detach_()", "item": ".item()", "tolist": ".tolist()",
     "numpy": ".numpy()", "__float__": "float()"}
 CUT_FUNCTIONS: Mapping[str, str] = {"tensor": "torch.tensor(...)"}
+DATA = ".data"
 MAX_HELD = 64  # the items of a list handed to torch.tensor looked at
 
 # cut(how, tensors with a graph, the caller's frame): what the probe does with a call seen
@@ -48,6 +51,12 @@ def tensor_leaves(torch: Any, tensors: Iterable[Any]) -> list[Any]:
     tensors = list(tensors)
     found, _ = graph_leaves(torch, [t.grad_fn for t in tensors])
     return found + [t for t in tensors if t.grad_fn is None and t.requires_grad]
+
+
+def version(tensor: Any) -> int:
+    """The tensor's version counter; -1 for a tensor made under torch.inference_mode(), which
+    has none (reading it raises)."""
+    return -1 if tensor.is_inference() else int(tensor._version)
 
 
 def divisor(fn: Any) -> float | None:
@@ -101,6 +110,29 @@ def watch_cuts(torch: Any, cut: Cut) -> None:
             _wrap(tensor_type, name, how, first, tensor_type, cut)
     for name, how in CUT_FUNCTIONS.items():
         _wrap(torch, name, how, data, tensor_type, cut)
+    _watch_data(torch, cut)
+
+
+def _watch_data(torch: Any, cut: Cut) -> None:
+    """`.data` of a parameter that requires grad: `cut` is told, as for a call. nn.Parameter is
+    a Python class, so a property there shadows the tensor's own attribute for parameters
+    alone; activations and buffers keep theirs, at no cost."""
+    base = getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase", None)
+    attribute = getattr(base, "data", None)
+    if attribute is None or not hasattr(attribute, "__get__") or "data" in vars(
+            torch.nn.Parameter):
+        return
+
+    def get(self: Any) -> Any:
+        value = attribute.__get__(self)
+        if self.requires_grad:
+            cut(DATA, [self], sys._getframe(1))
+        return value
+
+    def put(self: Any, value: Any) -> None:
+        attribute.__set__(self, value)
+
+    torch.nn.Parameter.data = property(get, put, doc=attribute.__doc__)
 
 
 def _wrap(owner: Any, name: str, how: str,

@@ -26,12 +26,14 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from gradtutor.doctor.evaluation import evaluation_lines
+from gradtutor.doctor.closing import evaluations, names_event
 from gradtutor.doctor.graphs import (
+    DATA,
     discarded_count,
     divisor,
     graph_leaves,
     tensor_leaves,
+    version,
     watch_cuts,
 )
 from gradtutor.doctor.running import TorchWatcher, error_line, events_fd, script_traceback
@@ -41,7 +43,6 @@ FLUSHED = frozenset({"step", "end", "fault", "nograph"})
 PENDING = 10_000  # forward graphs watched at most (the newest)
 SAMPLE = 64  # entries of a parameter compared to see an update made through `.data`
 CUT_CALLS = 3  # calls from one line that cuts a graph looked at (each walks the graph)
-MAX_SOURCES = 20  # files of the learner's read for where they evaluate
 
 
 class StopScript(BaseException):
@@ -59,7 +60,7 @@ class Leaf:
         self.tensor = tensor
         self.contrib: list[int] = []  # the backward passes summed in .grad since it was clear
         self.updated = -1  # the event number of the last update of the tensor's values
-        self.version = tensor._version
+        self.version = version(tensor)
         self.sample: Any = None
         self.norm: tuple[Any, int, float] | None = None  # (weakref to the grad, version, norm)
 
@@ -89,9 +90,13 @@ class Recorder:
         self.stopped = False
         self.broken = False
         self.torch: Any = None
-        # the graphs top-level forward passes built (node, module, line), until a backward
-        # pass goes through one or the script lets go of it
-        self.pending: list[tuple[Any, int, str | None]] = []
+        self.reads: tuple[type, ...] = ()
+        # the graphs top-level forward passes built (node, module, line, the number of the
+        # forward event that stands for the pass), until a backward pass (or torch.autograd.grad)
+        # goes through one or the script lets go of it
+        self.pending: list[tuple[Any, int, str | None, int]] = []
+        self.graphed: list[int] = []  # forward events whose graphs autograd.grad went through
+        self.forward_n = 0
         self.top_line: str | None = None
         self.discarded: int | None = None  # see discarded_count
         self.last_forward: tuple[int, bool, bool, str | None] | None = None
@@ -179,7 +184,7 @@ class Recorder:
             if g is None or g.is_sparse:
                 continue
             known = leaf.norm
-            if known is not None and known[0]() is g and known[1] == g._version:
+            if known is not None and known[0]() is g and known[1] == version(g):
                 found[at] = known[2]
             else:
                 todo.append(at)
@@ -189,7 +194,7 @@ class Recorder:
                     [grads[at].detach() for at in todo])]).tolist()
             for at, value in zip(todo, values, strict=True):
                 g = grads[at]
-                leaves[at].norm = (weakref.ref(g), g._version, float(value))
+                leaves[at].norm = (weakref.ref(g), version(g), float(value))
                 found[at] = float(value)
         return found
 
@@ -199,7 +204,7 @@ class Recorder:
         (an update through `.data` leaves the counter alone); 'still' when a free tensor was
         written but its sample is as it was (an update by a zero gradient); else None."""
         tensor = leaf.tensor
-        written = bool(tensor._version != leaf.version)
+        written = version(tensor) != leaf.version
         if not free or leaf.sample is None:
             return "moved" if written else None
         if not self.torch.equal(self._sample(tensor), leaf.sample):
@@ -235,6 +240,9 @@ class Recorder:
         except TypeError:  # a torch without it
             module_hooks.register_module_forward_hook(after)
         self.wrap(torch.autograd, "backward", self.observed_backward)
+        self.wrap(torch.autograd, "grad", self.observed_grad)
+        # a parametrization computes a weight when it is read: not a forward pass of the script
+        self.reads = (torch.nn.utils.parametrize.ParametrizationList,)
         self.wrap(optim_hooks.Optimizer, "zero_grad", self.observed_optimizer_clear)
         self.wrap(optim_hooks.Optimizer, "__init__", self.observed_optimizer_made)
         self.wrap(torch.nn.Module, "zero_grad", self.observed_module_clear)
@@ -273,6 +281,27 @@ class Recorder:
             finally:
                 self.busy = False
         return backward
+
+    def observed_grad(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def grad(*args: Any, **kwargs: Any) -> Any:
+            if not (self.busy or self.broken or self.stopped):
+                self.guarded(self.graph_used, args[0] if args else kwargs.get("outputs"))
+            return original(*args, **kwargs)
+        return grad
+
+    def graph_used(self, outputs: Any) -> None:
+        """torch.autograd.grad goes through the graphs of `outputs` (a gradient penalty): the
+        forward passes that built them are used, as by a backward pass; the next one says so."""
+        torch = self.torch
+        roots = [outputs] if isinstance(outputs, torch.Tensor) else list(outputs or ())
+        _, nodes = graph_leaves(torch, [t.grad_fn for t in roots if isinstance(t, torch.Tensor)])
+        self.graphed += self.used_graphs(nodes)
+
+    def used_graphs(self, nodes: set[int]) -> list[int]:
+        """The forward events whose pending graphs have a node in `nodes`, no longer pending."""
+        used = [entry[3] for entry in self.pending if id(entry[0]) in nodes]
+        self.pending = [entry for entry in self.pending if id(entry[0]) not in nodes]
+        return used
 
     def observed_optimizer_clear(self, original: Callable[..., Any]) -> Callable[..., Any]:
         def zero_grad(opt: Any, *args: Any, **kwargs: Any) -> Any:
@@ -339,20 +368,23 @@ class Recorder:
         mid = self.module_id(module)
         if grad_on:
             self.ran[mid] = module
-        if top:
+        if top and not isinstance(module, self.reads):
             self.top_line = self.where()
             key = (mid, bool(module.training), grad_on, self.top_line)
             if key != self.last_forward:  # a run of like forward passes is told once
                 self.last_forward = key
                 self.emit({"e": "forward", "mod": mid, "training": key[1], "grad": grad_on,
-                           "line": self.top_line})
+                           "line": self.top_line, **({} if grad_on else {
+                               "inference": torch.is_inference_mode_enabled()})})
+                self.forward_n = self.seq
 
     def after_forward(self, module: Any, output: Any) -> None:
         self.depth = max(0, self.depth - 1)
         fn = getattr(output, "grad_fn", None)
-        if self.depth == 0 and fn is not None:  # to tell later whether a backward used it
+        if self.depth == 0 and fn is not None and not isinstance(module, self.reads):
+            # to tell later whether a backward used it
             self.drop_discarded()
-            self.pending.append((fn, self.module_id(module), self.top_line))
+            self.pending.append((fn, self.module_id(module), self.top_line, self.forward_n))
             del self.pending[:-PENDING]
 
     def drop_discarded(self) -> None:
@@ -370,7 +402,8 @@ class Recorder:
         """A call of the script's own (`frame`'s) took the values of `tensors` without their
         graph (`graphs.watch_cuts`): which leaves lost their path through it, told once per
         line, from its first few calls."""
-        if self.busy or self.stopped or not self.user_file(frame.f_code.co_filename):
+        if self.busy or self.stopped or not self.user_file(frame.f_code.co_filename) or (
+                how == DATA and not self.depth):  # a parameter's .data in a forward pass
             return
         line = f"{self.shown(frame.f_code.co_filename)}:{frame.f_lineno}"
         seen = self.cuts.setdefault((line, how), [0, set()])
@@ -420,13 +453,14 @@ class Recorder:
         ran = sorted(self.ran)
         self.ran = {}
         used = sorted({entry[1] for entry in self.pending if id(entry[0]) in nodes})
-        self.pending = [entry for entry in self.pending if id(entry[0]) not in nodes]
+        graphed = sorted({*self.used_graphs(nodes), *self.graphed})
+        self.graphed = []
         self.drop_discarded()
         root = roots[0] if roots else None
         loss = (float(root.detach()) if isinstance(root, torch.Tensor) and root.numel() == 1
                 else None)
         facts = {"line": line, "pre": pre, "moved": moved, "still": still, "ran": ran,
-                 "used": used,
+                 "used": used, "graphs": graphed,
                  "loss": loss,
                  "div": divisor(fns[0]) if len(fns) == 1 else None}
         return True, leaves, line, facts
@@ -439,7 +473,7 @@ class Recorder:
         free = not self.optimizers
         for leaf in leaves:
             leaf.contrib.append(self.seq + 1)  # this backward's event number
-            leaf.version = leaf.tensor._version
+            leaf.version = version(leaf.tensor)
             if free:
                 leaf.sample = self._sample(leaf.tensor)
         self.emit({"e": "backward", "i": self.backwards, **facts,
@@ -510,60 +544,19 @@ class Recorder:
         for group in opt.param_groups:
             for p in group["params"]:
                 leaf = self.leaf(p)
-                if p._version != leaf.version:
+                now = version(p)
+                if now != leaf.version:
                     leaf.updated = self.seq + 1  # after every backward seen so far
-                leaf.version = p._version
+                leaf.version = now
 
     # --- the end ------------------------------------------------------------------------------
 
     def send_names(self, extra: dict[str, Any] | None = None) -> None:
-        """The names the script gives its modules and parameters, read from the variables of
-        its frames (and `extra`, its globals once it has ended)."""
-        if self.torch is None:
-            return
-        spaces: list[dict[str, Any]] = []
-        frame: types.FrameType | None = sys._getframe(1)
-        while frame is not None:
-            if self.user_file(frame.f_code.co_filename):
-                spaces += [frame.f_locals, frame.f_globals]
-            frame = frame.f_back
-        if extra is not None:
-            spaces.append(extra)
-        module_type, tensor_type = self.torch.nn.Module, self.torch.Tensor
-        names: dict[str, str] = {}
-        modules: dict[str, str] = {}
-        for space in spaces:
-            for var, value in list(space.items()):
-                if var.startswith("__"):
-                    continue
-                if isinstance(value, module_type):
-                    for name, sub in value.named_modules(prefix=var):
-                        known = self.modules.get(id(sub))
-                        if known is not None and known[1] is sub:
-                            modules.setdefault(str(known[0]), name)
-                    for name, p in value.named_parameters(prefix=var):
-                        leaf = self.leaves.get(id(p))
-                        if leaf is not None and leaf.tensor is p:
-                            names.setdefault(str(leaf.pid), name)
-                elif isinstance(value, tensor_type):
-                    leaf = self.leaves.get(id(value))
-                    if leaf is not None and leaf.tensor is value:
-                        names.setdefault(str(leaf.pid), var)
-        self.emit({"e": "names", "params": names, "modules": modules})
+        if self.torch is not None:
+            self.emit(names_event(self, sys._getframe(1), extra))
 
     def send_evaluations(self) -> None:
-        """Where the script and its own modules switch a model to evaluation, read from their
-        source (`evaluation.evaluation_lines`): a run stopped early may not have got there."""
-        files = [self.script, *(getattr(m, "__file__", None) for m in list(sys.modules.values()))]
-        found: list[str] = []
-        for path in [f for f in dict.fromkeys(files) if isinstance(f, str)
-                     and f.endswith(".py") and self.user_file(f)][:MAX_SOURCES]:
-            try:
-                with open(path, encoding="utf-8") as file:
-                    source = file.read(1 << 20)
-            except (OSError, ValueError):
-                continue
-            found += [f"{self.shown(path)}:{n}" for n in evaluation_lines(source)]
+        found = evaluations(self)
         if found:
             self.emit({"e": "evals", "at": found[:5]})
 
