@@ -3,7 +3,8 @@ teacher runs it, `gradtutor grade` and `gradtutor check` as root with root's cap
 dropped before, as CI containers and lab machines run), and as an ordinary user, a student's
 file finds CapEff 0, the machine's calls refused (reboot, sethostname, the kernel log, bpf,
 perf_event_open, fanotify, setns, mknod, chattr's ioctl, an inotify watch, realtime priority,
-a vsock or packet socket), and no process's /proc/PID/environ readable: the teacher's token is in no report.
+a vsock or packet socket), and no process's /proc/PID/environ readable: the teacher's token
+is in no report.
 """
 
 from __future__ import annotations
