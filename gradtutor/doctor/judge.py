@@ -82,10 +82,7 @@ def pile_up(run: Run) -> list[Finding]:
             "step {step}: .grad held {count} backward passes, some already used by an "
             "earlier step", step=step_label(run, first), count=held)))
         evidence.append((msg("parameters"), named(run, stale)))
-        growth = [total_norm(step_norms(s)) for s in run.steps if s["opt"] == first["opt"]]
-        evidence.append((msg("gradient norm at each step"),
-                         " → ".join(number(n) for n in growth[:6])
-                         + (" …" if len(growth) > 6 else "")))
+        evidence += norm_series(run, [s for s in run.steps if s["opt"] == first["opt"]])
     else:
         first_b, stale = stale_backwards[0]
         where = first_b.get("line")
@@ -110,6 +107,21 @@ def pile_up(run: Run) -> list[Finding]:
                msg("Gradients are cleared less often than the optimizer steps: between two "
                    "clears, each step adds to the last one's."))
     return [Finding("never-cleared", summary, where, tuple(evidence))]
+
+
+def norm_series(run: Run, steps: list[Event]) -> list[tuple[Msg, str]]:
+    """The gradient norm at each step, as evidence; where something between the backward pass
+    and the step made it smaller (clipping), the norm before it too, each row saying which."""
+    def shown(norms: list[float]) -> str:
+        return " → ".join(number(n) for n in norms[:6]) + (" …" if len(norms) > 6 else "")
+
+    used = [total_norm(step_norms(s)) for s in steps]
+    made = [total_norm(last_norms_before(run, s["n"]).get(int(p)) for p in s["g"])
+            for s in steps]
+    if all(u >= m * (1 - 1e-3) for u, m in zip(used, made, strict=True)):
+        return [(msg("gradient norm at each step"), shown(used))]
+    return [(msg("gradient norm after backward(), before clipping"), shown(made)),
+            (msg("gradient norm the step used, after clipping"), shown(used))]
 
 
 def clear_owner(run: Run, clear: Event) -> str:

@@ -170,8 +170,8 @@ class Recorder:
     def norms(self, leaves: Sequence[Leaf], again: bool = False) -> list[float | None]:
         """The 2-norm of each leaf's gradient (None for none, or one that cannot be measured:
         sparse). A gradient unchanged since it was measured (the same tensor, at the same
-        version) is not measured again, unless `again`: a step right after a backward reuses
-        its norms, but a backward measures anew (`w.grad.data.zero_()` leaves the version)."""
+        version) is not measured again, unless `again`: writes through `.data` and a
+        GradScaler's unscaling leave the version as it was."""
         torch = self.torch
         grads = [leaf.tensor.grad for leaf in leaves]
         found: list[float | None] = [None] * len(leaves)
@@ -453,7 +453,7 @@ class Recorder:
         closure = (len(args) > 1 and args[1] is not None) or kwargs.get("closure") is not None
         leaves = [self.leaf(p) for group in opt.param_groups for p in group["params"]]
         grads = [leaf.tensor.grad for leaf in leaves]
-        norms = self.norms(leaves)
+        norms = self.norms(leaves, again=True)  # a GradScaler unscales in place, unseen
         watch = self.units = self.units or UnitWatch(self.torch)
         alive_of = watch.count(self.steps + 1, [leaf.pid for leaf in leaves], grads)
         states = {}

@@ -102,7 +102,7 @@ def accumulation(run: Run) -> list[Finding]:
     return [Finding("accumulation-scale", summary, line, (
         (msg("step"), step_label(run, step)),
         (msg("backward passes summed"), msg("{k}, from {line}", k=k, line=line)),
-        (msg("loss divided by"), number(d)),
+        (msg("sum divided by") if divided_after else msg("loss divided by"), number(d)),
         (msg("gradient norm at the step"), number(norm)),
         (msg("the same batches' mean gradient"), number(norm / factor)),
     ))]
