@@ -35,6 +35,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from gradtutor.errors import GradtutorError
 from gradtutor.i18n import Msg, msg
@@ -47,6 +48,12 @@ _MOODLE_FOLDER = re.compile(r"^(?P<who>.+?)_(?P<id>\d+)_assignsubmission_(?P<plu
 # rest, whose last `_`-part is the file as handed in (Canvas adds -N to a resubmission).
 _LMS_FILE = re.compile(r"^(?P<who>[^_]+)_(?:LATE_)?(?P<id>\d+)_(?:.*_)?(?P<file>[^_]+)$")
 _RESUBMITTED = re.compile(r"^(?P<stem>.+?)(?:-(?P<n>\d+))?\.py$")
+# The most entries a student's zip may list: a course's exercise files and their folders, with
+# room to spare; reading a zip's directory costs time and memory by the entry (400,000 took
+# seconds and some 200 MB), so the count is read from its end record before anything else.
+MAX_ZIP_ENTRIES = 10_000
+MAX_ZIP_DIRECTORY = 4 << 20  # bytes: 10,000 entries with names of some 300 characters
+_END_RECORD = b"PK\x05\x06"
 
 
 @dataclass(frozen=True)
@@ -226,6 +233,26 @@ class _NotPlain(OSError):
     """A handed-in file that is not a plain file (a FIFO, a device, a socket, a folder)."""
 
 
+class _TooManyEntries(ValueError):
+    """A zip that lists more than MAX_ZIP_ENTRIES entries (or needs ZIP64 to count them)."""
+
+
+def zip_directory(raw: BinaryIO) -> tuple[int, int] | None:
+    """(entries, bytes) of a zip's central directory as its end record gives them (0xFFFF
+    and 0xFFFFFFFF: more than a plain zip can count, ZIP64), read from its last 64 KiB;
+    None without one. Python's zipfile reads the directory by its size whatever the count
+    says, so both are capped."""
+    size = raw.seek(0, os.SEEK_END)
+    raw.seek(max(0, size - (1 << 16) - 22))
+    tail = raw.read()
+    at = tail.rfind(_END_RECORD)
+    raw.seek(0)
+    if at < 0 or len(tail) < at + 16:
+        return None
+    return (int.from_bytes(tail[at + 10:at + 12], "little"),
+            int.from_bytes(tail[at + 12:at + 16], "little"))
+
+
 def _open_plain(path: Path) -> int:
     """A descriptor open for reading on `path`, only if it is a plain file: anything else is
     refused before it is opened (a FIFO's open would wait for a writer forever, a device's
@@ -242,6 +269,9 @@ def _open_plain(path: Path) -> int:
 
 
 def _unreadable(path: Path, exc: BaseException) -> Msg:
+    if isinstance(exc, _TooManyEntries):
+        return msg("{file} lists more than {count} entries, more than a student's work needs, "
+                   "so it was not read", file=shown_name(path.name), count=MAX_ZIP_ENTRIES)
     if isinstance(exc, _NotPlain):
         return msg("{file} is not a plain file (a FIFO, a device or a socket, say), so it "
                    "was not read", file=shown_name(path.name))
@@ -266,15 +296,21 @@ def _unzip(archive: Path, files: set[str], folder: Path) -> Msg | None:
     plain file, not a zip, or damaged anywhere (a deflate, bzip2 or LZMA stream that fails
     raises its own library's error, none of them zipfile's, so every error counts)."""
     try:
-        with os.fdopen(_open_plain(archive), "rb") as raw, zipfile.ZipFile(raw) as handed:
-            members = [m for m in handed.infolist() if _plain_member(m)
-                       and PurePosixPath(m.filename).name in files]
-            nearest: dict[str, zipfile.ZipInfo] = {}
-            for member in sorted(members, key=lambda m: (m.filename.count("/"), m.filename)):
-                nearest.setdefault(PurePosixPath(member.filename).name, member)
-            for name, member in nearest.items():
-                with handed.open(member) as source:
-                    (folder / name).write_bytes(source.read(MAX_FILE_BYTES + 1))
+        with os.fdopen(_open_plain(archive), "rb") as raw:
+            listed = zip_directory(raw)
+            if listed is not None and (listed[0] > MAX_ZIP_ENTRIES
+                                       or listed[1] > MAX_ZIP_DIRECTORY):
+                raise _TooManyEntries
+            with zipfile.ZipFile(raw) as handed:
+                members = [m for m in handed.infolist() if _plain_member(m)
+                           and PurePosixPath(m.filename).name in files]
+                nearest: dict[str, zipfile.ZipInfo] = {}
+                for member in sorted(members,
+                                     key=lambda m: (m.filename.count("/"), m.filename)):
+                    nearest.setdefault(PurePosixPath(member.filename).name, member)
+                for name, member in nearest.items():
+                    with handed.open(member) as source:
+                        (folder / name).write_bytes(source.read(MAX_FILE_BYTES + 1))
     except Exception as exc:  # noqa: BLE001 - whatever one zip does is its student's problem
         return _unreadable(archive, exc)
     return None

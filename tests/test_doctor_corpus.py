@@ -178,3 +178,25 @@ def test_one_parameter_cut_from_a_layer_that_trains_is_found(
     (finding,) = judged[name].findings
     assert ("graph cut at", cut) in finding.evidence
     assert ("parameters", params) in finding.evidence
+
+
+def test_clipped_gradients_are_shown_before_and_after_clipping(
+        judged: dict[str, Diagnosis]) -> None:
+    """Under clipping the step's norm sits at the bound (0.1 → 0.1 → ...), which shows
+    nothing: the evidence gives the norm the backward passes made too, and says which is
+    which."""
+    (finding,) = judged["never_cleared_clipped.py"].findings
+    rows = {str(label): value.rstrip(" …").split(" → ") for label, value in finding.evidence}
+    assert set(rows["gradient norm the step used, after clipping"]) == {"0.1"}
+    before = [float(v) for v in rows["gradient norm after backward(), before clipping"]]
+    assert min(before) > 0.5
+
+
+def test_accumulation_under_a_grad_scaler_is_judged_not_left_unclear(
+        judged: dict[str, Diagnosis]) -> None:
+    """The scale hides the loss's divisor in the graph; the step's unscaled gradients give it
+    back: the undivided one is a problem saying the loss was not divided, the divided one
+    clean, and neither a note."""
+    (finding,) = judged["amp_accumulation_undivided.py"].findings
+    assert ("sum divided by", "1") in finding.evidence
+    assert not judged["amp_accumulation.py"].findings and not judged["amp_accumulation.py"].notes

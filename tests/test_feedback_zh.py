@@ -435,3 +435,15 @@ def test_a_check_waiting_for_pytorch_says_so_with_its_seconds(tr: Any, words: st
         out = shown(exercise_body(step, view, path, look), 100)
         assert "PyTorch" not in out.split(tr(msg("Your file:")))[-1]
 
+
+
+def test_a_copy_cut_at_the_cap_names_the_cap_not_the_copy_s_size() -> None:
+    """A graded class's copies are read to the cap and a byte: the file handed in was larger
+    than that, by how much is not known (the review: '1.0 MiB' for a 48 MiB file)."""
+    cap = 1 << 20
+    cut = source_problem(b"#" * (cap + 1), "answer.py", "read_grad", cap)
+    whole = source_problem(b"#" * (cap + 1), "answer.py", "read_grad", cap, size=48 << 20)
+    assert cut is not None and whole is not None
+    assert cut.message == "Your file is more than the 1024 KiB a check accepts."
+    assert whole.message.startswith("Your file is 48.0 MiB, more than the 1024 KiB")
+    assert ZH(cut.message) == "你的文件超过了检查所接受的 1024 KiB。"

@@ -2,8 +2,9 @@
 teacher runs it, `gradtutor grade` and `gradtutor check` as root with root's capabilities (not
 dropped before, as CI containers and lab machines run), and as an ordinary user, a student's
 file finds CapEff 0, the machine's calls refused (reboot, sethostname, the kernel log, bpf,
-perf_event_open, fanotify, setns, mknod, chattr's ioctl, realtime priority, a vsock or packet
-socket), and no process's /proc/PID/environ readable: the teacher's token is in no report.
+perf_event_open, fanotify, setns, mknod, chattr's ioctl, an inotify watch, realtime priority,
+a vsock or packet socket), and no process's /proc/PID/environ readable: the teacher's token
+is in no report.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def probe():
     with open("own.txt", "w") as own:
         found["setflags"] = _try(
             lambda: fcntl.ioctl(own.fileno(), 0x40086602, struct.pack("i", 0)))
+    inotify = _libc.inotify_init1(0)
+    found["inotify_add_watch"] = _try(_sys(254, inotify, b"/tmp", 0xFFF))
     found["sched_fifo"] = _try(
         lambda: os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1)))
     readable = secrets = 0
@@ -85,7 +88,7 @@ def probe():
 print("PROBE " + json.dumps(probe()))
 '''
 CALLS = ("sethostname", "reboot", "syslog", "bpf", "perf_event_open", "fanotify_init", "setns",
-         "vsock", "packet", "mknod", "setflags", "sched_fifo")
+         "vsock", "packet", "mknod", "setflags", "inotify_add_watch", "sched_fifo")
 
 
 def student_file() -> str:

@@ -393,3 +393,21 @@ def test_grade_reports_the_class_when_one_zip_is_damaged(tmp_path: Path, cli: Cl
     assert "cannot read mallory.zip" in json.dumps(students["mallory"])
     rows = list(csv.reader(io.StringIO((tmp_path / "g.csv").read_text(encoding="utf-8"))))
     assert sorted(row[0] for row in rows[1:]) == ["amy", "mallory"]
+
+
+def test_a_zip_of_too_many_entries_is_its_student_s_problem_before_its_directory_is_read(
+        tmp_path: Path) -> None:
+    """The review's n21: 400,000 entries cost seconds and some 200 MB to list."""
+    from gradtutor.submissions import MAX_ZIP_ENTRIES
+
+    class_folder = _mkdir(tmp_path / "class")
+    with zipfile.ZipFile(class_folder / "many.zip", "w") as handed:
+        handed.writestr("read-grad.py", "x = 1\n")
+        for i in range(MAX_ZIP_ENTRIES + 1):
+            handed.writestr(f"f/{i}", "")
+    with zipfile.ZipFile(class_folder / "amy.zip", "w") as handed:
+        handed.writestr("read-grad.py", "fine\n")
+    staged = {s.name: s for s in stage(find_submissions([class_folder], IDS), IDS,
+                                       _mkdir(tmp_path / "root"))}
+    assert staged["amy"].problem is None
+    assert f"many.zip lists more than {MAX_ZIP_ENTRIES} entries" in str(staged["many"].problem)

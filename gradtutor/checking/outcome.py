@@ -73,12 +73,16 @@ def source_problem(raw: bytes, filename: str, function: str, max_bytes: int,
                    size: int | None = None) -> Check | None:
     """What makes the learner's file impossible to run, found without running it; None if
     nothing. `compile` parses the file without executing a line of it. `size` is the file's
-    size when `raw` is not all of it (a file too large is not read whole)."""
+    size when `raw` is not all of it (a file too large is not read whole); without it, `raw`
+    of `max_bytes` and one byte is a copy cut there (a graded class's), of unknown size."""
+    cut = size is None and len(raw) == max_bytes + 1
     size = len(raw) if size is None else size
     if size > max_bytes:
-        return Check("file", "error",
-                     msg("Your file is {size:.1f} MiB, more than the {limit} KiB a check "
-                         "accepts.", size=size / MiB, limit=max_bytes // 1024),
+        said = (msg("Your file is more than the {limit} KiB a check accepts.",
+                    limit=max_bytes // 1024) if cut else
+                msg("Your file is {size:.1f} MiB, more than the {limit} KiB a check "
+                    "accepts.", size=size / MiB, limit=max_bytes // 1024))
+        return Check("file", "error", said,
                      msg("an answer is a few lines: keep only the function `{function}`",
                          function=function))
     try:

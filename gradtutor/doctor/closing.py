@@ -1,6 +1,7 @@
 """What the doctor's probe tells once observing ends, read from the learner's process: the names
-the script gives its modules and parameters, and where its source switches a model to
-evaluation (which a run stopped early may not have reached).
+the script gives its modules and parameters (and which are frozen), and what its source says:
+where it switches a model to evaluation (which a run stopped early may not have reached) and
+the names it calls.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import types
 from typing import Any
 
 from gradtutor.doctor.evaluation import evaluation_lines
+from gradtutor.doctor.sources import called_names
 
 MAX_SOURCES = 20  # files of the learner's read for where they evaluate
 
@@ -46,15 +48,18 @@ def names_event(recorder: Any, frame: types.FrameType | None,
                 leaf = recorder.leaves.get(id(value))
                 if leaf is not None and leaf.tensor is value:
                     names.setdefault(str(leaf.pid), var)
-    return {"e": "names", "params": names, "modules": modules}
+    frozen = [leaf.pid for leaf in recorder.leaves.values() if not leaf.tensor.requires_grad]
+    return {"e": "names", "params": names, "modules": modules, "frozen": frozen}
 
 
-def evaluations(recorder: Any) -> list[str]:
-    """Where the script and its own modules switch a model to evaluation, read from their
-    source (`evaluation.evaluation_lines`), as file:line."""
+def read_sources(recorder: Any) -> tuple[list[str], set[str]]:
+    """Where the script and its own modules switch a model to evaluation (a run stopped early
+    may not have got there), as file:line, and the names they call (a layer not called in the
+    run may be called elsewhere), read from their source."""
     files = [recorder.script,
              *(getattr(m, "__file__", None) for m in list(sys.modules.values()))]
     found: list[str] = []
+    calls: set[str] = set()
     for path in [f for f in dict.fromkeys(files) if isinstance(f, str)
                  and f.endswith(".py") and recorder.user_file(f)][:MAX_SOURCES]:
         try:
@@ -63,4 +68,5 @@ def evaluations(recorder: Any) -> list[str]:
         except (OSError, ValueError):
             continue
         found += [f"{recorder.shown(path)}:{n}" for n in evaluation_lines(source)]
-    return found
+        calls |= called_names(source)
+    return found, calls

@@ -66,6 +66,8 @@ class Run:
     nograph: list[Event] = field(default_factory=list)
     cuts: list[Event] = field(default_factory=list)  # the script's calls that cut a graph
     evals: list[str] = field(default_factory=list)  # where its source switches to eval mode
+    calls: set[str] | None = None  # the names its source calls (None: not read)
+    frozen: set[int] = field(default_factory=set)  # requires_grad=False when last named
     end: Event | None = None
     fault: Event | None = None
     torch: bool = False
@@ -103,6 +105,7 @@ REQUIRED: Mapping[str, tuple[str, ...]] = {
     "backward": ("n", "i", "pre", "reached", "norm"), "step": ("n", "i", "opt", "g"),
     "clear": ("n", "how", "owner", "pids"), "forward": ("n", "mod"), "unused": ("mod",),
     "cut": ("n", "how", "line", "reached"), "evals": ("at",),
+    "calls": ("names",),
 }
 
 
@@ -128,8 +131,12 @@ def sort_events(events: Iterable[Event]) -> Run:
             run.names.update({int(k): str(v) for k, v in event.get("params", {}).items()})
             run.module_names.update({int(k): str(v) for k, v in
                                      event.get("modules", {}).items()})
+            if isinstance(event.get("frozen"), list):
+                run.frozen = {p for p in event["frozen"] if isinstance(p, int)}
         elif kind == "evals":
             run.evals = [str(at) for at in event["at"]]
+        elif kind == "calls" and isinstance(event["names"], list):
+            run.calls = {str(name) for name in event["names"]}
         elif kind == "end":
             run.end = event
         elif kind == "fault":

@@ -18,6 +18,7 @@ from typing import Any
 
 from gradtutor.doctor.events import (
     LESSON_STEPS,
+    MAX_NAMED,
     PROBLEM_IDS,
     Event,
     Finding,
@@ -32,6 +33,7 @@ from gradtutor.doctor.events import (
 )
 from gradtutor.doctor.graph_rules import broken_graph, eval_graph, unsure
 from gradtutor.doctor.norm_rules import blow_up, dead
+from gradtutor.doctor.scale_rules import accumulation
 from gradtutor.i18n import Msg, msg
 
 __all__ = ["LESSON_STEPS", "PROBLEM_IDS", "Diagnosis", "Finding", "diagnose",
@@ -80,10 +82,7 @@ def pile_up(run: Run) -> list[Finding]:
             "step {step}: .grad held {count} backward passes, some already used by an "
             "earlier step", step=step_label(run, first), count=held)))
         evidence.append((msg("parameters"), named(run, stale)))
-        growth = [total_norm(step_norms(s)) for s in run.steps if s["opt"] == first["opt"]]
-        evidence.append((msg("gradient norm at each step"),
-                         " → ".join(number(n) for n in growth[:6])
-                         + (" …" if len(growth) > 6 else "")))
+        evidence += norm_series(run, [s for s in run.steps if s["opt"] == first["opt"]])
     else:
         first_b, stale = stale_backwards[0]
         where = first_b.get("line")
@@ -108,6 +107,21 @@ def pile_up(run: Run) -> list[Finding]:
                msg("Gradients are cleared less often than the optimizer steps: between two "
                    "clears, each step adds to the last one's."))
     return [Finding("never-cleared", summary, where, tuple(evidence))]
+
+
+def norm_series(run: Run, steps: list[Event]) -> list[tuple[Msg, str]]:
+    """The gradient norm at each step, as evidence; where something between the backward pass
+    and the step made it smaller (clipping), the norm before it too, each row saying which."""
+    def shown(norms: list[float]) -> str:
+        return " → ".join(number(n) for n in norms[:6]) + (" …" if len(norms) > 6 else "")
+
+    used = [total_norm(step_norms(s)) for s in steps]
+    made = [total_norm(last_norms_before(run, s["n"]).get(int(p)) for p in s["g"])
+            for s in steps]
+    if all(u >= m * (1 - 1e-3) for u, m in zip(used, made, strict=True)):
+        return [(msg("gradient norm at each step"), shown(used))]
+    return [(msg("gradient norm after backward(), before clipping"), shown(made)),
+            (msg("gradient norm the step used, after clipping"), shown(used))]
 
 
 def clear_owner(run: Run, clear: Event) -> str:
@@ -237,8 +251,11 @@ def dropped_micro_batches(run: Run, step: Event, since: int) -> Finding | None:
         if g[0] != "fresh" or not contrib:
             continue
         line = contrib[-1].get("line")
+        # a backward pass whose gradients overflowed is not a micro-batch: a GradScaler skips
+        # the step it was for, and clearing it is right
         made = [b for b in run.backwards if since < b["n"] < step["n"]
-                and b.get("line") == line and int(pid) in b["reached"]]
+                and b.get("line") == line and int(pid) in b["reached"]
+                and all(math.isfinite(v or 0.0) for v in b["norm"].values())]
         kept = [b for b in contrib if b.get("line") == line]
         clears = [c for c in run.clears if made[0]["n"] < c["n"] < kept[0]["n"]
                   and int(pid) in c["pids"]] if len(made) > len(kept) else []
@@ -257,12 +274,15 @@ def dropped_micro_batches(run: Run, step: Event, since: int) -> Finding | None:
 
 
 def idle_optimizers(run: Run) -> list[Finding]:
-    """An optimizer that never steps while backward passes fill its parameters' .grad."""
+    """An optimizer that never steps while backward passes fill its parameters' .grad, and no
+    other optimizer steps them (a wrapper such as SAM shares its base optimizer's groups and
+    steps through it)."""
     stepped = {s["opt"] for s in run.steps}
+    moved = run.stepped()
     reached = Counter(int(p) for b in run.backwards for p in b["reached"])
     for oid, opt in run.optimizers.items():
         fed = [int(p) for p in opt.get("pids", ()) if reached[int(p)] > 0]
-        if oid in stepped or not fed or max(reached[p] for p in fed) < 3:
+        if oid in stepped or not fed or max(reached[p] for p in fed) < 3 or set(fed) <= moved:
             continue
         return [Finding("step-before-backward", msg(
             "Backward passes fill .grad, but this optimizer never steps: its parameters "
@@ -272,62 +292,6 @@ def idle_optimizers(run: Run) -> list[Finding]:
                 (msg("steps"), "0"),
             ))]
     return []
-
-
-def accumulation(run: Run) -> list[Finding]:
-    """accumulation-scale: k backward passes from one line summed by a step, the loss not
-    divided by k (or divided twice)."""
-    numbers = {b["n"]: b for b in run.backwards}
-    verdicts: list[tuple[str, Event, int, float]] = []
-    for step in run.steps:
-        if step.get("closure"):
-            continue
-        fresh = [g[2] for g in step["g"].values() if g[0] == "fresh" and len(g[2]) > 1]
-        if not fresh:
-            continue
-        contrib = max(fresh, key=len)
-        lines = Counter(numbers[c].get("line") for c in contrib if c in numbers)
-        line, k = lines.most_common(1)[0]
-        if k < 2:
-            continue  # several losses, each its own line: meant to be summed
-        divisors = [numbers[c].get("div") for c in contrib
-                    if c in numbers and numbers[c].get("line") == line]
-        if None in divisors:
-            verdicts.append(("unknown", step, k, math.nan))
-            continue
-        d = math.fsum(float(value) for value in divisors if value is not None) / len(divisors)
-        kind = ("right" if math.isclose(d, k, rel_tol=0.02) else
-                "undivided" if math.isclose(d, 1.0, rel_tol=1e-6) else
-                "twice" if math.isclose(d, k * k, rel_tol=0.02) else "unknown")
-        verdicts.append((kind, step, k, d))
-    if not verdicts:
-        return []
-    counts = Counter(v[0] for v in verdicts)
-    kind, _ = counts.most_common(1)[0]
-    if kind == "right":
-        return []
-    _, step, k, d = next(v for v in verdicts if v[0] == kind)
-    norm = total_norm(step_norms(step))
-    line = numbers[max(max(g[2]) for g in step["g"].values() if g[2])].get("line") if any(
-        g[2] for g in step["g"].values()) else step.get("line")
-    if kind == "unknown":
-        return [Finding("accumulation-scale", msg(
-            "Each step sums {k} backward passes; the loss was scaled in a way the doctor "
-            "cannot read, so it cannot tell whether the sum is the batches' mean.", k=k),
-            line, ((msg("step"), step_label(run, step)),
-                   (msg("backward passes summed"), str(k))), certain=False)]
-    factor = k if kind == "undivided" else 1 / k
-    summary = (msg("Each step sums {k} micro-batches' gradients, but the loss is not divided "
-                   "by {k}: the step is {k}x the mean gradient.", k=k) if kind == "undivided"
-               else msg("The loss is divided by {k} twice: each step gets 1/{k} of the "
-                        "micro-batches' mean gradient.", k=k))
-    return [Finding("accumulation-scale", summary, line, (
-        (msg("step"), step_label(run, step)),
-        (msg("backward passes summed"), msg("{k}, from {line}", k=k, line=line)),
-        (msg("loss divided by"), number(d)),
-        (msg("gradient norm at the step"), number(norm)),
-        (msg("the same batches' mean gradient"), number(norm / factor)),
-    ))]
 
 
 def optimizer_membership(run: Run) -> list[Finding]:
@@ -353,16 +317,39 @@ def optimizer_membership(run: Run) -> list[Finding]:
             )))
     ran = {mid for b in run.backwards for mid in b.get("ran", ())}
     in_ran = {int(p) for mid in ran for p in run.modules.get(mid, {}).get("direct", ())}
-    starved = sorted(p for p in stepped - reached - in_ran
+    starved = sorted(p for p in stepped - reached - in_ran - run.frozen
                      if run.leaves.get(p, {}).get("requires_grad"))
-    if starved:
+    # a layer the script's code calls, on a branch this run did not take, may be switched off
+    # on purpose (an auxiliary head, an adapter): the doctor cannot tell
+    branch = {p: layer for p in starved if (layer := called_layer(run, p)) is not None}
+    forgotten = [p for p in starved if p not in branch]
+    if forgotten:
         found.append(Finding("not-in-optimizer", msg(
             "These parameters are in the optimizer but never get a gradient: the loss does "
             "not use them (a layer never called?)."), run.steps[0].get("line"), (
-                (msg("parameters"), named(run, starved)),
+                (msg("parameters"), named(run, forgotten)),
                 (msg("backward passes"), str(len(run.backwards))),
             )))
+    if branch:
+        found.append(Finding("not-in-optimizer", msg(
+            "These layers are in the optimizer but were not called in the steps observed; "
+            "your code calls them on a branch this run did not take. Switched off on "
+            "purpose? If not, check the condition that calls them."), None, (
+                (msg("layers"), ", ".join(sorted(set(branch.values()))[:MAX_NAMED])),
+                (msg("backward passes"), str(len(run.backwards))),
+            ), certain=False))
     return found
+
+
+def called_layer(run: Run, pid: int) -> str | None:
+    """The name of the layer that holds parameter `pid` (`model.aux` for `model.aux.weight`),
+    when the script's source calls a layer by that name (`self.aux(h)`); None when it never
+    does, or the doctor cannot say."""
+    name = run.names.get(pid)
+    if run.calls is None or name is None or "." not in name:
+        return None
+    layer = name.rsplit(".", 1)[0]
+    return layer if layer.rsplit(".", 1)[-1] in run.calls else None
 
 
 SYMPTOM_OF: Mapping[str, tuple[str, ...]] = {"exploding": ("never-cleared", "cleared-other")}

@@ -26,7 +26,7 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from gradtutor.doctor.closing import evaluations, names_event
+from gradtutor.doctor.closing import names_event, read_sources
 from gradtutor.doctor.graphs import (
     DATA,
     discarded_count,
@@ -37,6 +37,8 @@ from gradtutor.doctor.graphs import (
     watch_cuts,
 )
 from gradtutor.doctor.running import TorchWatcher, error_line, events_fd, script_traceback
+from gradtutor.doctor.sources import MAX_NAMES
+from gradtutor.doctor.units import UnitWatch
 
 MAX_EVENTS = 100_000  # a script that loops forever without stepping must not fill memory
 FLUSHED = frozenset({"step", "end", "fault", "nograph"})
@@ -80,9 +82,7 @@ class Recorder:
         self.modules: dict[int, tuple[int, Any]] = {}  # id -> (number, module)
         self.optimizers: dict[int, int] = {}
         self.ran: dict[int, Any] = {}  # modules run with grad on since the last backward
-        self.alive: dict[int, Any] = {}  # per parameter: which units ever got a gradient
-        self.all_alive: set[int] = set()  # parameters whose every unit has had one
-        self.window = 1  # the step the dead-unit window started at
+        self.units: UnitWatch | None = None  # for dead-units, once torch is loaded
         self.depth = 0
         self.busy = False
         self.steps = 0
@@ -172,10 +172,11 @@ class Recorder:
                        "requires_grad": bool(tensor.requires_grad)})
         return found
 
-    def norms(self, leaves: Sequence[Leaf]) -> list[float | None]:
+    def norms(self, leaves: Sequence[Leaf], again: bool = False) -> list[float | None]:
         """The 2-norm of each leaf's gradient (None for none, or one that cannot be measured:
         sparse). A gradient unchanged since it was measured (the same tensor, at the same
-        version) is not measured again: a step right after a backward reuses its norms."""
+        version) is not measured again, unless `again`: writes through `.data` and a
+        GradScaler's unscaling leave the version as it was."""
         torch = self.torch
         grads = [leaf.tensor.grad for leaf in leaves]
         found: list[float | None] = [None] * len(leaves)
@@ -184,7 +185,7 @@ class Recorder:
             if g is None or g.is_sparse:
                 continue
             known = leaf.norm
-            if known is not None and known[0]() is g and known[1] == version(g):
+            if not again and known is not None and known[0]() is g and known[1] == version(g):
                 found[at] = known[2]
             else:
                 todo.append(at)
@@ -433,7 +434,7 @@ class Recorder:
             return False, [], line, {}
         leaves = [self.leaf(t) for t in targets]
         grads = [leaf.tensor.grad for leaf in leaves]
-        norms = self.norms(leaves)
+        norms = self.norms(leaves, again=True)
         free = not self.optimizers
         pre: dict[str, str] = {}
         moved, still = [], []
@@ -486,8 +487,9 @@ class Recorder:
         closure = (len(args) > 1 and args[1] is not None) or kwargs.get("closure") is not None
         leaves = [self.leaf(p) for group in opt.param_groups for p in group["params"]]
         grads = [leaf.tensor.grad for leaf in leaves]
-        norms = self.norms(leaves)
-        alive_of = self.dead_units(leaves, grads)
+        norms = self.norms(leaves, again=True)  # a GradScaler unscales in place, unseen
+        watch = self.units = self.units or UnitWatch(self.torch)
+        alive_of = watch.count(self.steps + 1, [leaf.pid for leaf in leaves], grads)
         states = {}
         for leaf, grad, norm in zip(leaves, grads, norms, strict=True):
             if grad is None or norm == 0.0:
@@ -499,36 +501,7 @@ class Recorder:
                 "none", "zero") else [], *(units if units else ())]
         self.emit({"e": "step", "i": self.steps + 1, "opt": oid, "cls": type(opt).__name__,
                    "closure": closure, "line": self.where(), "g": states,
-                   "window": self.window})
-
-    def dead_units(self, leaves: Sequence[Leaf], grads: Sequence[Any]
-                   ) -> dict[int, tuple[int, int]]:
-        """Per parameter: how many of its units (rows) have had an exactly zero gradient at
-        every step of the current window, and how many it has. The window starts anew at
-        steps 1, 2, 4, 8, ..., so it always covers at least the later half of the steps so
-        far: a unit that dies halfway is seen, and one idle on a batch or two is not."""
-        torch = self.torch
-        step = self.steps + 1
-        if step & (step - 1) == 0:  # a power of two
-            self.alive, self.all_alive, self.window = {}, set(), step
-        rows = [(leaf, g) for leaf, g in zip(leaves, grads, strict=True)
-                if g is not None and not g.is_sparse and g.dim() >= 1 and g.shape[0] > 1]
-        counted = [(leaf, g) for leaf, g in rows if leaf.pid not in self.all_alive]
-        found = {leaf.pid: (0, int(g.shape[0])) for leaf, g in rows}
-        if counted:
-            with torch.no_grad():
-                for leaf, g in counted:
-                    now = (g.detach().reshape(g.shape[0], -1) != 0).any(1)
-                    seen = self.alive.get(leaf.pid)
-                    self.alive[leaf.pid] = now if seen is None or seen.shape != now.shape \
-                        else seen | now
-                never = torch.stack([(~self.alive[leaf.pid]).sum().to("cpu")
-                                     for leaf, _ in counted]).tolist()
-            for (leaf, g), n in zip(counted, never, strict=True):
-                found[leaf.pid] = (int(n), int(g.shape[0]))
-                if n == 0:
-                    self.all_alive.add(leaf.pid)
-        return found
+                   "window": watch.window})
 
     def after_step_and_maybe_stop(self, opt: Any) -> None:
         if self.stopped:
@@ -555,10 +528,11 @@ class Recorder:
         if self.torch is not None:
             self.emit(names_event(self, sys._getframe(1), extra))
 
-    def send_evaluations(self) -> None:
-        found = evaluations(self)
+    def read_sources(self) -> None:
+        found, calls = read_sources(self)
         if found:
             self.emit({"e": "evals", "at": found[:5]})
+        self.emit({"e": "calls", "names": sorted(calls)[:MAX_NAMES]})
 
     def finish(self, reason: str, **details: Any) -> None:
         """Sends the last events; with reason 'steps', stops the script."""
@@ -566,8 +540,7 @@ class Recorder:
             raise StopScript
         self.stopped = True
         self.guarded(self.send_names, details.pop("globals", None))
-        if reason == "steps":
-            self.guarded(self.send_evaluations)
+        self.guarded(self.read_sources)
         self.emit({"e": "end", "reason": reason, "steps": self.steps,
                    "backwards": self.backwards, **details})
         if reason == "steps":

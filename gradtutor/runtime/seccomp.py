@@ -11,7 +11,9 @@ Refused with EPERM, as root too, in every thread of the worker and whatever it s
 - the machine's own: reboot, kexec, loading or removing kernel modules, sethostname and
   setdomainname, the kernel log (syslog), bpf, perf_event_open, fanotify (one mark on a file
   system blocks every open on it), setns (joining another process's namespaces), mknod (a
-  device node opened past the read walls; a FIFO has no use in a check);
+  device node opened past the read walls; a FIFO has no use in a check), inotify_add_watch
+  (a watch on any folder it can read tells the names and times of the files the teacher
+  touches there);
 - every socket family but IPv4, IPv6 and netlink: AF_UNIX (Landlock before RESOLVE_UNIX cannot
   keep learner code from a named socket it can reach by path: the teacher's ssh-agent behind
   SSH_AUTH_SOCK, a Docker daemon), AF_VSOCK (the virtual machine's host), AF_PACKET and the
@@ -52,7 +54,7 @@ REFUSED = {
         "reboot": 169, "kexec_load": 246, "kexec_file_load": 320, "init_module": 175,
         "finit_module": 313, "delete_module": 176, "sethostname": 170, "setdomainname": 171,
         "syslog": 103, "bpf": 321, "perf_event_open": 298, "fanotify_init": 300, "setns": 308,
-        "mknod": 133, "mknodat": 259,
+        "mknod": 133, "mknodat": 259, "inotify_add_watch": 254,
     },
     "aarch64": {
         "fchmod": 52, "fchown": 55, "fchownat": 54, "fchmodat": 53, "utimensat": 88,
@@ -62,7 +64,7 @@ REFUSED = {
         "reboot": 142, "kexec_load": 104, "kexec_file_load": 294, "init_module": 105,
         "finit_module": 273, "delete_module": 106, "sethostname": 161, "setdomainname": 162,
         "syslog": 116, "bpf": 280, "perf_event_open": 241, "fanotify_init": 262, "setns": 268,
-        "mknodat": 33,
+        "mknodat": 33, "inotify_add_watch": 27,
     },
 }
 SOCKET_CALL = {"x86_64": 41, "aarch64": 198}
