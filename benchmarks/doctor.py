@@ -1,10 +1,19 @@
-"""What `gradtutor doctor` costs a training step: the same script's steps timed by the script
-itself, run as `python train.py` and as `gradtutor doctor train.py`, for a small model and
-for one with about 1M parameters. Prints the time of a step each way and their ratio (the
-target: at most 2x). Start-up (importing torch, the first steps) is not counted: the script
-times its steps after a warm-up.
+"""What `gradtutor doctor` finds and what it costs.
 
-    python benchmarks/doctor.py [--repeats 3]
+First, on tests/doctor_corpus/ (each script's first line, `# expect: ID ...`, says the
+problems it must get; `# expect:` alone, a correct script), per problem id: the scripts
+that have it, those it was found in, and the scripts where it was reported without being
+there (a false alarm); then the correct scripts given any problem, and the scripts that
+could not run (a lost probe, a time-out, or an error or no backward pass with nothing said
+of it: a script whose bug stops its backward pass, and is told so, ran).
+
+Then the cost of a training step: the same script's steps timed by the script itself, run
+as `python train.py` and as `gradtutor doctor train.py`, for a small model and for one with
+about 1M parameters. Prints the time of a step each way and their ratio (the target: at most
+1.5x on the 1M model). Start-up (importing torch, the first steps) is not counted: the
+script times its steps after a warm-up.
+
+    python benchmarks/doctor.py [--repeats 3] [--skip-corpus] [--skip-overhead]
 """
 
 from __future__ import annotations
@@ -64,10 +73,63 @@ def step_seconds(command: list[str], cwd: Path) -> tuple[float, str]:
     return float(found.group(1)), params.group(1) if params else "?"
 
 
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "doctor_corpus"
+
+
+def corpus() -> None:
+    """Found per problem id, false alarms and runs that failed, over the corpus, each script
+    run under the real probe (tests/doctor_runner.py: one torch import, a fork a script)."""
+    import json
+
+    from gradtutor.doctor.judge import PROBLEM_IDS, diagnose
+
+    scripts = sorted(CORPUS.glob("*.py"))
+    expected = {path.name: set(path.read_text(encoding="utf-8").splitlines()[0]
+                               .split(":", 1)[1].split()) for path in scripts}
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "doctor_runner.py"), "20",
+                          *map(str, scripts)], capture_output=True, text=True, timeout=1200,
+                         check=True)
+    found: dict[str, set[str]] = {}
+    failed = []
+    for line in run.stdout.splitlines():
+        events = json.loads(line)
+        name = Path(events["script"]).name
+        diagnosis = diagnose(events["events"])
+        found[name] = {f.id for f in diagnosis.findings}
+        told = diagnosis.findings or diagnosis.notes
+        if diagnosis.ending in ("lost", "timeout") or (
+                diagnosis.ending == "error" and not told) or (
+                not diagnosis.backwards and not told):
+            failed.append(name)
+    print(f"corpus: {len(scripts)} scripts, "
+          f"{sum(1 for e in expected.values() if not e)} correct")
+    print(f"{'problem':22} {'scripts':>8} {'found':>6} {'false alarms':>13}")
+    for problem in PROBLEM_IDS:
+        having = [n for n, e in expected.items() if problem in e]
+        hits = [n for n in having if problem in found.get(n, set())]
+        alarms = [n for n, f in found.items() if problem in f and problem not in expected[n]]
+        if having or alarms:
+            print(f"{problem:22} {len(having):8} {len(hits):6} {len(alarms):13}"
+                  + (f"  ({', '.join(alarms)})" if alarms else ""))
+    wrongly = [n for n, e in expected.items() if not e and found.get(n)]
+    print(f"correct scripts given a problem: {len(wrongly)}"
+          + (f" ({', '.join(wrongly)})" if wrongly else ""))
+    print(f"could not run: {len(failed)}" + (f" ({', '.join(failed)})" if failed else ""))
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    repeats = parser.parse_args().repeats
+    parser.add_argument("--skip-corpus", action="store_true")
+    parser.add_argument("--skip-overhead", action="store_true")
+    args = parser.parse_args()
+    repeats = args.repeats
+    if not args.skip_corpus:
+        corpus()
+    if args.skip_overhead:
+        return
     print(f"{'script':40} {'params':>9} {'plain ms':>9} {'doctor ms':>10} {'ratio':>6}")
     with tempfile.TemporaryDirectory() as folder:
         where = Path(folder)
