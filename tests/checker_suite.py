@@ -27,8 +27,10 @@ from gradtutor.checking.verdict import Check
 from gradtutor.lessons.model import Exercise
 
 HERE = Path(__file__).parent
-DEFAULT_SEEDS = range(10)
-SWEEP_SEEDS = range(10, 50)
+# Five seeds in the default run (ten took the suite past its 8 minutes), the other 45 of the
+# 50-seed sweep under the `sweep` marker.
+DEFAULT_SEEDS = range(5)
+SWEEP_SEEDS = range(5, 50)
 
 # The two seed sets a sweep test runs on, one test each: the default seeds, and the rest of
 # the sweep behind the `sweep` marker.

@@ -6,8 +6,8 @@ which the lesson lists under `equivalent:` with why; anything else means a learn
 decides the verdict. The declared mutants of the exercises tests/test_checkers_basic.py and
 tests/test_checkers_loops.py sweep are proven there, on the same 50 seeds, to fail the very
 check they name (a stronger claim), so they are not run twice. Seeds 0-4 run by default,
-5-49 under the `sweep` marker (`python -m pytest -m sweep`, as CI runs it): 50 in all, the
-default share kept small to hold the suite within its budget.
+5-49 under the `sweep` marker (`python -m pytest -m sweep`, as CI runs it): 50 in all
+(tests/checker_suite.py's seed sets).
 `python benchmarks/mutants.py` prints the same, per exercise.
 """
 
@@ -20,6 +20,8 @@ import pytest
 import test_checkers_basic
 import test_checkers_loops
 from checker_suite import (
+    DEFAULT_SEEDS,
+    SWEEP_SEEDS,
     MutantRun,
     MutantVerdicts,
     exercise_mutants,
@@ -32,9 +34,6 @@ from gradtutor.lessons.model import Exercise
 
 pytestmark = pytest.mark.slow
 
-
-DEFAULT_SEEDS = range(5)
-SWEEP_SEEDS = range(5, 50)
 
 # Exercises whose declared mutants the checker tests run on every seed of the sweep.
 DECLARED_SWEPT_THERE = frozenset(test_checkers_basic.EXERCISES) | frozenset(
