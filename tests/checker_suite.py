@@ -109,6 +109,36 @@ def run_batches(runs: list[R], job: Callable[[R], dict[str, Any]], tmp: Path,
     return merged
 
 
+def course_exercise(exercise_id: str) -> Exercise:
+    """The shipped course's exercise `exercise_id`, as the checker tests check it."""
+    from gradtutor.checking.exercise_rules import EXERCISE_RULES
+    from gradtutor.lessons.course import load_course
+
+    step = load_course(rules=EXERCISE_RULES).find_exercise(exercise_id)
+    assert isinstance(step, Exercise)
+    return step
+
+
+def checks_of_files(files: Mapping[str, tuple[str, str]], seeds: Iterable[int],
+                    folder: Path) -> dict[str, list[list[Check]]]:
+    """label -> the checks of each seed's run of its file: `files` maps a label to (exercise
+    id, source), each checked in one batch process (in `folder`) and decided as in the tutor."""
+    from checker_batch import checks_from, run_in_batch
+
+    from gradtutor.checking.checkers import judge_of, request_checker
+
+    seeds = list(seeds)
+    steps = {eid: course_exercise(eid) for eid in {eid for eid, _ in files.values()}}
+    runs = [(label, steps[eid], source, seed)
+            for label, (eid, source) in files.items() for seed in seeds]
+    jobs = [{"checker": request_checker(step), "function": step.function, "source": source,
+             "seed": seed} for _, step, source, seed in runs]
+    out: dict[str, list[list[Check]]] = {}
+    for (label, step, _, _), messages in zip(runs, run_in_batch(jobs, folder), strict=True):
+        out.setdefault(label, []).append(checks_from(judge_of(step), step.function, messages))
+    return out
+
+
 def describe(checks: list[Check]) -> str:
     return "; ".join(f"{c.name}={c.status}: {c.message}" for c in checks)
 

@@ -5,47 +5,25 @@ backward-twice-one-graph wants both passes through one graph. Each file runs as 
 
 from __future__ import annotations
 
-from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from checker_batch import checks_from, run_in_batch
+from checker_suite import checks_of_files
 from learner_files import BACKWARD_FILES
 
-from gradtutor.checking.checkers import judge_of, request_checker
-from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check
-from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Exercise
 
 SEEDS = (0, 7)
 
 FILES = BACKWARD_FILES
 
 
-def exercise(exercise_id: str) -> Exercise:
-    step = load_course(rules=EXERCISE_RULES).find_exercise(exercise_id)
-    assert isinstance(step, Exercise)
-    return step
-
-
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[Check]]]:
     """label -> the checks of each seed's run."""
-    jobs, labels = [], []
-    for label, (exercise_id, source, _, _) in FILES.items():
-        step = exercise(exercise_id)
-        for seed in SEEDS:
-            jobs.append({"checker": request_checker(step), "function": step.function,
-                         "source": dedent(source), "seed": seed})
-            labels.append(label)
-    folder: Path = tmp_path_factory.mktemp("backward-exercises")
-    out: dict[str, list[list[Check]]] = {}
-    for label, messages in zip(labels, run_in_batch(jobs, folder), strict=True):
-        step = exercise(FILES[label][0])
-        out.setdefault(label, []).append(
-            checks_from(judge_of(step), step.function, messages))
-    return out
+    return checks_of_files({label: (eid, dedent(source))
+                            for label, (eid, source, *_) in FILES.items()},
+                           SEEDS, tmp_path_factory.mktemp("backward-exercises"))
 
 
 @pytest.mark.parametrize("label", FILES)

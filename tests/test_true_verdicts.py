@@ -15,18 +15,13 @@ tutor's side), on seeds that include the one the review reproduced the starter's
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from checker_batch import checks_from, run_in_batch
+from checker_suite import checks_of_files, course_exercise
 
-from gradtutor.checking.checkers import judge_of, request_checker
-from gradtutor.checking.exercise_rules import EXERCISE_RULES
 from gradtutor.checking.verdict import Check
 from gradtutor.i18n import load_catalog, translator
-from gradtutor.lessons.course import load_course
-from gradtutor.lessons.model import Exercise
 
 SEEDS = (0, 7, 82444923)
 
@@ -183,33 +178,16 @@ FILES: dict[str, tuple[str, str, dict[str, tuple[str, str]], str]] = {
 }
 
 
-def exercise(exercise_id: str) -> Exercise:
-    step = load_course(rules=EXERCISE_RULES).find_exercise(exercise_id)
-    assert isinstance(step, Exercise)
-    return step
-
-
 def source_of(label: str) -> str:
     exercise_id, source, _, _ = FILES[label]
-    return exercise(exercise_id).starter if source == "STARTER" else dedent(source)
+    return course_exercise(exercise_id).starter if source == "STARTER" else dedent(source)
 
 
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[Check]]]:
     """label -> the checks of each seed's run."""
-    jobs, labels = [], []
-    for label, (exercise_id, _, _, _) in FILES.items():
-        step = exercise(exercise_id)
-        for seed in SEEDS:
-            jobs.append({"checker": request_checker(step), "function": step.function,
-                         "source": source_of(label), "seed": seed})
-            labels.append(label)
-    folder: Path = tmp_path_factory.mktemp("true-verdicts")
-    out: dict[str, list[list[Check]]] = {}
-    for label, messages in zip(labels, run_in_batch(jobs, folder), strict=True):
-        step = exercise(FILES[label][0])
-        out.setdefault(label, []).append(checks_from(judge_of(step), step.function, messages))
-    return out
+    return checks_of_files({label: (eid, source_of(label)) for label, (eid, *_) in FILES.items()},
+                           SEEDS, tmp_path_factory.mktemp("true-verdicts"))
 
 
 @pytest.mark.parametrize("label", FILES)
